@@ -1,0 +1,21 @@
+/** Pure classification of a model reply, for routing. */
+import type { Intent } from "../../../tools/registry.js";
+
+export type ReplyKind = "tool_calls" | "final" | "empty" | "prose";
+
+/** Strips `<think>…</think>` blocks: reasoning is not an answer. */
+export function visibleText(content: string): string {
+  return content.replace(/<think>[\s\S]*?(<\/think>|$)/g, "").trim();
+}
+
+/**
+ * tool calls → tool_calls; nothing visible → empty; for a build/modify/run request that has not
+ * acted yet, text without calls is prose-instead-of-action; otherwise the final answer.
+ */
+export function classifyReply(reply: { toolCallCount: number; content: string; intent: Intent; acted: boolean }): ReplyKind {
+  if (reply.toolCallCount > 0) return "tool_calls";
+  if (visibleText(reply.content) === "") return "empty";
+  const mustAct = reply.intent === "build" || reply.intent === "modify" || reply.intent === "run";
+  if (mustAct && !reply.acted) return "prose";
+  return "final";
+}

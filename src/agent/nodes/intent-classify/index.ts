@@ -1,0 +1,53 @@
+import { HumanMessage } from "@langchain/core/messages";
+import { Overwrite, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { structuredCall } from "../../../models/structured.js";
+import { nodeEnv, type GraphDeps } from "../../runtime.js";
+import type { CoderStateUpdate, CoderStateValue, IntentResult } from "../../state.js";
+import { INTENT_SYSTEM } from "./prompt.js";
+import { classifyByRules } from "./rules.js";
+import { IntentAnswer } from "./schema.js";
+
+const SURE = 0.7;
+
+/** The text of the newest human message: the request of this run. */
+export function latestRequest(state: Pick<CoderStateValue, "messages">): string {
+  for (let i = state.messages.length - 1; i >= 0; i--) {
+    const m = state.messages[i]!;
+    if (HumanMessage.isInstance(m)) return typeof m.content === "string" ? m.content : m.text;
+  }
+  return "";
+}
+
+/**
+ * Decides build | modify | analyze | run | chat: the rules when they are sure, else the model's
+ * structured answer (falling back to the rules' guess if the model's answer never validates).
+ * Starts a fresh run: every per-run counter is reset here, so a thread can take follow-up requests.
+ */
+export function createIntentClassifyNode(deps: GraphDeps) {
+  return async (state: CoderStateValue, config: LangGraphRunnableConfig): Promise<CoderStateUpdate> => {
+    const request = latestRequest(state);
+    const rules = classifyByRules(request);
+    let intent: IntentResult = { ...rules, source: "rules" };
+    if (rules.confidence < SURE && request.trim()) {
+      const env = nodeEnv(config, deps);
+      const answer = await structuredCall(env.model(), IntentAnswer, INTENT_SYSTEM, request, env.policy);
+      if (answer) intent = { intent: answer.intent, confidence: 0.8, source: "model" };
+    }
+    return {
+      request,
+      intent,
+      planSteps: [],
+      replanReason: undefined,
+      turns: 0,
+      trail: new Overwrite([]),
+      filesWritten: new Overwrite([]),
+      loopHits: 0,
+      errorStreak: 0,
+      strikes: {},
+      failure: null,
+      recoverTo: undefined,
+      status: "running",
+      summary: "",
+    };
+  };
+}

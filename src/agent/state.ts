@@ -1,0 +1,71 @@
+/**
+ * The coder graph's state, declared once. Each field says who writes it and who reads it.
+ * Messages use the delta channel so a checkpoint stores what changed, not the whole history.
+ */
+import { MessagesDeltaValue, ReducedValue, StateSchema } from "@langchain/langgraph";
+import { z } from "zod";
+import type { TrailEntry } from "../guard/loop.js";
+
+export const IntentSchema = z.object({
+  intent: z.enum(["build", "modify", "analyze", "run", "chat"]),
+  confidence: z.number(),
+  source: z.enum(["rules", "model"]),
+});
+export type IntentResult = z.infer<typeof IntentSchema>;
+
+export const PlanStepSchema = z.object({
+  title: z.string(),
+  status: z.enum(["todo", "done"]).default("todo"),
+});
+export type PlanStep = z.infer<typeof PlanStepSchema>;
+
+/** What went wrong, for `recover`. */
+export const FailureSchema = z.object({
+  kind: z.enum(["tool_error", "loop", "empty", "prose", "budget"]),
+  detail: z.string(),
+});
+export type Failure = z.infer<typeof FailureSchema>;
+
+const append = <T>(current: T[], next: T[] | T) => current.concat(next);
+
+export const CoderState = new StateSchema({
+  /** The conversation the model sees. Input: the user's request. Written by act, tool-execute, recover. */
+  messages: MessagesDeltaValue,
+  /** The request of this run. Written by intent-classify (from the last human message); read by plan, act, recover. */
+  request: z.string().default(""),
+  /** Intent and how it was decided. Written by intent-classify; read by plan, act (toolset, prompt), routers. */
+  intent: IntentSchema.optional(),
+  /** Short plan. Written by plan (and recover via re-plan); read by act's prompt. */
+  planSteps: z.array(PlanStepSchema).default(() => []),
+  /** Why the last re-plan happened. Written by recover; read by plan. */
+  replanReason: z.string().optional(),
+  /** Model turns taken this run. Written by act; read by act's budget check and the report. */
+  turns: z.number().default(0),
+  /** Every tool call this run, in order. Appended by tool-execute; read by the loop guard and the report. */
+  trail: new ReducedValue(z.array(z.custom<TrailEntry>()).default(() => []), {
+    inputSchema: z.union([z.custom<TrailEntry>(), z.array(z.custom<TrailEntry>())]),
+    reducer: append,
+  }),
+  /** Workspace-relative files written this run. Appended by tool-execute; read by act (prose check) and the report. */
+  filesWritten: new ReducedValue(z.array(z.string()).default(() => []), {
+    inputSchema: z.union([z.string(), z.array(z.string())]),
+    reducer: (cur: string[], next: string[] | string) => [...new Set(cur.concat(next))],
+  }),
+  /** Loop hits this run. Written by tool-execute; read by tool-execute (second hit ends). */
+  loopHits: z.number().default(0),
+  /** Consecutive failed tool calls. Written by tool-execute (reset by recover); read by routeAfterToolExecute. */
+  errorStreak: z.number().default(0),
+  /** Strikes per failure kind. Written by recover; read by recover. */
+  strikes: z.record(z.string(), z.number()).default(() => ({})),
+  /** The failure to handle. Written by act / tool-execute; read by routers and recover, cleared by recover. */
+  failure: FailureSchema.optional().nullable(),
+  /** Where recover sends the run next. Written by recover; read by routeAfterRecover. */
+  recoverTo: z.enum(["act", "plan", "end"]).optional(),
+  /** Outcome of the run. Written by act (done) and recover (gave_up / needs_human). Read by the CLI. */
+  status: z.enum(["running", "done", "gave_up", "needs_human"]).default("running"),
+  /** Final answer or report. Written by act / recover; read by the CLI. */
+  summary: z.string().default(""),
+});
+
+export type CoderStateValue = typeof CoderState.State;
+export type CoderStateUpdate = typeof CoderState.Update;

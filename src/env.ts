@@ -1,0 +1,36 @@
+/**
+ * The one module that reads `process.env`. Everything else receives these values as arguments, so
+ * graphs behave the same in the CLI, in tests and on the LangGraph server.
+ */
+export interface KeelEnv {
+  /** `OLLAMA_HOST`, normalised to a URL; undefined when unset. */
+  ollamaHost: string | undefined;
+  /** `KEEL_MODEL`: the default model name when none is configured. */
+  model: string | undefined;
+  /** `NO_COLOR` / `FORCE_COLOR` are honoured by picocolors itself; this only records CI. */
+  ci: boolean;
+}
+
+/** Reads keel's environment variables once. */
+export function readEnv(env: NodeJS.ProcessEnv = process.env): KeelEnv {
+  return {
+    ollamaHost: env.OLLAMA_HOST ? normaliseOllamaHost(env.OLLAMA_HOST) : undefined,
+    model: env.KEEL_MODEL || undefined,
+    ci: Boolean(env.CI),
+  };
+}
+
+/**
+ * `OLLAMA_HOST` is often written as `0.0.0.0:11434` or `localhost`: add the scheme and port the way
+ * Ollama's own client does, and replace the wildcard address (it is a bind address, not a target).
+ */
+export function normaliseOllamaHost(host: string): string {
+  let value = host.trim();
+  if (!/^https?:\/\//i.test(value)) value = `http://${value}`;
+  const url = new URL(value);
+  if (url.hostname === "0.0.0.0") url.hostname = "127.0.0.1";
+  if (!url.port && !/^https?:\/\/[^/]+:\d+/i.test(value)) {
+    url.port = url.protocol === "https:" ? "443" : "11434";
+  }
+  return url.toString().replace(/\/$/, "");
+}

@@ -1,0 +1,24 @@
+import { ChatOllama } from "@langchain/ollama";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { createOllamaFetch } from "./ollama-fetch.js";
+
+export interface ChatModelSettings {
+  model: string;
+  ollamaUrl: string;
+  temperature: number;
+  numCtx?: number;
+  requestTimeoutMs: number;
+}
+
+/** Builds a model from run settings; graphs take one of these so tests and users can swap it. */
+export type ChatModelFactory = (s: ChatModelSettings) => BaseChatModel;
+
+/** ChatOllama with keel's repairing fetch (tool identities, string arguments, deadlines). */
+export const createOllamaChatModel: ChatModelFactory = (s) =>
+  new ChatOllama({
+    model: s.model,
+    baseUrl: s.ollamaUrl,
+    temperature: s.temperature,
+    ...(s.numCtx ? { numCtx: s.numCtx } : {}),
+    fetch: createOllamaFetch({ timeoutMs: s.requestTimeoutMs }),
+  });

@@ -1,0 +1,104 @@
+/**
+ * Model server failures, classified once: what happened, whether a retry can help, and what the
+ * user should do about it. ChatOllama surfaces ollama-js errors unchanged (ollama-protocol.md §7),
+ * so classification reads `status_code`, `name` and the fetch error's cause.
+ */
+export type ModelErrorKind =
+  | "unreachable"
+  | "model_missing"
+  | "bad_request"
+  | "overloaded"
+  | "server_error"
+  | "dropped"
+  | "timeout"
+  | "protocol";
+
+export interface ClassifiedError {
+  kind: ModelErrorKind;
+  retryable: boolean;
+  status?: number;
+  message: string;
+}
+
+function causeCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e && typeof e === "object"; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** Sorts any error thrown by a model call into a kind. */
+export function classifyModelError(err: unknown): ClassifiedError {
+  const e = err as { name?: string; message?: string; status_code?: number } | undefined;
+  const message = e?.message ?? String(err);
+  const status = typeof e?.status_code === "number" ? e.status_code : undefined;
+  if (e?.name === "ModelTimeoutError" || e?.name === "TimeoutError") {
+    return { kind: "timeout", retryable: true, message };
+  }
+  if (status !== undefined) {
+    if (status === 404) return { kind: "model_missing", retryable: false, status, message };
+    if (status === 503 || status === 429 || status === 502 || status === 504) {
+      return { kind: "overloaded", retryable: true, status, message };
+    }
+    if (status >= 500) return { kind: "server_error", retryable: true, status, message };
+    return { kind: "bad_request", retryable: false, status, message };
+  }
+  const code = causeCode(err);
+  if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EHOSTUNREACH" || code === "EAI_AGAIN") {
+    return { kind: "unreachable", retryable: true, message: `${message} (${code})` };
+  }
+  if (
+    code === "ECONNRESET" ||
+    code === "UND_ERR_SOCKET" ||
+    code === "EPIPE" ||
+    /terminated|other side closed|socket hang up|Did not receive done|aborted/i.test(message)
+  ) {
+    return { kind: "dropped", retryable: true, message };
+  }
+  if (/fetch failed/i.test(message)) return { kind: "unreachable", retryable: true, message };
+  if (/Failed to parse|Unexpected token|JSON/i.test(message)) return { kind: "protocol", retryable: true, message };
+  // A streamed {"error": ...} line arrives as a plain Error: the runner failed mid-answer.
+  return { kind: "server_error", retryable: true, message };
+}
+
+/** A model server failure that retries could not fix; the CLI turns it into exit code 3. */
+export class ModelServerError extends Error {
+  override name = "ModelServerError";
+  constructor(
+    readonly kind: ModelErrorKind,
+    readonly url: string,
+    readonly model: string,
+    readonly detail: string,
+    readonly attempts: number,
+  ) {
+    super(describeModelError(kind, url, model, detail, attempts));
+  }
+}
+
+/** One sentence on what failed and one on what to do. */
+export function describeModelError(kind: ModelErrorKind, url: string, model: string, detail: string, attempts: number): string {
+  const tries = attempts > 1 ? ` (after ${attempts} attempts)` : "";
+  switch (kind) {
+    case "unreachable":
+      return `cannot reach the Ollama server at ${url}${tries}: ${detail}. Start it with \`ollama serve\`, or point keel at it with --ollama-url / OLLAMA_HOST.`;
+    case "model_missing":
+      return `the Ollama server at ${url} has no model "${model}": ${detail}. Download it with \`ollama pull ${model}\`, or choose another with --model (see \`ollama list\`).`;
+    case "bad_request":
+      return /does not support tools/.test(detail)
+        ? `model "${model}" does not support tool calling on ${url}: ${detail}. Choose a tools-capable model (e.g. qwen3:8b, llama3.1:8b) with --model.`
+        : `the Ollama server at ${url} rejected the request for "${model}": ${detail}.`;
+    case "overloaded":
+      return `the Ollama server at ${url} stayed busy${tries}: ${detail}. Wait for other requests to finish or raise OLLAMA_NUM_PARALLEL / OLLAMA_MAX_QUEUE, then run the same command again to resume.`;
+    case "timeout":
+      return `the Ollama server at ${url} did not answer in time${tries}: ${detail}. A large model may still be loading; raise requestTimeoutMs or try again — the run resumes where it stopped.`;
+    case "dropped":
+      return `the connection to the Ollama server at ${url} kept dropping${tries}: ${detail}. Check the server's log (\`journalctl -u ollama\` or the terminal running \`ollama serve\`), then run the same command again to resume.`;
+    case "protocol":
+      return `the Ollama server at ${url} sent a reply keel could not read${tries}: ${detail}. Check that the URL points at Ollama, not another service.`;
+    default:
+      return `the Ollama server at ${url} failed${tries}: ${detail}. Check its log; run the same command again to resume.`;
+  }
+}

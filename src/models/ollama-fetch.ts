@@ -1,0 +1,141 @@
+/**
+ * A `fetch` for ChatOllama that repairs what it loses on the wire (ollama-protocol.md §3, §7),
+ * instead of forking it:
+ * - requests: each `role:"tool"` message gets the `tool_name` and `tool_call_id` of the call it
+ *   answers (paired by order with the preceding assistant message's `tool_calls`);
+ * - responses: a tool call whose `arguments` arrives as a JSON string is parsed into an object,
+ *   so ChatOllama does not drop the call silently;
+ * - both: a deadline for the first byte and between streamed lines, so a silent server fails
+ *   with a timeout instead of hanging the run.
+ */
+
+export class ModelTimeoutError extends Error {
+  override name = "ModelTimeoutError";
+}
+
+interface WireToolCall {
+  id?: string;
+  function?: { name?: string; arguments?: unknown };
+}
+interface WireMessage {
+  role?: string;
+  tool_calls?: WireToolCall[];
+  tool_name?: string;
+  tool_call_id?: string;
+}
+
+/** Gives every tool message the name and id of the call it answers. Mutates and returns `messages`. */
+export function addToolIdentity<T extends WireMessage>(messages: T[]): T[] {
+  let calls: WireToolCall[] = [];
+  let next = 0;
+  for (const m of messages) {
+    if (m.role === "assistant") {
+      calls = m.tool_calls ?? [];
+      next = 0;
+    } else if (m.role === "tool") {
+      const call = calls[next++];
+      if (call?.function?.name && m.tool_name === undefined) m.tool_name = call.function.name;
+      if (call?.id && m.tool_call_id === undefined) m.tool_call_id = call.id;
+    } else {
+      calls = [];
+      next = 0;
+    }
+  }
+  return messages;
+}
+
+/** Parses string `arguments` of tool calls in one response line; returns the line unchanged otherwise. */
+export function repairResponseLine(line: string): string {
+  if (!line.includes('"arguments":"')) return line;
+  try {
+    const obj = JSON.parse(line) as { message?: { tool_calls?: WireToolCall[] } };
+    let changed = false;
+    for (const call of obj.message?.tool_calls ?? []) {
+      const args = call.function?.arguments;
+      if (typeof args === "string") {
+        try {
+          const parsed: unknown = JSON.parse(args || "{}");
+          if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
+            call.function!.arguments = parsed;
+            changed = true;
+          }
+        } catch {
+          // Not JSON: leave it; the call stays invalid and the reply is treated as unparseable.
+        }
+      }
+    }
+    return changed ? JSON.stringify(obj) : line;
+  } catch {
+    return line;
+  }
+}
+
+export interface OllamaFetchOptions {
+  /** Most ms to wait for response headers, and between two streamed chunks. */
+  timeoutMs: number;
+  baseFetch?: typeof fetch;
+}
+
+/** Builds the repairing fetch. */
+export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
+  const base = opts.baseFetch ?? fetch;
+  return async (input, init) => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    const isChat = /\/api\/chat$/.test(new URL(url).pathname);
+    let body = init?.body;
+    if (isChat && typeof body === "string") {
+      try {
+        const parsed = JSON.parse(body) as { messages?: WireMessage[] };
+        if (Array.isArray(parsed.messages)) addToolIdentity(parsed.messages);
+        body = JSON.stringify(parsed);
+      } catch {
+        // Leave a body we cannot read as it is.
+      }
+    }
+    const controller = new AbortController();
+    const signal = init?.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;
+    const arm = (what: string) =>
+      setTimeout(() => controller.abort(new ModelTimeoutError(`no ${what} from ${url} within ${opts.timeoutMs} ms`)), opts.timeoutMs);
+    let timer = arm("response");
+    let res: Response;
+    try {
+      res = await base(input, { ...init, body, signal });
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!res.body || !isChat) return res;
+
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    const encoder = new TextEncoder();
+    let pending = "";
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(ctrl) {
+        timer = arm("data");
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            if (pending) ctrl.enqueue(encoder.encode(repairResponseLine(pending)));
+            ctrl.close();
+            return;
+          }
+          pending += decoder.decode(value, { stream: true });
+          const cut = pending.lastIndexOf("\n");
+          if (cut >= 0) {
+            const lines = pending.slice(0, cut).split("\n").map(repairResponseLine);
+            pending = pending.slice(cut + 1);
+            ctrl.enqueue(encoder.encode(lines.join("\n") + "\n"));
+          }
+        } catch (err) {
+          ctrl.error(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(stream, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+}

@@ -1,0 +1,41 @@
+import { classifyModelError, ModelServerError, type ClassifiedError } from "./errors.js";
+
+export interface RetryPolicy {
+  retries: number;
+  baseMs: number;
+  /** Cap on one delay. */
+  maxMs?: number;
+  url: string;
+  model: string;
+  onRetry?: (info: { attempt: number; delayMs: number; error: ClassifiedError }) => void;
+  signal?: AbortSignal;
+}
+
+/** Fewer retries when nothing listens at the URL: a down server rarely comes up within seconds. */
+const UNREACHABLE_RETRIES = 2;
+
+/**
+ * Runs a model call, retrying transient failures (503, dropped connection, timeout, a stream cut
+ * short) with exponential backoff and jitter. Throws `ModelServerError` when the failure is final
+ * (404, 400) or the retries are spent. ChatOllama itself never retries (ollama-protocol.md §7).
+ */
+export async function withModelRetry<T>(call: () => Promise<T>, policy: RetryPolicy): Promise<T> {
+  let attempt = 0;
+  for (;;) {
+    attempt++;
+    try {
+      return await call();
+    } catch (err) {
+      if ((err as Error)?.name === "GraphInterrupt" || policy.signal?.aborted) throw err;
+      const c = classifyModelError(err);
+      const budget = c.kind === "unreachable" ? Math.min(UNREACHABLE_RETRIES, policy.retries) : policy.retries;
+      if (!c.retryable || attempt > budget) {
+        throw new ModelServerError(c.kind, policy.url, policy.model, c.message, attempt);
+      }
+      const exp = policy.baseMs * 2 ** (attempt - 1);
+      const delayMs = Math.min(policy.maxMs ?? 30_000, exp) * (0.75 + Math.random() * 0.5);
+      policy.onRetry?.({ attempt, delayMs: Math.round(delayMs), error: c });
+      await new Promise((r) => setTimeout(r, delayMs));
+    }
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * The file tools: read_file, write_file, edit_file, list_dir, make_dir. Each validates its input,
+ * resolves every path through the workspace sandbox and answers with a result or a typed failure.
+ */
+import { mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+import { resolveInWorkspace } from "./sandbox.js";
+import { defineTool, fail, ok, type ToolResult } from "./types.js";
+
+const PathArg = z.string().describe("Path relative to the workspace root, e.g. src/app.ts");
+
+/** Resolves a path, or hands back the sandbox's refusal as a tool failure. */
+export function sandboxed(
+  workspace: string,
+  p: string,
+): { abs: string; rel: string } | { failure: ToolResult } {
+  const r = resolveInWorkspace(workspace, p);
+  return r.ok ? r : { failure: fail(r.kind, r.message) };
+}
+
+async function statOrNull(abs: string) {
+  try {
+    return await stat(abs);
+  } catch {
+    return null;
+  }
+}
+
+/** The message every read-only tool gives for a missing path (F3). */
+export function missingPath(tool: string, rel: string): ToolResult {
+  return fail(
+    "not_found",
+    `${tool}: ${rel} does not exist. To create it, call write_file with the path and the full content.`,
+  );
+}
+
+export const readFileTool = defineTool({
+  name: "read_file",
+  description: "Read a text file from the workspace. Use offset/limit (line numbers) for big files.",
+  toolClass: "explore",
+  schema: z.object({
+    path: PathArg,
+    offset: z.number().int().min(1).optional().describe("First line to read, 1-based"),
+    limit: z.number().int().min(1).optional().describe("How many lines to read"),
+  }),
+  async run({ path: p, offset, limit }, ctx) {
+    const r = sandboxed(ctx.workspace, p);
+    if ("failure" in r) return r.failure;
+    const st = await statOrNull(r.abs);
+    if (!st) return missingPath("read_file", r.rel);
+    if (st.isDirectory()) {
+      return fail("wrong_tool", `read_file: ${r.rel} is a directory; call list_dir to see its entries.`);
+    }
+    const text = await readFile(r.abs, "utf8");
+    const lines = text.split("\n");
+    const start = (offset ?? 1) - 1;
+    const end = limit ? start + limit : lines.length;
+    let body = lines.slice(start, end).join("\n");
+    let note = start > 0 || end < lines.length ? `[lines ${start + 1}-${Math.min(end, lines.length)} of ${lines.length}]\n` : "";
+    if (body.length > ctx.outputLimit) {
+      body = body.slice(0, ctx.outputLimit);
+      note += `[truncated at ${ctx.outputLimit} characters; read further with offset/limit]\n`;
+    }
+    return ok(note + body);
+  },
+});
+
+export const writeFileTool = defineTool({
+  name: "write_file",
+  description:
+    "Create or overwrite a file with the given full content. Creates missing parent folders. This is the only way to create a file.",
+  toolClass: "mutate",
+  schema: z.object({
+    path: PathArg,
+    content: z.string().describe("The complete new content of the file"),
+  }),
+  async run({ path: p, content }, ctx) {
+    const r = sandboxed(ctx.workspace, p);
+    if ("failure" in r) return r.failure;
+    const st = await statOrNull(r.abs);
+    if (st?.isDirectory()) {
+      return fail(
+        "wrong_tool",
+        `write_file: ${r.rel} is a directory, not a file. Choose a file path inside it, e.g. ${r.rel}/index.js.`,
+      );
+    }
+    await mkdir(path.dirname(r.abs), { recursive: true });
+    await writeFile(r.abs, content, "utf8");
+    const verb = st ? "overwrote" : "created";
+    return ok(`${verb} ${r.rel} (${Buffer.byteLength(content)} bytes)`, [r.rel]);
+  },
+});
+
+export const editFileTool = defineTool({
+  name: "edit_file",
+  description:
+    "Replace one exact occurrence of old_text with new_text in an existing file. old_text must match exactly once.",
+  toolClass: "mutate",
+  schema: z.object({
+    path: PathArg,
+    old_text: z.string().min(1).describe("Exact text to replace; must occur exactly once"),
+    new_text: z.string().describe("Replacement text"),
+  }),
+  async run({ path: p, old_text, new_text }, ctx) {
+    const r = sandboxed(ctx.workspace, p);
+    if ("failure" in r) return r.failure;
+    const st = await statOrNull(r.abs);
+    if (!st) return missingPath("edit_file", r.rel);
+    if (st.isDirectory()) return fail("wrong_tool", `edit_file: ${r.rel} is a directory.`);
+    const text = await readFile(r.abs, "utf8");
+    const count = text.split(old_text).length - 1;
+    if (count !== 1) {
+      return fail(
+        "failed",
+        count === 0
+          ? `edit_file: old_text was not found in ${r.rel}. Call read_file to see the current text, then copy it exactly.`
+          : `edit_file: old_text occurs ${count} times in ${r.rel}; include more surrounding lines so it matches once.`,
+      );
+    }
+    await writeFile(r.abs, text.replace(old_text, () => new_text), "utf8");
+    return ok(`edited ${r.rel}`, [r.rel]);
+  },
+});
+
+export const listDirTool = defineTool({
+  name: "list_dir",
+  description: "List the entries of a folder in the workspace (folders end with /).",
+  toolClass: "explore",
+  schema: z.object({ path: PathArg.default(".") }),
+  async run({ path: p }, ctx) {
+    const r = sandboxed(ctx.workspace, p);
+    if ("failure" in r) return r.failure;
+    const st = await statOrNull(r.abs);
+    if (!st) return missingPath("list_dir", r.rel);
+    if (!st.isDirectory()) return fail("wrong_tool", `list_dir: ${r.rel} is a file; call read_file.`);
+    const entries = await readdir(r.abs, { withFileTypes: true });
+    const names = entries
+      .map((e) => (e.isDirectory() ? `${e.name}/` : e.name))
+      .sort((a, b) => a.localeCompare(b));
+    return ok(names.length ? names.join("\n") : `(${r.rel} is empty)`);
+  },
+});
+
+/** A trailing ".js"-like suffix marks a file name; a folder named so is the F2 failure. */
+const FILE_EXTENSION = /\.[A-Za-z][A-Za-z0-9]{0,7}$/;
+
+export const makeDirTool = defineTool({
+  name: "make_dir",
+  description: "Create an empty folder (and its parents). Not for files: use write_file for those.",
+  toolClass: "mutate",
+  schema: z.object({ path: PathArg }),
+  async run({ path: p }, ctx) {
+    const base = path.posix.basename(p.replace(/\\/g, "/").replace(/\/+$/, ""));
+    if (FILE_EXTENSION.test(base) && !base.startsWith(".")) {
+      return fail(
+        "wrong_tool",
+        `make_dir: ${p} looks like a file name (it has an extension), and make_dir only creates folders. To create the file, call write_file with path "${p}" and its content.`,
+      );
+    }
+    const r = sandboxed(ctx.workspace, p);
+    if ("failure" in r) return r.failure;
+    const st = await statOrNull(r.abs);
+    if (st && !st.isDirectory()) return fail("failed", `make_dir: ${r.rel} exists and is a file.`);
+    await mkdir(r.abs, { recursive: true });
+    return ok(st ? `${r.rel} already exists` : `created folder ${r.rel}`);
+  },
+});

@@ -1,0 +1,108 @@
+/**
+ * The tool registry: which tools exist, which an intent may use, their JSON schemas for the model,
+ * and the lookup that turns a model's tool name into one of ours (or a helpful refusal).
+ */
+import { distance } from "fastest-levenshtein";
+import { z } from "zod";
+import { analyzeCodeTool } from "./analyze-code.js";
+import { editFileTool, listDirTool, makeDirTool, readFileTool, writeFileTool } from "./fs-tools.js";
+import { runCommandTool } from "./run-command.js";
+import { globTool, grepTool } from "./search-tools.js";
+import type { KeelTool } from "./types.js";
+
+/** Every tool keel has, in the order the model sees them. */
+export const ALL_TOOLS: readonly KeelTool[] = [
+  readFileTool,
+  writeFileTool,
+  editFileTool,
+  listDirTool,
+  makeDirTool,
+  globTool,
+  grepTool,
+  runCommandTool,
+  analyzeCodeTool,
+] as KeelTool[];
+
+export type Intent = "build" | "modify" | "analyze" | "run" | "chat";
+
+/** The tools an intent may use: analysis and chat get read-only tools only. */
+export function toolsForIntent(intent: Intent): KeelTool[] {
+  return intent === "analyze" || intent === "chat"
+    ? ALL_TOOLS.filter((t) => t.toolClass === "explore")
+    : [...ALL_TOOLS];
+}
+
+/** The OpenAI-style function definition Ollama's `tools` field takes. */
+export function toolDefinition(tool: KeelTool) {
+  const schema = z.toJSONSchema(tool.schema, { io: "input" }) as Record<string, unknown>;
+  delete schema.$schema;
+  return {
+    type: "function" as const,
+    function: { name: tool.name, description: tool.description, parameters: schema },
+  };
+}
+
+export type Lookup =
+  | { found: true; tool: KeelTool; repairedFrom?: string }
+  | { found: false; message: string };
+
+/** Finds a tool by name: exact, then case-insensitive; otherwise an error naming the closest. */
+export function lookupTool(name: string, tools: readonly KeelTool[]): Lookup {
+  const exact = tools.find((t) => t.name === name);
+  if (exact) return { found: true, tool: exact };
+  const folded = tools.find((t) => t.name.toLowerCase() === name.toLowerCase());
+  if (folded) return { found: true, tool: folded, repairedFrom: name };
+  const closest = tools
+    .map((t) => ({ name: t.name, d: distance(t.name.toLowerCase(), name.toLowerCase()) }))
+    .sort((a, b) => a.d - b.d)
+    .slice(0, 2)
+    .map((t) => t.name);
+  const hidden = ALL_TOOLS.some((t) => t.name === name)
+    ? ` ${name} is not available for this request (it changes files, and this request only reads).`
+    : "";
+  return {
+    found: false,
+    message: `unknown tool "${name}".${hidden} Available tools: ${tools.map((t) => t.name).join(", ")}. Closest: ${closest.join(", ")}.`,
+  };
+}
+
+/**
+ * Validates arguments against a tool's schema; on failure, names each field with the expected and
+ * received type, so the model can correct the call.
+ */
+export function validateArgs(
+  tool: KeelTool,
+  args: unknown,
+): { ok: true; value: unknown } | { ok: false; message: string } {
+  const parsed = tool.schema.safeParse(args ?? {});
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const problems = parsed.error.issues.map((issue) => {
+    const field = issue.path.join(".") || "(arguments)";
+    const received = receivedType(args, issue.path);
+    const expected = "expected" in issue ? String(issue.expected) : undefined;
+    return expected
+      ? `${field}: expected ${expected}, received ${received}`
+      : `${field}: ${issue.message}`;
+  });
+  return {
+    ok: false,
+    message: `invalid arguments for ${tool.name}: ${problems.join("; ")}. Call ${tool.name} again with ${describeFields(tool)}.`,
+  };
+}
+
+function receivedType(args: unknown, at: PropertyKey[]): string {
+  let v: unknown = args;
+  for (const k of at) v = v && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[k] : undefined;
+  if (v === undefined) return "nothing (the field is missing)";
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  return typeof v;
+}
+
+function describeFields(tool: KeelTool): string {
+  const def = toolDefinition(tool).function.parameters as { properties?: Record<string, { type?: string }>; required?: string[] };
+  const req = new Set(def.required ?? []);
+  return Object.entries(def.properties ?? {})
+    .map(([k, v]) => `${k}${req.has(k) ? "" : "?"}: ${v.type ?? "value"}`)
+    .join(", ");
+}

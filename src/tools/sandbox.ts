@@ -1,0 +1,77 @@
+import { realpathSync } from "node:fs";
+import path from "node:path";
+
+export type Resolved =
+  | { ok: true; abs: string; rel: string }
+  | { ok: false; kind: "outside_workspace" | "invalid_arguments"; message: string };
+
+const MAX_PATH = 4096;
+
+/**
+ * Resolves a path a model gave against the workspace root, refusing anything that would read or
+ * write outside it: `..`, absolute paths elsewhere, `~`, drive letters, NUL bytes, and symlinks
+ * whose target lies outside. Backslashes are taken as separators (models trained on Windows
+ * transcripts write `.\src`). Never throws.
+ *
+ * @param workspace the real (symlink-free) absolute path of the workspace root
+ */
+export function resolveInWorkspace(workspace: string, userPath: string): Resolved {
+  if (typeof userPath !== "string" || userPath.length === 0) {
+    return { ok: false, kind: "invalid_arguments", message: "path is empty" };
+  }
+  if (userPath.includes("\0")) {
+    return { ok: false, kind: "invalid_arguments", message: "path contains a NUL byte" };
+  }
+  if (userPath.length > MAX_PATH) {
+    return {
+      ok: false,
+      kind: "invalid_arguments",
+      message: `path is ${userPath.length} characters long; the limit is ${MAX_PATH}`,
+    };
+  }
+  const p = userPath.replace(/\\/g, "/").trim();
+  const outside = (why: string): Resolved => ({
+    ok: false,
+    kind: "outside_workspace",
+    message: `${JSON.stringify(userPath)} is outside the workspace (${why}). Use a path relative to the workspace root, e.g. "src/app.ts".`,
+  });
+  if (p === "~" || p.startsWith("~/")) return outside("the home directory is not the workspace");
+  if (/^[a-zA-Z]:/.test(p) || p.startsWith("//")) return outside("a drive or network path");
+
+  const abs = path.resolve(workspace, p);
+  if (!isInside(workspace, abs)) return outside("it leaves the workspace root");
+
+  // Symlinks: the deepest part of the path that exists must really be inside the workspace.
+  let probe = abs;
+  for (;;) {
+    let real: string | undefined;
+    try {
+      real = realpathSync(probe);
+    } catch {
+      real = undefined;
+    }
+    if (real !== undefined) {
+      if (!isInside(workspace, real)) return outside("a symbolic link leads out of it");
+      break;
+    }
+    const parent = path.dirname(probe);
+    if (parent === probe) break;
+    probe = parent;
+  }
+  const rel = path.relative(workspace, abs) || ".";
+  return { ok: true, abs, rel: rel.split(path.sep).join("/") };
+}
+
+function isInside(root: string, candidate: string): boolean {
+  const rel = path.relative(root, candidate);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
+/** The real path of a workspace root; throws with a clear message if it does not exist. */
+export function realWorkspace(dir: string): string {
+  try {
+    return realpathSync(path.resolve(dir));
+  } catch {
+    throw new Error(`workspace ${dir} does not exist; create it or pass --workspace <existing dir>`);
+  }
+}

@@ -1,0 +1,69 @@
+import type { z } from "zod";
+
+/** What a tool does to the world; the loop guard and the approval policy read it. */
+export type ToolClass = "explore" | "mutate" | "command";
+
+/**
+ * Why a tool call failed. `recover` and the timeline read these; the model reads the message.
+ * (gemini-cli keeps a `ToolErrorType` for the same reason: a failure kind is data, not prose.)
+ */
+export type ToolFailureKind =
+  | "unknown_tool"
+  | "invalid_arguments"
+  | "outside_workspace"
+  | "not_found"
+  | "wrong_tool"
+  | "refused"
+  | "needs_approval"
+  | "timeout"
+  | "loop"
+  | "failed";
+
+export type ToolResult =
+  | {
+      ok: true;
+      /** Text sent back to the model. */
+      output: string;
+      /** Workspace-relative files this call created or changed. */
+      filesWritten?: string[];
+    }
+  | { ok: false; kind: ToolFailureKind; message: string };
+
+/** What a tool may ask of its caller when a command needs a person's approval. */
+export type Approver = (request: { tool: string; command: string; reason: string }) => boolean;
+
+/** Everything a tool needs from the run; no tool reads globals. */
+export interface ToolContext {
+  /** Absolute, real path of the workspace root. */
+  workspace: string;
+  signal?: AbortSignal;
+  /** Decides on commands that reach beyond the workspace; absent means "refuse". */
+  approve?: Approver;
+  /** Default timeout of a command, in ms. */
+  commandTimeoutMs: number;
+  /** Bytes of output kept from a command or file read before truncation. */
+  outputLimit: number;
+}
+
+/** A single-purpose tool: a described zod schema and a function that never throws. */
+export interface KeelTool<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  toolClass: ToolClass;
+  schema: S;
+  run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+export const ok = (output: string, filesWritten?: string[]): ToolResult =>
+  filesWritten ? { ok: true, output, filesWritten } : { ok: true, output };
+
+export const fail = (kind: ToolFailureKind, message: string): ToolResult => ({
+  ok: false,
+  kind,
+  message,
+});
+
+/** Defines a tool with its schema type carried through to `run`. */
+export function defineTool<S extends z.ZodType>(tool: KeelTool<S>): KeelTool<S> {
+  return tool;
+}

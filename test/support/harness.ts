@@ -1,0 +1,43 @@
+import { mkdtempSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { HumanMessage } from "@langchain/core/messages";
+import { Command, MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { createCoderGraph } from "../../src/agent/graph.js";
+import { recursionLimitFor, type SettingsInput } from "../../src/agent/context.js";
+import type { CoderStateValue } from "../../src/agent/state.js";
+import type { FakeOllama } from "../../src/testing/fake-ollama.js";
+
+export { startFakeOllama } from "../../src/testing/fake-ollama.js";
+export { call, calls, keelScript, lastResult } from "../../src/testing/script.js";
+
+let counter = 0;
+
+/** A fresh empty workspace under the OS temp folder. */
+export function tempWorkspace(prefix = "keel-ws-"): string {
+  return realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
+}
+
+export interface RunOptions {
+  workspace: string;
+  context?: Partial<SettingsInput>;
+  checkpointer?: BaseCheckpointSaver;
+  threadId?: string;
+}
+
+/** Runs the compiled coder graph against the fake server; returns the final state. */
+export async function runCoder(fake: FakeOllama, request: string | null, opts: RunOptions & { resume?: unknown }) {
+  const checkpointer = opts.checkpointer ?? new MemorySaver();
+  const graph = createCoderGraph().compile({ checkpointer });
+  const context = { ollamaUrl: fake.url, workspace: opts.workspace, retryBaseMs: 5, ...opts.context };
+  const threadId = opts.threadId ?? `t-${process.pid}-${++counter}`;
+  const config = {
+    configurable: { thread_id: threadId },
+    context,
+    recursionLimit: recursionLimitFor({ maxTurns: context.maxTurns ?? 40, maxToolCalls: context.maxToolCalls ?? 120 }),
+  };
+  const input = opts.resume !== undefined ? new Command({ resume: opts.resume }) : request === null ? null : { messages: [new HumanMessage(request)] };
+  const state = (await graph.invoke(input as never, config)) as CoderStateValue;
+  const snapshot = await graph.getState(config);
+  return { state, snapshot, threadId, checkpointer, graph, config };
+}
