@@ -52,3 +52,11 @@ export function settingsFrom(config?: { context?: unknown; configurable?: Record
 export function recursionLimitFor(s: Pick<Settings, "maxTurns" | "maxToolCalls">): number {
   return 10 + s.maxTurns * 3 + s.maxToolCalls;
 }
+
+/** The invoke/stream config of a coder run: thread, validated context and the derived recursion limit. */
+export function runConfig(threadId: string, input: SettingsInput) {
+  const parsed = ContextSchema.parse(input);
+  // LangGraph's context type wants every key present, optional ones as explicit undefined.
+  const context = { ...parsed, ollamaUrl: parsed.ollamaUrl, numCtx: parsed.numCtx };
+  return { configurable: { thread_id: threadId }, context, recursionLimit: recursionLimitFor(context) };
+}

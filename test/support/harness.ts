@@ -4,7 +4,7 @@ import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { Command, MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { createCoderGraph } from "../../src/agent/graph.js";
-import { recursionLimitFor, type SettingsInput } from "../../src/agent/context.js";
+import { runConfig, type SettingsInput } from "../../src/agent/context.js";
 import type { CoderStateValue } from "../../src/agent/state.js";
 import type { FakeOllama } from "../../src/testing/fake-ollama.js";
 
@@ -31,11 +31,7 @@ export async function runCoder(fake: FakeOllama, request: string | null, opts: R
   const graph = createCoderGraph().compile({ checkpointer });
   const context = { ollamaUrl: fake.url, workspace: opts.workspace, retryBaseMs: 5, ...opts.context };
   const threadId = opts.threadId ?? `t-${process.pid}-${++counter}`;
-  const config = {
-    configurable: { thread_id: threadId },
-    context,
-    recursionLimit: recursionLimitFor({ maxTurns: context.maxTurns ?? 40, maxToolCalls: context.maxToolCalls ?? 120 }),
-  };
+  const config = runConfig(threadId, context);
   const input = opts.resume !== undefined ? new Command({ resume: opts.resume }) : request === null ? null : { messages: [new HumanMessage(request)] };
   const state = (await graph.invoke(input as never, config)) as CoderStateValue;
   const snapshot = await graph.getState(config);

@@ -1,0 +1,154 @@
+#!/usr/bin/env node
+/** The keel command. Parses arguments, wires the session to the terminal, maps outcomes to exit codes. */
+import { existsSync, statSync } from "node:fs";
+import path from "node:path";
+import { createInterface } from "node:readline/promises";
+import { Command, InvalidArgumentError, Option } from "commander";
+import pc from "picocolors";
+import { DEFAULT_MODEL, DEFAULT_OLLAMA_URL } from "../agent/context.js";
+import { readEnv } from "../env.js";
+import { CheckpointUrlError, defaultCheckpoints } from "../persistence/checkpointer.js";
+import { runDemo } from "./demo.js";
+import { runSession, UsageError, type RunOutcome } from "./session.js";
+
+const VERSION = "0.1.0";
+
+const positiveInt = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a whole number ≥ 1");
+  return n;
+};
+
+interface RunFlags {
+  workspace: string;
+  model?: string;
+  ollamaUrl?: string;
+  thread?: string;
+  checkpoints?: string;
+  maxTurns?: number;
+  maxToolCalls?: number;
+  yes?: boolean;
+  json?: boolean;
+}
+
+/** Prints the outcome: a report for people, or one JSON object as the last stdout line. */
+export function printOutcome(o: RunOutcome, json: boolean | undefined): void {
+  const { exitCode: _exit, ...fields } = o;
+  if (json) {
+    process.stdout.write(`${JSON.stringify(fields)}\n`);
+    return;
+  }
+  const color = o.status === "done" ? pc.green : o.status === "error" ? pc.red : pc.yellow;
+  const out = [
+    "",
+    `${color(pc.bold(o.status.toUpperCase()))}  ${pc.dim(`thread ${o.thread_id} · intent ${o.intent ?? "?"} · ${o.turns} turns · ${o.tool_calls.length} tool calls`)}`,
+    o.files_written.length ? `files written: ${o.files_written.join(", ")}` : "",
+    o.error ? pc.red(o.error) : "",
+    o.summary,
+    o.status !== "done" && o.status !== "error" ? pc.dim(`resume or follow up with: keel run --thread ${o.thread_id} "<request>"`) : "",
+    o.status === "error" ? pc.dim(`after fixing it, resume with: keel run --thread ${o.thread_id}`) : "",
+  ].filter(Boolean);
+  process.stdout.write(`${out.join("\n")}\n`);
+}
+
+async function runCommand(request: string | undefined, flags: RunFlags): Promise<number> {
+  const workspace = path.resolve(flags.workspace);
+  if (!existsSync(workspace) || !statSync(workspace).isDirectory()) {
+    throw new UsageError(`workspace ${workspace} is not an existing folder; create it or pass --workspace <dir>`);
+  }
+  const env = readEnv();
+  const interactive = !flags.json && Boolean(process.stdin.isTTY) && !env.ci;
+  const rl = interactive ? createInterface({ input: process.stdin, output: process.stderr }) : undefined;
+  const controller = new AbortController();
+  const onSigint = () => {
+    process.stderr.write(pc.yellow("\ninterrupted: the thread is checkpointed; run the same command with --thread to resume\n"));
+    controller.abort();
+  };
+  process.once("SIGINT", onSigint);
+  const log = (line: string) => (flags.json ? process.stderr : process.stdout).write(`${line}\n`);
+  try {
+    const outcome = await runSession({
+      request,
+      threadId: flags.thread,
+      checkpoints: flags.checkpoints ?? defaultCheckpoints(workspace),
+      settings: {
+        workspace,
+        model: flags.model ?? env.model ?? DEFAULT_MODEL,
+        ollamaUrl: flags.ollamaUrl ?? env.ollamaHost ?? DEFAULT_OLLAMA_URL,
+        ...(flags.maxTurns ? { maxTurns: flags.maxTurns } : {}),
+        ...(flags.maxToolCalls ? { maxToolCalls: flags.maxToolCalls } : {}),
+        autoApprove: Boolean(flags.yes),
+      },
+      log,
+      ask: rl ? (q) => rl.question(`${pc.cyan("?")} ${q}\n> `) : undefined,
+      signal: controller.signal,
+    });
+    printOutcome(outcome, flags.json);
+    return outcome.exitCode;
+  } finally {
+    process.off("SIGINT", onSigint);
+    rl?.close();
+  }
+}
+
+function program(): Command {
+  const cli = new Command("keel")
+    .description("Dependable tool-calling coding agents on local models (Ollama first), built on LangGraph.")
+    .version(VERSION)
+    .showHelpAfterError("(run keel --help for usage)");
+
+  cli
+    .command("run")
+    .description("Run the coder agent on a request in a workspace (or resume a thread)")
+    .argument("[request]", 'what to do, e.g. "Build a REST API endpoint GET /users"')
+    .option("-w, --workspace <dir>", "folder the agent works in; every path is confined to it", ".")
+    .option("-m, --model <name>", `Ollama model (default: $KEEL_MODEL or ${DEFAULT_MODEL})`)
+    .option("--ollama-url <url>", `Ollama server (default: $OLLAMA_HOST or ${DEFAULT_OLLAMA_URL})`)
+    .option("-t, --thread <id>", "thread id: an existing thread resumes, a new one starts")
+    .option("--checkpoints <url>", "memory | sqlite:PATH | postgres://… (default: sqlite:<workspace>/.keel/keel.db)")
+    .addOption(new Option("--max-turns <n>", "most model turns").argParser(positiveInt).default(undefined, "40"))
+    .addOption(new Option("--max-tool-calls <n>", "most tool calls").argParser(positiveInt).default(undefined, "120"))
+    .option("-y, --yes", "approve commands that reach beyond the workspace (installs, network, sudo)")
+    .option("--json", "print one JSON object as the last line of stdout; the timeline goes to stderr")
+    .addHelpText(
+      "after",
+      `
+Exit codes: 0 done · 1 not completed (gave up / needs a human) · 2 usage error · 3 model server failed
+
+Examples:
+  keel run "Build a REST API endpoint GET /users in src/api/users.js" -w ./my-app
+  keel run --thread run-2026-11-22-ab12cd          # resume after a crash or Ctrl-C
+  keel run "explain how src/cli works" --json | tail -n 1 | jq .status`,
+    )
+    .action(async (request: string | undefined, flags: RunFlags) => {
+      process.exitCode = await runCommand(request, flags);
+    });
+
+  cli
+    .command("demo")
+    .description("Run the real graph against a SCRIPTED model (no Ollama needed) that makes the classic agent mistakes and recovers")
+    .option("--json", "print one JSON object as the last line of stdout")
+    .option("-w, --workspace <dir>", "folder to build in (default: a new temporary folder)")
+    .action(async (flags: { json?: boolean; workspace?: string }) => {
+      const outcome = await runDemo(flags);
+      printOutcome(outcome, flags.json);
+      process.exitCode = outcome.exitCode;
+    });
+  return cli;
+}
+
+async function main(): Promise<void> {
+  try {
+    await program().parseAsync(process.argv);
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof CheckpointUrlError) {
+      process.stderr.write(`keel: ${err.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    process.stderr.write(`keel: unexpected failure: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.exitCode = 1;
+  }
+}
+
+await main();

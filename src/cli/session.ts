@@ -1,0 +1,117 @@
+/**
+ * One `keel run`: open the checkpointer, start or resume the thread, stream the timeline, answer
+ * interrupts when a person is there, and produce the outcome the CLI prints.
+ */
+import { randomBytes } from "node:crypto";
+import { HumanMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
+import { runConfig, type SettingsInput } from "../agent/context.js";
+import { createCoderGraph } from "../agent/graph.js";
+import type { GraphDeps, KeelEvent } from "../agent/runtime.js";
+import type { CoderStateUpdate, CoderStateValue } from "../agent/state.js";
+import { ModelServerError } from "../models/errors.js";
+import { closeCheckpointer, createCheckpointer, parseCheckpointUrl } from "../persistence/checkpointer.js";
+import { describeEvent, describeUpdate } from "./timeline.js";
+
+export type RunStatus = "done" | "gave_up" | "needs_human" | "error";
+
+export interface RunOutcome {
+  status: RunStatus;
+  intent: string | null;
+  thread_id: string;
+  turns: number;
+  tool_calls: Array<{ name: string; ok: boolean }>;
+  files_written: string[];
+  summary: string;
+  error?: string;
+  /** 0 done, 1 not completed, 3 the model server failed. */
+  exitCode: 0 | 1 | 3;
+}
+
+export interface SessionOptions {
+  request?: string;
+  threadId?: string;
+  checkpoints: string;
+  settings: SettingsInput & { workspace: string };
+  deps?: GraphDeps;
+  /** Writes one timeline line. */
+  log: (line: string) => void;
+  /** Asks a person a question; absent when nobody can answer (non-interactive). */
+  ask?: (question: string) => Promise<string>;
+  signal?: AbortSignal;
+}
+
+export const newThreadId = () => `run-${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString("hex")}`;
+
+/** Runs or resumes a thread to its end (or to a question nobody can answer). */
+export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
+  const checkpointer = createCheckpointer(parseCheckpointUrl(opts.checkpoints));
+  const threadId = opts.threadId ?? newThreadId();
+  const graph = createCoderGraph(opts.deps).compile({ checkpointer });
+  const config = { ...runConfig(threadId, { ...opts.settings, interactive: Boolean(opts.ask) }), signal: opts.signal };
+  try {
+    const before = await graph.getState(config);
+    let input: unknown;
+    if (before.next.length > 0) {
+      opts.log(`resuming thread ${threadId} at ${before.next.join(", ")}${opts.request ? " (the request given now is ignored: the thread has unfinished work)" : ""}`);
+      input = null;
+      const pending = before.tasks.flatMap((t) => t.interrupts);
+      if (pending.length > 0) {
+        if (!opts.ask) return outcome(before.values as CoderStateValue, threadId, "needs_human", questionOf(pending[0]?.value));
+        input = new Command({ resume: await opts.ask(questionOf(pending[0]?.value)) });
+      }
+    } else {
+      if (!opts.request) throw new UsageError(`thread ${threadId} has nothing to resume; give a request: keel run "<request>"`);
+      input = { messages: [new HumanMessage(opts.request)] };
+      opts.log(`thread ${threadId}`);
+    }
+    for (;;) {
+      const stream = await graph.stream(input as never, { ...config, streamMode: ["updates", "custom"] });
+      for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+        if (mode === "custom") for (const l of describeEvent(chunk as KeelEvent)) opts.log(l);
+        else if (mode === "updates") {
+          for (const [node, update] of Object.entries(chunk as Record<string, CoderStateUpdate>)) {
+            for (const l of describeUpdate(node, update)) opts.log(l);
+          }
+        }
+      }
+      const snap = await graph.getState(config);
+      const pending = snap.tasks.flatMap((t) => t.interrupts);
+      const values = snap.values as CoderStateValue;
+      if (pending.length === 0) return outcome(values, threadId, values.status === "done" ? "done" : values.status === "running" ? "gave_up" : values.status);
+      if (!opts.ask) return outcome(values, threadId, "needs_human", questionOf(pending[0]?.value));
+      input = new Command({ resume: await opts.ask(questionOf(pending[0]?.value)) });
+    }
+  } catch (err) {
+    if (err instanceof ModelServerError) {
+      const values = (await graph.getState(config).catch(() => undefined))?.values as CoderStateValue | undefined;
+      return { ...outcome(values, threadId, "error"), error: err.message, exitCode: 3 };
+    }
+    throw err;
+  } finally {
+    closeCheckpointer(checkpointer);
+  }
+}
+
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+function questionOf(value: unknown): string {
+  const q = (value as { question?: unknown } | undefined)?.question;
+  return typeof q === "string" ? q : JSON.stringify(value);
+}
+
+function outcome(values: CoderStateValue | undefined, threadId: string, status: RunStatus, question?: string): RunOutcome {
+  const summary = question ? `Waiting for a person: ${question}` : (values?.summary ?? "");
+  return {
+    status,
+    intent: values?.intent?.intent ?? null,
+    thread_id: threadId,
+    turns: values?.turns ?? 0,
+    tool_calls: (values?.trail ?? []).map((t) => ({ name: t.name, ok: t.ok })),
+    files_written: values?.filesWritten ?? [],
+    summary,
+    exitCode: status === "done" ? 0 : status === "error" ? 3 : 1,
+  };
+}

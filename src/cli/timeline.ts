@@ -1,0 +1,72 @@
+/**
+ * The live timeline: one line per event of a run (node, tool call, error fed back, guard hit).
+ * Pure formatting of LangGraph `updates` / `custom` chunks; the caller decides where lines go.
+ */
+import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import pc from "picocolors";
+import type { KeelEvent } from "../agent/runtime.js";
+import type { CoderStateUpdate } from "../agent/state.js";
+
+const short = (s: string, n = 100) => {
+  const one = s.replace(/\s+/g, " ").trim();
+  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+};
+
+function argsPreview(args: Record<string, unknown>): string {
+  return Object.entries(args)
+    .map(([k, v]) => `${k}=${short(typeof v === "string" ? JSON.stringify(v) : JSON.stringify(v) ?? "undefined", 40)}`)
+    .join(", ");
+}
+
+function asList(m: unknown): BaseMessage[] {
+  return Array.isArray(m) ? (m as BaseMessage[]) : m ? [m as BaseMessage] : [];
+}
+
+/** Lines for one node's update. */
+export function describeUpdate(node: string, update: CoderStateUpdate | undefined): string[] {
+  if (!update) return [];
+  const lines: string[] = [];
+  const messages = asList(update.messages);
+  switch (node) {
+    case "intent-classify":
+      if (update.intent) lines.push(`${pc.cyan("intent")}   ${update.intent.intent} ${pc.dim(`(${update.intent.source}, confidence ${update.intent.confidence.toFixed(2)})`)}`);
+      break;
+    case "plan":
+      lines.push(`${pc.cyan("plan")}     ${(update.planSteps ?? []).map((s, i) => `${i + 1}. ${s.title}`).join("  ")}`);
+      break;
+    case "act": {
+      const ai = messages.find((m) => AIMessage.isInstance(m));
+      const turn = pc.dim(`turn ${update.turns ?? "?"}`);
+      if (update.failure?.kind === "budget") lines.push(`${pc.yellow("act")}      ${update.failure.detail}`);
+      else if (ai?.tool_calls?.length) {
+        for (const c of ai.tool_calls) lines.push(`${pc.cyan("act")}      ${turn} → ${pc.bold(c.name)}(${argsPreview(c.args)})`);
+      } else if (update.failure) lines.push(`${pc.yellow("act")}      ${turn} → ${update.failure.kind === "empty" ? "empty reply" : `prose instead of action: “${short(ai?.text ?? "", 60)}”`}`);
+      else lines.push(`${pc.green("act")}      ${turn} → final answer`);
+      break;
+    }
+    case "tool-execute":
+      for (const m of messages) {
+        if (!ToolMessage.isInstance(m)) continue;
+        const text = typeof m.content === "string" ? m.content : JSON.stringify(m.content);
+        if (m.status === "error") lines.push(`${pc.red("  ✗")} ${m.name ?? "tool"} ${pc.red(short(text, 140))} ${pc.dim("(fed back to the model)")}`);
+        else lines.push(`${pc.green("  ✓")} ${m.name ?? "tool"} ${pc.dim(short(text, 100))}`);
+      }
+      if (update.failure) lines.push(`${pc.yellow("guard")}    ${update.failure.detail}`);
+      break;
+    case "recover":
+      if (update.recoverTo === "end") lines.push(`${pc.yellow("recover")}  stopping: ${short(update.summary ?? "", 120)}`);
+      else if (update.recoverTo === "plan") lines.push(`${pc.yellow("recover")}  re-planning: ${short(update.replanReason ?? "", 100)}`);
+      else {
+        const note = messages.find((m) => typeof m.content === "string");
+        lines.push(`${pc.yellow("recover")}  hint → ${short(typeof note?.content === "string" ? note.content : "", 110)}`);
+      }
+      break;
+  }
+  return lines;
+}
+
+/** Lines for a custom event a node emitted. */
+export function describeEvent(e: KeelEvent): string[] {
+  if (e.type === "retry") return [`${pc.yellow("retry")}    model request failed (${short(e.error, 90)}); attempt ${e.attempt + 1} in ${e.delayMs} ms`];
+  return [`${pc.cyan("approval")} ${e.command}: ${e.approved ? "approved" : "refused"}`];
+}

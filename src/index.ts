@@ -1,0 +1,28 @@
+/**
+ * keel's public API: build the graphs, configure runs, run them from code.
+ *
+ * @example
+ * ```ts
+ * import { createCoderGraph, runConfig } from "keel-agent";
+ * import { MemorySaver } from "@langchain/langgraph";
+ * const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
+ * const state = await graph.invoke(
+ *   { messages: [{ role: "user", content: "Create hello.txt saying hi" }] },
+ *   runConfig("thread-1", { workspace: "./tmp", model: "qwen3:8b" }),
+ * );
+ * ```
+ */
+export { createCoderGraph } from "./agent/graph.js";
+export { ContextSchema, runConfig, settingsFrom, recursionLimitFor, type Settings, type SettingsInput } from "./agent/context.js";
+export { CoderState, type CoderStateValue } from "./agent/state.js";
+export { NODE } from "./agent/routing.js";
+export type { GraphDeps, KeelEvent } from "./agent/runtime.js";
+export { ALL_TOOLS, toolsForIntent, lookupTool, validateArgs } from "./tools/registry.js";
+export type { KeelTool, ToolResult, ToolContext, ToolClass } from "./tools/types.js";
+export { createOllamaChatModel, type ChatModelFactory } from "./models/chat-model.js";
+export { createOllamaFetch, addToolIdentity } from "./models/ollama-fetch.js";
+export { ModelServerError, classifyModelError } from "./models/errors.js";
+export { createCheckpointer, parseCheckpointUrl, defaultCheckpoints } from "./persistence/checkpointer.js";
+export { callSignature, normalisePath } from "./guard/signature.js";
+export { runSession, type RunOutcome, type SessionOptions } from "./cli/session.js";
+export { startFakeOllama, type FakeOllama, type Script, type ChatView, type Reply } from "./testing/fake-ollama.js";
