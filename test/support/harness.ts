@@ -37,3 +37,11 @@ export async function runCoder(fake: FakeOllama, request: string | null, opts: R
   const snapshot = await graph.getState(config);
   return { state, snapshot, threadId, checkpointer, graph, config };
 }
+
+import type { ChatBody, WireMessage } from "../../src/testing/fake-ollama.js";
+
+/** The tool messages of a request body, in order. */
+export const toolMessages = (body: ChatBody | undefined): WireMessage[] => (body?.messages ?? []).filter((m) => m.role === "tool");
+
+/** The last message of a request body. */
+export const lastMessage = (body: ChatBody | undefined): WireMessage | undefined => body?.messages?.[body.messages.length - 1];
