@@ -3,11 +3,31 @@ import { z } from "zod";
 import { checkCommand } from "./command-policy.js";
 import { defineTool, fail, ok } from "./types.js";
 
-/** Keeps the head and the tail of long output, saying how much was cut. */
-export function clip(text: string, limit: number): string {
-  if (text.length <= limit) return text;
-  const half = Math.floor(limit / 2);
-  return `${text.slice(0, half)}\n[... ${text.length - 2 * half} characters cut ...]\n${text.slice(-half)}`;
+/**
+ * Collects a command's output in bounded memory: the first and the last `limit / 2` characters,
+ * with a note of how much was cut between them.
+ */
+export class OutputTail {
+  private head = "";
+  private tail = "";
+  private total = 0;
+  constructor(private readonly limit: number) {}
+
+  push(chunk: string): void {
+    this.total += chunk.length;
+    const half = Math.floor(this.limit / 2);
+    if (this.head.length < half) {
+      const take = half - this.head.length;
+      this.head += chunk.slice(0, take);
+      chunk = chunk.slice(take);
+    }
+    this.tail = (this.tail + chunk).slice(-half);
+  }
+
+  text(): string {
+    const cut = this.total - this.head.length - this.tail.length;
+    return cut > 0 ? `${this.head}\n[... ${cut} characters cut ...]\n${this.tail}` : this.head + this.tail;
+  }
 }
 
 export const runCommandTool = defineTool({
@@ -38,11 +58,9 @@ export const runCommandTool = defineTool({
         detached: true,
         stdio: ["ignore", "pipe", "pipe"],
       });
-      let out = "";
+      const out = new OutputTail(ctx.outputLimit);
       let timedOut = false;
-      const onData = (d: Buffer) => {
-        if (out.length < ctx.outputLimit * 4) out += d.toString("utf8");
-      };
+      const onData = (d: Buffer) => out.push(d.toString("utf8"));
       child.stdout.on("data", onData);
       child.stderr.on("data", onData);
       const killGroup = () => {
@@ -65,7 +83,7 @@ export const runCommandTool = defineTool({
       child.on("close", (code, signal) => {
         clearTimeout(timer);
         ctx.signal?.removeEventListener("abort", onAbort);
-        const output = clip(out.trimEnd(), ctx.outputLimit) || "(no output)";
+        const output = out.text().trimEnd() || "(no output)";
         if (timedOut) {
           resolve(fail("timeout", `run_command: timed out after ${timeout} ms and was killed. Output so far:\n${output}`));
         } else if (code === 0) {

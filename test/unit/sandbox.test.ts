@@ -1,0 +1,92 @@
+/** Sandbox escapes through every path-taking tool: nothing outside the workspace is read or written. */
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ALL_TOOLS } from "../../src/tools/registry.js";
+import { resolveInWorkspace } from "../../src/tools/sandbox.js";
+import type { ToolContext } from "../../src/tools/types.js";
+import { tempWorkspace } from "../support/harness.js";
+
+let root: string;
+let ws: string;
+let outside: string;
+let ctx: ToolContext;
+
+beforeAll(() => {
+  root = tempWorkspace("keel-sandbox-");
+  ws = path.join(root, "ws");
+  outside = path.join(root, "outside");
+  mkdirSync(ws);
+  mkdirSync(outside);
+  writeFileSync(path.join(outside, "secret.txt"), "SECRET");
+  symlinkSync(outside, path.join(ws, "link-out"));
+  symlinkSync(path.join(outside, "secret.txt"), path.join(ws, "secret-link.txt"));
+  mkdirSync(path.join(ws, "src"));
+  writeFileSync(path.join(ws, "src", "ok.txt"), "fine");
+  ctx = { workspace: ws, commandTimeoutMs: 5000, outputLimit: 10_000 };
+});
+
+const ESCAPES = [
+  "../outside/secret.txt",
+  "../../etc/passwd",
+  "src/../../outside/secret.txt",
+  "..\\outside\\secret.txt",
+  "/etc/passwd",
+  "~/secret.txt",
+  "~",
+  "C:\\Windows\\system.ini",
+  "link-out/secret.txt",
+  "link-out",
+  "secret-link.txt",
+  "link-out/new.txt",
+  "src\0/ok.txt",
+  `${"a/".repeat(3000)}x`,
+  "//server/share/x",
+];
+
+describe("resolveInWorkspace", () => {
+  it.each(ESCAPES)("refuses %j", (p) => {
+    expect(resolveInWorkspace(ws, p).ok).toBe(false);
+  });
+  it("refuses the absolute path of a file outside", () => {
+    expect(resolveInWorkspace(ws, path.join(outside, "secret.txt")).ok).toBe(false);
+  });
+  it.each([["src/ok.txt"], ["./src/ok.txt"], [".\\src\\ok.txt"], ["src/new/deep.txt"], ["．．/x"]])("accepts %j inside", (p) => {
+    expect(resolveInWorkspace(ws, p).ok).toBe(true);
+  });
+  it("accepts an absolute path inside the workspace", () => {
+    expect(resolveInWorkspace(ws, path.join(ws, "src/ok.txt"))).toMatchObject({ ok: true, rel: "src/ok.txt" });
+  });
+});
+
+describe("every path-taking tool refuses escapes", () => {
+  const argsFor: Record<string, (p: string) => Record<string, unknown>> = {
+    read_file: (p) => ({ path: p }),
+    write_file: (p) => ({ path: p, content: "PWNED" }),
+    edit_file: (p) => ({ path: p, old_text: "SECRET", new_text: "PWNED" }),
+    list_dir: (p) => ({ path: p }),
+    make_dir: (p) => ({ path: `${p}/newdir` }),
+    glob: (p) => ({ pattern: "*", path: p }),
+    grep: (p) => ({ pattern: "SECRET", path: p }),
+    analyze_code: (p) => ({ path: p }),
+  };
+  for (const [name, args] of Object.entries(argsFor)) {
+    it(`${name}`, async () => {
+      const tool = ALL_TOOLS.find((t) => t.name === name)!;
+      for (const p of ESCAPES) {
+        const r = await tool.run(tool.schema.parse(args(p)) as never, ctx);
+        expect(r.ok, `${name} ${JSON.stringify(p)}`).toBe(false);
+        if (!r.ok) expect(r.message).not.toContain("SECRET");
+      }
+      expect(readdirSync(outside).sort()).toEqual(["secret.txt"]);
+      expect(existsSync(path.join(root, "outside-dir"))).toBe(false);
+    });
+  }
+
+  it("glob and grep refuse patterns that climb out", async () => {
+    const glob = ALL_TOOLS.find((t) => t.name === "glob")!;
+    const grep = ALL_TOOLS.find((t) => t.name === "grep")!;
+    expect((await glob.run({ pattern: "../outside/*" } as never, ctx)).ok).toBe(false);
+    expect((await grep.run({ pattern: "SECRET", glob: "../**/*.txt" } as never, ctx)).ok).toBe(false);
+  });
+});
