@@ -3,7 +3,7 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline/promises";
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import pc from "picocolors";
 import { DEFAULT_MODEL, DEFAULT_OLLAMA_URL } from "../agent/context.js";
 import { readEnv } from "../env.js";
@@ -19,6 +19,12 @@ const positiveInt = (v: string) => {
   return n;
 };
 
+const retryCount = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 10) throw new InvalidArgumentError("expected a whole number from 0 to 10");
+  return n;
+};
+
 interface RunFlags {
   workspace: string;
   model?: string;
@@ -27,6 +33,7 @@ interface RunFlags {
   checkpoints?: string;
   maxTurns?: number;
   maxToolCalls?: number;
+  retries?: number;
   yes?: boolean;
   json?: boolean;
 }
@@ -77,6 +84,7 @@ async function runCommand(request: string | undefined, flags: RunFlags): Promise
         ollamaUrl: flags.ollamaUrl ?? env.ollamaHost ?? DEFAULT_OLLAMA_URL,
         ...(flags.maxTurns ? { maxTurns: flags.maxTurns } : {}),
         ...(flags.maxToolCalls ? { maxToolCalls: flags.maxToolCalls } : {}),
+        ...(flags.retries !== undefined ? { retries: flags.retries } : {}),
         autoApprove: Boolean(flags.yes),
       },
       log,
@@ -95,7 +103,8 @@ function program(): Command {
   const cli = new Command("keel")
     .description("Dependable tool-calling coding agents on local models (Ollama first), built on LangGraph.")
     .version(VERSION)
-    .showHelpAfterError("(run keel --help for usage)");
+    .showHelpAfterError("(run keel --help for usage)")
+    .exitOverride();
 
   cli
     .command("run")
@@ -108,6 +117,7 @@ function program(): Command {
     .option("--checkpoints <url>", "memory | sqlite:PATH | postgres://… (default: sqlite:<workspace>/.keel/keel.db)")
     .addOption(new Option("--max-turns <n>", "most model turns").argParser(positiveInt).default(undefined, "40"))
     .addOption(new Option("--max-tool-calls <n>", "most tool calls").argParser(positiveInt).default(undefined, "120"))
+    .addOption(new Option("--retries <n>", "retries of a failed model request (503, dropped connection)").argParser(retryCount).default(undefined, "4"))
     .option("-y, --yes", "approve commands that reach beyond the workspace (installs, network, sudo)")
     .option("--json", "print one JSON object as the last line of stdout; the timeline goes to stderr")
     .addHelpText(
@@ -141,6 +151,11 @@ async function main(): Promise<void> {
   try {
     await program().parseAsync(process.argv);
   } catch (err) {
+    if (err instanceof CommanderError) {
+      // Commander already printed the message (or the help); only the exit code is ours.
+      process.exitCode = err.exitCode === 0 ? 0 : 2;
+      return;
+    }
     if (err instanceof UsageError || err instanceof CheckpointUrlError) {
       process.stderr.write(`keel: ${err.message}\n`);
       process.exitCode = 2;

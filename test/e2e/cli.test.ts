@@ -1,0 +1,143 @@
+/** The keel command end to end: the built CLI as a child process against the fake Ollama server. */
+import { createServer } from "node:net";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { FakeOllama } from "../../src/testing/fake-ollama.js";
+import { runKeel } from "../support/cli.js";
+import { call, calls, keelScript, startFakeOllama, tempWorkspace } from "../support/harness.js";
+
+let fake: FakeOllama | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+/** A port with nothing listening on it. */
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+describe("keel --help", () => {
+  it("describes the commands and the run options", async () => {
+    const top = await runKeel(["--help"]);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toMatch(/run \[options\] \[request\]/);
+    expect(top.stdout).toMatch(/demo/);
+    const run = await runKeel(["run", "--help"]);
+    for (const flag of ["--workspace", "--model", "--ollama-url", "--thread", "--checkpoints", "--max-turns", "--yes", "--json"]) {
+      expect(run.stdout).toContain(flag);
+    }
+    expect(run.stdout).toContain("Exit codes: 0 done");
+  });
+});
+
+describe("keel run", () => {
+  it("builds a file and prints the JSON contract as the last stdout line", async () => {
+    fake = await startFakeOllama({
+      script: keelScript((req) => (req.turn === 0 ? calls(call("write_file", { path: "src/app.js", content: "console.log(1)\n" })) : { content: "Created src/app.js." })),
+    });
+    const ws = tempWorkspace();
+    const r = await runKeel(["run", "Create src/app.js that logs 1", "-w", ws, "--ollama-url", fake.url, "--thread", "t1", "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json).toEqual({
+      status: "done",
+      intent: "build",
+      thread_id: "t1",
+      turns: 2,
+      tool_calls: [{ name: "write_file", ok: true }],
+      files_written: ["src/app.js"],
+      summary: "Created src/app.js.",
+    });
+    expect(readFileSync(path.join(ws, "src/app.js"), "utf8")).toBe("console.log(1)\n");
+    expect(existsSync(path.join(ws, ".keel/keel.db"))).toBe(true);
+    expect(r.stderr).toContain("write_file");
+    expect(fake.chatBodies().every((b) => b.model === "qwen3:8b" && b.stream === true)).toBe(true);
+  });
+
+  it("exits 1 with a report when the run gives up", async () => {
+    fake = await startFakeOllama({ script: keelScript(() => ({ content: "" })) });
+    const r = await runKeel(["run", "Create a.txt", "-w", tempWorkspace(), "--ollama-url", fake.url, "--checkpoints", "memory", "--json"]);
+    expect(r.code).toBe(1);
+    expect(r.json).toMatchObject({ status: "gave_up", intent: "build", turns: 3 });
+    expect(String(r.json?.summary)).toContain("Stopped: the model replied with nothing");
+  });
+
+  it("prints a human report without --json", async () => {
+    fake = await startFakeOllama({ script: keelScript(() => ({ content: "Hi! Ask me about your code." })) });
+    const r = await runKeel(["run", "hello", "-w", tempWorkspace(), "--ollama-url", fake.url, "--checkpoints", "memory"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/intent\s+chat \(rules/);
+    expect(r.stdout).toMatch(/DONE/);
+    expect(r.stdout).toContain("Hi! Ask me about your code.");
+  });
+});
+
+describe("model server failures exit 3 with what to do", () => {
+  it("Ollama down: names the URL and `ollama serve`", async () => {
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    const r = await runKeel(["run", "Create a.txt", "-w", tempWorkspace(), "--ollama-url", url, "--checkpoints", "memory", "--json"]);
+    expect(r.code).toBe(3);
+    expect(r.json).toMatchObject({ status: "error" });
+    expect(String(r.json?.error)).toContain(`cannot reach the Ollama server at ${url}`);
+    expect(String(r.json?.error)).toContain("ollama serve");
+  });
+
+  it("a missing model: names it and `ollama pull`", async () => {
+    fake = await startFakeOllama();
+    const r = await runKeel(["run", "Create a.txt", "-w", tempWorkspace(), "--ollama-url", fake.url, "-m", "llama9:70b", "--checkpoints", "memory"]);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain('has no model "llama9:70b"');
+    expect(r.stdout).toContain("ollama pull llama9:70b");
+  });
+
+  it("a 503 that persists: bounded retries, then exit 3", async () => {
+    fake = await startFakeOllama({ script: () => ({ fault: "status", status: 503, error: "server busy, please try again.  maximum pending requests exceeded" }) });
+    const r = await runKeel(["run", "Create a.txt", "-w", tempWorkspace(), "--ollama-url", fake.url, "--retries", "1", "--checkpoints", "memory", "--json"]);
+    expect(r.code).toBe(3);
+    expect(String(r.json?.error)).toContain("stayed busy (after 2 attempts)");
+    expect(fake.chatRequests()).toHaveLength(2);
+  });
+});
+
+describe("usage errors exit 2", () => {
+  it.each([
+    [["run", "x", "--max-turns", "zero"], /expected a whole number/],
+    [["run", "x", "-w", "/nonexistent/keel-ws"], /is not an existing folder/],
+    [["run", "x", "--checkpoints", "redis://x"], /unknown checkpoint store/],
+    [["frobnicate"], /unknown command/],
+  ])("%j", async (args, message) => {
+    const ws = tempWorkspace();
+    const r = await runKeel(args, { cwd: ws });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+});
+
+describe("keel demo", () => {
+  it("runs the scripted build to done, labelled as scripted, with the files on disk", async () => {
+    const ws = tempWorkspace();
+    const r = await runKeel(["demo", "--json", "-w", ws]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("SCRIPTED DEMO");
+    expect(r.json).toMatchObject({ status: "done", intent: "build", files_written: ["src/api/users.js", "test/users.test.js"] });
+    expect(String(r.json?.summary)).toMatch(/^\[scripted model\]/);
+    const kinds = (r.json?.tool_calls as Array<{ name: string; ok: boolean }>).map((c) => `${c.name}:${c.ok}`);
+    expect(kinds).toEqual([
+      "run_command:false",
+      "make_dir:false",
+      "createFile:false",
+      "write_file:false",
+      "write_file:true",
+      "write_file:true",
+      "list_dir:true",
+      "list_dir:true",
+      "list_dir:false",
+    ]);
+    expect(readFileSync(path.join(ws, "src/api/users.js"), "utf8")).toContain("GET /users");
+  });
+});

@@ -1,0 +1,40 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+
+export const KEEL_BIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** The JSON object on the last stdout line, when there is one. */
+  json?: Record<string, unknown>;
+}
+
+/** Runs the built keel command; `onSpawn` gets the child (e.g. to kill it). */
+export function runKeel(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; onSpawn?: (c: ChildProcess) => void } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const env = { ...process.env, ...opts.env };
+    delete env.OLLAMA_HOST;
+    delete env.KEEL_MODEL;
+    Object.assign(env, opts.env);
+    const child = spawn(process.execPath, [KEEL_BIN, ...args], { cwd: opts.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    opts.onSpawn?.(child);
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      const last = stdout.trim().split("\n").at(-1) ?? "";
+      let json: Record<string, unknown> | undefined;
+      try {
+        json = JSON.parse(last) as Record<string, unknown>;
+      } catch {
+        json = undefined;
+      }
+      resolve({ code, signal, stdout, stderr, json });
+    });
+  });
+}
