@@ -13,7 +13,14 @@
  * ```
  */
 export { createCoderGraph } from "./agent/graph.js";
-export { ContextSchema, runConfig, settingsFrom, recursionLimitFor, type Settings, type SettingsInput } from "./agent/context.js";
+export {
+  ContextSchema,
+  runConfig,
+  settingsFrom,
+  recursionLimitFor,
+  type Settings,
+  type SettingsInput,
+} from "./agent/context.js";
 export { CoderState, type CoderStateValue } from "./agent/state.js";
 export { NODE } from "./agent/routing.js";
 export type { GraphDeps, KeelEvent } from "./agent/runtime.js";
@@ -22,7 +29,17 @@ export type { KeelTool, ToolResult, ToolContext, ToolClass } from "./tools/types
 export { createOllamaChatModel, type ChatModelFactory } from "./models/chat-model.js";
 export { createOllamaFetch, addToolIdentity } from "./models/ollama-fetch.js";
 export { ModelServerError, classifyModelError } from "./models/errors.js";
-export { createCheckpointer, parseCheckpointUrl, defaultCheckpoints } from "./persistence/checkpointer.js";
+export {
+  createCheckpointer,
+  parseCheckpointUrl,
+  defaultCheckpoints,
+} from "./persistence/checkpointer.js";
 export { callSignature, normalisePath } from "./guard/signature.js";
 export { runSession, type RunOutcome, type SessionOptions } from "./cli/session.js";
-export { startFakeOllama, type FakeOllama, type Script, type ChatView, type Reply } from "./testing/fake-ollama.js";
+export {
+  startFakeOllama,
+  type FakeOllama,
+  type Script,
+  type ChatView,
+  type Reply,
+} from "./testing/fake-ollama.js";

@@ -9,30 +9,76 @@ export const DEFAULT_MODEL = "qwen3:8b";
 export const DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434";
 
 export const ContextSchema = z.object({
-  model: z.string().default(DEFAULT_MODEL).describe("Ollama model name, e.g. qwen3:8b (must support tools in native mode)"),
+  model: z
+    .string()
+    .default(DEFAULT_MODEL)
+    .describe("Ollama model name, e.g. qwen3:8b (must support tools in native mode)"),
   ollamaUrl: z
     .string()
     .optional()
-    .describe("Base URL of the Ollama server; unset means OLLAMA_HOST, else http://127.0.0.1:11434"),
-  workspace: z.string().default(".").describe("Folder the agent may read and write; every path is confined to it"),
+    .describe(
+      "Base URL of the Ollama server; unset means OLLAMA_HOST, else http://127.0.0.1:11434",
+    ),
+  workspace: z
+    .string()
+    .default(".")
+    .describe("Folder the agent may read and write; every path is confined to it"),
   maxTurns: z.number().int().min(1).default(40).describe("Most model turns (act calls) in one run"),
   maxToolCalls: z.number().int().min(1).default(120).describe("Most tool calls in one run"),
   toolMode: z
     .enum(["auto", "native", "prompt"])
     .default("auto")
-    .describe("How tools reach the model: native tools field, or described in the prompt (auto = native today)"),
+    .describe(
+      "How tools reach the model: native tools field, or described in the prompt (auto = native today)",
+    ),
   interactive: z
     .boolean()
     .default(false)
-    .describe("Ask a human (interrupt) for approvals and when recovery runs out, instead of ending"),
-  autoApprove: z.boolean().default(false).describe("Approve commands that reach beyond the workspace (the CLI's --yes)"),
+    .describe(
+      "Ask a human (interrupt) for approvals and when recovery runs out, instead of ending",
+    ),
+  autoApprove: z
+    .boolean()
+    .default(false)
+    .describe("Approve commands that reach beyond the workspace (the CLI's --yes)"),
   temperature: z.number().min(0).max(2).default(0.2).describe("Sampling temperature for the model"),
-  numCtx: z.number().int().positive().optional().describe("Context window (num_ctx) to request from Ollama"),
-  retries: z.number().int().min(0).max(10).default(4).describe("Retries of a failed model request (503, dropped connection, timeout)"),
-  retryBaseMs: z.number().int().min(0).default(500).describe("First retry delay in ms; doubles each retry"),
-  requestTimeoutMs: z.number().int().positive().default(300_000).describe("Most ms to wait for the model's first byte, and between streamed lines"),
-  commandTimeoutMs: z.number().int().positive().default(120_000).describe("Default time limit of run_command"),
-  errorStreak: z.number().int().min(1).default(3).describe("Consecutive failed tool calls that trigger recovery"),
+  numCtx: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("Context window (num_ctx) to request from Ollama"),
+  retries: z
+    .number()
+    .int()
+    .min(0)
+    .max(10)
+    .default(4)
+    .describe("Retries of a failed model request (503, dropped connection, timeout)"),
+  retryBaseMs: z
+    .number()
+    .int()
+    .min(0)
+    .default(500)
+    .describe("First retry delay in ms; doubles each retry"),
+  requestTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(300_000)
+    .describe("Most ms to wait for the model's first byte, and between streamed lines"),
+  commandTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(120_000)
+    .describe("Default time limit of run_command"),
+  errorStreak: z
+    .number()
+    .int()
+    .min(1)
+    .default(3)
+    .describe("Consecutive failed tool calls that trigger recovery"),
 });
 
 export type Settings = z.output<typeof ContextSchema>;
@@ -42,8 +88,14 @@ export type SettingsInput = z.input<typeof ContextSchema>;
  * The settings of a run: the run's `context` (LangGraph ≥ 1) or, for older clients, `configurable`,
  * with defaults applied and `ollamaUrl` resolved from OLLAMA_HOST when unset.
  */
-export function settingsFrom(config?: { context?: unknown; configurable?: Record<string, unknown> }): Settings & { ollamaUrl: string } {
-  const merged = { ...(config?.configurable ?? {}), ...((config?.context as object | undefined) ?? {}) };
+export function settingsFrom(config?: {
+  context?: unknown;
+  configurable?: Record<string, unknown>;
+}): Settings & { ollamaUrl: string } {
+  const merged = {
+    ...(config?.configurable ?? {}),
+    ...((config?.context as object | undefined) ?? {}),
+  };
   const s = ContextSchema.parse(merged);
   return { ...s, ollamaUrl: s.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL };
 }
@@ -58,5 +110,9 @@ export function runConfig(threadId: string, input: SettingsInput) {
   const parsed = ContextSchema.parse(input);
   // LangGraph's context type wants every key present, optional ones as explicit undefined.
   const context = { ...parsed, ollamaUrl: parsed.ollamaUrl, numCtx: parsed.numCtx };
-  return { configurable: { thread_id: threadId }, context, recursionLimit: recursionLimitFor(context) };
+  return {
+    configurable: { thread_id: threadId },
+    context,
+    recursionLimit: recursionLimitFor(context),
+  };
 }

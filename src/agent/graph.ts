@@ -6,7 +6,13 @@ import { createIntentClassifyNode } from "./nodes/intent-classify/index.js";
 import { createPlanNode } from "./nodes/plan/index.js";
 import { createRecoverNode } from "./nodes/recover.js";
 import { createToolExecuteNode } from "./nodes/tool-execute.js";
-import { NODE, routeAfterAct, routeAfterIntent, routeAfterRecover, routeAfterToolExecute } from "./routing.js";
+import {
+  NODE,
+  routeAfterAct,
+  routeAfterIntent,
+  routeAfterRecover,
+  routeAfterToolExecute,
+} from "./routing.js";
 import type { GraphDeps } from "./runtime.js";
 import { CoderState } from "./state.js";
 
@@ -22,7 +28,10 @@ export function createCoderGraph(deps: GraphDeps = {}) {
     .addNode(NODE.toolExecute, createToolExecuteNode(deps))
     .addNode(NODE.recover, createRecoverNode())
     .addEdge(START, NODE.intentClassify)
-    .addConditionalEdges(NODE.intentClassify, routeAfterIntent, { [NODE.plan]: NODE.plan, [NODE.act]: NODE.act })
+    .addConditionalEdges(NODE.intentClassify, routeAfterIntent, {
+      [NODE.plan]: NODE.plan,
+      [NODE.act]: NODE.act,
+    })
     .addEdge(NODE.plan, NODE.act)
     .addConditionalEdges(NODE.act, routeAfterAct, {
       [NODE.toolExecute]: NODE.toolExecute,
@@ -34,5 +43,9 @@ export function createCoderGraph(deps: GraphDeps = {}) {
       [NODE.act]: NODE.act,
       [NODE.recover]: NODE.recover,
     })
-    .addConditionalEdges(NODE.recover, routeAfterRecover, { [NODE.act]: NODE.act, [NODE.plan]: NODE.plan, [END]: END });
+    .addConditionalEdges(NODE.recover, routeAfterRecover, {
+      [NODE.act]: NODE.act,
+      [NODE.plan]: NODE.plan,
+      [END]: END,
+    });
 }

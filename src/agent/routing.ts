@@ -20,20 +20,26 @@ export function routeAfterIntent(state: CoderStateValue): typeof NODE.plan | typ
 }
 
 /** Tool calls go to execution, a failure to recovery, a final answer ends the run. */
-export function routeAfterAct(state: CoderStateValue): typeof NODE.toolExecute | typeof NODE.recover | typeof END {
+export function routeAfterAct(
+  state: CoderStateValue,
+): typeof NODE.toolExecute | typeof NODE.recover | typeof END {
   if (state.failure) return NODE.recover;
   if (state.status === "done") return END;
   return unansweredCalls(state.messages).length > 0 ? NODE.toolExecute : NODE.recover;
 }
 
 /** F4: after a tool result the model always gets the next turn, unless a guard stops it first. */
-export function routeAfterToolExecute(state: CoderStateValue): typeof NODE.toolExecute | typeof NODE.act | typeof NODE.recover {
+export function routeAfterToolExecute(
+  state: CoderStateValue,
+): typeof NODE.toolExecute | typeof NODE.act | typeof NODE.recover {
   if (state.failure) return NODE.recover;
   if (unansweredCalls(state.messages).length > 0) return NODE.toolExecute;
   return NODE.act;
 }
 
-export function routeAfterRecover(state: CoderStateValue): typeof NODE.act | typeof NODE.plan | typeof END {
+export function routeAfterRecover(
+  state: CoderStateValue,
+): typeof NODE.act | typeof NODE.plan | typeof END {
   if (state.recoverTo === "plan") return NODE.plan;
   if (state.recoverTo === "end") return END;
   return NODE.act;

@@ -49,7 +49,8 @@ export function nodeEnv(config: LangGraphRunnableConfig, deps: GraphDeps): NodeE
       url: settings.ollamaUrl,
       model: settings.model,
       signal: config.signal,
-      onRetry: ({ attempt, delayMs, error }) => emit({ type: "retry", attempt, delayMs, error: `${error.kind}: ${error.message}` }),
+      onRetry: ({ attempt, delayMs, error }) =>
+        emit({ type: "retry", attempt, delayMs, error: `${error.kind}: ${error.message}` }),
     },
   };
 }

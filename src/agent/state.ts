@@ -42,15 +42,21 @@ export const CoderState = new StateSchema({
   /** Model turns taken this run. Written by act; read by act's budget check and the report. */
   turns: z.number().default(0),
   /** Every tool call this run, in order. Appended by tool-execute; read by the loop guard and the report. */
-  trail: new ReducedValue(z.array(z.custom<TrailEntry>()).default(() => []), {
-    inputSchema: z.union([z.custom<TrailEntry>(), z.array(z.custom<TrailEntry>())]),
-    reducer: append,
-  }),
+  trail: new ReducedValue(
+    z.array(z.custom<TrailEntry>()).default(() => []),
+    {
+      inputSchema: z.union([z.custom<TrailEntry>(), z.array(z.custom<TrailEntry>())]),
+      reducer: append,
+    },
+  ),
   /** Workspace-relative files written this run. Appended by tool-execute; read by act (prose check) and the report. */
-  filesWritten: new ReducedValue(z.array(z.string()).default(() => []), {
-    inputSchema: z.union([z.string(), z.array(z.string())]),
-    reducer: (cur: string[], next: string[] | string) => [...new Set(cur.concat(next))],
-  }),
+  filesWritten: new ReducedValue(
+    z.array(z.string()).default(() => []),
+    {
+      inputSchema: z.union([z.string(), z.array(z.string())]),
+      reducer: (cur: string[], next: string[] | string) => [...new Set(cur.concat(next))],
+    },
+  ),
   /** Loop hits this run. Written by tool-execute; read by tool-execute (second hit ends). */
   loopHits: z.number().default(0),
   /** Consecutive failed tool calls. Written by tool-execute (reset by recover); read by routeAfterToolExecute. */

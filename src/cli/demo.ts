@@ -15,10 +15,14 @@ the classic agent mistakes (F1–F8 in DESIGN.md) and corrects each only after k
 /** Runs the coder graph on a build request against the scripted fake server, in a temp workspace. */
 export async function runDemo(flags: { json?: boolean; workspace?: string }): Promise<RunOutcome> {
   const out = flags.json ? process.stderr : process.stdout;
-  const workspace = flags.workspace ? path.resolve(flags.workspace) : realpathSync(mkdtempSync(path.join(tmpdir(), "keel-demo-")));
+  const workspace = flags.workspace
+    ? path.resolve(flags.workspace)
+    : realpathSync(mkdtempSync(path.join(tmpdir(), "keel-demo-")));
   await mkdir(workspace, { recursive: true });
   const fake = await startFakeOllama({ script: createDemoScript() });
-  out.write(`${BANNER}\n\n${pc.bold("request")}  ${DEMO_REQUEST}\n${pc.bold("workspace")} ${workspace}\n\n`);
+  out.write(
+    `${BANNER}\n\n${pc.bold("request")}  ${DEMO_REQUEST}\n${pc.bold("workspace")} ${workspace}\n\n`,
+  );
   try {
     const outcome = await runSession({
       request: DEMO_REQUEST,
@@ -29,9 +33,13 @@ export async function runDemo(flags: { json?: boolean; workspace?: string }): Pr
     if (!flags.json) {
       for (const f of outcome.files_written) {
         const text = readFileSync(path.join(workspace, f), "utf8");
-        out.write(`\n${pc.bold(f)} ${pc.dim(`(${text.length} bytes, on disk)`)}\n${pc.dim(text.split("\n").slice(0, 6).join("\n"))}\n`);
+        out.write(
+          `\n${pc.bold(f)} ${pc.dim(`(${text.length} bytes, on disk)`)}\n${pc.dim(text.split("\n").slice(0, 6).join("\n"))}\n`,
+        );
       }
-      out.write(`\n${pc.dim(`The scripted model server received ${fake.chatRequests().length} chat requests; every tool result went back with its tool_call_id and tool_name.`)}\n`);
+      out.write(
+        `\n${pc.dim(`The scripted model server received ${fake.chatRequests().length} chat requests; every tool result went back with its tool_call_id and tool_name.`)}\n`,
+      );
     }
     return { ...outcome, summary: `[scripted model] ${outcome.summary}` };
   } finally {

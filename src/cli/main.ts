@@ -21,7 +21,8 @@ const positiveInt = (v: string) => {
 
 const retryCount = (v: string) => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 10) throw new InvalidArgumentError("expected a whole number from 0 to 10");
+  if (!Number.isInteger(n) || n < 0 || n > 10)
+    throw new InvalidArgumentError("expected a whole number from 0 to 10");
   return n;
 };
 
@@ -40,7 +41,7 @@ interface RunFlags {
 
 /** Prints the outcome: a report for people, or one JSON object as the last stdout line. */
 export function printOutcome(o: RunOutcome, json: boolean | undefined): void {
-  const { exitCode: _exit, ...fields } = o;
+  const { exitCode, ...fields } = o;
   if (json) {
     process.stdout.write(`${JSON.stringify(fields)}\n`);
     return;
@@ -52,8 +53,12 @@ export function printOutcome(o: RunOutcome, json: boolean | undefined): void {
     o.files_written.length ? `files written: ${o.files_written.join(", ")}` : "",
     o.error ? pc.red(o.error) : "",
     o.summary,
-    o.status !== "done" && o.status !== "error" ? pc.dim(`resume or follow up with: keel run --thread ${o.thread_id} "<request>"`) : "",
-    o.status === "error" ? pc.dim(`after fixing it, resume with: keel run --thread ${o.thread_id}`) : "",
+    o.status !== "done" && o.status !== "error"
+      ? pc.dim(`resume or follow up with: keel run --thread ${o.thread_id} "<request>"`)
+      : "",
+    o.status === "error"
+      ? pc.dim(`after fixing it, resume with: keel run --thread ${o.thread_id}`)
+      : "",
   ].filter(Boolean);
   process.stdout.write(`${out.join("\n")}\n`);
 }
@@ -61,14 +66,22 @@ export function printOutcome(o: RunOutcome, json: boolean | undefined): void {
 async function runCommand(request: string | undefined, flags: RunFlags): Promise<number> {
   const workspace = path.resolve(flags.workspace);
   if (!existsSync(workspace) || !statSync(workspace).isDirectory()) {
-    throw new UsageError(`workspace ${workspace} is not an existing folder; create it or pass --workspace <dir>`);
+    throw new UsageError(
+      `workspace ${workspace} is not an existing folder; create it or pass --workspace <dir>`,
+    );
   }
   const env = readEnv();
   const interactive = !flags.json && Boolean(process.stdin.isTTY) && !env.ci;
-  const rl = interactive ? createInterface({ input: process.stdin, output: process.stderr }) : undefined;
+  const rl = interactive
+    ? createInterface({ input: process.stdin, output: process.stderr })
+    : undefined;
   const controller = new AbortController();
   const onSigint = () => {
-    process.stderr.write(pc.yellow("\ninterrupted: the thread is checkpointed; run the same command with --thread to resume\n"));
+    process.stderr.write(
+      pc.yellow(
+        "\ninterrupted: the thread is checkpointed; run the same command with --thread to resume\n",
+      ),
+    );
     controller.abort();
   };
   process.once("SIGINT", onSigint);
@@ -101,7 +114,9 @@ async function runCommand(request: string | undefined, flags: RunFlags): Promise
 
 function program(): Command {
   const cli = new Command("keel")
-    .description("Dependable tool-calling coding agents on local models (Ollama first), built on LangGraph.")
+    .description(
+      "Dependable tool-calling coding agents on local models (Ollama first), built on LangGraph.",
+    )
     .version(VERSION)
     .showHelpAfterError("(run keel --help for usage)")
     .exitOverride();
@@ -114,12 +129,33 @@ function program(): Command {
     .option("-m, --model <name>", `Ollama model (default: $KEEL_MODEL or ${DEFAULT_MODEL})`)
     .option("--ollama-url <url>", `Ollama server (default: $OLLAMA_HOST or ${DEFAULT_OLLAMA_URL})`)
     .option("-t, --thread <id>", "thread id: an existing thread resumes, a new one starts")
-    .option("--checkpoints <url>", "memory | sqlite:PATH | postgres://… (default: sqlite:<workspace>/.keel/keel.db)")
-    .addOption(new Option("--max-turns <n>", "most model turns").argParser(positiveInt).default(undefined, "40"))
-    .addOption(new Option("--max-tool-calls <n>", "most tool calls").argParser(positiveInt).default(undefined, "120"))
-    .addOption(new Option("--retries <n>", "retries of a failed model request (503, dropped connection)").argParser(retryCount).default(undefined, "4"))
-    .option("-y, --yes", "approve commands that reach beyond the workspace (installs, network, sudo)")
-    .option("--json", "print one JSON object as the last line of stdout; the timeline goes to stderr")
+    .option(
+      "--checkpoints <url>",
+      "memory | sqlite:PATH | postgres://… (default: sqlite:<workspace>/.keel/keel.db)",
+    )
+    .addOption(
+      new Option("--max-turns <n>", "most model turns")
+        .argParser(positiveInt)
+        .default(undefined, "40"),
+    )
+    .addOption(
+      new Option("--max-tool-calls <n>", "most tool calls")
+        .argParser(positiveInt)
+        .default(undefined, "120"),
+    )
+    .addOption(
+      new Option("--retries <n>", "retries of a failed model request (503, dropped connection)")
+        .argParser(retryCount)
+        .default(undefined, "4"),
+    )
+    .option(
+      "-y, --yes",
+      "approve commands that reach beyond the workspace (installs, network, sudo)",
+    )
+    .option(
+      "--json",
+      "print one JSON object as the last line of stdout; the timeline goes to stderr",
+    )
     .addHelpText(
       "after",
       `
@@ -136,7 +172,9 @@ Examples:
 
   cli
     .command("demo")
-    .description("Run the real graph against a SCRIPTED model (no Ollama needed) that makes the classic agent mistakes and recovers")
+    .description(
+      "Run the real graph against a SCRIPTED model (no Ollama needed) that makes the classic agent mistakes and recovers",
+    )
     .option("--json", "print one JSON object as the last line of stdout")
     .option("-w, --workspace <dir>", "folder to build in (default: a new temporary folder)")
     .action(async (flags: { json?: boolean; workspace?: string }) => {

@@ -10,7 +10,11 @@ import { createCoderGraph } from "../agent/graph.js";
 import type { GraphDeps, KeelEvent } from "../agent/runtime.js";
 import type { CoderStateUpdate, CoderStateValue } from "../agent/state.js";
 import { ModelServerError } from "../models/errors.js";
-import { closeCheckpointer, createCheckpointer, parseCheckpointUrl } from "../persistence/checkpointer.js";
+import {
+  closeCheckpointer,
+  createCheckpointer,
+  parseCheckpointUrl,
+} from "../persistence/checkpointer.js";
 import { describeEvent, describeUpdate } from "./timeline.js";
 
 export type RunStatus = "done" | "gave_up" | "needs_human" | "error";
@@ -41,32 +45,50 @@ export interface SessionOptions {
   signal?: AbortSignal;
 }
 
-export const newThreadId = () => `run-${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString("hex")}`;
+export const newThreadId = () =>
+  `run-${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString("hex")}`;
 
 /** Runs or resumes a thread to its end (or to a question nobody can answer). */
 export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
   const checkpointer = createCheckpointer(parseCheckpointUrl(opts.checkpoints));
   const threadId = opts.threadId ?? newThreadId();
   const graph = createCoderGraph(opts.deps).compile({ checkpointer });
-  const config = { ...runConfig(threadId, { ...opts.settings, interactive: Boolean(opts.ask) }), signal: opts.signal };
+  const config = {
+    ...runConfig(threadId, { ...opts.settings, interactive: Boolean(opts.ask) }),
+    signal: opts.signal,
+  };
   try {
     const before = await graph.getState(config);
     let input: unknown;
     if (before.next.length > 0) {
-      opts.log(`resuming thread ${threadId} at ${before.next.join(", ")}${opts.request ? " (the request given now is ignored: the thread has unfinished work)" : ""}`);
+      opts.log(
+        `resuming thread ${threadId} at ${before.next.join(", ")}${opts.request ? " (the request given now is ignored: the thread has unfinished work)" : ""}`,
+      );
       input = null;
       const pending = before.tasks.flatMap((t) => t.interrupts);
       if (pending.length > 0) {
-        if (!opts.ask) return outcome(before.values as CoderStateValue, threadId, "needs_human", questionOf(pending[0]?.value));
+        if (!opts.ask)
+          return outcome(
+            before.values as CoderStateValue,
+            threadId,
+            "needs_human",
+            questionOf(pending[0]?.value),
+          );
         input = new Command({ resume: await opts.ask(questionOf(pending[0]?.value)) });
       }
     } else {
-      if (!opts.request) throw new UsageError(`thread ${threadId} has nothing to resume; give a request: keel run "<request>"`);
+      if (!opts.request)
+        throw new UsageError(
+          `thread ${threadId} has nothing to resume; give a request: keel run "<request>"`,
+        );
       input = { messages: [new HumanMessage(opts.request)] };
       opts.log(`thread ${threadId}`);
     }
     for (;;) {
-      const stream = await graph.stream(input as never, { ...config, streamMode: ["updates", "custom"] });
+      const stream = await graph.stream(input as never, {
+        ...config,
+        streamMode: ["updates", "custom"],
+      });
       for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
         if (mode === "custom") for (const l of describeEvent(chunk as KeelEvent)) opts.log(l);
         else if (mode === "updates") {
@@ -78,13 +100,23 @@ export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
       const snap = await graph.getState(config);
       const pending = snap.tasks.flatMap((t) => t.interrupts);
       const values = snap.values as CoderStateValue;
-      if (pending.length === 0) return outcome(values, threadId, values.status === "done" ? "done" : values.status === "running" ? "gave_up" : values.status);
+      if (pending.length === 0)
+        return outcome(
+          values,
+          threadId,
+          values.status === "done"
+            ? "done"
+            : values.status === "running"
+              ? "gave_up"
+              : values.status,
+        );
       if (!opts.ask) return outcome(values, threadId, "needs_human", questionOf(pending[0]?.value));
       input = new Command({ resume: await opts.ask(questionOf(pending[0]?.value)) });
     }
   } catch (err) {
     if (err instanceof ModelServerError) {
-      const values = (await graph.getState(config).catch(() => undefined))?.values as CoderStateValue | undefined;
+      const values = (await graph.getState(config).catch(() => undefined))?.values as
+        CoderStateValue | undefined;
       return { ...outcome(values, threadId, "error"), error: err.message, exitCode: 3 };
     }
     throw err;
@@ -102,7 +134,12 @@ function questionOf(value: unknown): string {
   return typeof q === "string" ? q : JSON.stringify(value);
 }
 
-function outcome(values: CoderStateValue | undefined, threadId: string, status: RunStatus, question?: string): RunOutcome {
+function outcome(
+  values: CoderStateValue | undefined,
+  threadId: string,
+  status: RunStatus,
+  question?: string,
+): RunOutcome {
   const summary = question ? `Waiting for a person: ${question}` : (values?.summary ?? "");
   return {
     status,

@@ -14,7 +14,10 @@ const short = (s: string, n = 100) => {
 
 function argsPreview(args: Record<string, unknown>): string {
   return Object.entries(args)
-    .map(([k, v]) => `${k}=${short(typeof v === "string" ? JSON.stringify(v) : JSON.stringify(v) ?? "undefined", 40)}`)
+    .map(
+      ([k, v]) =>
+        `${k}=${short(typeof v === "string" ? JSON.stringify(v) : (JSON.stringify(v) ?? "undefined"), 40)}`,
+    )
     .join(", ");
 }
 
@@ -29,18 +32,28 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
   const messages = asList(update.messages);
   switch (node) {
     case "intent-classify":
-      if (update.intent) lines.push(`${pc.cyan("intent")}   ${update.intent.intent} ${pc.dim(`(${update.intent.source}, confidence ${update.intent.confidence.toFixed(2)})`)}`);
+      if (update.intent)
+        lines.push(
+          `${pc.cyan("intent")}   ${update.intent.intent} ${pc.dim(`(${update.intent.source}, confidence ${update.intent.confidence.toFixed(2)})`)}`,
+        );
       break;
     case "plan":
-      lines.push(`${pc.cyan("plan")}     ${(update.planSteps ?? []).map((s, i) => `${i + 1}. ${s.title}`).join("  ")}`);
+      lines.push(
+        `${pc.cyan("plan")}     ${(update.planSteps ?? []).map((s, i) => `${i + 1}. ${s.title}`).join("  ")}`,
+      );
       break;
     case "act": {
       const ai = messages.find((m) => AIMessage.isInstance(m));
       const turn = pc.dim(`turn ${update.turns ?? "?"}`);
-      if (update.failure?.kind === "budget") lines.push(`${pc.yellow("act")}      ${update.failure.detail}`);
+      if (update.failure?.kind === "budget")
+        lines.push(`${pc.yellow("act")}      ${update.failure.detail}`);
       else if (ai?.tool_calls?.length) {
-        for (const c of ai.tool_calls) lines.push(`${pc.cyan("act")}      ${turn} → ${pc.bold(c.name)}(${argsPreview(c.args)})`);
-      } else if (update.failure) lines.push(`${pc.yellow("act")}      ${turn} → ${update.failure.kind === "empty" ? "empty reply" : `prose instead of action: “${short(ai?.text ?? "", 60)}”`}`);
+        for (const c of ai.tool_calls)
+          lines.push(`${pc.cyan("act")}      ${turn} → ${pc.bold(c.name)}(${argsPreview(c.args)})`);
+      } else if (update.failure)
+        lines.push(
+          `${pc.yellow("act")}      ${turn} → ${update.failure.kind === "empty" ? "empty reply" : `prose instead of action: “${short(ai?.text ?? "", 60)}”`}`,
+        );
       else lines.push(`${pc.green("act")}      ${turn} → final answer`);
       break;
     }
@@ -48,17 +61,26 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
       for (const m of messages) {
         if (!ToolMessage.isInstance(m)) continue;
         const text = typeof m.content === "string" ? m.content : JSON.stringify(m.content);
-        if (m.status === "error") lines.push(`${pc.red("  ✗")} ${m.name ?? "tool"} ${pc.red(short(text, 140))} ${pc.dim("(fed back to the model)")}`);
+        if (m.status === "error")
+          lines.push(
+            `${pc.red("  ✗")} ${m.name ?? "tool"} ${pc.red(short(text, 140))} ${pc.dim("(fed back to the model)")}`,
+          );
         else lines.push(`${pc.green("  ✓")} ${m.name ?? "tool"} ${pc.dim(short(text, 100))}`);
       }
       if (update.failure) lines.push(`${pc.yellow("guard")}    ${update.failure.detail}`);
       break;
     case "recover":
-      if (update.recoverTo === "end") lines.push(`${pc.yellow("recover")}  stopping: ${short(update.summary ?? "", 120)}`);
-      else if (update.recoverTo === "plan") lines.push(`${pc.yellow("recover")}  re-planning: ${short(update.replanReason ?? "", 100)}`);
+      if (update.recoverTo === "end")
+        lines.push(`${pc.yellow("recover")}  stopping: ${short(update.summary ?? "", 120)}`);
+      else if (update.recoverTo === "plan")
+        lines.push(
+          `${pc.yellow("recover")}  re-planning: ${short(update.replanReason ?? "", 100)}`,
+        );
       else {
         const note = messages.find((m) => typeof m.content === "string");
-        lines.push(`${pc.yellow("recover")}  hint → ${short(typeof note?.content === "string" ? note.content : "", 110)}`);
+        lines.push(
+          `${pc.yellow("recover")}  hint → ${short(typeof note?.content === "string" ? note.content : "", 110)}`,
+        );
       }
       break;
   }
@@ -67,6 +89,9 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
 
 /** Lines for a custom event a node emitted. */
 export function describeEvent(e: KeelEvent): string[] {
-  if (e.type === "retry") return [`${pc.yellow("retry")}    model request failed (${short(e.error, 90)}); attempt ${e.attempt + 1} in ${e.delayMs} ms`];
+  if (e.type === "retry")
+    return [
+      `${pc.yellow("retry")}    model request failed (${short(e.error, 90)}); attempt ${e.attempt + 1} in ${e.delayMs} ms`,
+    ];
   return [`${pc.cyan("approval")} ${e.command}: ${e.approved ? "approved" : "refused"}`];
 }

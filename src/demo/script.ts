@@ -44,31 +44,60 @@ export function createDemoScript(): Script {
     const lastTool = [...req.messages].reverse().find((m) => m.role === "tool")?.content ?? "";
     const last = req.last?.content ?? "";
     if (!lastTool) {
-      if (last.startsWith("[keel] Your last reply was empty")) return calls(call("run_command", { command: HEREDOC }));
+      if (last.startsWith("[keel] Your last reply was empty"))
+        return calls(call("run_command", { command: HEREDOC }));
       if (last.startsWith("[keel] You described")) return { content: "" };
-      return { content: "Sure! To build this you would create src/api/users.js exporting a handler that returns the users, then add a test for it." };
+      return {
+        content:
+          "Sure! To build this you would create src/api/users.js exporting a handler that returns the users, then add a test for it.",
+      };
     }
-    if (lastTool.includes("run_command refused")) return calls(call("make_dir", { path: "src/api/users.js" }));
-    if (lastTool.includes("looks like a file name")) return { ...calls(call("createFile", { path: "src/api/users.js", content: USERS_JS })), allowUnknownTools: true };
+    if (lastTool.includes("run_command refused"))
+      return calls(call("make_dir", { path: "src/api/users.js" }));
+    if (lastTool.includes("looks like a file name"))
+      return {
+        ...calls(call("createFile", { path: "src/api/users.js", content: USERS_JS })),
+        allowUnknownTools: true,
+      };
     if (lastTool.includes('unknown tool "createFile"')) {
       if (!overloaded) {
         overloaded = true;
-        return { fault: "status", status: 503, error: "server busy, please try again.  maximum pending requests exceeded" };
+        return {
+          fault: "status",
+          status: 503,
+          error: "server busy, please try again.  maximum pending requests exceeded",
+        };
       }
       return calls(call("write_file", { path: "src/api/users.js" }));
     }
     if (lastTool.includes("invalid arguments for write_file")) {
-      return calls(call("write_file", { path: "src/api/users.js", content: USERS_JS }), call("write_file", { path: "test/users.test.js", content: USERS_TEST }));
+      return calls(
+        call("write_file", { path: "src/api/users.js", content: USERS_JS }),
+        call("write_file", { path: "test/users.test.js", content: USERS_TEST }),
+      );
     }
-    if (lastTool.startsWith("created test/users.test.js")) return calls(call("list_dir", { path: "src/api" }));
-    if (lastTool.startsWith("users.js") && req.messages.filter((m) => m.role === "tool" && m.content.startsWith("users.js")).length === 1) {
+    if (lastTool.startsWith("created test/users.test.js"))
+      return calls(call("list_dir", { path: "src/api" }));
+    if (
+      lastTool.startsWith("users.js") &&
+      req.messages.filter((m) => m.role === "tool" && m.content.startsWith("users.js")).length === 1
+    ) {
       return calls(call("list_dir", { path: ".\\src\\api" }));
     }
     if (lastTool.startsWith("users.js")) return calls(call("list_dir", { path: "src/api/" }));
     if (lastTool.includes("loop detected")) {
-      return { content: "Done: src/api/users.js serves GET /users as JSON, and test/users.test.js checks it (run it with `node --test`)." };
+      return {
+        content:
+          "Done: src/api/users.js serves GET /users as JSON, and test/users.test.js checks it (run it with `node --test`).",
+      };
     }
     return { content: "I am not sure what to do next." };
   };
-  return keelScript(act, { plan: ["Write src/api/users.js with the GET /users handler", "Write test/users.test.js", "Check the files"] });
+  return keelScript(act, {
+    plan: [
+      "Write src/api/users.js with the GET /users handler",
+      "Write test/users.test.js",
+      "Check the files",
+    ],
+  });
 }

@@ -11,7 +11,11 @@ export type RecoveryAction = "hint" | "replan" | "ask" | "end";
  * the tool result at the first hit, so a loop reaching `recover` is its second hit: it ends (or
  * asks). A spent budget always ends.
  */
-export function decideRecovery(kind: FailureKind, strike: number, interactive: boolean): RecoveryAction {
+export function decideRecovery(
+  kind: FailureKind,
+  strike: number,
+  interactive: boolean,
+): RecoveryAction {
   const last: RecoveryAction = interactive ? "ask" : "end";
   if (kind === "budget") return "end";
   if (kind === "loop") return last;

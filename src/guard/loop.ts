@@ -43,7 +43,12 @@ export function checkRepeat(
 }
 
 /** The hint the model gets instead of a result when it repeats itself. */
-export function loopHint(name: string, signature: string, repeats: number, lastOutput?: string): string {
+export function loopHint(
+  name: string,
+  signature: string,
+  repeats: number,
+  lastOutput?: string,
+): string {
   const seen = lastOutput ? ` Its result was:\n${lastOutput.slice(0, 600)}\n` : " ";
   return `loop detected: you called ${signature} ${repeats} times in a row, so this call was not run.${seen}Calling it again gives the same answer. Use that result: take the next step (read or write a different file, run a different command), or, if the task is complete, answer without calling tools. Another repeat ends the run.`;
 }

@@ -5,7 +5,16 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
 
-const PATH_KEYS = new Set(["path", "file", "file_path", "filepath", "filename", "dir", "directory", "folder"]);
+const PATH_KEYS = new Set([
+  "path",
+  "file",
+  "file_path",
+  "filepath",
+  "filename",
+  "dir",
+  "directory",
+  "folder",
+]);
 const LONG = 200;
 
 /** Normalises a path the way a person reads it: separators, `./`, `.` segments, trailing `/`. */

@@ -47,7 +47,12 @@ export function classifyModelError(err: unknown): ClassifiedError {
     return { kind: "bad_request", retryable: false, status, message };
   }
   const code = causeCode(err);
-  if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EHOSTUNREACH" || code === "EAI_AGAIN") {
+  if (
+    code === "ECONNREFUSED" ||
+    code === "ENOTFOUND" ||
+    code === "EHOSTUNREACH" ||
+    code === "EAI_AGAIN"
+  ) {
     return { kind: "unreachable", retryable: true, message: `${message} (${code})` };
   }
   if (
@@ -59,7 +64,8 @@ export function classifyModelError(err: unknown): ClassifiedError {
     return { kind: "dropped", retryable: true, message };
   }
   if (/fetch failed/i.test(message)) return { kind: "unreachable", retryable: true, message };
-  if (/Failed to parse|Unexpected token|JSON/i.test(message)) return { kind: "protocol", retryable: true, message };
+  if (/Failed to parse|Unexpected token|JSON/i.test(message))
+    return { kind: "protocol", retryable: true, message };
   // A streamed {"error": ...} line arrives as a plain Error: the runner failed mid-answer.
   return { kind: "server_error", retryable: true, message };
 }
@@ -79,7 +85,13 @@ export class ModelServerError extends Error {
 }
 
 /** One sentence on what failed and one on what to do. */
-export function describeModelError(kind: ModelErrorKind, url: string, model: string, detail: string, attempts: number): string {
+export function describeModelError(
+  kind: ModelErrorKind,
+  url: string,
+  model: string,
+  detail: string,
+  attempts: number,
+): string {
   const tries = attempts > 1 ? ` (after ${attempts} attempts)` : "";
   switch (kind) {
     case "unreachable":

@@ -93,9 +93,17 @@ export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
       }
     }
     const controller = new AbortController();
-    const signal = init?.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;
+    const signal = init?.signal
+      ? AbortSignal.any([init.signal, controller.signal])
+      : controller.signal;
     const arm = (what: string) =>
-      setTimeout(() => controller.abort(new ModelTimeoutError(`no ${what} from ${url} within ${opts.timeoutMs} ms`)), opts.timeoutMs);
+      setTimeout(
+        () =>
+          controller.abort(
+            new ModelTimeoutError(`no ${what} from ${url} within ${opts.timeoutMs} ms`),
+          ),
+        opts.timeoutMs,
+      );
     let timer = arm("response");
     let res: Response;
     try {
@@ -105,7 +113,7 @@ export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
     }
     if (!res.body || !isChat) return res;
 
-    const reader = res.body.getReader();
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     const decoder = new TextDecoder();
     const encoder = new TextEncoder();
     let pending = "";
@@ -136,6 +144,10 @@ export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
         return reader.cancel(reason);
       },
     });
-    return new Response(stream, { status: res.status, statusText: res.statusText, headers: res.headers });
+    return new Response(stream, {
+      status: res.status,
+      statusText: res.statusText,
+      headers: res.headers,
+    });
   };
 }

@@ -28,7 +28,8 @@ export async function withModelRetry<T>(call: () => Promise<T>, policy: RetryPol
     } catch (err) {
       if ((err as Error)?.name === "GraphInterrupt" || policy.signal?.aborted) throw err;
       const c = classifyModelError(err);
-      const budget = c.kind === "unreachable" ? Math.min(UNREACHABLE_RETRIES, policy.retries) : policy.retries;
+      const budget =
+        c.kind === "unreachable" ? Math.min(UNREACHABLE_RETRIES, policy.retries) : policy.retries;
       if (!c.retryable || attempt > budget) {
         throw new ModelServerError(c.kind, policy.url, policy.model, c.message, attempt);
       }

@@ -18,11 +18,20 @@ export async function structuredCall<S extends z.ZodObject>(
   const runnable = model.withStructuredOutput(schema, { includeRaw: true });
   const messages: BaseMessage[] = [new SystemMessage(system), new HumanMessage(user)];
   for (let attempt = 0; attempt < 2; attempt++) {
-    const out = await withModelRetry(() => runnable.invoke(messages, { signal: policy.signal }), policy);
+    const out = await withModelRetry(
+      () => runnable.invoke(messages, { signal: policy.signal }),
+      policy,
+    );
     const checked = schema.safeParse(out.parsed);
     if (checked.success) return checked.data;
-    const raw = typeof out.raw.content === "string" ? out.raw.content : JSON.stringify(out.raw.content);
-    messages.push(out.raw, new HumanMessage(`That answer was not valid: ${checked.error.issues.map((i) => `${i.path.join(".") || "answer"}: ${i.message}`).join("; ")}. Reply again with JSON matching the schema only. (You sent: ${raw.slice(0, 200)})`));
+    const raw =
+      typeof out.raw.content === "string" ? out.raw.content : JSON.stringify(out.raw.content);
+    messages.push(
+      out.raw,
+      new HumanMessage(
+        `That answer was not valid: ${checked.error.issues.map((i) => `${i.path.join(".") || "answer"}: ${i.message}`).join("; ")}. Reply again with JSON matching the schema only. (You sent: ${raw.slice(0, 200)})`,
+      ),
+    );
   }
   return null;
 }

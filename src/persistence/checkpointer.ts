@@ -7,16 +7,15 @@ import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 
 export type CheckpointTarget =
-  | { kind: "memory" }
-  | { kind: "sqlite"; path: string }
-  | { kind: "postgres"; url: string };
+  { kind: "memory" } | { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
 
 export class CheckpointUrlError extends Error {
   override name = "CheckpointUrlError";
 }
 
 /** The default store of a workspace's threads. */
-export const defaultCheckpoints = (workspace: string) => `sqlite:${path.join(workspace, ".keel", "keel.db")}`;
+export const defaultCheckpoints = (workspace: string) =>
+  `sqlite:${path.join(workspace, ".keel", "keel.db")}`;
 
 /** Parses a `--checkpoints` value; throws `CheckpointUrlError` naming the accepted forms. */
 export function parseCheckpointUrl(url: string, cwd = process.cwd()): CheckpointTarget {
@@ -28,7 +27,9 @@ export function parseCheckpointUrl(url: string, cwd = process.cwd()): Checkpoint
     return { kind: "sqlite", path: path.resolve(cwd, p) };
   }
   if (/^postgres(ql)?:\/\//.test(v)) return { kind: "postgres", url: v };
-  throw new CheckpointUrlError(`unknown checkpoint store "${url}": use memory, sqlite:PATH or postgres://USER@HOST/DB`);
+  throw new CheckpointUrlError(
+    `unknown checkpoint store "${url}": use memory, sqlite:PATH or postgres://USER@HOST/DB`,
+  );
 }
 
 /** Opens the checkpointer a URL names. The caller closes it with `closeCheckpointer`. */

@@ -38,7 +38,10 @@ export interface ChatBody {
   messages?: WireMessage[];
   stream?: boolean;
   format?: unknown;
-  tools?: Array<{ type: string; function: { name: string; description?: string; parameters?: Record<string, unknown> } }>;
+  tools?: Array<{
+    type: string;
+    function: { name: string; description?: string; parameters?: Record<string, unknown> };
+  }>;
   options?: Record<string, unknown>;
   think?: unknown;
   keep_alive?: unknown;
@@ -136,13 +139,18 @@ export interface FakeOllama {
 }
 
 export const DEFAULT_FAKE_MODELS: Record<string, FakeModel> = {
-  "qwen3:8b": { capabilities: ["completion", "tools", "thinking"], family: "qwen3", contextLength: 40960 },
+  "qwen3:8b": {
+    capabilities: ["completion", "tools", "thinking"],
+    family: "qwen3",
+    contextLength: 40960,
+  },
   "llama3.1:8b": { capabilities: ["completion", "tools"], family: "llama", contextLength: 131072 },
   "gemma3:4b": { capabilities: ["completion", "vision"], family: "gemma3", contextLength: 131072 },
   "nomic-embed-text": { capabilities: ["embedding"], family: "nomic-bert", contextLength: 2048 },
 };
 
-const callId = () => `call_${Array.from(randomBytes(8), (b) => "abcdefghijklmnopqrstuvwxyz0123456789"[b % 36]).join("")}`;
+const callId = () =>
+  `call_${Array.from(randomBytes(8), (b) => "abcdefghijklmnopqrstuvwxyz0123456789"[b % 36]).join("")}`;
 const now = () => new Date().toISOString().replace(/(\.\d{3})Z$/, "$1000Z");
 
 function withTag(name: string): string {
@@ -150,7 +158,11 @@ function withTag(name: string): string {
 }
 
 function lookupModel(models: Record<string, FakeModel>, name: string): FakeModel | undefined {
-  return models[name] ?? models[withTag(name)] ?? (name.endsWith(":latest") ? models[name.slice(0, -7)] : undefined);
+  return (
+    models[name] ??
+    models[withTag(name)] ??
+    (name.endsWith(":latest") ? models[name.slice(0, -7)] : undefined)
+  );
 }
 
 export function viewOf(body: ChatBody, prefix: string): ChatView {
@@ -165,23 +177,37 @@ export function viewOf(body: ChatBody, prefix: string): ChatView {
     messages,
     structured: format !== undefined && format !== null && format !== "",
     formatKeys:
-      format && typeof format === "object" ? Object.keys((format as { properties?: object }).properties ?? {}) : [],
+      format && typeof format === "object"
+        ? Object.keys((format as { properties?: object }).properties ?? {})
+        : [],
     toolNames: (body.tools ?? []).map((t) => t.function.name),
     turn: messages.filter((m) => m.role === "assistant").length,
-    toolResults: lastAssistant >= 0 ? messages.slice(lastAssistant + 1).filter((m) => m.role === "tool") : [],
+    toolResults:
+      lastAssistant >= 0 ? messages.slice(lastAssistant + 1).filter((m) => m.role === "tool") : [],
     last: messages[messages.length - 1],
-    userText: messages.filter((m) => m.role === "user").map((m) => m.content).join("\n"),
+    userText: messages
+      .filter((m) => m.role === "user")
+      .map((m) => m.content)
+      .join("\n"),
     prefix,
   };
 }
 
 function streamChunk(model: string, message: Partial<WireMessage>, done = false) {
-  return { model, created_at: now(), message: { role: "assistant", content: "", ...message }, done };
+  return {
+    model,
+    created_at: now(),
+    message: { role: "assistant", content: "", ...message },
+    done,
+  };
 }
 
 function sendJson(res: ServerResponse, status: number, obj: unknown): void {
   const text = JSON.stringify(obj);
-  res.writeHead(status, { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(text) });
+  res.writeHead(status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -228,20 +254,28 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
     const apiAt = url.pathname.indexOf("/api/");
     const prefix = apiAt > 0 ? url.pathname.slice(0, apiAt) : "";
     const route = apiAt >= 0 ? url.pathname.slice(apiAt) : url.pathname;
-    let body: unknown = raw;
+    let body: unknown;
     try {
       body = raw ? JSON.parse(raw) : undefined;
     } catch {
       body = raw;
     }
-    requests.push({ method: req.method ?? "GET", path: url.pathname, prefix, headers: req.headers, body, at: Date.now() });
+    requests.push({
+      method: req.method ?? "GET",
+      path: url.pathname,
+      prefix,
+      headers: req.headers,
+      body,
+      at: Date.now(),
+    });
 
     if ((req.method === "GET" || req.method === "HEAD") && (route === "/" || route === "")) {
       res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" });
       res.end(req.method === "HEAD" ? undefined : "Ollama is running");
       return;
     }
-    if (req.method === "GET" && route === "/api/version") return sendJson(res, 200, { version: "0.12.10" });
+    if (req.method === "GET" && route === "/api/version")
+      return sendJson(res, 200, { version: "0.12.10" });
     if (req.method === "GET" && route === "/api/tags") {
       return sendJson(res, 200, {
         models: Object.entries(models).map(([name, m]) => ({
@@ -250,13 +284,22 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
           modified_at: "2026-11-01T10:00:00.000000Z",
           size: 4_920_753_328,
           digest: "a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72",
-          details: { parent_model: "", format: "gguf", family: m.family ?? "llama", families: [m.family ?? "llama"], parameter_size: "8B", quantization_level: "Q4_K_M" },
+          details: {
+            parent_model: "",
+            format: "gguf",
+            family: m.family ?? "llama",
+            families: [m.family ?? "llama"],
+            parameter_size: "8B",
+            quantization_level: "Q4_K_M",
+          },
         })),
       });
     }
     if (req.method === "POST" && route === "/api/show") {
-      if (typeof body !== "object" || body === null) return sendError(res, 400, "missing request body");
-      const name = (body as { model?: string; name?: string }).model ?? (body as { name?: string }).name;
+      if (typeof body !== "object" || body === null)
+        return sendError(res, 400, "missing request body");
+      const name =
+        (body as { model?: string; name?: string }).model ?? (body as { name?: string }).name;
       if (!name) return sendError(res, 400, "model is required");
       const m = lookupModel(models, name);
       if (!m) return sendError(res, 404, `model '${name}' not found`);
@@ -264,9 +307,21 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
       return sendJson(res, 200, {
         modelfile: `FROM ${name}`,
         parameters: "temperature 0.6",
-        template: m.capabilities.includes("tools") ? "{{- if .Tools }}<tools>{{ .Tools }}</tools>{{ end }}{{ .Prompt }}" : "{{ .Prompt }}",
-        details: { parent_model: "", format: "gguf", family, families: [family], parameter_size: "8B", quantization_level: "Q4_K_M" },
-        model_info: { "general.architecture": family, [`${family}.context_length`]: m.contextLength ?? 8192 },
+        template: m.capabilities.includes("tools")
+          ? "{{- if .Tools }}<tools>{{ .Tools }}</tools>{{ end }}{{ .Prompt }}"
+          : "{{ .Prompt }}",
+        details: {
+          parent_model: "",
+          format: "gguf",
+          family,
+          families: [family],
+          parameter_size: "8B",
+          quantization_level: "Q4_K_M",
+        },
+        model_info: {
+          "general.architecture": family,
+          [`${family}.context_length`]: m.contextLength ?? 8192,
+        },
         capabilities: m.capabilities,
         modified_at: "2026-11-01T10:00:00.000000Z",
       });
@@ -279,18 +334,31 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
   const chat = async (raw: string, body: unknown, prefix: string, res: ServerResponse) => {
     if (!raw) return sendError(res, 400, "missing request body");
     if (typeof body !== "object" || body === null) {
-      return sendError(res, 400, `invalid character '${raw.trim()[0] ?? ""}' looking for beginning of value`);
+      return sendError(
+        res,
+        400,
+        `invalid character '${raw.trim()[0] ?? ""}' looking for beginning of value`,
+      );
     }
     const b = body as ChatBody;
     if (b.messages !== undefined && !Array.isArray(b.messages)) {
-      return sendError(res, 400, `json: cannot unmarshal ${typeof b.messages} into Go struct field ChatRequest.messages of type []api.Message`);
+      return sendError(
+        res,
+        400,
+        `json: cannot unmarshal ${typeof b.messages} into Go struct field ChatRequest.messages of type []api.Message`,
+      );
     }
     if (!b.model) return sendError(res, 400, "model is required");
     const model = lookupModel(models, b.model);
     if (!model) return sendError(res, 404, `model '${b.model}' not found`);
-    if (!model.capabilities.includes("completion")) return sendError(res, 400, `"${b.model}" does not support chat`);
+    if (!model.capabilities.includes("completion"))
+      return sendError(res, 400, `"${b.model}" does not support chat`);
     if (b.tools?.length && !model.capabilities.includes("tools")) {
-      return sendError(res, 400, `registry.ollama.ai/library/${withTag(b.model)} does not support tools`);
+      return sendError(
+        res,
+        400,
+        `registry.ollama.ai/library/${withTag(b.model)} does not support tools`,
+      );
     }
     if (b.think && b.think !== false && !model.capabilities.includes("thinking")) {
       return sendError(res, 400, `"${b.model}" does not support thinking`);
@@ -303,7 +371,13 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
     await answer(reply, view, stream, thinks, res);
   };
 
-  const answer = async (reply: Reply, view: ChatView, stream: boolean, thinks: boolean, res: ServerResponse) => {
+  const answer = async (
+    reply: Reply,
+    view: ChatView,
+    stream: boolean,
+    thinks: boolean,
+    res: ServerResponse,
+  ) => {
     const line = (obj: unknown) => res.write(`${JSON.stringify(obj)}\n`);
     const base = (message: Partial<WireMessage>) => streamChunk(view.body.model, message);
     if ("fault" in reply) {
@@ -335,13 +409,27 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
           res.end();
           return;
         case "malformed-line":
-          return respond({ ...reply.then, pieces: reply.then.pieces ?? 2 }, view, stream, thinks, res, true);
+          return respond(
+            { ...reply.then, pieces: reply.then.pieces ?? 2 },
+            view,
+            stream,
+            thinks,
+            res,
+            true,
+          );
       }
     }
     return respond(reply, view, stream, thinks, res);
   };
 
-  const respond = async (r: AnswerReply, view: ChatView, stream: boolean, thinks: boolean, res: ServerResponse, malformed = false) => {
+  const respond = async (
+    r: AnswerReply,
+    view: ChatView,
+    stream: boolean,
+    thinks: boolean,
+    res: ServerResponse,
+    malformed = false,
+  ) => {
     const content = r.content ?? "";
     for (const c of r.toolCalls ?? []) {
       if (!r.allowUnknownTools && !view.toolNames.includes(c.name)) {
@@ -360,7 +448,10 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
       }
     }
     if (r.delayMs) await sleep(r.delayMs);
-    const calls: WireToolCall[] = (r.toolCalls ?? []).map((c, index) => ({ id: callId(), function: { index, name: c.name, arguments: c.arguments } }));
+    const calls: WireToolCall[] = (r.toolCalls ?? []).map((c, index) => ({
+      id: callId(),
+      function: { index, name: c.name, arguments: c.arguments },
+    }));
     const thinking = thinks ? (r.thinking ?? "") : "";
     const promptTokens = JSON.stringify(view.messages).length >> 2;
     const evalTokens = (content.length >> 2) + calls.length * 12 + 1;
@@ -373,7 +464,12 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
     if (!stream) {
       return sendJson(res, 200, {
         ...final,
-        message: { role: "assistant", content, ...(thinking ? { thinking } : {}), ...(calls.length ? { tool_calls: calls } : {}) },
+        message: {
+          role: "assistant",
+          content,
+          ...(thinking ? { thinking } : {}),
+          ...(calls.length ? { tool_calls: calls } : {}),
+        },
       });
     }
     res.writeHead(200, { "Content-Type": "application/x-ndjson" });
@@ -384,8 +480,10 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
       line(base2({ content: p }));
       if (malformed && i === 0) res.write('{"model":"broken", "message":\n');
     });
-    if (calls.length && (r.placement ?? "classic") === "classic") line(base2({ content: "", tool_calls: calls }));
-    if (calls.length && r.placement === "native") line({ ...final, message: { role: "assistant", content: "", tool_calls: calls } });
+    if (calls.length && (r.placement ?? "classic") === "classic")
+      line(base2({ content: "", tool_calls: calls }));
+    if (calls.length && r.placement === "native")
+      line({ ...final, message: { role: "assistant", content: "", tool_calls: calls } });
     else line(final);
     res.end();
   };
@@ -399,7 +497,8 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
 
-  const chatRequests = () => requests.filter((r) => r.method === "POST" && r.path.endsWith("/api/chat"));
+  const chatRequests = () =>
+    requests.filter((r) => r.method === "POST" && r.path.endsWith("/api/chat"));
   return {
     url: `http://127.0.0.1:${port}`,
     requests,

@@ -11,7 +11,9 @@ const MAX_FILE_BYTES = 512 * 1024;
 const MAX_FOLDER_FILES = 400;
 
 function fileSummary(s: FileStructure): string {
-  const syms = s.symbols.map((x) => `${x.exported ? "export " : ""}${x.kind} ${x.name} (line ${x.line})`);
+  const syms = s.symbols.map(
+    (x) => `${x.exported ? "export " : ""}${x.kind} ${x.name} (line ${x.line})`,
+  );
   return [
     `${s.path}: ${s.language}, ${s.lines} lines, ${s.bytes} bytes${s.parseErrors ? ", has syntax errors" : ""}`,
     s.imports.length ? `  imports: ${s.imports.join(", ")}` : "  imports: none",
@@ -24,17 +26,22 @@ export const analyzeCodeTool = defineTool({
   description:
     "Structural summary of an existing source file or folder: language, size, imports and top-level symbols (parsed, not guessed).",
   toolClass: "explore",
-  schema: z.object({ path: z.string().describe("Existing file or folder, relative to the workspace") }),
+  schema: z.object({
+    path: z.string().describe("Existing file or folder, relative to the workspace"),
+  }),
   async run({ path: p }, ctx) {
     const r = sandboxed(ctx.workspace, p);
     if ("failure" in r) return r.failure;
     const st = await stat(r.abs).catch(() => null);
     if (!st) return missingPath("analyze_code", r.rel);
     if (st.isFile()) {
-      if (st.size > MAX_FILE_BYTES) return ok(`${r.rel}: ${st.size} bytes, too large to parse; read parts with read_file.`);
+      if (st.size > MAX_FILE_BYTES)
+        return ok(`${r.rel}: ${st.size} bytes, too large to parse; read parts with read_file.`);
       return ok(fileSummary(await describeSource(r.rel, await readFile(r.abs, "utf8"))));
     }
-    const files = (await glob("**/*", { cwd: r.abs, ignore: SKIPPED_DIRS, onlyFiles: true })).sort();
+    const files = (
+      await glob("**/*", { cwd: r.abs, ignore: SKIPPED_DIRS, onlyFiles: true })
+    ).sort();
     const byLanguage = new Map<string, { files: number; lines: number }>();
     const parts: string[] = [];
     for (const f of files.slice(0, MAX_FOLDER_FILES)) {
@@ -56,5 +63,7 @@ export const analyzeCodeTool = defineTool({
 });
 
 function clipLines(text: string, limit: number): string {
-  return text.length <= limit ? text : `${text.slice(0, limit)}\n[truncated; analyze a subfolder or single file for more]`;
+  return text.length <= limit
+    ? text
+    : `${text.slice(0, limit)}\n[truncated; analyze a subfolder or single file for more]`;
 }

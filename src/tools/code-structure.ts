@@ -9,11 +9,30 @@ import { Language, Parser, type Node } from "web-tree-sitter";
 const require = createRequire(import.meta.url);
 
 const GRAMMAR_BY_EXT: Record<string, string> = {
-  ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
-  ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-  ".py": "python", ".go": "go", ".rs": "rust", ".java": "java", ".rb": "ruby", ".php": "php",
-  ".cs": "c-sharp", ".c": "cpp", ".h": "cpp", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp",
-  ".cxx": "cpp", ".sh": "bash", ".bash": "bash", ".css": "css",
+  ".ts": "typescript",
+  ".mts": "typescript",
+  ".cts": "typescript",
+  ".tsx": "tsx",
+  ".js": "javascript",
+  ".mjs": "javascript",
+  ".cjs": "javascript",
+  ".jsx": "javascript",
+  ".py": "python",
+  ".go": "go",
+  ".rs": "rust",
+  ".java": "java",
+  ".rb": "ruby",
+  ".php": "php",
+  ".cs": "c-sharp",
+  ".c": "cpp",
+  ".h": "cpp",
+  ".cc": "cpp",
+  ".cpp": "cpp",
+  ".hpp": "cpp",
+  ".cxx": "cpp",
+  ".sh": "bash",
+  ".bash": "bash",
+  ".css": "css",
 };
 
 export interface Symbol {
@@ -52,7 +71,8 @@ export function languageOf(file: string): string | undefined {
   return GRAMMAR_BY_EXT[path.extname(file).toLowerCase()];
 }
 
-const IMPORT_TYPES = /^(import_statement|import_from_statement|import_declaration|use_declaration|preproc_include|using_directive|namespace_use_declaration)$/;
+const IMPORT_TYPES =
+  /^(import_statement|import_from_statement|import_declaration|use_declaration|preproc_include|using_directive|namespace_use_declaration)$/;
 const DECLARATOR_PARENTS = /^(lexical_declaration|variable_declaration)$/;
 const WRAPPERS = /^(export_statement|decorated_definition|declaration_list)$/;
 
@@ -83,13 +103,20 @@ export async function describeSource(file: string, text: string): Promise<FileSt
         return;
       }
       if (WRAPPERS.test(node.type)) {
-        for (const child of node.namedChildren) if (child) visit(child, exported || node.type === "export_statement");
+        for (const child of node.namedChildren)
+          if (child) visit(child, exported || node.type === "export_statement");
         return;
       }
       if (DECLARATOR_PARENTS.test(node.type)) {
         for (const d of node.namedChildren) {
           const name = d?.childForFieldName("name");
-          if (d && name) base.symbols.push({ kind: "variable", name: name.text, line: d.startPosition.row + 1, exported });
+          if (d && name)
+            base.symbols.push({
+              kind: "variable",
+              name: name.text,
+              line: d.startPosition.row + 1,
+              exported,
+            });
         }
         return;
       }
@@ -113,7 +140,13 @@ export async function describeSource(file: string, text: string): Promise<FileSt
 
 /** The module an import names when the grammar exposes it, else the statement on one line. */
 function importTarget(node: Node): string {
-  const source = node.childForFieldName("source") ?? node.childForFieldName("module_name") ?? node.childForFieldName("path");
+  const source =
+    node.childForFieldName("source") ??
+    node.childForFieldName("module_name") ??
+    node.childForFieldName("path");
   const raw = source?.text ?? node.text;
-  return raw.replace(/\s+/g, " ").replace(/^["'`]|["'`]$/g, "").slice(0, 160);
+  return raw
+    .replace(/\s+/g, " ")
+    .replace(/^["'`]|["'`]$/g, "")
+    .slice(0, 160);
 }

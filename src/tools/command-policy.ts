@@ -36,9 +36,36 @@ const WRITE_HINT =
 
 /** Programs whose effects reach beyond the workspace's files. */
 const NEEDS_APPROVAL = new Set([
-  "sudo", "su", "doas", "apt", "apt-get", "dpkg", "dnf", "yum", "brew", "snap", "curl", "wget",
-  "ssh", "scp", "rsync", "docker", "podman", "kubectl", "kill", "pkill", "killall", "shutdown",
-  "reboot", "systemctl", "service", "mount", "umount", "chown", "crontab", "launchctl",
+  "sudo",
+  "su",
+  "doas",
+  "apt",
+  "apt-get",
+  "dpkg",
+  "dnf",
+  "yum",
+  "brew",
+  "snap",
+  "curl",
+  "wget",
+  "ssh",
+  "scp",
+  "rsync",
+  "docker",
+  "podman",
+  "kubectl",
+  "kill",
+  "pkill",
+  "killall",
+  "shutdown",
+  "reboot",
+  "systemctl",
+  "service",
+  "mount",
+  "umount",
+  "chown",
+  "crontab",
+  "launchctl",
 ]);
 const INSTALLERS: Record<string, string[]> = {
   npm: ["install", "i", "add", "ci", "uninstall", "publish", "link"],
@@ -52,7 +79,19 @@ const INSTALLERS: Record<string, string[]> = {
   git: ["push", "clone", "fetch", "pull"],
 };
 /** Commands whose path arguments must stay inside the workspace. */
-const PATH_MUTATORS = new Set(["rm", "mv", "cp", "chmod", "ln", "touch", "mkdir", "rmdir", "truncate", "dd", "install"]);
+const PATH_MUTATORS = new Set([
+  "rm",
+  "mv",
+  "cp",
+  "chmod",
+  "ln",
+  "touch",
+  "mkdir",
+  "rmdir",
+  "truncate",
+  "dd",
+  "install",
+]);
 
 const isOp = (e: ParseEntry): e is Extract<ParseEntry, { op: string }> =>
   typeof e === "object" && e !== null && "op" in e;
@@ -72,13 +111,17 @@ export function checkCommand(command: string, workspace: string): CommandVerdict
   try {
     entries = parse(trimmed, (name) => `$${name}`);
   } catch (e) {
-    return { verdict: "refuse", reason: `the command could not be parsed: ${(e as Error).message}` };
+    return {
+      verdict: "refuse",
+      reason: `the command could not be parsed: ${(e as Error).message}`,
+    };
   }
 
   // Split into simple commands at control operators; look at each one's words and redirections.
   const segments: ParseEntry[][] = [[]];
   for (const e of entries) {
-    if (isOp(e) && ["|", "||", "&&", ";", "&", "|&", ";;", "(", ")"].includes(e.op)) segments.push([]);
+    if (isOp(e) && ["|", "||", "&&", ";", "&", "|&", ";;", "(", ")"].includes(e.op))
+      segments.push([]);
     else segments[segments.length - 1]!.push(e);
   }
   for (const seg of segments) {
@@ -86,7 +129,10 @@ export function checkCommand(command: string, workspace: string): CommandVerdict
       const e = seg[i]!;
       if (!isOp(e)) continue;
       if (e.op === "<<" || e.op === "<<<") {
-        return { verdict: "refuse", reason: `here-documents are refused (they are file writes in disguise). ${WRITE_HINT}` };
+        return {
+          verdict: "refuse",
+          reason: `here-documents are refused (they are file writes in disguise). ${WRITE_HINT}`,
+        };
       }
       if ([">", ">>", ">|", "&>", "&>>"].includes(e.op)) {
         const target = seg[i + 1];
@@ -100,7 +146,8 @@ export function checkCommand(command: string, workspace: string): CommandVerdict
     const words = seg.filter((e): e is string => typeof e === "string");
     // Skip leading VAR=value assignments and `env`.
     let k = 0;
-    while (k < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[k]!) || words[k] === "env")) k++;
+    while (k < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[k]!) || words[k] === "env"))
+      k++;
     const program = words[k] ? path.posix.basename(words[k]!) : undefined;
     if (!program) continue;
     const args = words.slice(k + 1);
@@ -112,11 +159,18 @@ export function checkCommand(command: string, workspace: string): CommandVerdict
     }
     const sub = INSTALLERS[program];
     if (sub && args.some((a) => sub.includes(a))) {
-      return { verdict: "approve", reason: `${program} ${args.find((a) => sub.includes(a))} changes things beyond the workspace (network, caches or remotes)` };
+      return {
+        verdict: "approve",
+        reason: `${program} ${args.find((a) => sub.includes(a))} changes things beyond the workspace (network, caches or remotes)`,
+      };
     }
     if (PATH_MUTATORS.has(program)) {
       const escaping = args.find((a) => !a.startsWith("-") && escapes(workspace, a));
-      if (escaping) return { verdict: "approve", reason: `${program} touches ${escaping}, outside the workspace` };
+      if (escaping)
+        return {
+          verdict: "approve",
+          reason: `${program} touches ${escaping}, outside the workspace`,
+        };
     }
   }
   return { verdict: "run" };

@@ -37,7 +37,8 @@ export function missingPath(tool: string, rel: string): ToolResult {
 
 export const readFileTool = defineTool({
   name: "read_file",
-  description: "Read a text file from the workspace. Use offset/limit (line numbers) for big files.",
+  description:
+    "Read a text file from the workspace. Use offset/limit (line numbers) for big files.",
   toolClass: "explore",
   schema: z.object({
     path: PathArg,
@@ -50,14 +51,20 @@ export const readFileTool = defineTool({
     const st = await statOrNull(r.abs);
     if (!st) return missingPath("read_file", r.rel);
     if (st.isDirectory()) {
-      return fail("wrong_tool", `read_file: ${r.rel} is a directory; call list_dir to see its entries.`);
+      return fail(
+        "wrong_tool",
+        `read_file: ${r.rel} is a directory; call list_dir to see its entries.`,
+      );
     }
     const text = await readFile(r.abs, "utf8");
     const lines = text.split("\n");
     const start = (offset ?? 1) - 1;
     const end = limit ? start + limit : lines.length;
     let body = lines.slice(start, end).join("\n");
-    let note = start > 0 || end < lines.length ? `[lines ${start + 1}-${Math.min(end, lines.length)} of ${lines.length}]\n` : "";
+    let note =
+      start > 0 || end < lines.length
+        ? `[lines ${start + 1}-${Math.min(end, lines.length)} of ${lines.length}]\n`
+        : "";
     if (body.length > ctx.outputLimit) {
       body = body.slice(0, ctx.outputLimit);
       note += `[truncated at ${ctx.outputLimit} characters; read further with offset/limit]\n`;
@@ -118,7 +125,11 @@ export const editFileTool = defineTool({
           : `edit_file: old_text occurs ${count} times in ${r.rel}; include more surrounding lines so it matches once.`,
       );
     }
-    await writeFile(r.abs, text.replace(old_text, () => new_text), "utf8");
+    await writeFile(
+      r.abs,
+      text.replace(old_text, () => new_text),
+      "utf8",
+    );
     return ok(`edited ${r.rel}`, [r.rel]);
   },
 });
@@ -133,7 +144,8 @@ export const listDirTool = defineTool({
     if ("failure" in r) return r.failure;
     const st = await statOrNull(r.abs);
     if (!st) return missingPath("list_dir", r.rel);
-    if (!st.isDirectory()) return fail("wrong_tool", `list_dir: ${r.rel} is a file; call read_file.`);
+    if (!st.isDirectory())
+      return fail("wrong_tool", `list_dir: ${r.rel} is a file; call read_file.`);
     const entries = await readdir(r.abs, { withFileTypes: true });
     const names = entries
       .map((e) => (e.isDirectory() ? `${e.name}/` : e.name))

@@ -43,8 +43,7 @@ export function toolDefinition(tool: KeelTool) {
 }
 
 export type Lookup =
-  | { found: true; tool: KeelTool; repairedFrom?: string }
-  | { found: false; message: string };
+  { found: true; tool: KeelTool; repairedFrom?: string } | { found: false; message: string };
 
 /** Finds a tool by name: exact, then case-insensitive; otherwise an error naming the closest. */
 export function lookupTool(name: string, tools: readonly KeelTool[]): Lookup {
@@ -92,7 +91,8 @@ export function validateArgs(
 
 function receivedType(args: unknown, at: PropertyKey[]): string {
   let v: unknown = args;
-  for (const k of at) v = v && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[k] : undefined;
+  for (const k of at)
+    v = v && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[k] : undefined;
   if (v === undefined) return "nothing (the field is missing)";
   if (v === null) return "null";
   if (Array.isArray(v)) return "array";
@@ -100,7 +100,10 @@ function receivedType(args: unknown, at: PropertyKey[]): string {
 }
 
 function describeFields(tool: KeelTool): string {
-  const def = toolDefinition(tool).function.parameters as { properties?: Record<string, { type?: string }>; required?: string[] };
+  const def = toolDefinition(tool).function.parameters as {
+    properties?: Record<string, { type?: string }>;
+    required?: string[];
+  };
   const req = new Set(def.required ?? []);
   return Object.entries(def.properties ?? {})
     .map(([k, v]) => `${k}${req.has(k) ? "" : "?"}: ${v.type ?? "value"}`)

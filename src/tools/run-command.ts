@@ -26,7 +26,9 @@ export class OutputTail {
 
   text(): string {
     const cut = this.total - this.head.length - this.tail.length;
-    return cut > 0 ? `${this.head}\n[... ${cut} characters cut ...]\n${this.tail}` : this.head + this.tail;
+    return cut > 0
+      ? `${this.head}\n[... ${cut} characters cut ...]\n${this.tail}`
+      : this.head + this.tail;
   }
 }
 
@@ -37,13 +39,19 @@ export const runCommandTool = defineTool({
   toolClass: "command",
   schema: z.object({
     command: z.string().describe("The shell command, e.g. npm test"),
-    timeout_ms: z.number().int().positive().optional().describe("Time limit in milliseconds (default 120000)"),
+    timeout_ms: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("Time limit in milliseconds (default 120000)"),
   }),
   async run({ command, timeout_ms }, ctx) {
     const check = checkCommand(command, ctx.workspace);
     if (check.verdict === "refuse") return fail("refused", `run_command refused: ${check.reason}`);
     if (check.verdict === "approve") {
-      const approved = ctx.approve?.({ tool: "run_command", command, reason: check.reason }) ?? false;
+      const approved =
+        ctx.approve?.({ tool: "run_command", command, reason: check.reason }) ?? false;
       if (!approved) {
         return fail(
           "needs_approval",
@@ -85,7 +93,12 @@ export const runCommandTool = defineTool({
         ctx.signal?.removeEventListener("abort", onAbort);
         const output = out.text().trimEnd() || "(no output)";
         if (timedOut) {
-          resolve(fail("timeout", `run_command: timed out after ${timeout} ms and was killed. Output so far:\n${output}`));
+          resolve(
+            fail(
+              "timeout",
+              `run_command: timed out after ${timeout} ms and was killed. Output so far:\n${output}`,
+            ),
+          );
         } else if (code === 0) {
           resolve(ok(`exit code 0\n${output}`));
         } else {

@@ -72,6 +72,8 @@ export function realWorkspace(dir: string): string {
   try {
     return realpathSync(path.resolve(dir));
   } catch {
-    throw new Error(`workspace ${dir} does not exist; create it or pass --workspace <existing dir>`);
+    throw new Error(
+      `workspace ${dir} does not exist; create it or pass --workspace <existing dir>`,
+    );
   }
 }

@@ -13,7 +13,10 @@ const MAX_MATCHES = 200;
 function badPattern(pattern: string): ToolResult | null {
   const p = pattern.replace(/\\/g, "/");
   if (p.startsWith("/") || /^[a-zA-Z]:/.test(p) || p.split("/").includes("..")) {
-    return fail("outside_workspace", `pattern ${JSON.stringify(pattern)} must stay inside the workspace (no "..", no absolute paths).`);
+    return fail(
+      "outside_workspace",
+      `pattern ${JSON.stringify(pattern)} must stay inside the workspace (no "..", no absolute paths).`,
+    );
   }
   return null;
 }
@@ -34,7 +37,10 @@ export const globTool = defineTool({
   toolClass: "explore",
   schema: z.object({
     pattern: z.string().min(1).describe('Glob pattern, e.g. "**/*.py"'),
-    path: z.string().optional().describe("Folder to search in, relative to the workspace (default: root)"),
+    path: z
+      .string()
+      .optional()
+      .describe("Folder to search in, relative to the workspace (default: root)"),
   }),
   async run({ pattern, path: p }, ctx) {
     const refused = badPattern(pattern);
@@ -47,17 +53,23 @@ export const globTool = defineTool({
     const rel = found.map((f) => path.posix.join(r.rel === "." ? "" : r.rel, f) || f);
     if (rel.length === 0) return ok(`no files match ${pattern} in ${r.rel}`);
     const shown = rel.slice(0, MAX_MATCHES).join("\n");
-    return ok(rel.length > MAX_MATCHES ? `${shown}\n[${rel.length - MAX_MATCHES} more not shown]` : shown);
+    return ok(
+      rel.length > MAX_MATCHES ? `${shown}\n[${rel.length - MAX_MATCHES} more not shown]` : shown,
+    );
   },
 });
 
 export const grepTool = defineTool({
   name: "grep",
-  description: "Search file contents with a regular expression. Returns path:line: text for each match.",
+  description:
+    "Search file contents with a regular expression. Returns path:line: text for each match.",
   toolClass: "explore",
   schema: z.object({
     pattern: z.string().min(1).describe("JavaScript regular expression to search for"),
-    path: z.string().optional().describe("Folder or file to search, relative to the workspace (default: root)"),
+    path: z
+      .string()
+      .optional()
+      .describe("Folder or file to search, relative to the workspace (default: root)"),
     glob: z.string().optional().describe('Only search files matching this glob, e.g. "*.ts"'),
   }),
   async run({ pattern, path: p, glob }, ctx) {
@@ -65,7 +77,10 @@ export const grepTool = defineTool({
     try {
       re = new RegExp(pattern);
     } catch (e) {
-      return fail("invalid_arguments", `grep: pattern is not a valid regular expression: ${(e as Error).message}`);
+      return fail(
+        "invalid_arguments",
+        `grep: pattern is not a valid regular expression: ${(e as Error).message}`,
+      );
     }
     if (glob) {
       const refused = badPattern(glob);
@@ -76,7 +91,9 @@ export const grepTool = defineTool({
     const st = await stat(r.abs).catch(() => null);
     if (!st) return missingPath("grep", r.rel);
     const targets = st.isDirectory()
-      ? (await files(r.abs, glob ? (glob.includes("/") ? glob : `**/${glob}`) : "**/*")).map((f) => path.join(r.abs, f))
+      ? (await files(r.abs, glob ? (glob.includes("/") ? glob : `**/${glob}`) : "**/*")).map((f) =>
+          path.join(r.abs, f),
+        )
       : [r.abs];
     const matches: string[] = [];
     for (const file of targets) {
@@ -85,11 +102,16 @@ export const grepTool = defineTool({
       if (text.includes("\0")) continue; // binary
       const rel = path.relative(ctx.workspace, file).split(path.sep).join("/");
       text.split("\n").forEach((line, i) => {
-        if (matches.length <= MAX_MATCHES && re.test(line)) matches.push(`${rel}:${i + 1}: ${line.slice(0, 300)}`);
+        if (matches.length <= MAX_MATCHES && re.test(line))
+          matches.push(`${rel}:${i + 1}: ${line.slice(0, 300)}`);
       });
       if (matches.length > MAX_MATCHES) break;
     }
     if (matches.length === 0) return ok(`no matches for /${pattern}/ in ${r.rel}`);
-    return ok(matches.length > MAX_MATCHES ? `${matches.slice(0, MAX_MATCHES).join("\n")}\n[more matches not shown]` : matches.join("\n"));
+    return ok(
+      matches.length > MAX_MATCHES
+        ? `${matches.slice(0, MAX_MATCHES).join("\n")}\n[more matches not shown]`
+        : matches.join("\n"),
+    );
   },
 });

@@ -29,7 +29,16 @@ describe("keel --help", () => {
     expect(top.stdout).toMatch(/run \[options\] \[request\]/);
     expect(top.stdout).toMatch(/demo/);
     const run = await runKeel(["run", "--help"]);
-    for (const flag of ["--workspace", "--model", "--ollama-url", "--thread", "--checkpoints", "--max-turns", "--yes", "--json"]) {
+    for (const flag of [
+      "--workspace",
+      "--model",
+      "--ollama-url",
+      "--thread",
+      "--checkpoints",
+      "--max-turns",
+      "--yes",
+      "--json",
+    ]) {
       expect(run.stdout).toContain(flag);
     }
     expect(run.stdout).toContain("Exit codes: 0 done");
@@ -39,10 +48,24 @@ describe("keel --help", () => {
 describe("keel run", () => {
   it("builds a file and prints the JSON contract as the last stdout line", async () => {
     fake = await startFakeOllama({
-      script: keelScript((req) => (req.turn === 0 ? calls(call("write_file", { path: "src/app.js", content: "console.log(1)\n" })) : { content: "Created src/app.js." })),
+      script: keelScript((req) =>
+        req.turn === 0
+          ? calls(call("write_file", { path: "src/app.js", content: "console.log(1)\n" }))
+          : { content: "Created src/app.js." },
+      ),
     });
     const ws = tempWorkspace();
-    const r = await runKeel(["run", "Create src/app.js that logs 1", "-w", ws, "--ollama-url", fake.url, "--thread", "t1", "--json"]);
+    const r = await runKeel([
+      "run",
+      "Create src/app.js that logs 1",
+      "-w",
+      ws,
+      "--ollama-url",
+      fake.url,
+      "--thread",
+      "t1",
+      "--json",
+    ]);
     expect(r.code).toBe(0);
     expect(r.json).toEqual({
       status: "done",
@@ -61,15 +84,36 @@ describe("keel run", () => {
 
   it("exits 1 with a report when the run gives up", async () => {
     fake = await startFakeOllama({ script: keelScript(() => ({ content: "" })) });
-    const r = await runKeel(["run", "Create a.txt", "-w", tempWorkspace(), "--ollama-url", fake.url, "--checkpoints", "memory", "--json"]);
+    const r = await runKeel([
+      "run",
+      "Create a.txt",
+      "-w",
+      tempWorkspace(),
+      "--ollama-url",
+      fake.url,
+      "--checkpoints",
+      "memory",
+      "--json",
+    ]);
     expect(r.code).toBe(1);
     expect(r.json).toMatchObject({ status: "gave_up", intent: "build", turns: 3 });
     expect(String(r.json?.summary)).toContain("Stopped: the model replied with nothing");
   });
 
   it("prints a human report without --json", async () => {
-    fake = await startFakeOllama({ script: keelScript(() => ({ content: "Hi! Ask me about your code." })) });
-    const r = await runKeel(["run", "hello", "-w", tempWorkspace(), "--ollama-url", fake.url, "--checkpoints", "memory"]);
+    fake = await startFakeOllama({
+      script: keelScript(() => ({ content: "Hi! Ask me about your code." })),
+    });
+    const r = await runKeel([
+      "run",
+      "hello",
+      "-w",
+      tempWorkspace(),
+      "--ollama-url",
+      fake.url,
+      "--checkpoints",
+      "memory",
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/intent\s+chat \(rules/);
     expect(r.stdout).toMatch(/DONE/);
@@ -80,7 +124,17 @@ describe("keel run", () => {
 describe("model server failures exit 3 with what to do", () => {
   it("Ollama down: names the URL and `ollama serve`", async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
-    const r = await runKeel(["run", "Create a.txt", "-w", tempWorkspace(), "--ollama-url", url, "--checkpoints", "memory", "--json"]);
+    const r = await runKeel([
+      "run",
+      "Create a.txt",
+      "-w",
+      tempWorkspace(),
+      "--ollama-url",
+      url,
+      "--checkpoints",
+      "memory",
+      "--json",
+    ]);
     expect(r.code).toBe(3);
     expect(r.json).toMatchObject({ status: "error" });
     expect(String(r.json?.error)).toContain(`cannot reach the Ollama server at ${url}`);
@@ -89,15 +143,44 @@ describe("model server failures exit 3 with what to do", () => {
 
   it("a missing model: names it and `ollama pull`", async () => {
     fake = await startFakeOllama();
-    const r = await runKeel(["run", "Create a.txt", "-w", tempWorkspace(), "--ollama-url", fake.url, "-m", "llama9:70b", "--checkpoints", "memory"]);
+    const r = await runKeel([
+      "run",
+      "Create a.txt",
+      "-w",
+      tempWorkspace(),
+      "--ollama-url",
+      fake.url,
+      "-m",
+      "llama9:70b",
+      "--checkpoints",
+      "memory",
+    ]);
     expect(r.code).toBe(3);
     expect(r.stdout).toContain('has no model "llama9:70b"');
     expect(r.stdout).toContain("ollama pull llama9:70b");
   });
 
   it("a 503 that persists: bounded retries, then exit 3", async () => {
-    fake = await startFakeOllama({ script: () => ({ fault: "status", status: 503, error: "server busy, please try again.  maximum pending requests exceeded" }) });
-    const r = await runKeel(["run", "Create a.txt", "-w", tempWorkspace(), "--ollama-url", fake.url, "--retries", "1", "--checkpoints", "memory", "--json"]);
+    fake = await startFakeOllama({
+      script: () => ({
+        fault: "status",
+        status: 503,
+        error: "server busy, please try again.  maximum pending requests exceeded",
+      }),
+    });
+    const r = await runKeel([
+      "run",
+      "Create a.txt",
+      "-w",
+      tempWorkspace(),
+      "--ollama-url",
+      fake.url,
+      "--retries",
+      "1",
+      "--checkpoints",
+      "memory",
+      "--json",
+    ]);
     expect(r.code).toBe(3);
     expect(String(r.json?.error)).toContain("stayed busy (after 2 attempts)");
     expect(fake.chatRequests()).toHaveLength(2);
@@ -124,9 +207,15 @@ describe("keel demo", () => {
     const r = await runKeel(["demo", "--json", "-w", ws]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("SCRIPTED DEMO");
-    expect(r.json).toMatchObject({ status: "done", intent: "build", files_written: ["src/api/users.js", "test/users.test.js"] });
+    expect(r.json).toMatchObject({
+      status: "done",
+      intent: "build",
+      files_written: ["src/api/users.js", "test/users.test.js"],
+    });
     expect(String(r.json?.summary)).toMatch(/^\[scripted model\]/);
-    const kinds = (r.json?.tool_calls as Array<{ name: string; ok: boolean }>).map((c) => `${c.name}:${c.ok}`);
+    const kinds = (r.json?.tool_calls as Array<{ name: string; ok: boolean }>).map(
+      (c) => `${c.name}:${c.ok}`,
+    );
     expect(kinds).toEqual([
       "run_command:false",
       "make_dir:false",

@@ -17,7 +17,9 @@ const script = keelScript((req: ChatView) => {
   const t = req.turn;
   if (t < STEPS) {
     return calls(
-      call("run_command", { command: `node -e "require('fs').appendFileSync('effects.log', 'step${t}\\n')"` }),
+      call("run_command", {
+        command: `node -e "require('fs').appendFileSync('effects.log', 'step${t}\\n')"`,
+      }),
       call("write_file", { path: `part${t}.txt`, content: `part ${t}\n` }),
     );
   }
@@ -31,39 +33,85 @@ afterEach(async () => {
 });
 
 describe("resume after SIGKILL", () => {
-  it.each([1, 2, 3, 4])("killed at model turn %i, resumed, finishes with every side effect exactly once", async (killAt) => {
-    fake = await startFakeOllama({ script });
-    const ws = tempWorkspace();
-    const args = ["run", "Create the parts", "-w", ws, "--ollama-url", fake.url, "--thread", "crash", "--json"];
-    const first = await runKeel(args, {
-      onSpawn: (child) =>
-        fake!.onChat((req) => {
-          if (!req.structured && req.turn === killAt) child.kill("SIGKILL");
-        }),
-    });
-    expect(first.signal).toBe("SIGKILL");
-    fake.onChat(undefined);
-    const before = readFileSync(path.join(ws, "effects.log"), "utf8");
-    expect(before.trim().split("\n")).toHaveLength(killAt);
+  it.each([1, 2, 3, 4])(
+    "killed at model turn %i, resumed, finishes with every side effect exactly once",
+    async (killAt) => {
+      fake = await startFakeOllama({ script });
+      const ws = tempWorkspace();
+      const args = [
+        "run",
+        "Create the parts",
+        "-w",
+        ws,
+        "--ollama-url",
+        fake.url,
+        "--thread",
+        "crash",
+        "--json",
+      ];
+      const first = await runKeel(args, {
+        onSpawn: (child) =>
+          fake!.onChat((req) => {
+            if (!req.structured && req.turn === killAt) child.kill("SIGKILL");
+          }),
+      });
+      expect(first.signal).toBe("SIGKILL");
+      fake.onChat(undefined);
+      const before = readFileSync(path.join(ws, "effects.log"), "utf8");
+      expect(before.trim().split("\n")).toHaveLength(killAt);
 
-    const second = await runKeel(args);
-    expect(second.code).toBe(0);
-    expect(second.stderr).toContain("resuming thread crash at act");
-    expect(second.json).toMatchObject({ status: "done", thread_id: "crash", files_written: expect.arrayContaining([`part${STEPS - 1}.txt`]) });
-    expect(readFileSync(path.join(ws, "effects.log"), "utf8")).toBe(Array.from({ length: STEPS }, (_, i) => `step${i}\n`).join(""));
-    expect(readdirSync(ws).filter((f) => f.startsWith("part")).sort()).toEqual(Array.from({ length: STEPS }, (_, i) => `part${i}.txt`));
-    expect((second.json?.tool_calls as unknown[]).length).toBe(STEPS * 2);
-  });
+      const second = await runKeel(args);
+      expect(second.code).toBe(0);
+      expect(second.stderr).toContain("resuming thread crash at act");
+      expect(second.json).toMatchObject({
+        status: "done",
+        thread_id: "crash",
+        files_written: expect.arrayContaining([`part${STEPS - 1}.txt`]),
+      });
+      expect(readFileSync(path.join(ws, "effects.log"), "utf8")).toBe(
+        Array.from({ length: STEPS }, (_, i) => `step${i}\n`).join(""),
+      );
+      expect(
+        readdirSync(ws)
+          .filter((f) => f.startsWith("part"))
+          .sort(),
+      ).toEqual(Array.from({ length: STEPS }, (_, i) => `part${i}.txt`));
+      expect((second.json?.tool_calls as unknown[]).length).toBe(STEPS * 2);
+    },
+  );
 
   it("a finished thread takes a follow-up request on the same thread", async () => {
     fake = await startFakeOllama({ script });
     const ws = tempWorkspace();
-    const first = await runKeel(["run", "Create the parts", "-w", ws, "--ollama-url", fake.url, "--thread", "t", "--json"]);
+    const first = await runKeel([
+      "run",
+      "Create the parts",
+      "-w",
+      ws,
+      "--ollama-url",
+      fake.url,
+      "--thread",
+      "t",
+      "--json",
+    ]);
     expect(first.code).toBe(0);
     fake.setScript(keelScript(() => ({ content: "There are four parts." })));
-    const second = await runKeel(["run", "How many parts are there?", "-w", ws, "--ollama-url", fake.url, "--thread", "t", "--json"]);
+    const second = await runKeel([
+      "run",
+      "How many parts are there?",
+      "-w",
+      ws,
+      "--ollama-url",
+      fake.url,
+      "--thread",
+      "t",
+      "--json",
+    ]);
     expect(second.json).toMatchObject({ status: "done", intent: "chat", turns: 1, tool_calls: [] });
     const last = fake.chatBodies({ turnsOnly: true }).at(-1)!;
-    expect(last.messages!.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["Create the parts", "How many parts are there?"]);
+    expect(last.messages!.filter((m) => m.role === "user").map((m) => m.content)).toEqual([
+      "Create the parts",
+      "How many parts are there?",
+    ]);
   });
 });

@@ -7,7 +7,17 @@ import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { FakeOllama } from "../../src/testing/fake-ollama.js";
-import { call, calls, keelScript, lastMessage, lastResult, runCoder, startFakeOllama, tempWorkspace, toolMessages } from "../support/harness.js";
+import {
+  call,
+  calls,
+  keelScript,
+  lastMessage,
+  lastResult,
+  runCoder,
+  startFakeOllama,
+  tempWorkspace,
+  toolMessages,
+} from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
 afterEach(async () => {
@@ -22,13 +32,17 @@ describe("F1: file writes through the shell", () => {
   it("refuses echo-redirection before spawning, tells the model to use write_file, and the file then exists", async () => {
     fake = await startFakeOllama({
       script: keelScript((req) => {
-        if (req.turn === 0) return calls(call("run_command", { command: `echo "${FIFTY_LINES}" > f.py` }));
-        if (lastResult(req).includes("call write_file")) return calls(call("write_file", { path: "f.py", content: FIFTY_LINES }));
+        if (req.turn === 0)
+          return calls(call("run_command", { command: `echo "${FIFTY_LINES}" > f.py` }));
+        if (lastResult(req).includes("call write_file"))
+          return calls(call("write_file", { path: "f.py", content: FIFTY_LINES }));
         return { content: "Wrote f.py." };
       }),
     });
     const ws = tempWorkspace();
-    const { state } = await runCoder(fake, "Create f.py that prints fifty lines", { workspace: ws });
+    const { state } = await runCoder(fake, "Create f.py that prints fifty lines", {
+      workspace: ws,
+    });
 
     const turns = fake.chatBodies({ turnsOnly: true });
     const refusal = toolMessages(turns[1])[0]!;
@@ -36,13 +50,22 @@ describe("F1: file writes through the shell", () => {
     expect(refusal.content).toMatch(/redirection .*refused.*call write_file/s);
     expect(readFileSync(path.join(ws, "f.py"), "utf8")).toBe(FIFTY_LINES);
     expect(state.status).toBe("done");
-    expect(state.trail.map((t) => [t.name, t.ok])).toEqual([["run_command", false], ["write_file", true]]);
+    expect(state.trail.map((t) => [t.name, t.ok])).toEqual([
+      ["run_command", false],
+      ["write_file", true],
+    ]);
   });
 
   it("refuses an oversize command without spawning it", async () => {
     fake = await startFakeOllama({
       script: keelScript((req) =>
-        req.turn === 0 ? calls(call("run_command", { command: `node -e "${"x".repeat(20_000)}"; touch spawned.txt` })) : { content: "ok" },
+        req.turn === 0
+          ? calls(
+              call("run_command", {
+                command: `node -e "${"x".repeat(20_000)}"; touch spawned.txt`,
+              }),
+            )
+          : { content: "ok" },
       ),
     });
     const ws = tempWorkspace();
@@ -58,7 +81,10 @@ describe("F2: creating a file with a create-directory tool", () => {
     fake = await startFakeOllama({
       script: keelScript((req) => {
         if (req.turn === 0) return calls(call("make_dir", { path: "src/api/users.js" }));
-        if (lastResult(req).includes("looks like a file name")) return calls(call("write_file", { path: "src/api/users.js", content: "export default [];\n" }));
+        if (lastResult(req).includes("looks like a file name"))
+          return calls(
+            call("write_file", { path: "src/api/users.js", content: "export default [];\n" }),
+          );
         return { content: "Created src/api/users.js." };
       }),
     });
@@ -74,11 +100,15 @@ describe("F2: creating a file with a create-directory tool", () => {
 
   it("write_file without content is refused and writes nothing", async () => {
     fake = await startFakeOllama({
-      script: keelScript((req) => (req.turn === 0 ? calls(call("write_file", { path: "a.txt" })) : { content: "gave up" })),
+      script: keelScript((req) =>
+        req.turn === 0 ? calls(call("write_file", { path: "a.txt" })) : { content: "gave up" },
+      ),
     });
     const ws = tempWorkspace();
     await runCoder(fake, "Create a.txt", { workspace: ws, context: { maxTurns: 2 } });
-    expect(toolMessages(fake.chatBodies({ turnsOnly: true })[1])[0]!.content).toMatch(/content: expected string, received nothing/);
+    expect(toolMessages(fake.chatBodies({ turnsOnly: true })[1])[0]!.content).toMatch(
+      /content: expected string, received nothing/,
+    );
     expect(existsSync(path.join(ws, "a.txt"))).toBe(false);
   });
 });
@@ -88,24 +118,35 @@ describe("F3: build vs analyze", () => {
     fake = await startFakeOllama({
       script: keelScript((req) => {
         if (req.turn === 0) return calls(call("analyze_code", { path: "src/api" }));
-        if (lastResult(req).includes("does not exist")) return calls(call("write_file", { path: "src/api/users.js", content: "// users\n" }));
+        if (lastResult(req).includes("does not exist"))
+          return calls(call("write_file", { path: "src/api/users.js", content: "// users\n" }));
         return { content: "Built the endpoint." };
       }),
     });
     const ws = tempWorkspace();
-    const { state } = await runCoder(fake, "Build a REST API endpoint with these specifications:\n- GET /users\n- JSON", { workspace: ws });
+    const { state } = await runCoder(
+      fake,
+      "Build a REST API endpoint with these specifications:\n- GET /users\n- JSON",
+      { workspace: ws },
+    );
     expect(state.intent).toMatchObject({ intent: "build", source: "rules" });
     const [first, second] = fake.chatBodies({ turnsOnly: true });
     expect(first!.tools!.map((t) => t.function.name)).toContain("write_file");
     expect(first!.messages![0]!.content).toContain("BUILD request");
-    expect(toolMessages(second)[0]!.content).toMatch(/src\/api does not exist\. To create it, call write_file/);
+    expect(toolMessages(second)[0]!.content).toMatch(
+      /src\/api does not exist\. To create it, call write_file/,
+    );
     expect(existsSync(path.join(ws, "src/api/users.js"))).toBe(true);
   });
 
   it('treats "explain how to build X" as analysis: read-only tools only, prose is the answer', async () => {
-    fake = await startFakeOllama({ script: keelScript(() => ({ content: "You would write a handler that..." })) });
+    fake = await startFakeOllama({
+      script: keelScript(() => ({ content: "You would write a handler that..." })),
+    });
     const ws = tempWorkspace();
-    const { state } = await runCoder(fake, "Explain how to build a REST API endpoint in Express", { workspace: ws });
+    const { state } = await runCoder(fake, "Explain how to build a REST API endpoint in Express", {
+      workspace: ws,
+    });
     expect(state.intent?.intent).toBe("analyze");
     expect(state.status).toBe("done");
     const names = fake.chatBodies({ turnsOnly: true })[0]!.tools!.map((t) => t.function.name);
@@ -115,10 +156,16 @@ describe("F3: build vs analyze", () => {
   });
 
   it("asks the model to classify when the rules are unsure", async () => {
-    fake = await startFakeOllama({ script: keelScript(() => ({ content: "Here is the answer." }), { intent: "chat" }) });
-    const { state } = await runCoder(fake, "the thing with the users table", { workspace: tempWorkspace() });
+    fake = await startFakeOllama({
+      script: keelScript(() => ({ content: "Here is the answer." }), { intent: "chat" }),
+    });
+    const { state } = await runCoder(fake, "the thing with the users table", {
+      workspace: tempWorkspace(),
+    });
     expect(state.intent).toMatchObject({ intent: "chat", source: "model" });
-    const intentRequest = fake.chatBodies().find((b) => JSON.stringify(b.format ?? "").includes("intent"));
+    const intentRequest = fake
+      .chatBodies()
+      .find((b) => JSON.stringify(b.format ?? "").includes("intent"));
     expect(intentRequest?.tools).toBeUndefined();
   });
 });
@@ -128,7 +175,8 @@ describe("F4: every result, success or error, goes back to the model", () => {
     fake = await startFakeOllama({
       script: keelScript((req) => {
         if (req.turn === 0) return calls(call("read_file", { path: "missing.txt" }));
-        if (req.turn === 1) return calls(call("write_file", { path: "missing.txt", content: "now here" }));
+        if (req.turn === 1)
+          return calls(call("write_file", { path: "missing.txt", content: "now here" }));
         return { content: "Created it." };
       }),
     });
@@ -146,7 +194,9 @@ describe("F4: every result, success or error, goes back to the model", () => {
 describe("F5: loops", () => {
   it("cuts `.\\src`, `./src`, `src/` at the exact call: hint at the third, end at the fourth", async () => {
     const spellings = [".\\src", "./src", "src/", "src"];
-    fake = await startFakeOllama({ script: keelScript((req) => calls(call("list_dir", { path: spellings[req.turn % 4]! }))) });
+    fake = await startFakeOllama({
+      script: keelScript((req) => calls(call("list_dir", { path: spellings[req.turn % 4]! }))),
+    });
     const ws = tempWorkspace();
     mkdirSync(path.join(ws, "src"));
     const { state } = await runCoder(fake, "Build the app in src", { workspace: ws });
@@ -155,13 +205,19 @@ describe("F5: loops", () => {
     expect(state.status).toBe("gave_up");
     const turns = fake.chatBodies({ turnsOnly: true });
     expect(turns).toHaveLength(4);
-    expect(toolMessages(turns[3])[2]!.content).toMatch(/loop detected: you called list_dir\(\{"path":"src"\}\) 3 times in a row/);
+    expect(toolMessages(turns[3])[2]!.content).toMatch(
+      /loop detected: you called list_dir\(\{"path":"src"\}\) 3 times in a row/,
+    );
   });
 
   it("does not cut exploration of different paths", async () => {
     const dirs = ["src", "src/cli", "src/tui", "src/api", "src/db"];
     fake = await startFakeOllama({
-      script: keelScript((req) => (req.turn < dirs.length ? calls(call("list_dir", { path: `./${dirs[req.turn]}` })) : { content: "The project has five folders." })),
+      script: keelScript((req) =>
+        req.turn < dirs.length
+          ? calls(call("list_dir", { path: `./${dirs[req.turn]}` }))
+          : { content: "The project has five folders." },
+      ),
     });
     const ws = tempWorkspace();
     for (const d of dirs) mkdirSync(path.join(ws, d), { recursive: true });
@@ -172,7 +228,9 @@ describe("F5: loops", () => {
   });
 
   it("writing the same file with the same content twice in a row is a loop (mutation threshold 2)", async () => {
-    fake = await startFakeOllama({ script: keelScript(() => calls(call("write_file", { path: "a.txt", content: "same" }))) });
+    fake = await startFakeOllama({
+      script: keelScript(() => calls(call("write_file", { path: "a.txt", content: "same" }))),
+    });
     const { state } = await runCoder(fake, "Create a.txt", { workspace: tempWorkspace() });
     expect(state.trail.map((t) => t.kind ?? "ok")).toEqual(["ok", "loop", "loop"]);
     expect(state.status).toBe("gave_up");
@@ -183,23 +241,32 @@ describe("F6: unknown tools and wrong argument types", () => {
   it("answers an unknown tool with the available tools and the closest name; the run goes on", async () => {
     fake = await startFakeOllama({
       script: keelScript((req) => {
-        if (req.turn === 0) return { ...calls(call("analyzeDom", { path: "." })), allowUnknownTools: true };
+        if (req.turn === 0)
+          return { ...calls(call("analyzeDom", { path: "." })), allowUnknownTools: true };
         if (req.turn === 1) return calls(call("analyze_code", { path: "app.py" }));
         return { content: "app.py defines main()." };
       }),
     });
     const ws = tempWorkspace();
-    await import("node:fs/promises").then((fs) => fs.writeFile(path.join(ws, "app.py"), "def main():\n    pass\n"));
+    await import("node:fs/promises").then((fs) =>
+      fs.writeFile(path.join(ws, "app.py"), "def main():\n    pass\n"),
+    );
     const { state } = await runCoder(fake, "Analyze app.py", { workspace: ws });
     const msg = toolMessages(fake.chatBodies({ turnsOnly: true })[1])[0]!;
-    expect(msg.content).toMatch(/unknown tool "analyzeDom"\. Available tools: read_file, list_dir, glob, grep, analyze_code\. Closest: analyze_code/);
+    expect(msg.content).toMatch(
+      /unknown tool "analyzeDom"\. Available tools: read_file, list_dir, glob, grep, analyze_code\. Closest: analyze_code/,
+    );
     expect(state.status).toBe("done");
-    expect(toolMessages(fake.chatBodies({ turnsOnly: true })[2])[1]!.content).toMatch(/function main \(line 1\)/);
+    expect(toolMessages(fake.chatBodies({ turnsOnly: true })[2])[1]!.content).toMatch(
+      /function main \(line 1\)/,
+    );
   });
 
   it("names each wrong field with expected and received type", async () => {
     fake = await startFakeOllama({
-      script: keelScript((req) => (req.turn === 0 ? calls(call("read_file", { path: 5, limit: "ten" })) : { content: "ok" })),
+      script: keelScript((req) =>
+        req.turn === 0 ? calls(call("read_file", { path: 5, limit: "ten" })) : { content: "ok" },
+      ),
     });
     await runCoder(fake, "Analyze the readme", { workspace: tempWorkspace() });
     const text = toolMessages(fake.chatBodies({ turnsOnly: true })[1])[0]!.content;
@@ -214,7 +281,10 @@ describe("F7: empty replies", () => {
     const { state } = await runCoder(fake, "Create a.txt", { workspace: tempWorkspace() });
     const turns = fake.chatBodies({ turnsOnly: true });
     expect(turns).toHaveLength(3);
-    expect(lastMessage(turns[1])).toMatchObject({ role: "user", content: expect.stringContaining("[keel] Your last reply was empty") });
+    expect(lastMessage(turns[1])).toMatchObject({
+      role: "user",
+      content: expect.stringContaining("[keel] Your last reply was empty"),
+    });
     expect(lastMessage(turns[2])!.content).toContain("Your reply was empty again");
     const plans = fake.chatBodies().filter((b) => JSON.stringify(b.format ?? "").includes("steps"));
     expect(plans).toHaveLength(2);
@@ -226,7 +296,11 @@ describe("F7: empty replies", () => {
 
   it("recovers when the model answers after the nudge", async () => {
     fake = await startFakeOllama({
-      script: keelScript((req) => (req.last?.content.includes("reply was empty") ? { content: "Hello! How can I help?" } : { content: "" })),
+      script: keelScript((req) =>
+        req.last?.content.includes("reply was empty")
+          ? { content: "Hello! How can I help?" }
+          : { content: "" },
+      ),
     });
     const { state } = await runCoder(fake, "hello", { workspace: tempWorkspace() });
     expect(state.status).toBe("done");
@@ -239,7 +313,10 @@ describe("F8: tool results go back paired with their calls", () => {
     fake = await startFakeOllama({
       script: keelScript((req) =>
         req.turn === 0
-          ? calls(call("write_file", { path: "a.txt", content: "A" }), call("write_file", { path: "b.txt", content: "B" }))
+          ? calls(
+              call("write_file", { path: "a.txt", content: "A" }),
+              call("write_file", { path: "b.txt", content: "B" }),
+            )
           : { content: "Wrote both." },
       ),
     });
@@ -250,7 +327,10 @@ describe("F8: tool results go back paired with their calls", () => {
     const msgs = turns[1]!.messages!;
     const assistant = msgs.find((m) => m.role === "assistant")!;
     const tools = toolMessages(turns[1]);
-    expect(tools.map((t) => t.content)).toEqual(["created a.txt (1 bytes)", "created b.txt (1 bytes)"]);
+    expect(tools.map((t) => t.content)).toEqual([
+      "created a.txt (1 bytes)",
+      "created b.txt (1 bytes)",
+    ]);
     expect(tools.map((t) => t.tool_name)).toEqual(["write_file", "write_file"]);
     expect(tools.map((t) => t.tool_call_id)).toEqual(assistant.tool_calls!.map((c) => c.id));
     expect(msgs.indexOf(tools[0]!)).toBe(msgs.indexOf(assistant) + 1);
@@ -263,7 +343,11 @@ describe("F8: tool results go back paired with their calls", () => {
     fake = await startFakeOllama({
       script: keelScript((req) =>
         req.turn === 0
-          ? { content: "", toolCalls: [call("write_file", JSON.stringify({ path: "n.txt", content: "native" }))], placement: "native" }
+          ? {
+              content: "",
+              toolCalls: [call("write_file", JSON.stringify({ path: "n.txt", content: "native" }))],
+              placement: "native",
+            }
           : { content: "done" },
       ),
     });

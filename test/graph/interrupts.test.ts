@@ -4,7 +4,16 @@ import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
 import type { FakeOllama } from "../../src/testing/fake-ollama.js";
-import { call, calls, keelScript, lastResult, runCoder, startFakeOllama, tempWorkspace, toolMessages } from "../support/harness.js";
+import {
+  call,
+  calls,
+  keelScript,
+  lastResult,
+  runCoder,
+  startFakeOllama,
+  tempWorkspace,
+  toolMessages,
+} from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
 afterEach(async () => {
@@ -25,7 +34,9 @@ describe("approval of commands that reach beyond the workspace", () => {
     const ws = tempWorkspace();
     await runCoder(fake, "Run the check", { workspace: ws });
     expect(existsSync(path.join(ws, "approved.txt"))).toBe(false);
-    expect(toolMessages(fake.chatBodies({ turnsOnly: true })[1])[0]!.content).toMatch(/needs_approval.*kill acts beyond the workspace.*--yes/s);
+    expect(toolMessages(fake.chatBodies({ turnsOnly: true })[1])[0]!.content).toMatch(
+      /needs_approval.*kill acts beyond the workspace.*--yes/s,
+    );
   });
 
   it("--yes (autoApprove) runs it", async () => {
@@ -39,13 +50,23 @@ describe("approval of commands that reach beyond the workspace", () => {
     fake = await startFakeOllama({ script: approvalScript });
     const ws = tempWorkspace();
     const checkpointer = new MemorySaver();
-    const first = await runCoder(fake, "Run the check", { workspace: ws, checkpointer, context: { interactive: true } });
+    const first = await runCoder(fake, "Run the check", {
+      workspace: ws,
+      checkpointer,
+      context: { interactive: true },
+    });
     expect(first.snapshot.next).toEqual(["tool-execute"]);
     const pending = first.snapshot.tasks.flatMap((t) => t.interrupts);
     expect(pending[0]?.value).toMatchObject({ type: "approval", command: NEEDS_APPROVAL });
     expect(existsSync(path.join(ws, "approved.txt"))).toBe(false);
 
-    const second = await runCoder(fake, null, { workspace: ws, checkpointer, threadId: first.threadId, resume: "yes", context: { interactive: true } });
+    const second = await runCoder(fake, null, {
+      workspace: ws,
+      checkpointer,
+      threadId: first.threadId,
+      resume: "yes",
+      context: { interactive: true },
+    });
     expect(second.state.status).toBe("done");
     expect(existsSync(path.join(ws, "approved.txt"))).toBe(true);
   });
@@ -54,14 +75,30 @@ describe("approval of commands that reach beyond the workspace", () => {
 describe("asking a human when the ladder runs out", () => {
   it("interrupts at the last rung; the person's guidance reaches the model and the run finishes", async () => {
     fake = await startFakeOllama({
-      script: keelScript((req) => (req.userText.includes("write it to hello.txt") ? (req.turn >= 4 ? { content: "Done." } : calls(call("write_file", { path: "hello.txt", content: "hi" }))) : { content: "" })),
+      script: keelScript((req) =>
+        req.userText.includes("write it to hello.txt")
+          ? req.turn >= 4
+            ? { content: "Done." }
+            : calls(call("write_file", { path: "hello.txt", content: "hi" }))
+          : { content: "" },
+      ),
     });
     const ws = tempWorkspace();
     const checkpointer = new MemorySaver();
-    const first = await runCoder(fake, "Create the greeting", { workspace: ws, checkpointer, context: { interactive: true } });
+    const first = await runCoder(fake, "Create the greeting", {
+      workspace: ws,
+      checkpointer,
+      context: { interactive: true },
+    });
     const pending = first.snapshot.tasks.flatMap((t) => t.interrupts);
     expect(pending[0]?.value).toMatchObject({ type: "ask_human", kind: "empty" });
-    const second = await runCoder(fake, null, { workspace: ws, checkpointer, threadId: first.threadId, resume: "write it to hello.txt", context: { interactive: true } });
+    const second = await runCoder(fake, null, {
+      workspace: ws,
+      checkpointer,
+      threadId: first.threadId,
+      resume: "write it to hello.txt",
+      context: { interactive: true },
+    });
     expect(second.state.status).toBe("done");
     expect(existsSync(path.join(ws, "hello.txt"))).toBe(true);
   });

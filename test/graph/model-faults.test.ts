@@ -4,7 +4,14 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ModelServerError } from "../../src/models/errors.js";
 import type { FakeOllama, Reply } from "../../src/testing/fake-ollama.js";
-import { call, calls, keelScript, runCoder, startFakeOllama, tempWorkspace } from "../support/harness.js";
+import {
+  call,
+  calls,
+  keelScript,
+  runCoder,
+  startFakeOllama,
+  tempWorkspace,
+} from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
 afterEach(async () => {
@@ -13,16 +20,28 @@ afterEach(async () => {
 });
 
 const buildScript = keelScript((req) =>
-  req.turn === 0 ? calls(call("write_file", { path: "out.txt", content: "done" })) : { content: "Wrote out.txt." },
+  req.turn === 0
+    ? calls(call("write_file", { path: "out.txt", content: "done" }))
+    : { content: "Wrote out.txt." },
 );
 
 describe("transient faults are retried and the run goes on", () => {
   const faults: Array<[string, Reply]> = [
-    ["a 503", { fault: "status", status: 503, error: "server busy, please try again.  maximum pending requests exceeded" }],
+    [
+      "a 503",
+      {
+        fault: "status",
+        status: 503,
+        error: "server busy, please try again.  maximum pending requests exceeded",
+      },
+    ],
     ["a connection reset before the response", { fault: "reset-before" }],
     ["a stream cut mid-way", { fault: "cut-mid-stream" }],
     ["a stream without its done line", { fault: "no-done" }],
-    ["an error line mid-stream", { fault: "stream-error", error: "model runner has unexpectedly stopped" }],
+    [
+      "an error line mid-stream",
+      { fault: "stream-error", error: "model runner has unexpectedly stopped" },
+    ],
   ];
   it.each(faults)("%s", async (_name, fault) => {
     fake = await startFakeOllama({ script: buildScript });
@@ -49,7 +68,10 @@ describe("transient faults are retried and the run goes on", () => {
       }
     });
     const ws = tempWorkspace();
-    const { state } = await runCoder(fake, "Create out.txt", { workspace: ws, context: { requestTimeoutMs: 300 } });
+    const { state } = await runCoder(fake, "Create out.txt", {
+      workspace: ws,
+      context: { requestTimeoutMs: 300 },
+    });
     expect(state.status).toBe("done");
     expect(readFileSync(path.join(ws, "out.txt"), "utf8")).toBe("done");
   });
@@ -58,7 +80,10 @@ describe("transient faults are retried and the run goes on", () => {
 describe("final faults end the run with a ModelServerError", () => {
   it("a missing model: no retry, the message says ollama pull", async () => {
     fake = await startFakeOllama({ script: buildScript });
-    const err = await runCoder(fake, "Create out.txt", { workspace: tempWorkspace(), context: { model: "nosuch:7b" } }).catch((e: unknown) => e);
+    const err = await runCoder(fake, "Create out.txt", {
+      workspace: tempWorkspace(),
+      context: { model: "nosuch:7b" },
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelServerError);
     expect((err as ModelServerError).kind).toBe("model_missing");
     expect((err as Error).message).toContain("ollama pull nosuch:7b");
@@ -66,15 +91,27 @@ describe("final faults end the run with a ModelServerError", () => {
   });
 
   it("a 503 that persists: exactly retries+1 requests, then overloaded", async () => {
-    fake = await startFakeOllama({ script: () => ({ fault: "status", status: 503, error: "server busy, please try again.  maximum pending requests exceeded" }) });
-    const err = await runCoder(fake, "Create out.txt", { workspace: tempWorkspace(), context: { retries: 2 } }).catch((e: unknown) => e);
+    fake = await startFakeOllama({
+      script: () => ({
+        fault: "status",
+        status: 503,
+        error: "server busy, please try again.  maximum pending requests exceeded",
+      }),
+    });
+    const err = await runCoder(fake, "Create out.txt", {
+      workspace: tempWorkspace(),
+      context: { retries: 2 },
+    }).catch((e: unknown) => e);
     expect((err as ModelServerError).kind).toBe("overloaded");
     expect(fake.chatRequests()).toHaveLength(3);
   });
 
   it("a model without tool support names the problem", async () => {
     fake = await startFakeOllama({ script: buildScript });
-    const err = await runCoder(fake, "Create out.txt", { workspace: tempWorkspace(), context: { model: "gemma3:4b" } }).catch((e: unknown) => e);
+    const err = await runCoder(fake, "Create out.txt", {
+      workspace: tempWorkspace(),
+      context: { model: "gemma3:4b" },
+    }).catch((e: unknown) => e);
     expect((err as ModelServerError).kind).toBe("bad_request");
     expect((err as Error).message).toMatch(/does not support tool calling/);
   });

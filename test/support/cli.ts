@@ -13,13 +13,20 @@ export interface CliResult {
 }
 
 /** Runs the built keel command; `onSpawn` gets the child (e.g. to kill it). */
-export function runKeel(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; onSpawn?: (c: ChildProcess) => void } = {}): Promise<CliResult> {
+export function runKeel(
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; onSpawn?: (c: ChildProcess) => void } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env, ...opts.env };
     delete env.OLLAMA_HOST;
     delete env.KEEL_MODEL;
     Object.assign(env, opts.env);
-    const child = spawn(process.execPath, [KEEL_BIN, ...args], { cwd: opts.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [KEEL_BIN, ...args], {
+      cwd: opts.cwd,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     opts.onSpawn?.(child);
     let stdout = "";
     let stderr = "";

@@ -26,13 +26,27 @@ export interface RunOptions {
 }
 
 /** Runs the compiled coder graph against the fake server; returns the final state. */
-export async function runCoder(fake: FakeOllama, request: string | null, opts: RunOptions & { resume?: unknown }) {
+export async function runCoder(
+  fake: FakeOllama,
+  request: string | null,
+  opts: RunOptions & { resume?: unknown },
+) {
   const checkpointer = opts.checkpointer ?? new MemorySaver();
   const graph = createCoderGraph().compile({ checkpointer });
-  const context = { ollamaUrl: fake.url, workspace: opts.workspace, retryBaseMs: 5, ...opts.context };
+  const context = {
+    ollamaUrl: fake.url,
+    workspace: opts.workspace,
+    retryBaseMs: 5,
+    ...opts.context,
+  };
   const threadId = opts.threadId ?? `t-${process.pid}-${++counter}`;
   const config = runConfig(threadId, context);
-  const input = opts.resume !== undefined ? new Command({ resume: opts.resume }) : request === null ? null : { messages: [new HumanMessage(request)] };
+  const input =
+    opts.resume !== undefined
+      ? new Command({ resume: opts.resume })
+      : request === null
+        ? null
+        : { messages: [new HumanMessage(request)] };
   const state = (await graph.invoke(input as never, config)) as CoderStateValue;
   const snapshot = await graph.getState(config);
   return { state, snapshot, threadId, checkpointer, graph, config };
@@ -41,7 +55,9 @@ export async function runCoder(fake: FakeOllama, request: string | null, opts: R
 import type { ChatBody, WireMessage } from "../../src/testing/fake-ollama.js";
 
 /** The tool messages of a request body, in order. */
-export const toolMessages = (body: ChatBody | undefined): WireMessage[] => (body?.messages ?? []).filter((m) => m.role === "tool");
+export const toolMessages = (body: ChatBody | undefined): WireMessage[] =>
+  (body?.messages ?? []).filter((m) => m.role === "tool");
 
 /** The last message of a request body. */
-export const lastMessage = (body: ChatBody | undefined): WireMessage | undefined => body?.messages?.[body.messages.length - 1];
+export const lastMessage = (body: ChatBody | undefined): WireMessage | undefined =>
+  body?.messages?.[body.messages.length - 1];

@@ -6,13 +6,25 @@ describe("addToolIdentity", () => {
   it("pairs tool messages with the preceding assistant's calls by order", () => {
     const msgs = addToolIdentity([
       { role: "user" },
-      { role: "assistant", tool_calls: [{ id: "a", function: { name: "read_file" } }, { id: "b", function: { name: "list_dir" } }] },
+      {
+        role: "assistant",
+        tool_calls: [
+          { id: "a", function: { name: "read_file" } },
+          { id: "b", function: { name: "list_dir" } },
+        ],
+      },
       { role: "tool" },
       { role: "tool" },
       { role: "user" },
       { role: "tool" },
     ]);
-    expect(msgs.map((m) => [m.role, "tool_name" in m ? m.tool_name : undefined, "tool_call_id" in m ? m.tool_call_id : undefined])).toEqual([
+    expect(
+      msgs.map((m) => [
+        m.role,
+        "tool_name" in m ? m.tool_name : undefined,
+        "tool_call_id" in m ? m.tool_call_id : undefined,
+      ]),
+    ).toEqual([
       ["user", undefined, undefined],
       ["assistant", undefined, undefined],
       ["tool", "read_file", "a"],
@@ -25,26 +37,57 @@ describe("addToolIdentity", () => {
 
 describe("repairResponseLine", () => {
   it("parses string arguments into an object", () => {
-    const line = JSON.stringify({ message: { role: "assistant", content: "", tool_calls: [{ function: { name: "f", arguments: '{"a":1}' } }] }, done: false });
-    expect(JSON.parse(repairResponseLine(line)).message.tool_calls[0].function.arguments).toEqual({ a: 1 });
+    const line = JSON.stringify({
+      message: {
+        role: "assistant",
+        content: "",
+        tool_calls: [{ function: { name: "f", arguments: '{"a":1}' } }],
+      },
+      done: false,
+    });
+    expect(JSON.parse(repairResponseLine(line)).message.tool_calls[0].function.arguments).toEqual({
+      a: 1,
+    });
   });
   it("leaves other lines and unparseable arguments alone", () => {
     const plain = '{"message":{"role":"assistant","content":"hi"},"done":false}';
     expect(repairResponseLine(plain)).toBe(plain);
-    const bad = JSON.stringify({ message: { tool_calls: [{ function: { name: "f", arguments: "not json" } }] } });
+    const bad = JSON.stringify({
+      message: { tool_calls: [{ function: { name: "f", arguments: "not json" } }] },
+    });
     expect(repairResponseLine(bad)).toBe(bad);
   });
 });
 
 describe("classifyModelError", () => {
   it.each([
-    [{ name: "ResponseError", status_code: 404, message: "model 'x' not found" }, "model_missing", false],
+    [
+      { name: "ResponseError", status_code: 404, message: "model 'x' not found" },
+      "model_missing",
+      false,
+    ],
     [{ name: "ResponseError", status_code: 503, message: "server busy" }, "overloaded", true],
-    [{ name: "ResponseError", status_code: 400, message: "does not support tools" }, "bad_request", false],
-    [Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNREFUSED" } }), "unreachable", true],
+    [
+      { name: "ResponseError", status_code: 400, message: "does not support tools" },
+      "bad_request",
+      false,
+    ],
+    [
+      Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNREFUSED" } }),
+      "unreachable",
+      true,
+    ],
     [new Error("Did not receive done or success response in stream."), "dropped", true],
-    [Object.assign(new TypeError("terminated"), { cause: { code: "UND_ERR_SOCKET" } }), "dropped", true],
-    [Object.assign(new Error("no response within 10 ms"), { name: "ModelTimeoutError" }), "timeout", true],
+    [
+      Object.assign(new TypeError("terminated"), { cause: { code: "UND_ERR_SOCKET" } }),
+      "dropped",
+      true,
+    ],
+    [
+      Object.assign(new Error("no response within 10 ms"), { name: "ModelTimeoutError" }),
+      "timeout",
+      true,
+    ],
   ])("%o → %s", (err, kind, retryable) => {
     expect(classifyModelError(err)).toMatchObject({ kind, retryable });
   });

@@ -1,27 +1,50 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ALL_TOOLS, lookupTool, toolDefinition, toolsForIntent, validateArgs } from "../../src/tools/registry.js";
+import {
+  ALL_TOOLS,
+  lookupTool,
+  toolDefinition,
+  toolsForIntent,
+  validateArgs,
+} from "../../src/tools/registry.js";
 import type { ToolContext, ToolResult } from "../../src/tools/types.js";
 import { tempWorkspace } from "../support/harness.js";
 
 const tool = (name: string) => ALL_TOOLS.find((t) => t.name === name)!;
 const run = (name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> =>
-  tool(name).run(tool(name).schema.parse(args) as never, ctx);
-const context = (extra: Partial<ToolContext> = {}): ToolContext => ({ workspace: tempWorkspace(), commandTimeoutMs: 10_000, outputLimit: 4000, ...extra });
+  tool(name).run(tool(name).schema.parse(args), ctx);
+const context = (extra: Partial<ToolContext> = {}): ToolContext => ({
+  workspace: tempWorkspace(),
+  commandTimeoutMs: 10_000,
+  outputLimit: 4000,
+  ...extra,
+});
 
 describe("registry", () => {
   it("gives analyze and chat read-only tools only", () => {
-    expect(toolsForIntent("analyze").map((t) => t.name)).toEqual(["read_file", "list_dir", "glob", "grep", "analyze_code"]);
+    expect(toolsForIntent("analyze").map((t) => t.name)).toEqual([
+      "read_file",
+      "list_dir",
+      "glob",
+      "grep",
+      "analyze_code",
+    ]);
     expect(toolsForIntent("build")).toHaveLength(9);
   });
   it("produces function definitions with required fields and described properties", () => {
     const def = toolDefinition(tool("write_file"));
-    expect(def.function.parameters).toMatchObject({ type: "object", required: ["path", "content"] });
+    expect(def.function.parameters).toMatchObject({
+      type: "object",
+      required: ["path", "content"],
+    });
     expect(JSON.stringify(def)).toContain("The complete new content of the file");
   });
   it("matches names case-insensitively and reports the repair", () => {
-    expect(lookupTool("Write_File", ALL_TOOLS)).toMatchObject({ found: true, repairedFrom: "Write_File" });
+    expect(lookupTool("Write_File", ALL_TOOLS)).toMatchObject({
+      found: true,
+      repairedFrom: "Write_File",
+    });
   });
   it("says when a write tool is not offered for a read-only request", () => {
     const r = lookupTool("write_file", toolsForIntent("analyze"));
@@ -31,7 +54,9 @@ describe("registry", () => {
   it("validates with per-field messages", () => {
     const r = validateArgs(tool("edit_file"), { path: "a", old_text: 3 });
     expect(r.ok).toBe(false);
-    expect(!r.ok && r.message).toMatch(/old_text: expected string, received number; new_text: expected string, received nothing/);
+    expect(!r.ok && r.message).toMatch(
+      /old_text: expected string, received number; new_text: expected string, received nothing/,
+    );
   });
 });
 
@@ -39,8 +64,12 @@ describe("file tools", () => {
   it("edit_file replaces exactly one occurrence and refuses ambiguity", async () => {
     const ctx = context();
     writeFileSync(path.join(ctx.workspace, "a.txt"), "x = 1\ny = 1\n");
-    expect((await run("edit_file", { path: "a.txt", old_text: "= 1", new_text: "= 2" }, ctx)).ok).toBe(false);
-    expect((await run("edit_file", { path: "a.txt", old_text: "y = 1", new_text: "y = $&2" }, ctx)).ok).toBe(true);
+    expect(
+      (await run("edit_file", { path: "a.txt", old_text: "= 1", new_text: "= 2" }, ctx)).ok,
+    ).toBe(false);
+    expect(
+      (await run("edit_file", { path: "a.txt", old_text: "y = 1", new_text: "y = $&2" }, ctx)).ok,
+    ).toBe(true);
     expect(readFileSync(path.join(ctx.workspace, "a.txt"), "utf8")).toBe("x = 1\ny = $&2\n");
   });
   it("read_file pages by lines and points folders at list_dir", async () => {
@@ -59,18 +88,46 @@ describe("file tools", () => {
   });
   it("grep finds matches with line numbers; glob lists files", async () => {
     const ctx = context();
-    await run("write_file", { path: "src/a.ts", content: "const a = 1;\nexport function findMe() {}\n" }, ctx);
-    expect(await run("grep", { pattern: "findMe", glob: "*.ts" }, ctx)).toEqual({ ok: true, output: "src/a.ts:2: export function findMe() {}" });
-    expect(await run("glob", { pattern: "**/*.ts" }, ctx)).toEqual({ ok: true, output: "src/a.ts" });
+    await run(
+      "write_file",
+      { path: "src/a.ts", content: "const a = 1;\nexport function findMe() {}\n" },
+      ctx,
+    );
+    expect(await run("grep", { pattern: "findMe", glob: "*.ts" }, ctx)).toEqual({
+      ok: true,
+      output: "src/a.ts:2: export function findMe() {}",
+    });
+    expect(await run("glob", { pattern: "**/*.ts" }, ctx)).toEqual({
+      ok: true,
+      output: "src/a.ts",
+    });
   });
   it("analyze_code parses TypeScript and Python with tree-sitter", async () => {
     const ctx = context();
-    await run("write_file", { path: "src/a.ts", content: 'import { x } from "./x.js";\nexport class Users {}\nexport const total = 3;\nfunction helper() {}\n' }, ctx);
-    await run("write_file", { path: "tool.py", content: "import os\nfrom pathlib import Path\n\nclass Tool:\n    pass\n\ndef main():\n    pass\n" }, ctx);
+    await run(
+      "write_file",
+      {
+        path: "src/a.ts",
+        content:
+          'import { x } from "./x.js";\nexport class Users {}\nexport const total = 3;\nfunction helper() {}\n',
+      },
+      ctx,
+    );
+    await run(
+      "write_file",
+      {
+        path: "tool.py",
+        content:
+          "import os\nfrom pathlib import Path\n\nclass Tool:\n    pass\n\ndef main():\n    pass\n",
+      },
+      ctx,
+    );
     const ts = await run("analyze_code", { path: "src/a.ts" }, ctx);
     expect(ts.ok && ts.output).toContain("typescript, 5 lines");
     expect(ts.ok && ts.output).toContain("imports: ./x.js");
-    expect(ts.ok && ts.output).toContain("export class Users (line 2); export variable total (line 3); function helper (line 4)");
+    expect(ts.ok && ts.output).toContain(
+      "export class Users (line 2); export variable total (line 3); function helper (line 4)",
+    );
     const folder = await run("analyze_code", { path: "." }, ctx);
     expect(folder.ok && folder.output).toMatch(/python: 1 files/);
     expect(folder.ok && folder.output).toMatch(/class Tool \(line 4\); function main \(line 7\)/);
@@ -92,11 +149,19 @@ describe("run_command", () => {
     expect(r).toMatchObject({ ok: false, kind: "timeout" });
   });
   it("refuses commands needing approval when nobody approves, runs them when approved", async () => {
-    const refused = await run("run_command", { command: "curl --version > /dev/null; echo ran" }, context());
+    const refused = await run(
+      "run_command",
+      { command: "curl --version > /dev/null; echo ran" },
+      context(),
+    );
     expect(refused).toMatchObject({ ok: false, kind: "needs_approval" });
     expect(!refused.ok && refused.message).toContain("--yes");
     const seen: string[] = [];
-    const approved = await run("run_command", { command: "kill -0 $$ ; echo ran" }, context({ approve: (r) => (seen.push(r.command), true) }));
+    const approved = await run(
+      "run_command",
+      { command: "kill -0 $$ ; echo ran" },
+      context({ approve: (r) => (seen.push(r.command), true) }),
+    );
     expect(approved).toMatchObject({ ok: true });
     expect(seen).toEqual(["kill -0 $$ ; echo ran"]);
   });

@@ -6,7 +6,8 @@ import type { CoderStateUpdate, CoderStateValue } from "../state.js";
 import { unansweredCalls } from "./tool-execute.js";
 
 /** The message keel puts into the model's context; marked so a person reading the thread sees who spoke. */
-export const keelNote = (text: string) => new HumanMessage({ content: `[keel] ${text}`, name: "keel" });
+export const keelNote = (text: string) =>
+  new HumanMessage({ content: `[keel] ${text}`, name: "keel" });
 
 /** An honest account of the run: what was done, what failed, why it stopped. */
 export function buildReport(state: CoderStateValue, reason: string): string {
@@ -15,9 +16,17 @@ export function buildReport(state: CoderStateValue, reason: string): string {
   const lines = [
     `Stopped: ${reason}.`,
     `Turns: ${state.turns}; tool calls: ${state.trail.length} (${ok} ok, ${failed.length} failed).`,
-    state.filesWritten.length ? `Files written: ${state.filesWritten.join(", ")}.` : "No file was written.",
+    state.filesWritten.length
+      ? `Files written: ${state.filesWritten.join(", ")}.`
+      : "No file was written.",
   ];
-  if (failed.length) lines.push(`Failures: ${failed.slice(-5).map((t) => `${t.name} (${t.kind})`).join(", ")}.`);
+  if (failed.length)
+    lines.push(
+      `Failures: ${failed
+        .slice(-5)
+        .map((t) => `${t.name} (${t.kind})`)
+        .join(", ")}.`,
+    );
   return lines.join("\n");
 }
 
@@ -30,32 +39,69 @@ export function createRecoverNode() {
     const failure = state.failure;
     if (!failure) return { recoverTo: "act" };
     const settings = settingsFrom(config);
-    const kind = failure.kind as FailureKind;
+    const kind: FailureKind = failure.kind;
     const strike = (state.strikes[kind] ?? 0) + 1;
     const strikes = { ...state.strikes, [kind]: strike };
     const action = decideRecovery(kind, strike, settings.interactive);
     const base: CoderStateUpdate = { strikes, failure: null, errorStreak: 0 };
 
-    if (action === "hint") return { ...base, messages: [keelNote(hintFor(kind, strike, failure.detail))], recoverTo: "act" };
+    if (action === "hint")
+      return {
+        ...base,
+        messages: [keelNote(hintFor(kind, strike, failure.detail))],
+        recoverTo: "act",
+      };
     if (action === "replan") {
       return {
         ...base,
         replanReason: failure.detail,
-        messages: [keelNote(`${hintFor(kind, strike, failure.detail)} The plan has been revised; follow the new plan.`)],
+        messages: [
+          keelNote(
+            `${hintFor(kind, strike, failure.detail)} The plan has been revised; follow the new plan.`,
+          ),
+        ],
         recoverTo: "plan",
       };
     }
     // Calls left unanswered when the run stops get an answer, so the thread stays well-formed.
     const skipped = unansweredCalls(state.messages).map(
-      (c) => new ToolMessage({ content: "Error [refused]: not run: the run stopped before this call.", tool_call_id: c.id ?? "", name: c.name, status: "error" }),
+      (c) =>
+        new ToolMessage({
+          content: "Error [refused]: not run: the run stopped before this call.",
+          tool_call_id: c.id ?? "",
+          name: c.name,
+          status: "error",
+        }),
     );
     if (action === "ask") {
-      const answer = interrupt({ type: "ask_human", kind, detail: failure.detail, question: `keel is stuck: ${failure.detail}. What should it do? (empty answer stops the run)` });
+      const answer: unknown = interrupt({
+        type: "ask_human",
+        kind,
+        detail: failure.detail,
+        question: `keel is stuck: ${failure.detail}. What should it do? (empty answer stops the run)`,
+      });
       if (typeof answer === "string" && answer.trim()) {
-        return { ...base, strikes: { ...strikes, [kind]: 0 }, messages: [...skipped, new HumanMessage(answer.trim())], recoverTo: "act" };
+        return {
+          ...base,
+          strikes: { ...strikes, [kind]: 0 },
+          messages: [...skipped, new HumanMessage(answer.trim())],
+          recoverTo: "act",
+        };
       }
-      return { ...base, messages: skipped, status: "needs_human", summary: buildReport(state, `${failure.detail}; no human guidance was given`), recoverTo: "end" };
+      return {
+        ...base,
+        messages: skipped,
+        status: "needs_human",
+        summary: buildReport(state, `${failure.detail}; no human guidance was given`),
+        recoverTo: "end",
+      };
     }
-    return { ...base, messages: skipped, status: "gave_up", summary: buildReport(state, failure.detail), recoverTo: "end" };
+    return {
+      ...base,
+      messages: skipped,
+      status: "gave_up",
+      summary: buildReport(state, failure.detail),
+      recoverTo: "end",
+    };
   };
 }

@@ -15,7 +15,8 @@ export function unansweredCalls(messages: readonly BaseMessage[]): ToolCall[] {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (ToolMessage.isInstance(m)) answered.add(m.tool_call_id);
-    else if (AIMessage.isInstance(m)) return (m.tool_calls ?? []).filter((c) => !c.id || !answered.has(c.id));
+    else if (AIMessage.isInstance(m))
+      return (m.tool_calls ?? []).filter((c) => !c.id || !answered.has(c.id));
   }
   return [];
 }
@@ -24,8 +25,13 @@ function approver(env: NodeEnv): Approver {
   return (req) => {
     if (env.settings.autoApprove) return true;
     if (!env.settings.interactive) return false;
-    const answer = interrupt({ type: "approval", ...req, question: `Allow \`${req.command}\`? (${req.reason})` });
-    const approved = answer === true || (typeof answer === "string" && /^y(es)?$/i.test(answer.trim()));
+    const answer: unknown = interrupt({
+      type: "approval",
+      ...req,
+      question: `Allow \`${req.command}\`? (${req.reason})`,
+    });
+    const approved =
+      answer === true || (typeof answer === "string" && /^y(es)?$/i.test(answer.trim()));
     env.emit({ type: "approval", command: req.command, approved });
     return approved;
   };
@@ -42,7 +48,10 @@ function resultText(r: ToolResult): string {
  * the graph except to interrupt for an approval.
  */
 export function createToolExecuteNode(deps: GraphDeps) {
-  return async (state: CoderStateValue, config: LangGraphRunnableConfig): Promise<CoderStateUpdate> => {
+  return async (
+    state: CoderStateValue,
+    config: LangGraphRunnableConfig,
+  ): Promise<CoderStateUpdate> => {
     const pending = unansweredCalls(state.messages);
     const call = pending[0];
     if (!call) return {};
@@ -50,18 +59,35 @@ export function createToolExecuteNode(deps: GraphDeps) {
     const callId = call.id ?? `call_${state.trail.length}`;
     const tools = toolsForIntent(state.intent?.intent ?? "build");
     const update: CoderStateUpdate = {};
-    let entry: TrailEntry = { id: callId, name: call.name, signature: callSignature(call.name, call.args), toolClass: "unknown", ok: false };
+    let entry: TrailEntry = {
+      id: callId,
+      name: call.name,
+      signature: callSignature(call.name, call.args),
+      toolClass: "unknown",
+      ok: false,
+    };
     let result: ToolResult;
 
     const found = lookupTool(call.name, tools);
     if (state.trail.length >= env.settings.maxToolCalls) {
-      result = fail("refused", `the tool-call budget (${env.settings.maxToolCalls}) is spent; this call was not run.`);
-      update.failure = { kind: "budget", detail: `the tool-call budget (${env.settings.maxToolCalls} calls) is spent` };
+      result = fail(
+        "refused",
+        `the tool-call budget (${env.settings.maxToolCalls}) is spent; this call was not run.`,
+      );
+      update.failure = {
+        kind: "budget",
+        detail: `the tool-call budget (${env.settings.maxToolCalls} calls) is spent`,
+      };
     } else if (!found.found) {
       result = fail("unknown_tool", found.message);
     } else {
       const tool = found.tool;
-      entry = { ...entry, name: tool.name, signature: callSignature(tool.name, call.args), toolClass: tool.toolClass };
+      entry = {
+        ...entry,
+        name: tool.name,
+        signature: callSignature(tool.name, call.args),
+        toolClass: tool.toolClass,
+      };
       if (found.repairedFrom) entry.repaired = `called ${tool.name} for ${found.repairedFrom}`;
       const valid = validateArgs(tool, call.args);
       const repeat = checkRepeat(state.trail, entry.signature, tool.toolClass);
@@ -70,11 +96,18 @@ export function createToolExecuteNode(deps: GraphDeps) {
       } else if (repeat.hit) {
         const hits = state.loopHits + 1;
         update.loopHits = hits;
-        result = fail("loop", loopHint(tool.name, entry.signature, repeat.repeats, lastOutputOf(state)));
-        if (hits >= 2) update.failure = { kind: "loop", detail: `${entry.signature} was called ${repeat.repeats} times in a row after a loop warning` };
+        result = fail(
+          "loop",
+          loopHint(tool.name, entry.signature, repeat.repeats, lastOutputOf(state)),
+        );
+        if (hits >= 2)
+          update.failure = {
+            kind: "loop",
+            detail: `${entry.signature} was called ${repeat.repeats} times in a row after a loop warning`,
+          };
       } else {
         try {
-          result = await tool.run(valid.value as never, {
+          result = await tool.run(valid.value, {
             workspace: env.workspace,
             signal: config.signal,
             approve: approver(env),
@@ -83,16 +116,25 @@ export function createToolExecuteNode(deps: GraphDeps) {
           });
         } catch (err) {
           if (isGraphInterrupt(err)) throw err;
-          result = fail("failed", `${tool.name} failed: ${(err as Error).message}. Check the arguments (does the path exist? is it a file or a folder?) and try again differently.`);
+          result = fail(
+            "failed",
+            `${tool.name} failed: ${(err as Error).message}. Check the arguments (does the path exist? is it a file or a folder?) and try again differently.`,
+          );
         }
       }
-      if (entry.repaired && result.ok) result = { ...result, output: `(keel: ${entry.repaired})\n${result.output}` };
+      if (entry.repaired && result.ok)
+        result = { ...result, output: `(keel: ${entry.repaired})\n${result.output}` };
     }
 
     entry = { ...entry, ok: result.ok, ...(result.ok ? {} : { kind: result.kind }) };
     const streak = result.ok ? 0 : state.errorStreak + 1;
     update.messages = [
-      new ToolMessage({ content: resultText(result), tool_call_id: callId, name: call.name, status: result.ok ? "success" : "error" }),
+      new ToolMessage({
+        content: resultText(result),
+        tool_call_id: callId,
+        name: call.name,
+        status: result.ok ? "success" : "error",
+      }),
     ];
     update.trail = entry;
     update.errorStreak = streak;
@@ -100,7 +142,10 @@ export function createToolExecuteNode(deps: GraphDeps) {
     const lastOfReply = pending.length === 1;
     if (!update.failure && lastOfReply && streak >= env.settings.errorStreak) {
       const recent = [...state.trail, entry].slice(-streak).map((t) => `${t.name} (${t.kind})`);
-      update.failure = { kind: "tool_error", detail: `${streak} tool calls in a row failed: ${recent.join(", ")}` };
+      update.failure = {
+        kind: "tool_error",
+        detail: `${streak} tool calls in a row failed: ${recent.join(", ")}`,
+      };
     }
     return update;
   };

@@ -12,7 +12,12 @@ export function visibleText(content: string): string {
  * tool calls → tool_calls; nothing visible → empty; for a build/modify/run request that has not
  * acted yet, text without calls is prose-instead-of-action; otherwise the final answer.
  */
-export function classifyReply(reply: { toolCallCount: number; content: string; intent: Intent; acted: boolean }): ReplyKind {
+export function classifyReply(reply: {
+  toolCallCount: number;
+  content: string;
+  intent: Intent;
+  acted: boolean;
+}): ReplyKind {
   if (reply.toolCallCount > 0) return "tool_calls";
   if (visibleText(reply.content) === "") return "empty";
   const mustAct = reply.intent === "build" || reply.intent === "modify" || reply.intent === "run";

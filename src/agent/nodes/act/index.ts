@@ -26,26 +26,50 @@ async function describeWorkspace(root: string): Promise<string> {
  * failure (empty, prose) for `recover`; a spent turn budget is a failure too, without a model call.
  */
 export function createActNode(deps: GraphDeps) {
-  return async (state: CoderStateValue, config: LangGraphRunnableConfig): Promise<CoderStateUpdate> => {
+  return async (
+    state: CoderStateValue,
+    config: LangGraphRunnableConfig,
+  ): Promise<CoderStateUpdate> => {
     const env = nodeEnv(config, deps);
     if (state.turns >= env.settings.maxTurns) {
-      return { failure: { kind: "budget", detail: `the turn budget (${env.settings.maxTurns} model turns) is spent` } };
+      return {
+        failure: {
+          kind: "budget",
+          detail: `the turn budget (${env.settings.maxTurns} model turns) is spent`,
+        },
+      };
     }
     const intent = state.intent?.intent ?? "build";
     const tools = toolsForIntent(intent).map(toolDefinition);
     const model = env.model();
     if (!model.bindTools) throw new Error(`the configured model cannot bind tools`);
     const bound = model.bindTools(tools);
-    const system = new SystemMessage(ACT_SYSTEM(intent, state.planSteps.map((s) => s.title), await describeWorkspace(env.workspace)));
-    const reply = await withModelRetry(() => bound.invoke([system, ...state.messages], { signal: config.signal }), env.policy);
+    const system = new SystemMessage(
+      ACT_SYSTEM(
+        intent,
+        state.planSteps.map((s) => s.title),
+        await describeWorkspace(env.workspace),
+      ),
+    );
+    const reply = await withModelRetry(
+      () => bound.invoke([system, ...state.messages], { signal: config.signal }),
+      env.policy,
+    );
     const ai = reply as AIMessage;
     // Every call needs an id: tool messages answer calls by id (F8).
     ai.tool_calls?.forEach((c, i) => (c.id ||= `call_${state.turns}_${i}`));
     const content = typeof ai.content === "string" ? ai.content : ai.text;
-    const kind = classifyReply({ toolCallCount: ai.tool_calls?.length ?? 0, content, intent, acted: hasActed(state) });
+    const kind = classifyReply({
+      toolCallCount: ai.tool_calls?.length ?? 0,
+      content,
+      intent,
+      acted: hasActed(state),
+    });
     const update: CoderStateUpdate = { messages: [ai], turns: state.turns + 1, failure: null };
-    if (kind === "empty") update.failure = { kind: "empty", detail: "the model replied with nothing" };
-    if (kind === "prose") update.failure = { kind: "prose", detail: "the model answered in prose without acting" };
+    if (kind === "empty")
+      update.failure = { kind: "empty", detail: "the model replied with nothing" };
+    if (kind === "prose")
+      update.failure = { kind: "prose", detail: "the model answered in prose without acting" };
     if (kind === "final") {
       update.status = "done";
       update.summary = visibleText(content);

@@ -15,7 +15,11 @@ const MODE: Record<Intent, string> = {
  * The act node's system prompt. Tools are NOT described here: in native mode they travel in the
  * request's `tools` field and the chat template renders them (F9: one channel only).
  */
-export const ACT_SYSTEM = (intent: Intent, plan: string[], fileCount: string) => `You are keel, a careful coding agent working in a workspace folder through tools.
+export const ACT_SYSTEM = (
+  intent: Intent,
+  plan: string[],
+  fileCount: string,
+) => `You are keel, a careful coding agent working in a workspace folder through tools.
 <mode>
 ${MODE[intent]}
 </mode>

@@ -24,13 +24,22 @@ export function latestRequest(state: Pick<CoderStateValue, "messages">): string 
  * Starts a fresh run: every per-run counter is reset here, so a thread can take follow-up requests.
  */
 export function createIntentClassifyNode(deps: GraphDeps) {
-  return async (state: CoderStateValue, config: LangGraphRunnableConfig): Promise<CoderStateUpdate> => {
+  return async (
+    state: CoderStateValue,
+    config: LangGraphRunnableConfig,
+  ): Promise<CoderStateUpdate> => {
     const request = latestRequest(state);
     const rules = classifyByRules(request);
     let intent: IntentResult = { ...rules, source: "rules" };
     if (rules.confidence < SURE && request.trim()) {
       const env = nodeEnv(config, deps);
-      const answer = await structuredCall(env.model(), IntentAnswer, INTENT_SYSTEM, request, env.policy);
+      const answer = await structuredCall(
+        env.model(),
+        IntentAnswer,
+        INTENT_SYSTEM,
+        request,
+        env.policy,
+      );
       if (answer) intent = { intent: answer.intent, confidence: 0.8, source: "model" };
     }
     return {

@@ -11,7 +11,10 @@ import { PlanAnswer } from "./schema.js";
  * not be able to stop a run.
  */
 export function createPlanNode(deps: GraphDeps) {
-  return async (state: CoderStateValue, config: LangGraphRunnableConfig): Promise<CoderStateUpdate> => {
+  return async (
+    state: CoderStateValue,
+    config: LangGraphRunnableConfig,
+  ): Promise<CoderStateUpdate> => {
     const env = nodeEnv(config, deps);
     const previous = state.planSteps.map((s) => s.title);
     const answer = await structuredCall(
@@ -22,6 +25,9 @@ export function createPlanNode(deps: GraphDeps) {
       env.policy,
     );
     const steps = answer?.steps ?? [state.request.split("\n")[0]!.slice(0, 200)];
-    return { planSteps: steps.map((title) => ({ title, status: "todo" as const })), replanReason: undefined };
+    return {
+      planSteps: steps.map((title) => ({ title, status: "todo" as const })),
+      replanReason: undefined,
+    };
   };
 }

@@ -6,11 +6,18 @@ Answer with JSON only: 1 to 6 short, concrete steps, each one action (e.g. "Writ
 - No step may repeat an earlier one.
 </rules>`;
 
-export const PLAN_USER = (request: string, intent: string, replanReason?: string, previous?: string[]) =>
+export const PLAN_USER = (
+  request: string,
+  intent: string,
+  replanReason?: string,
+  previous?: string[],
+) =>
   [
     `<request>\n${request}\n</request>`,
     `<intent>${intent}</intent>`,
-    replanReason ? `<previous_plan>\n${(previous ?? []).map((s, i) => `${i + 1}. ${s}`).join("\n")}\n</previous_plan>\n<what_went_wrong>\n${replanReason}\n</what_went_wrong>\nMake a new plan that avoids this.` : "",
+    replanReason
+      ? `<previous_plan>\n${(previous ?? []).map((s, i) => `${i + 1}. ${s}`).join("\n")}\n</previous_plan>\n<what_went_wrong>\n${replanReason}\n</what_went_wrong>\nMake a new plan that avoids this.`
+      : "",
   ]
     .filter(Boolean)
     .join("\n");
