@@ -42,4 +42,4 @@ export {
   type Script,
   type ChatView,
   type Reply,
-} from "./testing/fake-ollama.js";
+} from "./testing/fake-ollama/index.js";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import pc from "picocolors";
 import { createDemoScript, DEMO_REQUEST } from "../demo/script.js";
-import { startFakeOllama } from "../testing/fake-ollama.js";
+import { startFakeOllama } from "../testing/fake-ollama/index.js";
 import { runSession, type RunOutcome } from "./session.js";
 
 const BANNER = `${pc.bgYellow(pc.black(" SCRIPTED DEMO "))} The model's replies come from keel's built-in script, not from a real

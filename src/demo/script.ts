@@ -3,7 +3,7 @@
  * each one only after keel feeds the error back — the same reactive script style the tests use.
  * It is labelled as scripted wherever a person sees it.
  */
-import type { ChatView, Script } from "../testing/fake-ollama.js";
+import type { ChatView, Script } from "../testing/fake-ollama/index.js";
 import { call, calls, keelScript } from "../testing/script.js";
 
 export const DEMO_REQUEST =

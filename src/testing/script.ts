@@ -1,5 +1,5 @@
 /** Helpers for writing scripted (fake) model behaviour against keel's graphs. */
-import type { AnswerReply, ChatView, Script, ScriptedCall } from "./fake-ollama.js";
+import type { AnswerReply, ChatView, Script, ScriptedCall } from "./fake-ollama/index.js";
 
 /** A tool call in a scripted reply. */
 export const call = (name: string, args: Record<string, unknown> | string = {}): ScriptedCall => ({

@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { FakeOllama } from "../../src/testing/fake-ollama.js";
+import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { runKeel } from "../support/cli.js";
 import { call, calls, keelScript, startFakeOllama, tempWorkspace } from "../support/harness.js";
 

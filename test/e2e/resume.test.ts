@@ -6,7 +6,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ChatView, FakeOllama } from "../../src/testing/fake-ollama.js";
+import type { ChatView, FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { runKeel } from "../support/cli.js";
 import { call, calls, keelScript, startFakeOllama, tempWorkspace } from "../support/harness.js";
 

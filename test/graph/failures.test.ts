@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { FakeOllama } from "../../src/testing/fake-ollama.js";
+import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import {
   call,
   calls,

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
-import type { FakeOllama } from "../../src/testing/fake-ollama.js";
+import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import {
   call,
   calls,

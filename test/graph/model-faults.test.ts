@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ModelServerError } from "../../src/models/errors.js";
-import type { FakeOllama, Reply } from "../../src/testing/fake-ollama.js";
+import type { FakeOllama, Reply } from "../../src/testing/fake-ollama/index.js";
 import {
   call,
   calls,

@@ -6,9 +6,9 @@ import { Command, MemorySaver, type BaseCheckpointSaver } from "@langchain/langg
 import { createCoderGraph } from "../../src/agent/graph.js";
 import { runConfig, type SettingsInput } from "../../src/agent/context.js";
 import type { CoderStateValue } from "../../src/agent/state.js";
-import type { FakeOllama } from "../../src/testing/fake-ollama.js";
+import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 
-export { startFakeOllama } from "../../src/testing/fake-ollama.js";
+export { startFakeOllama } from "../../src/testing/fake-ollama/index.js";
 export { call, calls, keelScript, lastResult } from "../../src/testing/script.js";
 
 let counter = 0;
@@ -52,7 +52,7 @@ export async function runCoder(
   return { state, snapshot, threadId, checkpointer, graph, config };
 }
 
-import type { ChatBody, WireMessage } from "../../src/testing/fake-ollama.js";
+import type { ChatBody, WireMessage } from "../../src/testing/fake-ollama/index.js";
 
 /** The tool messages of a request body, in order. */
 export const toolMessages = (body: ChatBody | undefined): WireMessage[] =>

@@ -6,7 +6,7 @@ import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { ChatOllama } from "@langchain/ollama";
 import { afterEach, describe, expect, it } from "vitest";
 import { createOllamaFetch } from "../../src/models/ollama-fetch.js";
-import type { FakeOllama } from "../../src/testing/fake-ollama.js";
+import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { call, startFakeOllama } from "../support/harness.js";
 
 let fake: FakeOllama | undefined;

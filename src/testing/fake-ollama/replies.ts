@@ -1,0 +1,167 @@
+/** Writes a scripted reply to the wire exactly as Ollama would (ollama-protocol.md §4–§6). */
+import { randomBytes } from "node:crypto";
+import type { ServerResponse } from "node:http";
+import type { AnswerReply, ChatView, Reply, WireMessage, WireToolCall } from "./types.js";
+
+const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+const callId = () => `call_${Array.from(randomBytes(8), (b) => ALPHABET[b % 36]).join("")}`;
+const now = () => new Date().toISOString().replace(/(\.\d{3})Z$/, "$1000Z");
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function sendJson(res: ServerResponse, status: number, obj: unknown): void {
+  const text = JSON.stringify(obj);
+  res.writeHead(status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+export const sendError = (res: ServerResponse, status: number, error: string): void =>
+  sendJson(res, status, { error });
+
+function chunk(model: string, message: Partial<WireMessage>, done = false) {
+  return {
+    model,
+    created_at: now(),
+    message: { role: "assistant", content: "", ...message },
+    done,
+  };
+}
+
+function metrics(prompt: number, evalCount: number) {
+  return {
+    total_duration: 182_242_375,
+    load_duration: 41_295_167,
+    prompt_eval_count: Math.max(1, prompt),
+    prompt_eval_duration: 24_573_166,
+    eval_count: Math.max(1, evalCount),
+    eval_duration: 115_959_084,
+  };
+}
+
+function split(text: string, pieces: number): string[] {
+  if (!text) return [];
+  const size = Math.ceil(text.length / Math.max(1, Math.min(pieces, text.length)));
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+export interface ReplyTarget {
+  res: ServerResponse;
+  view: ChatView;
+  stream: boolean;
+  /** The model thinks (has the capability and `think` was not false). */
+  thinks: boolean;
+  /** Where script mistakes are recorded. */
+  violations: string[];
+  /** Responses left hanging, closed with the server. */
+  hanging: Set<ServerResponse>;
+}
+
+/** Answers one chat request with a scripted reply or an injected fault. */
+export async function writeReply(reply: Reply, t: ReplyTarget): Promise<void> {
+  if (!("fault" in reply)) return writeAnswer(reply, t);
+  const { res } = t;
+  const line = (obj: unknown) => res.write(`${JSON.stringify(obj)}\n`);
+  const piece = (content: string) => line(chunk(t.view.body.model, { content }));
+  const ndjson = () => res.writeHead(200, { "Content-Type": "application/x-ndjson" });
+  switch (reply.fault) {
+    case "status":
+      if (reply.delayMs) await sleep(reply.delayMs);
+      return sendError(res, reply.status, reply.error);
+    case "reset-before":
+      res.socket?.destroy();
+      return;
+    case "hang":
+      t.hanging.add(res);
+      return;
+    case "cut-mid-stream":
+      ndjson();
+      piece("Let me");
+      await sleep(20);
+      res.socket?.destroy();
+      return;
+    case "no-done":
+      ndjson();
+      piece("Partial answer");
+      res.end();
+      return;
+    case "stream-error":
+      ndjson();
+      piece("Work");
+      line({ error: reply.error });
+      res.end();
+      return;
+    case "malformed-line":
+      return writeAnswer({ ...reply.then, pieces: reply.then.pieces ?? 2 }, t, true);
+  }
+}
+
+function violation(t: ReplyTarget, why: string): void {
+  t.violations.push(why);
+  sendError(t.res, 500, `fake-ollama: ${why}`);
+}
+
+async function writeAnswer(r: AnswerReply, t: ReplyTarget, malformed = false): Promise<void> {
+  const { res, view } = t;
+  const content = r.content ?? "";
+  const unknown = (r.toolCalls ?? []).find(
+    (c) => !r.allowUnknownTools && !view.toolNames.includes(c.name),
+  );
+  if (unknown) {
+    return violation(
+      t,
+      `script called tool "${unknown.name}" which the request did not offer (offered: ${view.toolNames.join(", ") || "none"})`,
+    );
+  }
+  if (view.structured && !r.allowInvalidJson) {
+    try {
+      JSON.parse(content);
+    } catch {
+      return violation(
+        t,
+        `script answered a structured request with content that is not JSON: ${content.slice(0, 80)}`,
+      );
+    }
+  }
+  if (r.delayMs) await sleep(r.delayMs);
+  const calls: WireToolCall[] = (r.toolCalls ?? []).map((c, index) => ({
+    id: callId(),
+    function: { index, name: c.name, arguments: c.arguments },
+  }));
+  const thinking = t.thinks ? (r.thinking ?? "") : "";
+  const final = {
+    ...chunk(view.body.model, {}, true),
+    done_reason: r.doneReason ?? "stop",
+    ...metrics(
+      JSON.stringify(view.messages).length >> 2,
+      (content.length >> 2) + calls.length * 12 + 1,
+    ),
+  };
+  if (!t.stream) {
+    const message = {
+      role: "assistant",
+      content,
+      ...(thinking ? { thinking } : {}),
+      ...(calls.length ? { tool_calls: calls } : {}),
+    };
+    return sendJson(res, 200, { ...final, message });
+  }
+  res.writeHead(200, { "Content-Type": "application/x-ndjson" });
+  const line = (obj: unknown) => res.write(`${JSON.stringify(obj)}\n`);
+  for (const piece of split(thinking, 2)) line(chunk(view.body.model, { thinking: piece }));
+  split(content, r.pieces ?? 3).forEach((piece, i) => {
+    line(chunk(view.body.model, { content: piece }));
+    if (malformed && i === 0) res.write('{"model":"broken", "message":\n');
+  });
+  const native = r.placement === "native";
+  if (calls.length && !native) line(chunk(view.body.model, { content: "", tool_calls: calls }));
+  line(
+    calls.length && native
+      ? { ...final, message: { role: "assistant", content: "", tool_calls: calls } }
+      : final,
+  );
+  res.end();
+}

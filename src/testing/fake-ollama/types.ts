@@ -1,0 +1,158 @@
+/** The fake Ollama server's wire types and the script interface. */
+export type Capability = "completion" | "tools" | "thinking" | "vision" | "embedding" | "insert";
+
+export interface FakeModel {
+  capabilities: Capability[];
+  family?: string;
+  contextLength?: number;
+}
+
+export interface WireToolCall {
+  id?: string;
+  type?: string;
+  function: { index?: number; name: string; arguments: unknown };
+}
+
+export interface WireMessage {
+  role: string;
+  content: string;
+  thinking?: string;
+  tool_calls?: WireToolCall[];
+  tool_name?: string;
+  tool_call_id?: string;
+  images?: string[];
+}
+
+export interface ChatBody {
+  model: string;
+  messages?: WireMessage[];
+  stream?: boolean;
+  format?: unknown;
+  tools?: Array<{
+    type: string;
+    function: { name: string; description?: string; parameters?: Record<string, unknown> };
+  }>;
+  options?: Record<string, unknown>;
+  think?: unknown;
+  keep_alive?: unknown;
+}
+
+/** What a script sees of one chat request. */
+export interface ChatView {
+  body: ChatBody;
+  messages: WireMessage[];
+  /** The request asks for structured output (`format` set). */
+  structured: boolean;
+  /** Top-level property names of the `format` schema, when it is one. */
+  formatKeys: string[];
+  /** Names of the tools in the request. */
+  toolNames: string[];
+  /** Assistant messages already in the conversation: 0 on the first turn. */
+  turn: number;
+  /** The tool messages after the last assistant message (the results the model is reacting to). */
+  toolResults: WireMessage[];
+  /** The last message of the conversation. */
+  last: WireMessage | undefined;
+  /** The text of all user messages, joined. */
+  userText: string;
+  /** The path prefix the client used before /api (per-test routing). */
+  prefix: string;
+}
+
+export interface ScriptedCall {
+  name: string;
+  /** An object, as Ollama sends; a string imitates servers that send JSON text. */
+  arguments: Record<string, unknown> | string;
+}
+
+/** A normal reply. */
+export interface AnswerReply {
+  content?: string;
+  thinking?: string;
+  toolCalls?: ScriptedCall[];
+  /** classic: calls in their own done:false line; native: calls in the final line. */
+  placement?: "classic" | "native";
+  /** How many stream lines the content is split into (default 3). */
+  pieces?: number;
+  doneReason?: "stop" | "length";
+  /** Wait this long before the first byte. */
+  delayMs?: number;
+  /** Imitate servers that return calls to tools the request did not offer. */
+  allowUnknownTools?: boolean;
+  /** Send content that is not valid JSON even though `format` was set. */
+  allowInvalidJson?: boolean;
+}
+
+export type FaultReply =
+  | { fault: "status"; status: number; error: string; delayMs?: number }
+  | { fault: "reset-before" }
+  | { fault: "cut-mid-stream" }
+  | { fault: "no-done" }
+  | { fault: "stream-error"; error: string }
+  | { fault: "hang" }
+  | { fault: "malformed-line"; then: AnswerReply };
+
+export type Reply = AnswerReply | FaultReply;
+export type Script = (req: ChatView) => Reply | Promise<Reply>;
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  prefix: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON body, or the raw text when it did not parse. */
+  body: unknown;
+  at: number;
+}
+
+export interface FakeOllamaOptions {
+  models?: Record<string, FakeModel>;
+  script?: Script;
+}
+
+export interface FakeOllama {
+  /** Base URL, e.g. http://127.0.0.1:40123 */
+  url: string;
+  requests: RecordedRequest[];
+  /** The POST /api/chat requests, in order. */
+  chatRequests(): RecordedRequest[];
+  /** Chat request bodies, optionally only those from model turns (no `format`). */
+  chatBodies(opts?: { turnsOnly?: boolean }): ChatBody[];
+  /** Script mistakes the fake caught (e.g. a call to a tool the request did not offer). */
+  violations: string[];
+  setScript(script: Script): void;
+  /** The next chat requests get these replies, in order, before the script is asked again. */
+  inject(...replies: Reply[]): void;
+  /** Runs when a chat request arrives, before it is answered (e.g. to kill a client at turn k). */
+  onChat(hook: ((req: ChatView, index: number) => void) | undefined): void;
+  close(): Promise<void>;
+}
+
+/** What a script sees of a chat request. */
+export function viewOf(body: ChatBody, prefix: string): ChatView {
+  const messages = body.messages ?? [];
+  let lastAssistant = -1;
+  messages.forEach((m, i) => {
+    if (m.role === "assistant") lastAssistant = i;
+  });
+  const format = body.format;
+  return {
+    body,
+    messages,
+    structured: format !== undefined && format !== null && format !== "",
+    formatKeys:
+      format && typeof format === "object"
+        ? Object.keys((format as { properties?: object }).properties ?? {})
+        : [],
+    toolNames: (body.tools ?? []).map((t) => t.function.name),
+    turn: messages.filter((m) => m.role === "assistant").length,
+    toolResults:
+      lastAssistant >= 0 ? messages.slice(lastAssistant + 1).filter((m) => m.role === "tool") : [],
+    last: messages[messages.length - 1],
+    userText: messages
+      .filter((m) => m.role === "user")
+      .map((m) => m.content)
+      .join("\n"),
+    prefix,
+  };
+}
