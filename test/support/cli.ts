@@ -21,6 +21,7 @@ export function runKeel(
     const env = { ...process.env, ...opts.env };
     delete env.OLLAMA_HOST;
     delete env.KEEL_MODEL;
+    env.NO_COLOR = "1";
     Object.assign(env, opts.env);
     const child = spawn(process.execPath, [KEEL_BIN, ...args], {
       cwd: opts.cwd,
