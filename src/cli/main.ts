@@ -77,11 +77,7 @@ async function runCommand(request: string | undefined, flags: RunFlags): Promise
     : undefined;
   const controller = new AbortController();
   const onSigint = () => {
-    process.stderr.write(
-      pc.yellow(
-        "\ninterrupted: the thread is checkpointed; run the same command with --thread to resume\n",
-      ),
-    );
+    process.stderr.write(pc.yellow("\nstopping: the thread is checkpointed and can be resumed\n"));
     controller.abort();
   };
   process.once("SIGINT", onSigint);

@@ -28,8 +28,8 @@ export interface RunOutcome {
   files_written: string[];
   summary: string;
   error?: string;
-  /** 0 done, 1 not completed, 3 the model server failed. */
-  exitCode: 0 | 1 | 3;
+  /** 0 done, 1 not completed, 3 the model server failed, 130 interrupted (Ctrl-C). */
+  exitCode: 0 | 1 | 3 | 130;
 }
 
 export interface SessionOptions {
@@ -114,10 +114,19 @@ export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
       input = new Command({ resume: await opts.ask(questionOf(pending[0]?.value)) });
     }
   } catch (err) {
+    const values = async () =>
+      (await graph.getState(config).catch(() => undefined))?.values as CoderStateValue | undefined;
     if (err instanceof ModelServerError) {
-      const values = (await graph.getState(config).catch(() => undefined))?.values as
-        CoderStateValue | undefined;
-      return { ...outcome(values, threadId, "error"), error: err.message, exitCode: 3 };
+      return { ...outcome(await values(), threadId, "error"), error: err.message, exitCode: 3 };
+    }
+    if (opts.signal?.aborted) {
+      // Ctrl-C: the last completed step is checkpointed; the step in flight reruns on resume.
+      const o = outcome(await values(), threadId, "gave_up");
+      return {
+        ...o,
+        summary: `Interrupted by the user. Resume with: keel run --thread ${threadId}`,
+        exitCode: 130,
+      };
     }
     throw err;
   } finally {

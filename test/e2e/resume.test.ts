@@ -115,3 +115,34 @@ describe("resume after SIGKILL", () => {
     ]);
   });
 });
+
+describe("Ctrl-C", () => {
+  it("SIGINT stops the run with exit 130, and the thread resumes to done", async () => {
+    fake = await startFakeOllama({ script });
+    const ws = tempWorkspace();
+    const args = [
+      "run",
+      "Create the parts",
+      "-w",
+      ws,
+      "--ollama-url",
+      fake.url,
+      "--thread",
+      "ctrlc",
+      "--json",
+    ];
+    const first = await runKeel(args, {
+      onSpawn: (child) =>
+        fake!.onChat((req) => {
+          if (!req.structured && req.turn === 2) child.kill("SIGINT");
+        }),
+    });
+    fake.onChat(undefined);
+    expect(first.code).toBe(130);
+    expect(first.json).toMatchObject({ status: "gave_up", thread_id: "ctrlc" });
+    expect(String(first.json?.summary)).toContain("keel run --thread ctrlc");
+    const second = await runKeel(args);
+    expect(second.json).toMatchObject({ status: "done" });
+    expect(readFileSync(path.join(ws, "effects.log"), "utf8")).toBe("step0\nstep1\nstep2\nstep3\n");
+  });
+});

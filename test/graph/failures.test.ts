@@ -356,3 +356,37 @@ describe("F8: tool results go back paired with their calls", () => {
     expect(readFileSync(path.join(ws, "n.txt"), "utf8")).toBe("native");
   });
 });
+
+describe("budgets", () => {
+  it("ends the run at the turn budget with a report, without another model call", async () => {
+    fake = await startFakeOllama({
+      script: keelScript((req) => calls(call("list_dir", { path: `dir${req.turn}` }))),
+    });
+    const { state } = await runCoder(fake, "Analyze everything", {
+      workspace: tempWorkspace(),
+      context: { maxTurns: 3 },
+    });
+    expect(fake.chatBodies({ turnsOnly: true })).toHaveLength(3);
+    expect(state.status).toBe("gave_up");
+    expect(state.summary).toContain("the turn budget (3 model turns) is spent");
+  });
+
+  it("refuses tool calls past the tool-call budget", async () => {
+    fake = await startFakeOllama({
+      script: keelScript((req) =>
+        calls(
+          call("list_dir", { path: `a${req.turn}` }),
+          call("list_dir", { path: `b${req.turn}` }),
+        ),
+      ),
+    });
+    const { state } = await runCoder(fake, "Analyze everything", {
+      workspace: tempWorkspace(),
+      context: { maxToolCalls: 3 },
+    });
+    expect(state.trail).toHaveLength(4);
+    expect(state.trail[3]!.kind).toBe("refused");
+    expect(state.status).toBe("gave_up");
+    expect(state.summary).toContain("tool-call budget (3 calls) is spent");
+  });
+});

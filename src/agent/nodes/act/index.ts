@@ -39,6 +39,11 @@ export function createActNode(deps: GraphDeps) {
         },
       };
     }
+    if (env.settings.toolMode === "prompt") {
+      throw new Error(
+        'toolMode "prompt" (tools described in the system prompt) is not available yet; use "auto" or "native"',
+      );
+    }
     const intent = state.intent?.intent ?? "build";
     const tools = toolsForIntent(intent).map(toolDefinition);
     const model = env.model();
