@@ -1,0 +1,228 @@
+/**
+ * Low-level readers for tool-call text: balanced JSON spans, lenient JSON, and Python-style call
+ * expressions (`[f(a=1, b="x")]`). All return `undefined` on bad input; none throws.
+ */
+
+/** End index (exclusive) of the balanced JSON object/array starting at `start`, or -1. */
+export function balancedEnd(text: string, start: number): number {
+  const open = text[start];
+  if (open !== "{" && open !== "[") return -1;
+  const stack: string[] = [];
+  let inString: string | null = null;
+  for (let i = start; i < text.length; i++) {
+    const ch = text[i]!;
+    if (inString) {
+      if (ch === "\\") i++;
+      else if (ch === inString) inString = null;
+      continue;
+    }
+    if (ch === '"') inString = ch;
+    else if (ch === "{" || ch === "[") stack.push(ch === "{" ? "}" : "]");
+    else if (ch === "}" || ch === "]") {
+      if (stack.pop() !== ch) return -1;
+      if (stack.length === 0) return i + 1;
+    }
+  }
+  return -1;
+}
+
+/**
+ * Parses JSON the way small models write it: strict first, then with trailing commas removed and
+ * Python literals (True/False/None) replaced outside strings.
+ */
+export function lenientJson(text: string): unknown {
+  const t = text.trim();
+  try {
+    return JSON.parse(t);
+  } catch {
+    // fall through to the repairs
+  }
+  let out = "";
+  let inString = false;
+  for (let i = 0; i < t.length; i++) {
+    const ch = t[i]!;
+    if (inString) {
+      out += ch;
+      if (ch === "\\") out += t[++i] ?? "";
+      else if (ch === '"') inString = false;
+      continue;
+    }
+    if (ch === '"') {
+      inString = true;
+      out += ch;
+      continue;
+    }
+    const word = /^(True|False|None)\b/.exec(t.slice(i));
+    if (word) {
+      out += word[1] === "True" ? "true" : word[1] === "False" ? "false" : "null";
+      i += word[1]!.length - 1;
+      continue;
+    }
+    out += ch;
+  }
+  out = out.replace(/,\s*([}\]])/g, "$1");
+  try {
+    return JSON.parse(out);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first balanced JSON value at or after `from` (skipping whitespace only), parsed. */
+export function jsonAt(text: string, from: number): { value: unknown; end: number } | undefined {
+  let i = from;
+  while (i < text.length && /\s/.test(text[i]!)) i++;
+  const end = balancedEnd(text, i);
+  if (end < 0) return undefined;
+  const value = lenientJson(text.slice(i, end));
+  return value === undefined ? undefined : { value, end };
+}
+
+export interface PyCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * Parses a Python-style list of calls, `[f(a=1), g(b="x", c=[1, 2])]`, or a bare call `f(a=1)`.
+ * Keyword arguments only (that is what the pythonic tool formats produce). Returns undefined unless
+ * the whole input is consumed.
+ */
+export function parsePythonCalls(text: string): PyCall[] | undefined {
+  const p = new PyReader(text.trim());
+  try {
+    const calls: PyCall[] = [];
+    const bracketed = p.peek() === "[";
+    if (bracketed) p.expect("[");
+    for (;;) {
+      p.ws();
+      if (bracketed && p.peek() === "]") break;
+      calls.push(p.call());
+      p.ws();
+      if (p.peek() === ",") {
+        p.expect(",");
+        continue;
+      }
+      break;
+    }
+    if (bracketed) p.expect("]");
+    p.ws();
+    return p.done() && calls.length > 0 ? calls : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+class PyReader {
+  private i = 0;
+  constructor(private readonly s: string) {}
+  peek() {
+    return this.s[this.i];
+  }
+  done() {
+    return this.i >= this.s.length;
+  }
+  ws() {
+    while (this.i < this.s.length && /\s/.test(this.s[this.i]!)) this.i++;
+  }
+  expect(ch: string) {
+    this.ws();
+    if (this.s[this.i] !== ch) throw new Error(`expected ${ch}`);
+    this.i++;
+  }
+  ident(): string {
+    this.ws();
+    const m = /^[A-Za-z_][\w.-]*/.exec(this.s.slice(this.i));
+    if (!m) throw new Error("expected a name");
+    this.i += m[0].length;
+    return m[0];
+  }
+  call(): PyCall {
+    const name = this.ident();
+    this.expect("(");
+    const args: Record<string, unknown> = {};
+    this.ws();
+    while (this.peek() !== ")") {
+      const key = this.ident();
+      this.ws();
+      if (this.peek() !== "=" && this.peek() !== ":") throw new Error("expected =");
+      this.i++;
+      args[key] = this.value();
+      this.ws();
+      if (this.peek() === ",") this.i++;
+      this.ws();
+    }
+    this.expect(")");
+    return { name, arguments: args };
+  }
+  value(): unknown {
+    this.ws();
+    const ch = this.peek();
+    if (ch === '"' || ch === "'") return this.str();
+    if (ch === "[" || ch === "(") {
+      const close = ch === "[" ? "]" : ")";
+      this.i++;
+      const out: unknown[] = [];
+      this.ws();
+      while (this.peek() !== close) {
+        out.push(this.value());
+        this.ws();
+        if (this.peek() === ",") this.i++;
+        this.ws();
+      }
+      this.i++;
+      return out;
+    }
+    if (ch === "{") {
+      this.i++;
+      const out: Record<string, unknown> = {};
+      this.ws();
+      while (this.peek() !== "}") {
+        const k = this.value();
+        this.expect(":");
+        out[String(k)] = this.value();
+        this.ws();
+        if (this.peek() === ",") this.i++;
+        this.ws();
+      }
+      this.i++;
+      return out;
+    }
+    const m = /^(-?\d+(\.\d+)?([eE][+-]?\d+)?|True|False|None|true|false|null)/.exec(
+      this.s.slice(this.i),
+    );
+    if (!m) throw new Error("expected a value");
+    this.i += m[0].length;
+    const lit: Record<string, unknown> = {
+      True: true,
+      False: false,
+      None: null,
+      true: true,
+      false: false,
+      null: null,
+    };
+    return m[0] in lit ? lit[m[0]] : Number(m[0]);
+  }
+  str(): string {
+    const q = this.s[this.i++]!;
+    const triple = this.s.slice(this.i, this.i + 2) === q + q;
+    if (triple) this.i += 2;
+    let out = "";
+    while (this.i < this.s.length) {
+      const ch = this.s[this.i]!;
+      if (ch === "\\") {
+        const n = this.s[this.i + 1]!;
+        out += n === "n" ? "\n" : n === "t" ? "\t" : n;
+        this.i += 2;
+        continue;
+      }
+      if (triple ? this.s.slice(this.i, this.i + 3) === q.repeat(3) : ch === q) {
+        this.i += triple ? 3 : 1;
+        return out;
+      }
+      out += ch;
+      this.i++;
+    }
+    throw new Error("unterminated string");
+  }
+}

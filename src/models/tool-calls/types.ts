@@ -1,0 +1,73 @@
+/** Text tool-call formats of the model families people run locally. */
+export const FORMAT_NAMES = [
+  "hermes",
+  "llama3-json",
+  "mistral",
+  "pythonic",
+  "granite",
+  "lfm2",
+  "glm-4.5",
+  "gemma",
+  "qwen3-coder",
+  "deepseek",
+  "phi4-mini",
+  "functionary",
+  "command-r",
+  "kimi-k2",
+  "harmony",
+] as const;
+
+export type FormatName = (typeof FORMAT_NAMES)[number];
+
+export interface ParsedCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export interface ParseResult {
+  calls: ParsedCall[];
+  /** The text with the tool-call markup removed, trimmed. */
+  content: string;
+  /** The format the calls (or the broken markup) were recognised as. */
+  format?: FormatName;
+  /** Set when tool-call markup is present but holds no valid call: what was wrong. */
+  problem?: string;
+}
+
+/** A property's JSON-schema type, enough to coerce XML-style string values. */
+export type ArgSchemas = Record<
+  string,
+  { properties?: Record<string, { type?: string | string[] }> }
+>;
+
+export interface ParseOptions {
+  format?: "auto" | FormatName;
+  /** Only calls to these names are calls; anything else stays text. */
+  toolNames?: string[];
+  /** Per-tool JSON schemas, to coerce string values of XML-style formats ("5" → 5 for a number). */
+  schemas?: ArgSchemas;
+}
+
+/** A call as an extractor read it, before filtering and coercion. */
+export interface RawCall {
+  name: string;
+  arguments: unknown;
+  /** Values came from an XML-style format as text and may be coerced by schema. */
+  textValues?: boolean;
+}
+
+/** One stretch of text an extractor claims as tool-call markup. */
+export interface Extraction {
+  start: number;
+  end: number;
+  calls: RawCall[];
+  /** Markup without a valid call: why. */
+  problem?: string;
+}
+
+export interface ExtractContext {
+  /** True when the caller named the offered tools, so loose shapes (a JSON object mid-text) may count. */
+  salvage: boolean;
+}
+
+export type Extractor = (text: string, ctx: ExtractContext) => Extraction[];
