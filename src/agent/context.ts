@@ -29,7 +29,7 @@ export const ContextSchema = z.object({
     .enum(["auto", "native", "prompt"])
     .default("auto")
     .describe(
-      "How tools reach the model: native tools field, or described in the prompt (auto = native today)",
+      "How tools reach the model: native (the tools field) or prompt (described once in the system prompt, calls parsed from text); auto picks native iff Ollama lists the tools capability",
     ),
   interactive: z
     .boolean()

@@ -1,5 +1,6 @@
 /** The coder graph's wiring, and nothing else. Nodes live in ./nodes, routers in ./routing. */
 import { END, START, StateGraph } from "@langchain/langgraph";
+import { createCapabilityProbe } from "../models/capabilities.js";
 import { ContextSchema } from "./context.js";
 import { createActNode } from "./nodes/act/index.js";
 import { createIntentClassifyNode } from "./nodes/intent-classify/index.js";
@@ -20,7 +21,12 @@ import { CoderState } from "./state.js";
  * Builds the uncompiled coder graph: intent-classify → plan → act ⇄ tool-execute, with recover on
  * every failure edge. Compile it with a checkpointer (CLI, tests) or without (LangGraph server).
  */
-export function createCoderGraph(deps: GraphDeps = {}) {
+export function createCoderGraph(options: GraphDeps = {}) {
+  // Probe Ollama for capabilities unless the caller brought its own model.
+  const deps: GraphDeps = {
+    ...options,
+    probe: options.probe ?? (options.createModel ? undefined : createCapabilityProbe()),
+  };
   return new StateGraph(CoderState, ContextSchema)
     .addNode(NODE.intentClassify, createIntentClassifyNode(deps))
     .addNode(NODE.plan, createPlanNode(deps))

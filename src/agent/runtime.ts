@@ -5,6 +5,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { createOllamaChatModel, type ChatModelFactory } from "../models/chat-model.js";
+import type { CapabilityProbe } from "../models/capabilities.js";
 import type { RetryPolicy } from "../models/retry.js";
 import { realWorkspace } from "../tools/sandbox.js";
 import { settingsFrom, type Settings } from "./context.js";
@@ -13,6 +14,8 @@ import { settingsFrom, type Settings } from "./context.js";
 export interface GraphDeps {
   /** Builds the chat model for a run (default: ChatOllama with keel's repairing fetch). */
   createModel?: ChatModelFactory;
+  /** Reads a model's capabilities (tool mode, text format). Default: Ollama's /api/show, cached; none for a custom model. */
+  probe?: CapabilityProbe;
 }
 
 /** A timeline event a node reports through LangGraph's `custom` stream. */

@@ -21,7 +21,7 @@ export type PlanStep = z.infer<typeof PlanStepSchema>;
 
 /** What went wrong, for `recover`. */
 export const FailureSchema = z.object({
-  kind: z.enum(["tool_error", "loop", "empty", "prose", "budget"]),
+  kind: z.enum(["tool_error", "loop", "empty", "prose", "unparseable", "budget"]),
   detail: z.string(),
 });
 export type Failure = z.infer<typeof FailureSchema>;
@@ -39,6 +39,14 @@ export const CoderState = new StateSchema({
   planSteps: z.array(PlanStepSchema).default(() => []),
   /** Why the last re-plan happened. Written by recover; read by plan. */
   replanReason: z.string().optional(),
+  /** The tool channel of the last turn (native or prompt, and the text format). Written by act; read by the timeline. */
+  toolChannel: z
+    .object({
+      mode: z.enum(["native", "prompt"]),
+      format: z.string(),
+      salvaged: z.boolean().optional(),
+    })
+    .optional(),
   /** Model turns taken this run. Written by act; read by act's budget check and the report. */
   turns: z.number().default(0),
   /** Every tool call this run, in order. Appended by tool-execute; read by the loop guard and the report. */

@@ -2,7 +2,7 @@
  * The recovery ladder: what `recover` does at each strike of a failure kind. Pure.
  * hint → re-plan → ask a human (interactive) or end with an honest report.
  */
-export type FailureKind = "tool_error" | "loop" | "empty" | "prose" | "budget";
+export type FailureKind = "tool_error" | "loop" | "empty" | "prose" | "unparseable" | "budget";
 
 export type RecoveryAction = "hint" | "replan" | "ask" | "end";
 
@@ -36,6 +36,8 @@ export function hintFor(kind: FailureKind, strike: number, detail: string): stri
       return EMPTY_NUDGES[Math.min(strike, EMPTY_NUDGES.length) - 1]!;
     case "prose":
       return "You described what to do but did not do it: no file was written and no command was run. Do it now with the tools: call write_file with the path and the full content of each file (or edit_file / run_command). Do not answer in prose.";
+    case "unparseable":
+      return `Your last message tried to call a tool, but the call could not be read: ${detail}`;
     case "tool_error":
       return `Your last tool calls failed: ${detail}. Read the error messages in the tool results, fix the cause, and try a different approach.`;
     default:

@@ -106,11 +106,11 @@ describe("final faults end the run with a ModelServerError", () => {
     expect(fake.chatRequests()).toHaveLength(3);
   });
 
-  it("a model without tool support names the problem", async () => {
+  it("native mode forced on a model without tool support names the problem", async () => {
     fake = await startFakeOllama({ script: buildScript });
     const err = await runCoder(fake, "Create out.txt", {
       workspace: tempWorkspace(),
-      context: { model: "gemma3:4b" },
+      context: { model: "gemma3:4b", toolMode: "native" },
     }).catch((e: unknown) => e);
     expect((err as ModelServerError).kind).toBe("bad_request");
     expect((err as Error).message).toMatch(/does not support tool calling/);

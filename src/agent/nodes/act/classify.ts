@@ -1,7 +1,7 @@
 /** Pure classification of a model reply, for routing. */
 import type { Intent } from "../../../tools/registry.js";
 
-export type ReplyKind = "tool_calls" | "final" | "empty" | "prose";
+export type ReplyKind = "tool_calls" | "final" | "empty" | "prose" | "unparseable";
 
 /** Strips `<think>…</think>` blocks: reasoning is not an answer. */
 export function visibleText(content: string): string {

@@ -1,0 +1,133 @@
+/**
+ * The capability probe: `POST /api/show` once per model → its capabilities, family, context length
+ * and the text format its chat template uses for tool calls. From it keel picks one tool channel
+ * (F9): native when the model has the `tools` capability, else tools described in the prompt.
+ */
+import type { FormatName } from "./tool-calls/types.js";
+import { withModelRetry, type RetryPolicy } from "./retry.js";
+
+export interface ModelProfile {
+  model: string;
+  capabilities: string[];
+  family?: string;
+  contextLength?: number;
+  /** The text format the template's tool markup points at (what prompt mode asks for and parses first). */
+  format: FormatName;
+}
+
+export type ToolMode = "native" | "prompt";
+
+/** Template markers first (they are what the model was trained on), then the family. */
+const TEMPLATE_MARKERS: Array<[RegExp, FormatName]> = [
+  [/<｜tool▁calls▁begin｜>/, "deepseek"],
+  [/<\|tool_calls_section_begin\|>/, "kimi-k2"],
+  [/<\|channel\|>|to=functions\./, "harmony"],
+  [/<\|tool_call_start\|>/, "lfm2"],
+  [/<\|tool_call\|>/, "granite"],
+  [/\[TOOL_CALLS\]/, "mistral"],
+  [/functools/, "phi4-mini"],
+  [/<\|START_ACTION\|>/, "command-r"],
+  [/<parameter=/, "qwen3-coder"],
+  [/<arg_key>/, "glm-4.5"],
+  [/<tool_call>/, "hermes"],
+  [/<\|python_start\|>/, "pythonic"],
+  [/<\|python_tag\|>/, "llama3-json"],
+];
+
+const FAMILY_FORMATS: Array<[RegExp, FormatName]> = [
+  [/^qwen3moe$|^qwen3$|^qwen2/, "hermes"],
+  [/^llama4/, "pythonic"],
+  [/^llama/, "llama3-json"],
+  [/^mistral|^mistral3|^devstral/, "mistral"],
+  [/^granite/, "granite"],
+  [/^phi3$/, "phi4-mini"],
+  [/^lfm2/, "lfm2"],
+  [/^glm4moe|^glm/, "glm-4.5"],
+  [/^deepseek/, "deepseek"],
+  [/^gptoss|^gpt-oss/, "harmony"],
+  [/^command-r|^cohere/, "command-r"],
+];
+
+/** The text tool-call format for a model, from its template and family; Hermes-style JSON otherwise. */
+export function formatFor(template: string | undefined, family: string | undefined): FormatName {
+  for (const [re, f] of TEMPLATE_MARKERS) if (template && re.test(template)) return f;
+  for (const [re, f] of FAMILY_FORMATS) if (family && re.test(family.toLowerCase())) return f;
+  return "hermes";
+}
+
+/** auto → native iff the model has the tools capability; an explicit mode wins. */
+export function chooseToolMode(
+  profile: Pick<ModelProfile, "capabilities"> | undefined,
+  requested: "auto" | ToolMode,
+): ToolMode {
+  if (requested !== "auto") return requested;
+  return !profile || profile.capabilities.includes("tools") ? "native" : "prompt";
+}
+
+interface ShowResponse {
+  capabilities?: string[];
+  template?: string;
+  details?: { family?: string };
+  model_info?: Record<string, unknown>;
+}
+
+/** An HTTP failure shaped like ollama-js's ResponseError, so one classifier handles both. */
+class ShowError extends Error {
+  override name = "ResponseError";
+  constructor(
+    message: string,
+    readonly status_code: number,
+  ) {
+    super(message);
+  }
+}
+
+export type CapabilityProbe = (
+  url: string,
+  model: string,
+  policy: RetryPolicy,
+) => Promise<ModelProfile>;
+
+/** A probe with its own cache: one `/api/show` per (server, model) for the life of the probe. */
+export function createCapabilityProbe(fetchImpl: typeof fetch = fetch): CapabilityProbe {
+  const cache = new Map<string, Promise<ModelProfile>>();
+  return (url, model, policy) => {
+    const key = `${url}\n${model}`;
+    let hit = cache.get(key);
+    if (!hit) {
+      hit = withModelRetry(() => show(fetchImpl, url, model), policy);
+      cache.set(key, hit);
+      hit.catch(() => cache.delete(key));
+    }
+    return hit;
+  };
+}
+
+async function show(fetchImpl: typeof fetch, url: string, model: string): Promise<ModelProfile> {
+  const res = await fetchImpl(`${url.replace(/\/$/, "")}/api/show`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ model }),
+  });
+  const text = await res.text();
+  if (!res.ok) {
+    let message = text;
+    try {
+      message = (JSON.parse(text) as { error?: string }).error ?? text;
+    } catch {
+      // a non-JSON error body is its own message
+    }
+    throw new ShowError(message || `HTTP ${res.status}`, res.status);
+  }
+  const body = JSON.parse(text) as ShowResponse;
+  const family = body.details?.family;
+  const ctxKey = Object.keys(body.model_info ?? {}).find((k) => k.endsWith(".context_length"));
+  const contextLength = ctxKey ? Number(body.model_info![ctxKey]) : undefined;
+  return {
+    model,
+    capabilities: body.capabilities ?? [],
+    ...(family ? { family } : {}),
+    ...(contextLength ? { contextLength } : {}),
+    format: formatFor(body.template, family),
+  };
+}
