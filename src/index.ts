@@ -35,6 +35,21 @@ export {
   defaultCheckpoints,
 } from "./persistence/checkpointer.js";
 export { callSignature, normalisePath } from "./guard/signature.js";
+export {
+  parseToolCalls,
+  FORMAT_NAMES,
+  type FormatName,
+  type ParseOptions,
+  type ParseResult,
+  type ParsedCall,
+} from "./models/tool-calls/index.js";
+export {
+  createCapabilityProbe,
+  chooseToolMode,
+  formatFor,
+  type ModelProfile,
+  type ToolMode,
+} from "./models/capabilities.js";
 export { runSession, type RunOutcome, type SessionOptions } from "./cli/session.js";
 export {
   startFakeOllama,

@@ -9,6 +9,7 @@ import { DEFAULT_MODEL, DEFAULT_OLLAMA_URL } from "../agent/context.js";
 import { readEnv } from "../env.js";
 import { CheckpointUrlError, defaultCheckpoints } from "../persistence/checkpointer.js";
 import { runDemo } from "./demo.js";
+import { formatModels, listModels, ModelServerError } from "./models.js";
 import { runSession, UsageError, type RunOutcome } from "./session.js";
 
 const VERSION = "0.1.0";
@@ -35,6 +36,7 @@ interface RunFlags {
   maxTurns?: number;
   maxToolCalls?: number;
   retries?: number;
+  toolMode?: "auto" | "native" | "prompt";
   yes?: boolean;
   json?: boolean;
 }
@@ -94,6 +96,7 @@ async function runCommand(request: string | undefined, flags: RunFlags): Promise
         ...(flags.maxTurns ? { maxTurns: flags.maxTurns } : {}),
         ...(flags.maxToolCalls ? { maxToolCalls: flags.maxToolCalls } : {}),
         ...(flags.retries !== undefined ? { retries: flags.retries } : {}),
+        ...(flags.toolMode ? { toolMode: flags.toolMode } : {}),
         autoApprove: Boolean(flags.yes),
       },
       log,
@@ -144,6 +147,14 @@ function program(): Command {
         .argParser(retryCount)
         .default(undefined, "4"),
     )
+    .addOption(
+      new Option(
+        "--tool-mode <mode>",
+        "how tools reach the model (auto: native iff Ollama lists the tools capability)",
+      )
+        .choices(["auto", "native", "prompt"])
+        .default(undefined, "auto"),
+    )
     .option(
       "-y, --yes",
       "approve commands that reach beyond the workspace (installs, network, sudo)",
@@ -164,6 +175,25 @@ Examples:
     )
     .action(async (request: string | undefined, flags: RunFlags) => {
       process.exitCode = await runCommand(request, flags);
+    });
+
+  cli
+    .command("models")
+    .description(
+      "Show each model on the Ollama server: capabilities, the tool mode keel uses, and the text format it reads",
+    )
+    .option("--ollama-url <url>", `Ollama server (default: $OLLAMA_HOST or ${DEFAULT_OLLAMA_URL})`)
+    .option("--json", "print the table as JSON")
+    .action(async (flags: { ollamaUrl?: string; json?: boolean }) => {
+      const url = flags.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL;
+      try {
+        const rows = await listModels(url);
+        process.stdout.write(`${flags.json ? JSON.stringify(rows) : formatModels(rows, url)}\n`);
+      } catch (err) {
+        if (!(err instanceof ModelServerError)) throw err;
+        process.stderr.write(`keel: ${err.message}\n`);
+        process.exitCode = 3;
+      }
     });
 
   cli

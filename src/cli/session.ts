@@ -15,7 +15,7 @@ import {
   createCheckpointer,
   parseCheckpointUrl,
 } from "../persistence/checkpointer.js";
-import { describeEvent, describeUpdate } from "./timeline.js";
+import { createReplyPrinter, describeEvent, describeUpdate } from "./timeline.js";
 
 export type RunStatus = "done" | "gave_up" | "needs_human" | "error";
 
@@ -84,14 +84,21 @@ export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
       input = { messages: [new HumanMessage(opts.request)] };
       opts.log(`thread ${threadId}`);
     }
+    const reply = createReplyPrinter(opts.log);
     for (;;) {
       const stream = await graph.stream(input as never, {
         ...config,
-        streamMode: ["updates", "custom"],
+        streamMode: ["updates", "custom", "messages"],
       });
       for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
-        if (mode === "custom") for (const l of describeEvent(chunk as KeelEvent)) opts.log(l);
+        if (mode === "messages") {
+          const [message, meta] = chunk as [{ content?: unknown }, { langgraph_node?: string }];
+          if (meta?.langgraph_node === "act" && typeof message.content === "string")
+            reply.text(message.content);
+        } else if (mode === "custom")
+          for (const l of describeEvent(chunk as KeelEvent)) opts.log(l);
         else if (mode === "updates") {
+          reply.flush();
           for (const [node, update] of Object.entries(chunk as Record<string, CoderStateUpdate>)) {
             for (const l of describeUpdate(node, update)) opts.log(l);
           }

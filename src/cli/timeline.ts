@@ -6,6 +6,7 @@ import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messag
 import pc from "picocolors";
 import type { KeelEvent } from "../agent/runtime.js";
 import type { CoderStateUpdate } from "../agent/state.js";
+import { createStreamFilter } from "./stream-filter.js";
 
 const short = (s: string, n = 100) => {
   const one = s.replace(/\s+/g, " ").trim();
@@ -45,6 +46,16 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
     case "act": {
       const ai = messages.find((m) => AIMessage.isInstance(m));
       const turn = pc.dim(`turn ${update.turns ?? "?"}`);
+      const ch = update.toolChannel;
+      if (ch && update.turns === 1) {
+        lines.push(
+          `${pc.cyan("channel")}  ${ch.mode === "native" ? "native tool calling (the request's tools field)" : `prompt mode: tools described in the system prompt, calls read as ${ch.format}`}`,
+        );
+      }
+      if (ch?.salvaged)
+        lines.push(
+          `${pc.yellow("salvage")}  the model wrote its call as text; keel read it as a real call`,
+        );
       if (update.failure?.kind === "budget")
         lines.push(`${pc.yellow("act")}      ${update.failure.detail}`);
       else if (ai?.tool_calls?.length) {
@@ -94,4 +105,29 @@ export function describeEvent(e: KeelEvent): string[] {
       `${pc.yellow("retry")}    model request failed (${short(e.error, 90)}); attempt ${e.attempt + 1} in ${e.delayMs} ms`,
     ];
   return [`${pc.cyan("approval")} ${e.command}: ${e.approved ? "approved" : "refused"}`];
+}
+
+/**
+ * Shows a model's reply as it streams, line by line, through the markup filter: people see the
+ * prose, never raw tool-call markup or thinking.
+ */
+export function createReplyPrinter(log: (line: string) => void) {
+  let filter = createStreamFilter();
+  let line = "";
+  const emit = (text: string) => {
+    line += text;
+    const parts = line.split("\n");
+    line = parts.pop() ?? "";
+    for (const p of parts) if (p.trim()) log(`${pc.dim("  │")} ${p}`);
+  };
+  return {
+    text: (chunk: string) => emit(filter.push(chunk)),
+    /** The reply is complete: show the rest and start over for the next one. */
+    flush: () => {
+      emit(filter.end());
+      if (line.trim()) log(`${pc.dim("  │")} ${line}`);
+      line = "";
+      filter = createStreamFilter();
+    },
+  };
 }
