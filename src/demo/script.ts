@@ -56,10 +56,10 @@ export function createDemoScript(): Script {
       return calls(call("make_dir", { path: "src/api/users.js" }));
     if (lastTool.includes("looks like a file name"))
       return {
-        ...calls(call("createFile", { path: "src/api/users.js", content: USERS_JS })),
+        ...calls(call("scaffold_endpoint", { route: "GET /users", file: "src/api/users.js" })),
         allowUnknownTools: true,
       };
-    if (lastTool.includes('unknown tool "createFile"')) {
+    if (lastTool.includes('unknown tool "scaffold_endpoint"')) {
       if (!overloaded) {
         overloaded = true;
         return {
@@ -71,10 +71,13 @@ export function createDemoScript(): Script {
       return calls(call("write_file", { path: "src/api/users.js" }));
     }
     if (lastTool.includes("invalid arguments for write_file")) {
-      return calls(
-        call("write_file", { path: "src/api/users.js", content: USERS_JS }),
-        call("write_file", { path: "test/users.test.js", content: USERS_TEST }),
-      );
+      return {
+        ...calls(
+          call("create_file", { file_path: "src/api/users.js", text: USERS_JS }),
+          call("write_file", { path: "test/users.test.js", content: USERS_TEST }),
+        ),
+        allowUnknownTools: true,
+      };
     }
     if (lastTool.startsWith("created test/users.test.js"))
       return calls(call("list_dir", { path: "src/api" }));

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { analyzeCodeTool } from "./analyze-code.js";
 import { editFileTool, listDirTool, makeDirTool, readFileTool, writeFileTool } from "./fs-tools.js";
 import { runCommandTool } from "./run-command.js";
+import { repairArguments, repairToolName } from "./repair.js";
 import { globTool, grepTool } from "./search-tools.js";
 import type { KeelTool } from "./types.js";
 
@@ -43,14 +44,21 @@ export function toolDefinition(tool: KeelTool) {
 }
 
 export type Lookup =
-  { found: true; tool: KeelTool; repairedFrom?: string } | { found: false; message: string };
+  | { found: true; tool: KeelTool; args: unknown; repairedFrom?: string; notes: string[] }
+  | { found: false; message: string };
 
-/** Finds a tool by name: exact, then case-insensitive; otherwise an error naming the closest. */
-export function lookupTool(name: string, tools: readonly KeelTool[]): Lookup {
+/**
+ * Finds the tool a call means: exact name, then a repair (case, a known foreign name, a
+ * `filesystem {operation}` call); otherwise an error listing the available tools and the closest.
+ */
+export function lookupTool(name: string, args: unknown, tools: readonly KeelTool[]): Lookup {
   const exact = tools.find((t) => t.name === name);
-  if (exact) return { found: true, tool: exact };
-  const folded = tools.find((t) => t.name.toLowerCase() === name.toLowerCase());
-  if (folded) return { found: true, tool: folded, repairedFrom: name };
+  if (exact) return { found: true, tool: exact, args, notes: [] };
+  const repaired = repairToolName(name, args, tools);
+  if (repaired) {
+    const tool = tools.find((t) => t.name === repaired.name)!;
+    return { found: true, tool, args: repaired.args, repairedFrom: name, notes: repaired.note ? [repaired.note] : [] };
+  }
   const closest = tools
     .map((t) => ({ name: t.name, d: distance(t.name.toLowerCase(), name.toLowerCase()) }))
     .sort((a, b) => a.d - b.d)
@@ -66,22 +74,27 @@ export function lookupTool(name: string, tools: readonly KeelTool[]): Lookup {
 }
 
 /**
- * Validates arguments against a tool's schema; on failure, names each field with the expected and
+ * Validates arguments against a tool's schema, repairing what is unambiguous first (aliases,
+ * "5" → 5, a JSON string for the object). On failure, names each field with the expected and
  * received type, so the model can correct the call.
  */
 export function validateArgs(
   tool: KeelTool,
   args: unknown,
-): { ok: true; value: unknown } | { ok: false; message: string } {
-  const parsed = tool.schema.safeParse(args ?? {});
-  if (parsed.success) return { ok: true, value: parsed.data };
-  const problems = parsed.error.issues.map((issue) => {
+): { ok: true; value: unknown; notes: string[] } | { ok: false; message: string } {
+  const direct = tool.schema.safeParse(args ?? {});
+  if (direct.success) return { ok: true, value: direct.data, notes: [] };
+  const schema = toolDefinition(tool).function.parameters as Parameters<typeof repairArguments>[1];
+  const repaired = repairArguments(args ?? {}, schema);
+  if (repaired.notes.length) {
+    const again = tool.schema.safeParse(repaired.args);
+    if (again.success) return { ok: true, value: again.data, notes: repaired.notes };
+  }
+  const problems = direct.error.issues.map((issue) => {
     const field = issue.path.join(".") || "(arguments)";
     const received = receivedType(args, issue.path);
     const expected = "expected" in issue ? String(issue.expected) : undefined;
-    return expected
-      ? `${field}: expected ${expected}, received ${received}`
-      : `${field}: ${issue.message}`;
+    return expected ? `${field}: expected ${expected}, received ${received}` : `${field}: ${issue.message}`;
   });
   return {
     ok: false,

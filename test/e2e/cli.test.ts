@@ -219,7 +219,7 @@ describe("keel demo", () => {
     expect(kinds).toEqual([
       "run_command:false",
       "make_dir:false",
-      "createFile:false",
+      "scaffold_endpoint:false",
       "write_file:false",
       "write_file:true",
       "write_file:true",

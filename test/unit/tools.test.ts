@@ -41,13 +41,13 @@ describe("registry", () => {
     expect(JSON.stringify(def)).toContain("The complete new content of the file");
   });
   it("matches names case-insensitively and reports the repair", () => {
-    expect(lookupTool("Write_File", ALL_TOOLS)).toMatchObject({
+    expect(lookupTool("Write_File", {}, ALL_TOOLS)).toMatchObject({
       found: true,
       repairedFrom: "Write_File",
     });
   });
   it("says when a write tool is not offered for a read-only request", () => {
-    const r = lookupTool("write_file", toolsForIntent("analyze"));
+    const r = lookupTool("write_file", {}, toolsForIntent("analyze"));
     expect(r.found).toBe(false);
     expect(!r.found && r.message).toContain("not available for this request");
   });

@@ -68,7 +68,7 @@ export function createToolExecuteNode(deps: GraphDeps) {
     };
     let result: ToolResult;
 
-    const found = lookupTool(call.name, tools);
+    const found = lookupTool(call.name, call.args, tools);
     if (state.trail.length >= env.settings.maxToolCalls) {
       result = fail(
         "refused",
@@ -82,14 +82,15 @@ export function createToolExecuteNode(deps: GraphDeps) {
       result = fail("unknown_tool", found.message);
     } else {
       const tool = found.tool;
+      const valid = validateArgs(tool, found.args);
+      const notes = [...found.notes, ...(valid.ok ? valid.notes : [])];
       entry = {
         ...entry,
         name: tool.name,
-        signature: callSignature(tool.name, call.args),
+        signature: callSignature(tool.name, valid.ok ? valid.value : found.args),
         toolClass: tool.toolClass,
+        ...(notes.length ? { repaired: notes.join("; ") } : {}),
       };
-      if (found.repairedFrom) entry.repaired = `called ${tool.name} for ${found.repairedFrom}`;
-      const valid = validateArgs(tool, call.args);
       const repeat = checkRepeat(state.trail, entry.signature, tool.toolClass);
       if (!valid.ok) {
         result = fail("invalid_arguments", valid.message);
@@ -122,8 +123,10 @@ export function createToolExecuteNode(deps: GraphDeps) {
           );
         }
       }
-      if (entry.repaired && result.ok)
-        result = { ...result, output: `(keel: ${entry.repaired})\n${result.output}` };
+      if (entry.repaired) {
+        const note = `(keel repaired the call: ${entry.repaired})\n`;
+        result = result.ok ? { ...result, output: note + result.output } : { ...result, message: note + result.message };
+      }
     }
 
     entry = { ...entry, ok: result.ok, ...(result.ok ? {} : { kind: result.kind }) };
