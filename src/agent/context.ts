@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { readEnv } from "../env.js";
+import type { LoopSettings } from "../guard/loop.js";
 
 export const DEFAULT_MODEL = "qwen3:8b";
 export const DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434";
@@ -42,12 +43,14 @@ export const ContextSchema = z.object({
     .default(false)
     .describe("Approve commands that reach beyond the workspace (the CLI's --yes)"),
   temperature: z.number().min(0).max(2).default(0.2).describe("Sampling temperature for the model"),
-  numCtx: z
+  contextWindow: z
     .number()
     .int()
-    .positive()
-    .optional()
-    .describe("Context window (num_ctx) to request from Ollama"),
+    .min(1024)
+    .default(16384)
+    .describe(
+      "Context window keel asks Ollama for (num_ctx), capped by the model's own; every request is kept under it",
+    ),
   retries: z
     .number()
     .int()
@@ -79,6 +82,72 @@ export const ContextSchema = z.object({
     .min(1)
     .default(3)
     .describe("Consecutive failed tool calls that trigger recovery"),
+  recoveryHints: z
+    .number()
+    .int()
+    .min(0)
+    .default(1)
+    .describe(
+      "Recovery ladder: strikes of one failure kind answered with a hint before re-planning",
+    ),
+  recoveryReplans: z
+    .number()
+    .int()
+    .min(0)
+    .default(1)
+    .describe(
+      "Recovery ladder: re-plans before the forced summary turn and the end (or asking a human)",
+    ),
+  loopRepeatExplore: z
+    .number()
+    .int()
+    .min(2)
+    .default(3)
+    .describe("Loop guard: identical read-only calls in a row that make a loop"),
+  loopRepeatMutate: z
+    .number()
+    .int()
+    .min(2)
+    .default(2)
+    .describe("Loop guard: identical file-changing calls in a row that make a loop"),
+  loopRepeatCommand: z
+    .number()
+    .int()
+    .min(2)
+    .default(3)
+    .describe("Loop guard: identical commands in a row, with identical output, that make a loop"),
+  loopWindowCount: z
+    .number()
+    .int()
+    .min(2)
+    .default(4)
+    .describe("Loop guard: the same call this many times among the last loopWindowSize calls"),
+  loopWindowSize: z
+    .number()
+    .int()
+    .min(3)
+    .default(12)
+    .describe("Loop guard: how many recent calls the window detectors look at"),
+  loopCycles: z
+    .number()
+    .int()
+    .min(2)
+    .default(3)
+    .describe("Loop guard: full A-B-A-B (or A-B-C) cycles that make a loop"),
+  loopNoProgress: z
+    .number()
+    .int()
+    .min(2)
+    .default(3)
+    .describe("Loop guard: the same call returning the same result this many times"),
+  loopWobble: z
+    .number()
+    .int()
+    .min(3)
+    .default(5)
+    .describe(
+      "Loop guard: the same tool on the same target with slightly changed arguments, this many times in a row",
+    ),
 });
 
 export type Settings = z.output<typeof ContextSchema>;
@@ -109,10 +178,26 @@ export function recursionLimitFor(s: Pick<Settings, "maxTurns" | "maxToolCalls">
 export function runConfig(threadId: string, input: SettingsInput) {
   const parsed = ContextSchema.parse(input);
   // LangGraph's context type wants every key present, optional ones as explicit undefined.
-  const context = { ...parsed, ollamaUrl: parsed.ollamaUrl, numCtx: parsed.numCtx };
+  const context = { ...parsed, ollamaUrl: parsed.ollamaUrl };
   return {
     configurable: { thread_id: threadId },
     context,
     recursionLimit: recursionLimitFor(context),
+  };
+}
+
+/** The loop guard's settings from the run settings. */
+export function loopSettingsOf(s: Settings): LoopSettings {
+  return {
+    repeat: {
+      explore: s.loopRepeatExplore,
+      mutate: s.loopRepeatMutate,
+      command: s.loopRepeatCommand,
+    },
+    windowCount: s.loopWindowCount,
+    windowSize: s.loopWindowSize,
+    cycles: s.loopCycles,
+    noProgress: s.loopNoProgress,
+    wobble: s.loopWobble,
   };
 }

@@ -21,7 +21,14 @@ export interface GraphDeps {
 /** A timeline event a node reports through LangGraph's `custom` stream. */
 export type KeelEvent =
   | { type: "retry"; attempt: number; delayMs: number; error: string }
-  | { type: "approval"; command: string; approved: boolean };
+  | { type: "approval"; command: string; approved: boolean }
+  | {
+      type: "compacted";
+      folded: number;
+      tokensBefore: number;
+      tokensAfter: number;
+      budget: number;
+    };
 
 export interface NodeEnv {
   settings: Settings & { ollamaUrl: string };
@@ -43,7 +50,12 @@ export function nodeEnv(config: LangGraphRunnableConfig, deps: GraphDeps): NodeE
   let model: BaseChatModel | undefined;
   return {
     settings,
-    model: () => (model ??= (deps.createModel ?? createOllamaChatModel)(settings)),
+    // One num_ctx for every call of a run: Ollama reloads the model when it changes.
+    model: () =>
+      (model ??= (deps.createModel ?? createOllamaChatModel)({
+        ...settings,
+        numCtx: settings.contextWindow,
+      })),
     workspace: realWorkspace(settings.workspace),
     emit,
     policy: {

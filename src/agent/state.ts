@@ -21,8 +21,20 @@ export type PlanStep = z.infer<typeof PlanStepSchema>;
 
 /** What went wrong, for `recover`. */
 export const FailureSchema = z.object({
-  kind: z.enum(["tool_error", "loop", "empty", "prose", "unparseable", "budget"]),
+  kind: z.enum([
+    "tool_error",
+    "unknown_tool",
+    "invalid_arguments",
+    "loop",
+    "repetition",
+    "empty",
+    "prose",
+    "unparseable",
+    "budget",
+  ]),
   detail: z.string(),
+  /** The forced summary turn for this failure has happened. */
+  summarized: z.boolean().optional(),
 });
 export type Failure = z.infer<typeof FailureSchema>;
 
@@ -65,8 +77,10 @@ export const CoderState = new StateSchema({
       reducer: (cur: string[], next: string[] | string) => [...new Set(cur.concat(next))],
     },
   ),
-  /** Loop hits this run. Written by tool-execute; read by tool-execute (second hit ends). */
-  loopHits: z.number().default(0),
+  /** Hits per loop (detector + calls). Written by tool-execute; read by tool-execute (a second hit escalates). */
+  loopHits: z.record(z.string(), z.number()).default(() => ({})),
+  /** Set by recover for the forced tool-less summary turn; read and cleared by act. */
+  summaryFor: FailureSchema.optional().nullable(),
   /** Consecutive failed tool calls. Written by tool-execute (reset by recover); read by routeAfterToolExecute. */
   errorStreak: z.number().default(0),
   /** Strikes per failure kind. Written by recover; read by recover. */

@@ -104,6 +104,11 @@ export function describeEvent(e: KeelEvent): string[] {
     return [
       `${pc.yellow("retry")}    model request failed (${short(e.error, 90)}); attempt ${e.attempt + 1} in ${e.delayMs} ms`,
     ];
+  if (e.type === "compacted") {
+    return [
+      `${pc.yellow("context")}  compacted ${e.folded} older messages into a record: ~${e.tokensBefore} → ~${e.tokensAfter} tokens (budget ${e.budget})`,
+    ];
+  }
   return [`${pc.cyan("approval")} ${e.command}: ${e.approved ? "approved" : "refused"}`];
 }
 

@@ -1,35 +1,56 @@
 /**
  * The recovery ladder: what `recover` does at each strike of a failure kind. Pure.
- * hint → re-plan → ask a human (interactive) or end with an honest report.
+ * hint → re-plan (the failure in the planner's context) → one forced tool-less turn that
+ * summarises what was done → ask a human (interactive runs) → end with an honest report.
  */
-export type FailureKind = "tool_error" | "loop" | "empty" | "prose" | "unparseable" | "budget";
+export type FailureKind =
+  | "tool_error"
+  | "unknown_tool"
+  | "invalid_arguments"
+  | "loop"
+  | "repetition"
+  | "empty"
+  | "prose"
+  | "unparseable"
+  | "budget";
 
-export type RecoveryAction = "hint" | "replan" | "ask" | "end";
+export type RecoveryAction = "hint" | "replan" | "summarize" | "ask" | "end";
+
+export interface LadderSettings {
+  /** Strikes answered with a hint before re-planning. */
+  hints: number;
+  /** Re-plans before the summary turn. */
+  replans: number;
+  interactive: boolean;
+}
 
 /**
- * Decides the action for the n-th strike (1-based) of a kind. Loops already got their hint inside
- * the tool result at the first hit, so a loop reaching `recover` is its second hit: it ends (or
- * asks). A spent budget always ends.
+ * The action for the n-th strike (1-based) of a kind. A loop got its hint inside the tool result
+ * at its first hit, so its strikes start past the hint rungs. A spent budget goes straight to the
+ * summary turn. After the summary turn (`summarized`), a person is asked if one is there.
  */
 export function decideRecovery(
   kind: FailureKind,
   strike: number,
-  interactive: boolean,
+  s: LadderSettings,
+  summarized = false,
 ): RecoveryAction {
-  const last: RecoveryAction = interactive ? "ask" : "end";
-  if (kind === "budget") return "end";
-  if (kind === "loop") return last;
-  if (strike <= 1) return "hint";
-  if (strike === 2) return "replan";
-  return last;
+  if (summarized) return s.interactive && kind !== "budget" ? "ask" : "end";
+  if (kind === "budget") return "summarize";
+  const rungs: RecoveryAction[] = [
+    ...Array<RecoveryAction>(s.hints).fill("hint"),
+    ...Array<RecoveryAction>(s.replans).fill("replan"),
+  ];
+  const index = strike - 1 + (kind === "loop" ? Math.min(1, s.hints) : 0);
+  return rungs[index] ?? "summarize";
 }
 
 const EMPTY_NUDGES = [
   "Your last reply was empty. Continue the task: call a tool, or give your final answer as text.",
-  "Your reply was empty again. You must either call one of the tools now or write your final answer. An empty reply ends the run.",
+  "Your reply was empty again. You must either call one of the tools now or write your final answer. Another empty reply ends the run.",
 ];
 
-/** The message injected into the model's context for a hint. */
+/** The message injected into the model's context for a hint (or with a re-plan). */
 export function hintFor(kind: FailureKind, strike: number, detail: string): string {
   switch (kind) {
     case "empty":
@@ -38,9 +59,19 @@ export function hintFor(kind: FailureKind, strike: number, detail: string): stri
       return "You described what to do but did not do it: no file was written and no command was run. Do it now with the tools: call write_file with the path and the full content of each file (or edit_file / run_command). Do not answer in prose.";
     case "unparseable":
       return `Your last message tried to call a tool, but the call could not be read: ${detail}`;
+    case "unknown_tool":
+      return `You called tools that do not exist: ${detail}. Use only the tools you were given, with their exact names.`;
+    case "invalid_arguments":
+      return `Your tool calls had invalid arguments: ${detail}. Check each field's name and type against the tool's parameters.`;
+    case "repetition":
+      return `You are repeating yourself: ${detail}. Say something new: take the next step with a tool, or give a short final answer.`;
     case "tool_error":
       return `Your last tool calls failed: ${detail}. Read the error messages in the tool results, fix the cause, and try a different approach.`;
     default:
       return detail;
   }
 }
+
+/** The instruction of the forced tool-less summary turn. */
+export const SUMMARY_REQUEST = (reason: string) =>
+  `[keel] The run is being stopped: ${reason}. Do not call any tools. In a few lines, summarise what you did (files written, commands run), what is still missing, and what you would need to finish.`;

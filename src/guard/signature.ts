@@ -46,3 +46,24 @@ function canonical(value: unknown, key?: string): unknown {
 export function callSignature(name: string, args: unknown): string {
   return `${name}(${JSON.stringify(canonical(args ?? {}))})`;
 }
+
+/** A call split for the wobble detector: what it targets (its path) and everything else. */
+export function callParts(
+  name: string,
+  args: unknown,
+): { target: string | undefined; rest: string } {
+  const rec =
+    args && typeof args === "object" && !Array.isArray(args)
+      ? (args as Record<string, unknown>)
+      : {};
+  const pathKey = Object.keys(rec).find((k) => PATH_KEYS.has(k.toLowerCase()));
+  const target =
+    pathKey && typeof rec[pathKey] === "string" ? normalisePath(rec[pathKey]) : undefined;
+  const rest = Object.fromEntries(Object.entries(rec).filter(([k]) => k !== pathKey));
+  return { target, rest: `${name}(${JSON.stringify(canonical(rest))})` };
+}
+
+/** A short hash of a tool result, so "same call, same result" can be told from a poll. */
+export function resultHash(text: string): string {
+  return createHash("sha1").update(text).digest("hex").slice(0, 12);
+}

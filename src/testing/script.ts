@@ -14,12 +14,21 @@ export const calls = (...c: ScriptedCall[]): AnswerReply => ({ content: "", tool
 export const lastResult = (req: ChatView): string =>
   req.toolResults[req.toolResults.length - 1]?.content ?? "";
 
+/** The request is keel's forced tool-less summary turn. */
+export const isSummaryTurn = (req: ChatView): boolean =>
+  Boolean(req.last?.content.startsWith("[keel] The run is being stopped"));
+
 /**
- * Wraps a script of model turns so keel's structured calls (intent fallback, plan) get valid
- * answers, leaving `act` to decide only the model's turns.
+ * Wraps a script of model turns so keel's own calls get valid answers — structured output (intent
+ * fallback, plan) and the forced summary turn — leaving `act` to decide only the model's turns.
  */
-export function keelScript(act: Script, opts: { plan?: string[]; intent?: string } = {}): Script {
+export function keelScript(
+  act: Script,
+  opts: { plan?: string[]; intent?: string; summary?: string } = {},
+): Script {
   return (req) => {
+    if (isSummaryTurn(req))
+      return { content: opts.summary ?? "I wrote what I could; the task is not finished." };
     if (req.structured) {
       if (req.formatKeys.includes("steps"))
         return { content: JSON.stringify({ steps: opts.plan ?? ["Do what the request asks"] }) };

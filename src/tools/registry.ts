@@ -57,7 +57,13 @@ export function lookupTool(name: string, args: unknown, tools: readonly KeelTool
   const repaired = repairToolName(name, args, tools);
   if (repaired) {
     const tool = tools.find((t) => t.name === repaired.name)!;
-    return { found: true, tool, args: repaired.args, repairedFrom: name, notes: repaired.note ? [repaired.note] : [] };
+    return {
+      found: true,
+      tool,
+      args: repaired.args,
+      repairedFrom: name,
+      notes: repaired.note ? [repaired.note] : [],
+    };
   }
   const closest = tools
     .map((t) => ({ name: t.name, d: distance(t.name.toLowerCase(), name.toLowerCase()) }))
@@ -94,7 +100,9 @@ export function validateArgs(
     const field = issue.path.join(".") || "(arguments)";
     const received = receivedType(args, issue.path);
     const expected = "expected" in issue ? String(issue.expected) : undefined;
-    return expected ? `${field}: expected ${expected}, received ${received}` : `${field}: ${issue.message}`;
+    return expected
+      ? `${field}: expected ${expected}, received ${received}`
+      : `${field}: ${issue.message}`;
   });
   return {
     ok: false,

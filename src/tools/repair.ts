@@ -7,34 +7,118 @@ import type { KeelTool } from "./types.js";
 
 /** Names other agents and model trainers use for our tools. */
 const NAME_ALIASES: Record<string, string> = {
-  bash: "run_command", shell: "run_command", sh: "run_command", execution: "run_command", execute: "run_command",
-  exec: "run_command", run: "run_command", terminal: "run_command", run_shell_command: "run_command",
-  run_terminal_cmd: "run_command", execute_command: "run_command", command: "run_command",
-  ls: "list_dir", list_directory: "list_dir", list_files: "list_dir", listdir: "list_dir", dir: "list_dir", list: "list_dir",
-  cat: "read_file", read: "read_file", open_file: "read_file", view: "read_file", view_file: "read_file", readfile: "read_file", get_file: "read_file",
-  create_file: "write_file", write: "write_file", save_file: "write_file", writefile: "write_file", createfile: "write_file", new_file: "write_file", write_to_file: "write_file",
-  mkdir: "make_dir", create_directory: "make_dir", create_dir: "make_dir", make_directory: "make_dir", mkdirs: "make_dir",
-  str_replace: "edit_file", str_replace_editor: "edit_file", replace: "edit_file", replace_in_file: "edit_file", apply_edit: "edit_file", edit: "edit_file", modify_file: "edit_file",
-  find: "glob", find_files: "glob", search_files: "glob", file_search: "glob",
-  search: "grep", rg: "grep", ripgrep: "grep", search_code: "grep", grep_search: "grep",
-  analyze: "analyze_code", analyse_code: "analyze_code", code_analysis: "analyze_code", outline: "analyze_code",
+  bash: "run_command",
+  shell: "run_command",
+  sh: "run_command",
+  execution: "run_command",
+  execute: "run_command",
+  exec: "run_command",
+  run: "run_command",
+  terminal: "run_command",
+  run_shell_command: "run_command",
+  run_terminal_cmd: "run_command",
+  execute_command: "run_command",
+  command: "run_command",
+  ls: "list_dir",
+  list_directory: "list_dir",
+  list_files: "list_dir",
+  listdir: "list_dir",
+  dir: "list_dir",
+  list: "list_dir",
+  cat: "read_file",
+  read: "read_file",
+  open_file: "read_file",
+  view: "read_file",
+  view_file: "read_file",
+  readfile: "read_file",
+  get_file: "read_file",
+  create_file: "write_file",
+  write: "write_file",
+  save_file: "write_file",
+  writefile: "write_file",
+  createfile: "write_file",
+  new_file: "write_file",
+  write_to_file: "write_file",
+  mkdir: "make_dir",
+  create_directory: "make_dir",
+  create_dir: "make_dir",
+  make_directory: "make_dir",
+  mkdirs: "make_dir",
+  str_replace: "edit_file",
+  str_replace_editor: "edit_file",
+  replace: "edit_file",
+  replace_in_file: "edit_file",
+  apply_edit: "edit_file",
+  edit: "edit_file",
+  modify_file: "edit_file",
+  find: "glob",
+  find_files: "glob",
+  search_files: "glob",
+  file_search: "glob",
+  search: "grep",
+  rg: "grep",
+  ripgrep: "grep",
+  search_code: "grep",
+  grep_search: "grep",
+  analyze: "analyze_code",
+  analyse_code: "analyze_code",
+  code_analysis: "analyze_code",
+  outline: "analyze_code",
 };
 
 /** `filesystem {operation: …}` style tools: the operation names the tool. */
 const OPERATION_TOOLS: Record<string, string> = {
-  read: "read_file", read_file: "read_file", cat: "read_file", view: "read_file",
-  write: "write_file", write_file: "write_file", create: "write_file", create_file: "write_file",
-  list: "list_dir", ls: "list_dir", list_dir: "list_dir", list_directory: "list_dir",
-  mkdir: "make_dir", make_dir: "make_dir", create_directory: "make_dir",
-  edit: "edit_file", replace: "edit_file", str_replace: "edit_file",
-  glob: "glob", find: "glob", grep: "grep", search: "grep",
+  read: "read_file",
+  read_file: "read_file",
+  cat: "read_file",
+  view: "read_file",
+  write: "write_file",
+  write_file: "write_file",
+  create: "write_file",
+  create_file: "write_file",
+  list: "list_dir",
+  ls: "list_dir",
+  list_dir: "list_dir",
+  list_directory: "list_dir",
+  mkdir: "make_dir",
+  make_dir: "make_dir",
+  create_directory: "make_dir",
+  edit: "edit_file",
+  replace: "edit_file",
+  str_replace: "edit_file",
+  glob: "glob",
+  find: "glob",
+  grep: "grep",
+  search: "grep",
 };
-const OPERATION_HOSTS = new Set(["filesystem", "file_system", "fs", "files", "file", "file_tool", "str_replace_based_edit_tool", "text_editor"]);
+const OPERATION_HOSTS = new Set([
+  "filesystem",
+  "file_system",
+  "fs",
+  "files",
+  "file",
+  "file_tool",
+  "str_replace_based_edit_tool",
+  "text_editor",
+]);
 const OPERATION_KEYS = ["operation", "action", "command", "op", "mode"];
 
 /** Field names models use for ours. */
 const FIELD_ALIASES: Record<string, string[]> = {
-  path: ["file_path", "filepath", "filename", "file", "file_name", "dir", "directory", "folder", "target", "target_file", "dir_path", "relative_path"],
+  path: [
+    "file_path",
+    "filepath",
+    "filename",
+    "file",
+    "file_name",
+    "dir",
+    "directory",
+    "folder",
+    "target",
+    "target_file",
+    "dir_path",
+    "relative_path",
+  ],
   content: ["text", "contents", "data", "body", "file_text", "code", "file_content"],
   command: ["cmd", "script", "shell_command", "commandLine", "command_line"],
   old_text: ["old_str", "old_string", "search", "find", "original", "old"],
@@ -52,18 +136,34 @@ export interface NameRepair {
 }
 
 /** Maps a foreign tool name (and a `filesystem {operation}` call) to one of `tools`. */
-export function repairToolName(name: string, args: unknown, tools: readonly KeelTool[]): NameRepair | undefined {
+export function repairToolName(
+  name: string,
+  args: unknown,
+  tools: readonly KeelTool[],
+): NameRepair | undefined {
   const have = (n: string) => tools.some((t) => t.name === n);
   const folded = tools.find((t) => t.name.toLowerCase() === name.toLowerCase());
-  if (folded) return { name: folded.name, args, ...(folded.name !== name ? { note: `called ${folded.name} for ${name}` } : {}) };
-  const key = name.toLowerCase().replace(/[\s-]+/g, "_").replace(/^(functions|tools|default_api)\./, "");
+  if (folded)
+    return {
+      name: folded.name,
+      args,
+      ...(folded.name !== name ? { note: `called ${folded.name} for ${name}` } : {}),
+    };
+  const key = name
+    .toLowerCase()
+    .replace(/[\s-]+/g, "_")
+    .replace(/^(functions|tools|default_api)\./, "");
   if (OPERATION_HOSTS.has(key) && args && typeof args === "object") {
     const rec = args as Record<string, unknown>;
     const opKey = OPERATION_KEYS.find((k) => typeof rec[k] === "string");
     const target = opKey ? OPERATION_TOOLS[(rec[opKey] as string).toLowerCase()] : undefined;
     if (target && have(target)) {
       const rest = Object.fromEntries(Object.entries(rec).filter(([k]) => k !== opKey));
-      return { name: target, args: rest, note: `called ${target} for ${name} ${opKey}=${String(rec[opKey!])}` };
+      return {
+        name: target,
+        args: rest,
+        note: `called ${target} for ${name} ${opKey}=${String(rec[opKey!])}`,
+      };
     }
   }
   const target = NAME_ALIASES[key] ?? NAME_ALIASES[key.replace(/_/g, "")];
@@ -79,7 +179,10 @@ interface PropSchema {
  * Repairs arguments against a tool's JSON schema: a JSON string for the whole object, field
  * aliases, and scalar types where the schema leaves no doubt. Returns the notes of what changed.
  */
-export function repairArguments(args: unknown, schema: { properties?: Record<string, PropSchema>; required?: string[] }): { args: unknown; notes: string[] } {
+export function repairArguments(
+  args: unknown,
+  schema: { properties?: Record<string, PropSchema>; required?: string[] },
+): { args: unknown; notes: string[] } {
   const notes: string[] = [];
   let value = args;
   if (typeof value === "string") {
@@ -112,7 +215,9 @@ export function repairArguments(args: unknown, schema: { properties?: Record<str
     const fixed = coerceScalar(v, type);
     if (fixed !== undefined) {
       out[field] = fixed;
-      notes.push(`${field}: ${JSON.stringify(v).slice(0, 20)} → ${JSON.stringify(fixed).slice(0, 20)}`);
+      notes.push(
+        `${field}: ${JSON.stringify(v).slice(0, 20)} → ${JSON.stringify(fixed).slice(0, 20)}`,
+      );
     }
   }
   return { args: out, notes };
@@ -120,16 +225,26 @@ export function repairArguments(args: unknown, schema: { properties?: Record<str
 
 /** The unambiguous conversions, or undefined when none applies. */
 function coerceScalar(v: unknown, type: string | undefined): unknown {
-  if ((type === "number" || type === "integer") && typeof v === "string" && /^\s*-?\d+(\.\d+)?\s*$/.test(v)) {
+  if (
+    (type === "number" || type === "integer") &&
+    typeof v === "string" &&
+    /^\s*-?\d+(\.\d+)?\s*$/.test(v)
+  ) {
     const n = Number(v);
     return type === "integer" && !Number.isInteger(n) ? undefined : n;
   }
   if (type === "string" && (typeof v === "number" || typeof v === "boolean")) return String(v);
-  if (type === "boolean" && typeof v === "string" && /^(true|false)$/i.test(v.trim())) return v.trim().toLowerCase() === "true";
+  if (type === "boolean" && typeof v === "string" && /^(true|false)$/i.test(v.trim()))
+    return v.trim().toLowerCase() === "true";
   if ((type === "object" || type === "array") && typeof v === "string") {
     try {
       const parsed: unknown = JSON.parse(v);
-      if (type === "array" ? Array.isArray(parsed) : parsed && typeof parsed === "object" && !Array.isArray(parsed)) return parsed;
+      if (
+        type === "array"
+          ? Array.isArray(parsed)
+          : parsed && typeof parsed === "object" && !Array.isArray(parsed)
+      )
+        return parsed;
     } catch {
       return undefined;
     }

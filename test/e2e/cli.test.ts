@@ -96,7 +96,7 @@ describe("keel run", () => {
       "--json",
     ]);
     expect(r.code).toBe(1);
-    expect(r.json).toMatchObject({ status: "gave_up", intent: "build", turns: 3 });
+    expect(r.json).toMatchObject({ status: "gave_up", intent: "build", turns: 4 });
     expect(String(r.json?.summary)).toContain("Stopped: the model replied with nothing");
   });
 

@@ -192,7 +192,7 @@ describe("F4: every result, success or error, goes back to the model", () => {
 });
 
 describe("F5: loops", () => {
-  it("cuts `.\\src`, `./src`, `src/` at the exact call: hint at the third, end at the fourth", async () => {
+  it("cuts `.\\src`, `./src`, `src/` at the exact call, then climbs the ladder: re-plan, summary, end", async () => {
     const spellings = [".\\src", "./src", "src/", "src"];
     fake = await startFakeOllama({
       script: keelScript((req) => calls(call("list_dir", { path: spellings[req.turn % 4]! }))),
@@ -200,13 +200,25 @@ describe("F5: loops", () => {
     const ws = tempWorkspace();
     mkdirSync(path.join(ws, "src"));
     const { state } = await runCoder(fake, "Build the app in src", { workspace: ws });
-    expect(state.trail.map((t) => t.ok)).toEqual([true, true, false, false]);
-    expect(state.trail[2]!.kind).toBe("loop");
-    expect(state.status).toBe("gave_up");
+    // calls 1-2 run; call 3 is the first hit (hint instead of a result); 4 and 5 hit again.
+    expect(state.trail.map((t) => t.kind ?? "ok")).toEqual(["ok", "ok", "loop", "loop", "loop"]);
     const turns = fake.chatBodies({ turnsOnly: true });
-    expect(turns).toHaveLength(4);
     expect(toolMessages(turns[3])[2]!.content).toMatch(
-      /loop detected: you called list_dir\(\{"path":"src"\}\) 3 times in a row/,
+      /loop detected: you made the same call 3 times in a row: list_dir\(\{"path":"src"\}\), so this call was not run/,
+    );
+    const plans = fake.chatBodies().filter((b) => JSON.stringify(b.format ?? "").includes("steps"));
+    expect(plans).toHaveLength(2);
+    expect(plans[1]!.messages!.at(-1)!.content).toMatch(
+      /<what_went_wrong>\nrepeat loop on list_dir/,
+    );
+    const summaryTurn = turns.at(-1)!;
+    expect(summaryTurn.tools).toBeUndefined();
+    expect(summaryTurn.messages!.at(-1)!.content).toMatch(
+      /^\[keel\] The run is being stopped: repeat loop/,
+    );
+    expect(state.status).toBe("gave_up");
+    expect(state.summary).toMatch(
+      /Stopped: repeat loop on list_dir[\s\S]*The model's summary: I wrote what I could/,
     );
   });
 
@@ -232,7 +244,7 @@ describe("F5: loops", () => {
       script: keelScript(() => calls(call("write_file", { path: "a.txt", content: "same" }))),
     });
     const { state } = await runCoder(fake, "Create a.txt", { workspace: tempWorkspace() });
-    expect(state.trail.map((t) => t.kind ?? "ok")).toEqual(["ok", "loop", "loop"]);
+    expect(state.trail.map((t) => t.kind ?? "ok")).toEqual(["ok", "loop", "loop", "loop"]);
     expect(state.status).toBe("gave_up");
   });
 });
@@ -276,11 +288,14 @@ describe("F6: unknown tools and wrong argument types", () => {
 });
 
 describe("F7: empty replies", () => {
-  it("nudges the model in its own context, escalating, then re-plans, then ends with a report", async () => {
-    fake = await startFakeOllama({ script: keelScript(() => ({ content: "" })) });
+  it("nudges the model in its own context, escalating, then re-plans, then a summary turn, then a report", async () => {
+    fake = await startFakeOllama({
+      script: keelScript(() => ({ content: "" }), { summary: "Nothing was done." }),
+    });
     const { state } = await runCoder(fake, "Create a.txt", { workspace: tempWorkspace() });
     const turns = fake.chatBodies({ turnsOnly: true });
-    expect(turns).toHaveLength(3);
+    expect(turns).toHaveLength(4);
+    expect(turns[3]!.tools).toBeUndefined();
     expect(lastMessage(turns[1])).toMatchObject({
       role: "user",
       content: expect.stringContaining("[keel] Your last reply was empty"),
@@ -291,7 +306,9 @@ describe("F7: empty replies", () => {
     expect(plans[1]!.messages!.at(-1)!.content).toContain("<what_went_wrong>");
     expect(state.status).toBe("gave_up");
     expect(state.strikes.empty).toBe(3);
-    expect(state.summary).toMatch(/Stopped: the model replied with nothing/);
+    expect(state.summary).toMatch(
+      /Stopped: the model replied with nothing[\s\S]*The model's summary: Nothing was done\./,
+    );
   });
 
   it("recovers when the model answers after the nudge", async () => {
@@ -358,7 +375,7 @@ describe("F8: tool results go back paired with their calls", () => {
 });
 
 describe("budgets", () => {
-  it("ends the run at the turn budget with a report, without another model call", async () => {
+  it("ends the run at the turn budget with a tool-less summary turn and a report", async () => {
     fake = await startFakeOllama({
       script: keelScript((req) => calls(call("list_dir", { path: `dir${req.turn}` }))),
     });
@@ -366,9 +383,13 @@ describe("budgets", () => {
       workspace: tempWorkspace(),
       context: { maxTurns: 3 },
     });
-    expect(fake.chatBodies({ turnsOnly: true })).toHaveLength(3);
+    const turns = fake.chatBodies({ turnsOnly: true });
+    expect(turns).toHaveLength(4);
+    expect(turns.slice(0, 3).every((b) => b.tools)).toBe(true);
+    expect(turns[3]!.tools).toBeUndefined();
     expect(state.status).toBe("gave_up");
     expect(state.summary).toContain("the turn budget (3 model turns) is spent");
+    expect(state.summary).toContain("The model's summary:");
   });
 
   it("refuses tool calls past the tool-call budget", async () => {

@@ -77,7 +77,7 @@ describe("asking a human when the ladder runs out", () => {
     fake = await startFakeOllama({
       script: keelScript((req) =>
         req.userText.includes("write it to hello.txt")
-          ? req.turn >= 4
+          ? req.last?.role === "tool"
             ? { content: "Done." }
             : calls(call("write_file", { path: "hello.txt", content: "hi" }))
           : { content: "" },
@@ -91,7 +91,11 @@ describe("asking a human when the ladder runs out", () => {
       context: { interactive: true },
     });
     const pending = first.snapshot.tasks.flatMap((t) => t.interrupts);
-    expect(pending[0]?.value).toMatchObject({ type: "ask_human", kind: "empty" });
+    expect(pending[0]?.value).toMatchObject({
+      type: "ask_human",
+      kind: "empty",
+      summary: "I wrote what I could; the task is not finished.",
+    });
     const second = await runCoder(fake, null, {
       workspace: ws,
       checkpointer,

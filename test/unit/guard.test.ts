@@ -1,19 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decideRecovery } from "../../src/guard/ladder.js";
-import { checkRepeat, type TrailEntry } from "../../src/guard/loop.js";
 import { callSignature, normalisePath } from "../../src/guard/signature.js";
-
-const entry = (
-  name: string,
-  args: Record<string, unknown>,
-  toolClass: TrailEntry["toolClass"] = "explore",
-): TrailEntry => ({
-  id: Math.random().toString(36),
-  name,
-  signature: callSignature(name, args),
-  toolClass,
-  ok: true,
-});
 
 describe("normalisePath", () => {
   it.each([
@@ -51,52 +38,33 @@ describe("callSignature", () => {
   });
 });
 
-describe("checkRepeat", () => {
-  it("ls ./src, ls ./src/cli, ls ./src/tui is not a loop", () => {
-    const trail = [entry("list_dir", { path: "./src" }), entry("list_dir", { path: "./src/cli" })];
-    expect(
-      checkRepeat(trail, callSignature("list_dir", { path: "./src/tui" }), "explore").hit,
-    ).toBe(false);
-  });
-  it("ls .\\src, ls ./src, ls src/ is a loop at the third call", () => {
-    const trail = [entry("list_dir", { path: ".\\src" }), entry("list_dir", { path: "./src" })];
-    expect(checkRepeat(trail, callSignature("list_dir", { path: "src/" }), "explore")).toEqual({
-      repeats: 3,
-      threshold: 3,
-      hit: true,
-    });
-    expect(
-      checkRepeat(trail.slice(1), callSignature("list_dir", { path: "src/" }), "explore").hit,
-    ).toBe(false);
-  });
-  it("mutations hit at two identical calls", () => {
-    const w = entry("write_file", { path: "a", content: "x" }, "mutate");
-    expect(checkRepeat([w], w.signature, "mutate").hit).toBe(true);
-    expect(checkRepeat([], w.signature, "mutate").hit).toBe(false);
-  });
-  it("an interleaved different call resets the count", () => {
-    const a = entry("list_dir", { path: "src" });
-    const b = entry("read_file", { path: "src/a.ts" });
-    expect(checkRepeat([a, a, b], a.signature, "explore").repeats).toBe(1);
-  });
-});
-
 describe("decideRecovery", () => {
-  it("climbs hint → replan → end for repeatable failures", () => {
-    expect([1, 2, 3].map((s) => decideRecovery("empty", s, false))).toEqual([
+  const ladder = { hints: 1, replans: 1, interactive: false };
+  it("climbs hint → replan → summarize, then ends (or asks a person)", () => {
+    expect([1, 2, 3].map((n) => decideRecovery("empty", n, ladder))).toEqual([
       "hint",
       "replan",
-      "end",
+      "summarize",
     ]);
-    expect([1, 2, 3].map((s) => decideRecovery("tool_error", s, true))).toEqual([
-      "hint",
-      "replan",
-      "ask",
-    ]);
+    expect(decideRecovery("empty", 3, ladder, true)).toBe("end");
+    expect(decideRecovery("tool_error", 3, { ...ladder, interactive: true }, true)).toBe("ask");
   });
-  it("ends a loop at its second hit and a spent budget at once", () => {
-    expect(decideRecovery("loop", 1, false)).toBe("end");
-    expect(decideRecovery("loop", 1, true)).toBe("ask");
-    expect(decideRecovery("budget", 1, true)).toBe("end");
+  it("follows the configured number of hints and re-plans", () => {
+    const wide = { hints: 2, replans: 2, interactive: false };
+    expect([1, 2, 3, 4, 5].map((n) => decideRecovery("prose", n, wide))).toEqual([
+      "hint",
+      "hint",
+      "replan",
+      "replan",
+      "summarize",
+    ]);
+    expect(decideRecovery("prose", 1, { hints: 0, replans: 0, interactive: false })).toBe(
+      "summarize",
+    );
+  });
+  it("starts a loop past its hint (the hint was the tool result) and sends a spent budget to the summary", () => {
+    expect([1, 2].map((n) => decideRecovery("loop", n, ladder))).toEqual(["replan", "summarize"]);
+    expect(decideRecovery("budget", 1, { ...ladder, interactive: true })).toBe("summarize");
+    expect(decideRecovery("budget", 1, { ...ladder, interactive: true }, true)).toBe("end");
   });
 });

@@ -20,12 +20,21 @@ describe("tool name repair", () => {
   ])("%s → %s", (name, args, expected) => {
     const r = lookupTool(name, args, ALL_TOOLS);
     expect(r).toMatchObject({ found: true, tool: { name: expected } });
-    if (r.found && name !== expected) expect(r.notes.join()).toContain(`called ${expected} for ${name}`);
+    if (r.found && name !== expected)
+      expect(r.notes.join()).toContain(`called ${expected} for ${name}`);
   });
 
   it("maps filesystem {operation} to the operation's tool and drops the operation", () => {
-    const r = lookupTool("filesystem", { operation: "write", path: "a.txt", content: "x" }, ALL_TOOLS);
-    expect(r).toMatchObject({ found: true, tool: { name: "write_file" }, args: { path: "a.txt", content: "x" } });
+    const r = lookupTool(
+      "filesystem",
+      { operation: "write", path: "a.txt", content: "x" },
+      ALL_TOOLS,
+    );
+    expect(r).toMatchObject({
+      found: true,
+      tool: { name: "write_file" },
+      args: { path: "a.txt", content: "x" },
+    });
     expect(r.found && r.notes[0]).toBe("called write_file for filesystem operation=write");
   });
 
@@ -42,13 +51,38 @@ describe("tool name repair", () => {
 
 describe("argument repair", () => {
   it.each([
-    ["write_file", { file_path: "a", text: "x" }, { path: "a", content: "x" }, ["used file_path as path", "used text as content"]],
-    ["write_file", { filename: "a", contents: "x" }, { path: "a", content: "x" }, ["used filename as path", "used contents as content"]],
-    ["run_command", { cmd: "ls", timeout_ms: "500" }, { command: "ls", timeout_ms: 500 }, ["used cmd as command", 'timeout_ms: "500" → 500']],
+    [
+      "write_file",
+      { file_path: "a", text: "x" },
+      { path: "a", content: "x" },
+      ["used file_path as path", "used text as content"],
+    ],
+    [
+      "write_file",
+      { filename: "a", contents: "x" },
+      { path: "a", content: "x" },
+      ["used filename as path", "used contents as content"],
+    ],
+    [
+      "run_command",
+      { cmd: "ls", timeout_ms: "500" },
+      { command: "ls", timeout_ms: 500 },
+      ["used cmd as command", 'timeout_ms: "500" → 500'],
+    ],
     ["read_file", { path: "a", limit: "10" }, { path: "a", limit: 10 }, ['limit: "10" → 10']],
     ["write_file", { path: 5, content: "x" }, { path: "5", content: "x" }, ['path: 5 → "5"']],
-    ["edit_file", { path: "a", old_string: "x", new_string: "y" }, { path: "a", old_text: "x", new_text: "y" }, ["used old_string as old_text", "used new_string as new_text"]],
-    ["write_file", '{"path": "a", "content": "x"}', { path: "a", content: "x" }, ["parsed the arguments from a JSON string"]],
+    [
+      "edit_file",
+      { path: "a", old_string: "x", new_string: "y" },
+      { path: "a", old_text: "x", new_text: "y" },
+      ["used old_string as old_text", "used new_string as new_text"],
+    ],
+    [
+      "write_file",
+      '{"path": "a", "content": "x"}',
+      { path: "a", content: "x" },
+      ["parsed the arguments from a JSON string"],
+    ],
   ])("%s %j", (name, args, value, notes) => {
     const r = validateArgs(tool(name), args);
     expect(r).toEqual({ ok: true, value, notes });
@@ -65,6 +99,10 @@ describe("argument repair", () => {
   });
 
   it("leaves valid arguments untouched, with no notes", () => {
-    expect(validateArgs(tool("read_file"), { path: "a" })).toEqual({ ok: true, value: { path: "a" }, notes: [] });
+    expect(validateArgs(tool("read_file"), { path: "a" })).toEqual({
+      ok: true,
+      value: { path: "a" },
+      notes: [],
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { decideRecovery, hintFor, type FailureKind } from "../../guard/ladder.js";
+import { decideRecovery, hintFor } from "../../guard/ladder.js";
 import { settingsFrom } from "../context.js";
 import type { CoderStateUpdate, CoderStateValue } from "../state.js";
 import { unansweredCalls } from "./tool-execute.js";
@@ -9,8 +9,8 @@ import { unansweredCalls } from "./tool-execute.js";
 export const keelNote = (text: string) =>
   new HumanMessage({ content: `[keel] ${text}`, name: "keel" });
 
-/** An honest account of the run: what was done, what failed, why it stopped. */
-export function buildReport(state: CoderStateValue, reason: string): string {
+/** An honest account of the run: what was done, what failed, why it stopped, and the model's own summary. */
+export function buildReport(state: CoderStateValue, reason: string, modelSummary?: string): string {
   const ok = state.trail.filter((t) => t.ok).length;
   const failed = state.trail.filter((t) => !t.ok);
   const lines = [
@@ -27,22 +27,29 @@ export function buildReport(state: CoderStateValue, reason: string): string {
         .map((t) => `${t.name} (${t.kind})`)
         .join(", ")}.`,
     );
+  if (modelSummary) lines.push(`The model's summary: ${modelSummary}`);
   return lines.join("\n");
 }
 
 /**
  * The recovery ladder (DESIGN.md): strike counters per failure kind, kept in state so a resumed
- * thread keeps counting. Hint → re-plan → ask a human (interactive runs) → end with a report.
+ * thread keeps counting. Hint → re-plan → a forced tool-less summary turn → ask a human
+ * (interactive runs) → end with a report.
  */
 export function createRecoverNode() {
   return (state: CoderStateValue, config: LangGraphRunnableConfig): CoderStateUpdate => {
     const failure = state.failure;
     if (!failure) return { recoverTo: "act" };
     const settings = settingsFrom(config);
-    const kind: FailureKind = failure.kind;
-    const strike = (state.strikes[kind] ?? 0) + 1;
+    const kind = failure.kind;
+    const strike = (state.strikes[kind] ?? 0) + (failure.summarized ? 0 : 1);
     const strikes = { ...state.strikes, [kind]: strike };
-    const action = decideRecovery(kind, strike, settings.interactive);
+    const ladder = {
+      hints: settings.recoveryHints,
+      replans: settings.recoveryReplans,
+      interactive: settings.interactive,
+    };
+    const action = decideRecovery(kind, strike, ladder, failure.summarized);
     const base: CoderStateUpdate = { strikes, failure: null, errorStreak: 0 };
 
     if (action === "hint")
@@ -63,28 +70,33 @@ export function createRecoverNode() {
         recoverTo: "plan",
       };
     }
-    // Calls left unanswered when the run stops get an answer, so the thread stays well-formed.
+    // Calls left unanswered when the run winds down get an answer, so the thread stays well-formed.
     const skipped = unansweredCalls(state.messages).map(
       (c) =>
         new ToolMessage({
-          content: "Error [refused]: not run: the run stopped before this call.",
+          content: "Error [refused]: not run: the run is stopping.",
           tool_call_id: c.id ?? "",
           name: c.name,
           status: "error",
         }),
     );
+    if (action === "summarize")
+      return { ...base, messages: skipped, summaryFor: failure, recoverTo: "act" };
+    const modelSummary = failure.summarized ? state.summary : undefined;
     if (action === "ask") {
       const answer: unknown = interrupt({
         type: "ask_human",
         kind,
         detail: failure.detail,
-        question: `keel is stuck: ${failure.detail}. What should it do? (empty answer stops the run)`,
+        summary: modelSummary,
+        question: `keel is stuck: ${failure.detail}. What should it do? (an empty answer stops the run)`,
       });
       if (typeof answer === "string" && answer.trim()) {
         return {
           ...base,
           strikes: { ...strikes, [kind]: 0 },
           messages: [...skipped, new HumanMessage(answer.trim())],
+          summary: "",
           recoverTo: "act",
         };
       }
@@ -92,7 +104,7 @@ export function createRecoverNode() {
         ...base,
         messages: skipped,
         status: "needs_human",
-        summary: buildReport(state, `${failure.detail}; no human guidance was given`),
+        summary: buildReport(state, `${failure.detail}; no human guidance was given`, modelSummary),
         recoverTo: "end",
       };
     }
@@ -100,7 +112,7 @@ export function createRecoverNode() {
       ...base,
       messages: skipped,
       status: "gave_up",
-      summary: buildReport(state, failure.detail),
+      summary: buildReport(state, failure.detail, modelSummary),
       recoverTo: "end",
     };
   };

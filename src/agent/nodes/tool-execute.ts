@@ -1,13 +1,13 @@
 import { AIMessage, ToolMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
 import { interrupt, isGraphInterrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { checkRepeat, loopHint, type TrailEntry } from "../../guard/loop.js";
-import { callSignature } from "../../guard/signature.js";
+import { clipMiddle, toolResultLimit } from "../../guard/context-budget.js";
+import { detectLoop, loopHint, type TrailEntry } from "../../guard/loop.js";
+import { callParts, callSignature, resultHash } from "../../guard/signature.js";
 import { lookupTool, toolsForIntent, validateArgs } from "../../tools/registry.js";
 import { fail, type Approver, type ToolResult } from "../../tools/types.js";
+import { loopSettingsOf } from "../context.js";
 import { nodeEnv, type GraphDeps, type NodeEnv } from "../runtime.js";
-import type { CoderStateUpdate, CoderStateValue } from "../state.js";
-
-const OUTPUT_LIMIT = 16_000;
+import type { CoderStateUpdate, CoderStateValue, Failure } from "../state.js";
 
 /** The calls of the newest assistant message that have no tool message yet, in call order. */
 export function unansweredCalls(messages: readonly BaseMessage[]): ToolCall[] {
@@ -37,15 +37,21 @@ function approver(env: NodeEnv): Approver {
   };
 }
 
-function resultText(r: ToolResult): string {
-  return r.ok ? r.output : `Error [${r.kind}]: ${r.message}`;
+/** The failure kind of an error streak: the one all its errors share, else tool_error. */
+function streakKind(entries: TrailEntry[]): Failure["kind"] {
+  const kinds = new Set(entries.map((t) => t.kind));
+  if (kinds.size === 1 && kinds.has("unknown_tool")) return "unknown_tool";
+  if (kinds.size === 1 && kinds.has("invalid_arguments")) return "invalid_arguments";
+  return "tool_error";
 }
 
 /**
  * Runs ONE unanswered tool call of the last reply and answers it with a ToolMessage carrying its
  * tool_call_id, name and status. One call per step means each result is checkpointed as soon as it
- * exists, so a resumed run never repeats a call that already has its answer. Never throws into
- * the graph except to interrupt for an approval.
+ * exists, so a resumed run never repeats a call that already has its answer. Before running, the
+ * call is repaired if that is unambiguous, validated, and checked by the loop guard (a loop is
+ * answered with a hint instead of a result; the same loop again escalates to `recover`). Never
+ * throws into the graph except to interrupt for an approval.
  */
 export function createToolExecuteNode(deps: GraphDeps) {
   return async (
@@ -83,28 +89,29 @@ export function createToolExecuteNode(deps: GraphDeps) {
     } else {
       const tool = found.tool;
       const valid = validateArgs(tool, found.args);
+      const args = valid.ok ? valid.value : found.args;
       const notes = [...found.notes, ...(valid.ok ? valid.notes : [])];
       entry = {
         ...entry,
         name: tool.name,
-        signature: callSignature(tool.name, valid.ok ? valid.value : found.args),
+        signature: callSignature(tool.name, args),
         toolClass: tool.toolClass,
+        ...callParts(tool.name, args),
         ...(notes.length ? { repaired: notes.join("; ") } : {}),
       };
-      const repeat = checkRepeat(state.trail, entry.signature, tool.toolClass);
+      const loop = valid.ok
+        ? detectLoop(state.trail, entry, loopSettingsOf(env.settings))
+        : undefined;
       if (!valid.ok) {
         result = fail("invalid_arguments", valid.message);
-      } else if (repeat.hit) {
-        const hits = state.loopHits + 1;
-        update.loopHits = hits;
-        result = fail(
-          "loop",
-          loopHint(tool.name, entry.signature, repeat.repeats, lastOutputOf(state)),
-        );
+      } else if (loop) {
+        const hits = (state.loopHits[loop.key] ?? 0) + 1;
+        update.loopHits = { ...state.loopHits, [loop.key]: hits };
+        result = fail("loop", loopHint(loop, lastOutputOf(state, entry.signature)));
         if (hits >= 2)
           update.failure = {
             kind: "loop",
-            detail: `${entry.signature} was called ${repeat.repeats} times in a row after a loop warning`,
+            detail: `${loop.detector} loop on ${loop.calls.join(" → ")} (hit ${hits} times)`,
           };
       } else {
         try {
@@ -113,7 +120,7 @@ export function createToolExecuteNode(deps: GraphDeps) {
             signal: config.signal,
             approve: approver(env),
             commandTimeoutMs: env.settings.commandTimeoutMs,
-            outputLimit: OUTPUT_LIMIT,
+            outputLimit: toolResultLimit(env.settings.contextWindow),
           });
         } catch (err) {
           if (isGraphInterrupt(err)) throw err;
@@ -125,15 +132,26 @@ export function createToolExecuteNode(deps: GraphDeps) {
       }
       if (entry.repaired) {
         const note = `(keel repaired the call: ${entry.repaired})\n`;
-        result = result.ok ? { ...result, output: note + result.output } : { ...result, message: note + result.message };
+        result = result.ok
+          ? { ...result, output: note + result.output }
+          : { ...result, message: note + result.message };
       }
     }
 
-    entry = { ...entry, ok: result.ok, ...(result.ok ? {} : { kind: result.kind }) };
+    const text = clipMiddle(
+      result.ok ? result.output : `Error [${result.kind}]: ${result.message}`,
+      toolResultLimit(env.settings.contextWindow),
+    );
+    entry = {
+      ...entry,
+      ok: result.ok,
+      ...(result.ok ? {} : { kind: result.kind }),
+      ...(result.ok || result.kind !== "loop" ? { result: resultHash(text) } : {}),
+    };
     const streak = result.ok ? 0 : state.errorStreak + 1;
     update.messages = [
       new ToolMessage({
-        content: resultText(result),
+        content: text,
         tool_call_id: callId,
         name: call.name,
         status: result.ok ? "success" : "error",
@@ -142,21 +160,20 @@ export function createToolExecuteNode(deps: GraphDeps) {
     update.trail = entry;
     update.errorStreak = streak;
     if (result.ok && result.filesWritten) update.filesWritten = result.filesWritten;
-    const lastOfReply = pending.length === 1;
-    if (!update.failure && lastOfReply && streak >= env.settings.errorStreak) {
-      const recent = [...state.trail, entry].slice(-streak).map((t) => `${t.name} (${t.kind})`);
+    if (!update.failure && pending.length === 1 && streak >= env.settings.errorStreak) {
+      const recent = [...state.trail, entry].slice(-streak);
       update.failure = {
-        kind: "tool_error",
-        detail: `${streak} tool calls in a row failed: ${recent.join(", ")}`,
+        kind: streakKind(recent),
+        detail: `${streak} tool calls in a row failed: ${recent.map((t) => `${t.name} (${t.kind})`).join(", ")}`,
       };
     }
     return update;
   };
 }
 
-/** The result text of the previous call, for a loop hint that shows the model what it already has. */
-function lastOutputOf(state: CoderStateValue): string | undefined {
-  const last = state.trail[state.trail.length - 1];
+/** The result text of the latest run of this call, for a loop hint that shows the model what it has. */
+function lastOutputOf(state: CoderStateValue, signature: string): string | undefined {
+  const last = [...state.trail].reverse().find((t) => t.signature === signature && t.result);
   if (!last) return undefined;
   const msg = state.messages.find((m) => ToolMessage.isInstance(m) && m.tool_call_id === last.id);
   return msg && typeof msg.content === "string" ? msg.content : undefined;

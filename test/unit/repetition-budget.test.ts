@@ -1,0 +1,66 @@
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { describe, expect, it } from "vitest";
+import { fitToWindow } from "../../src/agent/nodes/act/fit.js";
+import { estimateTokens, replyReserve } from "../../src/guard/context-budget.js";
+import { findRepetition } from "../../src/guard/repetition.js";
+
+describe("findRepetition", () => {
+  it("finds a sentence repeated within one reply", () => {
+    expect(
+      findRepetition(
+        "I will write the file now. I will write the file now. I will write the file now.",
+      ),
+    ).toMatch(/same sentence 3 times/);
+  });
+  it("finds the same reply as before", () => {
+    expect(
+      findRepetition("Let me check the folder structure first.", [
+        "Let me check the folder structure first.",
+      ]),
+    ).toMatch(/same reply 2 times/);
+  });
+  it("accepts ordinary answers", () => {
+    expect(
+      findRepetition("Created src/a.ts. Added a test. Ran the tests: 3 passed."),
+    ).toBeUndefined();
+    expect(findRepetition("ok", ["ok"])).toBeUndefined();
+  });
+});
+
+describe("fitToWindow", () => {
+  const turn = (i: number, size: number) => [
+    new AIMessage({
+      content: "",
+      tool_calls: [{ id: `c${i}`, name: "read_file", args: { path: `f${i}` } }],
+    }),
+    new ToolMessage({ content: "x".repeat(size), tool_call_id: `c${i}`, name: "read_file" }),
+  ];
+  const request = new HumanMessage("Summarise every file");
+
+  it("leaves a history that fits alone", () => {
+    const h = [request, ...turn(1, 100)];
+    expect(fitToWindow(h, "system", 4096, 0)).toEqual({ messages: h });
+  });
+
+  it("folds the oldest turns into a record, keeping the request and the newest turns, under the budget", () => {
+    const h = [request, ...Array.from({ length: 12 }, (_, i) => turn(i, 3000)).flat()];
+    const fitted = fitToWindow(h, "system", 4096, 0);
+    const budget = 4096 - replyReserve(4096);
+    const size =
+      fitted.messages.reduce((a, m) => a + estimateTokens(m.text) + 8, 0) +
+      estimateTokens("system");
+    expect(size).toBeLessThanOrEqual(budget);
+    expect(fitted.messages[0]).toBe(request);
+    expect(fitted.messages[1]!.text).toMatch(
+      /^\[keel\] Earlier turns were compacted[\s\S]*you called read_file\(\{"path":"f0"\}\)/,
+    );
+    expect(fitted.messages.at(-1)).toBeInstanceOf(ToolMessage);
+    expect((fitted.messages.at(-1) as ToolMessage).tool_call_id).toBe("c11");
+    // every kept tool result still follows its call
+    for (let i = 0; i < fitted.messages.length; i++) {
+      const m = fitted.messages[i]!;
+      if (m instanceof ToolMessage) expect(fitted.messages[i - 1]).toBeInstanceOf(AIMessage);
+    }
+    expect(fitted.compacted!.folded).toBeGreaterThan(0);
+  });
+});
