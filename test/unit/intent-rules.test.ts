@@ -5,7 +5,10 @@ import { classifyByRules } from "../../src/agent/nodes/intent-classify/rules.js"
 const TABLE: Array<[string, string]> = [
   // build
   ["Build a REST API endpoint with these specifications: GET /users returns JSON", "build"],
-  ["Build a REST API endpoint with these specifications:\n- GET /users\n- POST /users\n- validation with zod", "build"],
+  [
+    "Build a REST API endpoint with these specifications:\n- GET /users\n- POST /users\n- validation with zod",
+    "build",
+  ],
   ["Create a CLI that converts CSV to JSON", "build"],
   ["create src/api/users.js", "build"],
   ["  implement the login page", "build"],
@@ -111,7 +114,10 @@ describe("classifyByRules", () => {
     expect(v.confidence).toBeGreaterThanOrEqual(0.7);
   });
 
-  it.each(["the thing with the users table", "users table migration", "ok so about the frontend"])("is unsure about %j", (text) => {
-    expect(classifyByRules(text).confidence).toBeLessThan(0.7);
-  });
+  it.each(["the thing with the users table", "users table migration", "ok so about the frontend"])(
+    "is unsure about %j",
+    (text) => {
+      expect(classifyByRules(text).confidence).toBeLessThan(0.7);
+    },
+  );
 });

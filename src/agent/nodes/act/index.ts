@@ -15,9 +15,16 @@ import { fitToWindow } from "./fit.js";
 import { ACT_SYSTEM } from "./prompt.js";
 import { promptFormat, TOOLS_IN_PROMPT } from "./tool-prompt.js";
 
-/** True once this run has done what a build/modify/run request needs: written a file or run a command. */
+/**
+ * True once this run has done what a build/modify/run request needs: written a file, or run a
+ * command (a command that ran and failed still ran; a refused one did not).
+ */
 export function hasActed(state: Pick<CoderStateValue, "trail">): boolean {
-  return state.trail.some((t) => t.ok && (t.toolClass === "mutate" || t.toolClass === "command"));
+  return state.trail.some(
+    (t) =>
+      (t.toolClass === "mutate" && t.ok) ||
+      (t.toolClass === "command" && (t.ok || t.kind === "failed" || t.kind === "timeout")),
+  );
 }
 
 async function describeWorkspace(root: string): Promise<string> {
