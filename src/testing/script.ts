@@ -39,3 +39,50 @@ export function keelScript(
     return act(req);
   };
 }
+
+/**
+ * A scripted analyst model: answers unit, folder and report requests with valid JSON derived from
+ * the request itself, so the same input always gets the same answer (reports can be compared).
+ */
+export function analystScript(): Script {
+  return (req) => {
+    const text = req.messages.map((m) => m.content).join("\n");
+    if (req.formatKeys.includes("keySymbols")) {
+      const unit = /<unit path="([^"]+)"[^>]*part="(\d+) of (\d+)"/.exec(text);
+      const p = unit?.[1] ?? "?";
+      const symbols = /symbols: (.*)/.exec(text)?.[1]?.split(", ").slice(0, 3) ?? [];
+      return {
+        content: JSON.stringify({
+          purpose: `Scripted finding for ${p}.`,
+          keySymbols: symbols.filter((s) => s !== "none"),
+          dependencies: [],
+          risks: /TODO/.test(text) ? [`${p} has TODO markers`] : [],
+          summary: `Part ${unit?.[2] ?? 1} of ${unit?.[3] ?? 1} of ${p} (scripted).`,
+        }),
+      };
+    }
+    if (req.formatKeys.includes("architecture")) {
+      const folders = (text.match(/^[^\n<]+\/: /gm) ?? []).length;
+      return {
+        content: JSON.stringify({
+          architecture: `Scripted architecture over ${folders} folders.`,
+          mainFlows: ["scripted flow"],
+          hotspots: ["scripted hotspot"],
+          risks: [],
+          summary: "Scripted synthesis.",
+        }),
+      };
+    }
+    if (req.formatKeys.includes("purpose")) {
+      const folder = /<folder path="([^"]+)"/.exec(text)?.[1] ?? "?";
+      const files = (text.match(/^[^\n<]+: Scripted finding/gm) ?? []).length;
+      return {
+        content: JSON.stringify({
+          purpose: `Scripted summary of ${folder}.`,
+          summary: `${files} files summarised (scripted).`,
+        }),
+      };
+    }
+    return { content: "{}" };
+  };
+}

@@ -1,0 +1,164 @@
+/**
+ * One unit's model analysis within the context budget: the file is cut into parts that fit
+ * (quick depth reads only the first), each part gets one structured call, and the parts' findings
+ * are merged without another call.
+ */
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { estimateTokens, replyReserve } from "../guard/context-budget.js";
+import { structuredCall } from "../models/structured.js";
+import type { RetryPolicy } from "../models/retry.js";
+import type { FileUnit } from "./enumerate.js";
+import { FolderSummary, ReportSynthesis, UnitFinding } from "./schema.js";
+import {
+  FOLDER_SYSTEM,
+  FOLDER_USER,
+  REPORT_SYSTEM,
+  REPORT_USER,
+  UNIT_SYSTEM,
+  UNIT_USER,
+} from "./prompts.js";
+import type { UnitFacts } from "./structure.js";
+
+export interface Budgeted {
+  model: BaseChatModel;
+  policy: RetryPolicy;
+  /** Context window in tokens. */
+  window: number;
+  /** Called with the estimated size of every request, for the largest-request figure. */
+  onRequest?: (tokens: number) => void;
+}
+
+/** What the model may spend on one request's text. */
+const inputBudget = (window: number) => window - replyReserve(window) - 300;
+
+/** Cuts text into parts of at most `maxChars`, at line ends where possible. */
+export function splitText(text: string, maxChars: number): string[] {
+  if (text.length <= maxChars) return [text];
+  const parts: string[] = [];
+  let at = 0;
+  while (at < text.length) {
+    let end = Math.min(text.length, at + maxChars);
+    const nl = text.lastIndexOf("\n", end);
+    if (end < text.length && nl > at + maxChars / 2) end = nl + 1;
+    parts.push(text.slice(at, end));
+    at = end;
+  }
+  return parts;
+}
+
+export function describeFacts(f: UnitFacts, limit = 1200): string {
+  const text = [
+    `imports: ${f.imports.join(", ") || "none"}`,
+    `symbols: ${f.symbols.map((s) => `${s.exported ? "export " : ""}${s.kind} ${s.name}`).join(", ") || "none"}`,
+    f.todos ? `TODO/FIXME markers: ${f.todos}` : "",
+  ]
+    .filter(Boolean)
+    .join("\n");
+  return text.length > limit ? `${text.slice(0, limit)}…` : text;
+}
+
+async function ask<S extends Parameters<typeof structuredCall>[1]>(
+  b: Budgeted,
+  schema: S,
+  system: string,
+  user: string,
+) {
+  b.onRequest?.(estimateTokens(system + user) + 16);
+  return structuredCall(b.model, schema, system, user, b.policy);
+}
+
+/** Analyses one file; `null` when no part produced a valid finding. */
+export async function analyzeUnit(
+  b: Budgeted,
+  unit: FileUnit,
+  text: string,
+  facts: UnitFacts,
+  depth: "quick" | "deep",
+): Promise<UnitFinding | null> {
+  const factText = describeFacts(facts);
+  const overhead =
+    estimateTokens(UNIT_SYSTEM + UNIT_USER(unit.path, unit.language, factText, "", 0, 1)) + 32;
+  const maxChars = Math.max(500, Math.floor((inputBudget(b.window) - overhead) * 3.5));
+  const parts = splitText(text, maxChars);
+  const used = depth === "quick" ? parts.slice(0, 1) : parts;
+  const findings: UnitFinding[] = [];
+  for (let i = 0; i < used.length; i++) {
+    const f = await ask(
+      b,
+      UnitFinding,
+      UNIT_SYSTEM,
+      UNIT_USER(unit.path, unit.language, factText, used[i]!, i, parts.length),
+    );
+    if (f) findings.push(f);
+  }
+  if (findings.length === 0) return null;
+  const uniq = (xs: string[], n: number) =>
+    [...new Set(xs.map((x) => x.trim()).filter(Boolean))].slice(0, n);
+  return {
+    purpose: findings[0]!.purpose,
+    keySymbols: uniq(
+      findings.flatMap((f) => f.keySymbols),
+      20,
+    ),
+    dependencies: uniq(
+      findings.flatMap((f) => f.dependencies),
+      20,
+    ),
+    risks: uniq(
+      findings.flatMap((f) => f.risks),
+      12,
+    ),
+    summary:
+      findings.length === 1
+        ? findings[0]!.summary
+        : uniq(
+            findings.map((f) => f.summary),
+            6,
+          )
+            .join(" ")
+            .slice(0, 900),
+  };
+}
+
+/** Keeps whole lines of a list while they fit `maxChars`; notes how many were left out. */
+export function fitLines(lines: string[], maxChars: number): string[] {
+  const out: string[] = [];
+  let used = 0;
+  for (const l of lines) {
+    if (used + l.length + 1 > maxChars) {
+      out.push(`(${lines.length - out.length} more not shown)`);
+      break;
+    }
+    out.push(l);
+    used += l.length + 1;
+  }
+  return out;
+}
+
+/** Summarises a folder from its files' and subfolders' lines, within the budget. */
+export async function summarizeFolder(
+  b: Budgeted,
+  path: string,
+  files: string[],
+  folders: string[],
+): Promise<FolderSummary | null> {
+  const maxChars = Math.floor((inputBudget(b.window) - estimateTokens(FOLDER_SYSTEM) - 40) * 3.5);
+  const half = Math.floor(maxChars / 2);
+  const f = fitLines(files, folders.length ? half : maxChars);
+  const d = fitLines(folders, maxChars - f.join("\n").length);
+  return ask(b, FolderSummary, FOLDER_SYSTEM, FOLDER_USER(path, f, d));
+}
+
+/** The whole-codebase synthesis, within the budget. */
+export async function synthesize(
+  b: Budgeted,
+  folders: string[],
+  graph: string[],
+  hot: string[],
+): Promise<ReportSynthesis | null> {
+  const maxChars = Math.floor((inputBudget(b.window) - estimateTokens(REPORT_SYSTEM) - 60) * 3.5);
+  const g = fitLines(graph, Math.floor(maxChars * 0.2));
+  const h = fitLines(hot, Math.floor(maxChars * 0.2));
+  const f = fitLines(folders, maxChars - g.join("\n").length - h.join("\n").length);
+  return ask(b, ReportSynthesis, REPORT_SYSTEM, REPORT_USER(f, g, h));
+}

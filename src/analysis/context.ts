@@ -1,0 +1,67 @@
+/** The analyst's run settings: a zod schema with defaults, each field described for Studio. */
+import { z } from "zod";
+import { ContextSchema, DEFAULT_MODEL, DEFAULT_OLLAMA_URL } from "../agent/context.js";
+import { readEnv } from "../env.js";
+
+export const AnalystContextSchema = ContextSchema.pick({
+  ollamaUrl: true,
+  temperature: true,
+  retries: true,
+  retryBaseMs: true,
+  requestTimeoutMs: true,
+  contextWindow: true,
+}).extend({
+  model: z
+    .string()
+    .default(DEFAULT_MODEL)
+    .describe('Ollama model, or "none" for the structural report without a model'),
+  target: z.string().default(".").describe("Folder to analyse"),
+  depth: z
+    .enum(["quick", "deep"])
+    .default("deep")
+    .describe("quick: the start of each file; deep: every part of every file"),
+  concurrency: z
+    .number()
+    .int()
+    .min(1)
+    .max(16)
+    .default(2)
+    .describe("Units analysed at once (Ollama serves parallel requests)"),
+  out: z
+    .string()
+    .optional()
+    .describe(
+      "Markdown report path (default <target>/.keel/report.md; the JSON report goes beside it)",
+    ),
+  maxFileBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024)
+    .describe("Files larger than this are skipped"),
+});
+
+export type AnalystSettings = z.output<typeof AnalystContextSchema>;
+export type AnalystSettingsInput = z.input<typeof AnalystContextSchema>;
+
+/** The settings of a run, from `context` (or `configurable`), with OLLAMA_HOST as the URL fallback. */
+export function analystSettingsFrom(config?: {
+  context?: unknown;
+  configurable?: Record<string, unknown>;
+}): AnalystSettings & { ollamaUrl: string } {
+  const s = AnalystContextSchema.parse({
+    ...(config?.configurable ?? {}),
+    ...((config?.context as object | undefined) ?? {}),
+  });
+  return { ...s, ollamaUrl: s.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL };
+}
+
+/** The invoke/stream config of an analysis run. Each unit batch and folder batch is one step. */
+export function analystRunConfig(threadId: string, input: AnalystSettingsInput) {
+  const parsed = AnalystContextSchema.parse(input);
+  return {
+    configurable: { thread_id: threadId },
+    context: { ...parsed, ollamaUrl: parsed.ollamaUrl, out: parsed.out },
+    recursionLimit: 1_000_000,
+  };
+}

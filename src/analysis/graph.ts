@@ -1,0 +1,41 @@
+/** The analyst graph's wiring: enumerate → analyze-units ⟲ → summarize-folders ⟲ → write-report. */
+import { END, START, StateGraph } from "@langchain/langgraph";
+import type { GraphDeps } from "../agent/runtime.js";
+import { createCapabilityProbe } from "../models/capabilities.js";
+import { AnalystContextSchema } from "./context.js";
+import { createAnalyzeUnitsNode } from "./nodes/analyze-units.js";
+import { createEnumerateNode } from "./nodes/enumerate.js";
+import { createSummarizeFoldersNode } from "./nodes/summarize-folders.js";
+import { createWriteReportNode } from "./nodes/write-report.js";
+import { ANALYST_NODE, routeAfterFolders, routeAfterUnits } from "./routing.js";
+import { AnalystState } from "./state.js";
+
+/**
+ * Builds the uncompiled analyst graph. Compile it with a checkpointer and a store (CLI, tests), or
+ * without either for the LangGraph server, which brings its own.
+ */
+export function createAnalystGraph(options: GraphDeps = {}) {
+  const deps: GraphDeps = {
+    ...options,
+    probe: options.probe ?? (options.createModel ? undefined : createCapabilityProbe()),
+  };
+  return new StateGraph(AnalystState, AnalystContextSchema)
+    .addNode(ANALYST_NODE.enumerate, createEnumerateNode(deps))
+    .addNode(ANALYST_NODE.units, createAnalyzeUnitsNode(deps))
+    .addNode(ANALYST_NODE.folders, createSummarizeFoldersNode(deps))
+    .addNode(ANALYST_NODE.report, createWriteReportNode(deps))
+    .addEdge(START, ANALYST_NODE.enumerate)
+    .addConditionalEdges(ANALYST_NODE.enumerate, routeAfterUnits, {
+      [ANALYST_NODE.units]: ANALYST_NODE.units,
+      [ANALYST_NODE.folders]: ANALYST_NODE.folders,
+    })
+    .addConditionalEdges(ANALYST_NODE.units, routeAfterUnits, {
+      [ANALYST_NODE.units]: ANALYST_NODE.units,
+      [ANALYST_NODE.folders]: ANALYST_NODE.folders,
+    })
+    .addConditionalEdges(ANALYST_NODE.folders, routeAfterFolders, {
+      [ANALYST_NODE.folders]: ANALYST_NODE.folders,
+      [ANALYST_NODE.report]: ANALYST_NODE.report,
+    })
+    .addEdge(ANALYST_NODE.report, END);
+}

@@ -1,0 +1,83 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { GraphDeps } from "../../agent/runtime.js";
+import { analyzeUnit } from "../analyze-unit.js";
+import { AnalysisRecords, type UnitRecord } from "../records.js";
+import { analystEnv } from "../runtime.js";
+import type { AnalystStateUpdate, AnalystStateValue } from "../state.js";
+import { factsOf } from "../structure.js";
+
+/**
+ * Analyses the next `concurrency` units at once (one step, so one checkpoint per batch) and stores
+ * each finding as soon as it exists. A unit whose content, model and depth match a stored finding
+ * is reused without a model call — after a crash, the unit in flight is the only one redone.
+ */
+export function createAnalyzeUnitsNode(deps: GraphDeps) {
+  return async (
+    state: AnalystStateValue,
+    config: LangGraphRunnableConfig,
+  ): Promise<AnalystStateUpdate> => {
+    const env = analystEnv(config, deps);
+    const manifest = await AnalysisRecords.manifest(env.store, env.threadId);
+    const records = env.records(state.target);
+    const batch = manifest.files.slice(state.cursor, state.cursor + env.settings.concurrency);
+    const paths = new Set(manifest.files.map((f) => f.path));
+    let largest = state.largestRequest;
+    const budgeted = env.budgeted((t) => (largest = Math.max(largest, t)));
+    let done = state.cursor;
+
+    const outcomes = await Promise.all(
+      batch.map(async (unit) => {
+        const stored = await records.unit(unit.path);
+        const fresh = stored?.hash === unit.hash;
+        const reusable =
+          fresh &&
+          (!manifest.model ||
+            (stored.model === manifest.model &&
+              stored.depth === env.settings.depth &&
+              stored.finding));
+        if (reusable) {
+          env.emit({
+            type: "analysis",
+            phase: "units",
+            done: ++done,
+            total: state.total,
+            current: unit.path,
+            reused: true,
+          });
+          return "reused" as const;
+        }
+        const text = await readFile(path.join(state.target, unit.path), "utf8");
+        const facts = fresh ? stored.facts : await factsOf(unit, text, paths);
+        const record: UnitRecord = { path: unit.path, hash: unit.hash, facts };
+        let outcome: "analyzed" | "failed" | "structural" = "structural";
+        if (manifest.model) {
+          const finding = await analyzeUnit(budgeted, unit, text, facts, env.settings.depth);
+          Object.assign(record, { model: manifest.model, depth: env.settings.depth });
+          if (finding) record.finding = finding;
+          else record.failed = "the model's answer did not match the finding schema twice";
+          outcome = finding ? "analyzed" : "failed";
+        }
+        await records.putUnit(record);
+        env.emit({
+          type: "analysis",
+          phase: "units",
+          done: ++done,
+          total: state.total,
+          current: unit.path,
+          reused: false,
+        });
+        return outcome;
+      }),
+    );
+    const count = (k: string) => outcomes.filter((o) => o === k).length;
+    return {
+      cursor: state.cursor + batch.length,
+      analyzed: state.analyzed + count("analyzed") + count("structural"),
+      reused: state.reused + count("reused"),
+      failed: state.failed + count("failed"),
+      largestRequest: largest,
+    };
+  };
+}

@@ -1,0 +1,69 @@
+import { existsSync, statSync } from "node:fs";
+import path from "node:path";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { GraphDeps } from "../../agent/runtime.js";
+import { ModelServerError } from "../../models/errors.js";
+import { enumerateUnits } from "../enumerate.js";
+import { AnalysisRecords, merkles } from "../records.js";
+import { analystEnv } from "../runtime.js";
+import type { AnalystStateUpdate } from "../state.js";
+
+/**
+ * Lists the units (no model call), decides whether a model is available, and stores the run's
+ * manifest. A model that cannot be reached does not stop the analysis: it becomes a structural
+ * report, and says so.
+ */
+export function createEnumerateNode(deps: GraphDeps) {
+  return async (_state: unknown, config: LangGraphRunnableConfig): Promise<AnalystStateUpdate> => {
+    const env = analystEnv(config, deps);
+    const target = path.resolve(env.settings.target);
+    if (!existsSync(target) || !statSync(target).isDirectory())
+      throw new Error(`${target} is not a folder to analyse`);
+    const found = await enumerateUnits(target, { maxBytes: env.settings.maxFileBytes });
+
+    let model: string | null = env.settings.model === "none" ? null : env.settings.model;
+    let noModelReason = model ? undefined : "no model was requested (--model none)";
+    if (model && deps.probe) {
+      try {
+        const profile = await deps.probe(env.settings.ollamaUrl, model, {
+          retries: 1,
+          baseMs: 200,
+          url: env.settings.ollamaUrl,
+          model,
+          signal: config.signal,
+        });
+        if (!profile.capabilities.includes("completion"))
+          noModelReason = `model "${model}" cannot generate text`;
+      } catch (err) {
+        if (!(err instanceof ModelServerError)) throw err;
+        noModelReason = err.message;
+      }
+      if (noModelReason) model = null;
+    }
+    await AnalysisRecords.putManifest(env.store, env.threadId, {
+      ...found,
+      target,
+      merkles: merkles(found.files, found.folders),
+      model,
+      ...(noModelReason ? { noModelReason } : {}),
+    });
+    return {
+      target,
+      modelMode: model ? "model" : "none",
+      noModelReason,
+      total: found.files.length,
+      cursor: 0,
+      folderTotal: found.folders.length,
+      folderCursor: 0,
+      analyzed: 0,
+      reused: 0,
+      failed: 0,
+      foldersAnalyzed: 0,
+      foldersReused: 0,
+      largestRequest: 0,
+      reportPath: undefined,
+      jsonPath: undefined,
+      summary: "",
+    };
+  };
+}

@@ -1,0 +1,84 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { GraphDeps } from "../../agent/runtime.js";
+import { synthesize } from "../analyze-unit.js";
+import { AnalysisRecords, type FolderRecord, type UnitRecord } from "../records.js";
+import { buildReport, renderMarkdown } from "../report.js";
+import { analystEnv } from "../runtime.js";
+import type { AnalystStateUpdate, AnalystStateValue } from "../state.js";
+import { folderGraph, hotspots } from "../structure.js";
+
+/**
+ * Writes the report (Markdown and JSON) from the stored records; with a model, first the
+ * whole-codebase synthesis, reused when nothing below the root changed.
+ */
+export function createWriteReportNode(deps: GraphDeps) {
+  return async (
+    state: AnalystStateValue,
+    config: LangGraphRunnableConfig,
+  ): Promise<AnalystStateUpdate> => {
+    const env = analystEnv(config, deps);
+    const manifest = await AnalysisRecords.manifest(env.store, env.threadId);
+    const records = env.records(state.target);
+    const units = new Map<string, UnitRecord>();
+    for (const f of manifest.files) {
+      const r = await records.unit(f.path);
+      if (r) units.set(f.path, r);
+    }
+    const folders = new Map<string, FolderRecord>();
+    for (const d of manifest.folders) {
+      const r = await records.folder(d);
+      if (r) folders.set(d, r);
+    }
+    let largest = state.largestRequest;
+    let synthesis = undefined as Awaited<ReturnType<typeof synthesize>> | undefined;
+    let reused = false;
+    if (manifest.model) {
+      const root = manifest.merkles["."] ?? "";
+      const stored = await records.report();
+      if (stored?.merkle === root && stored.model === manifest.model) {
+        synthesis = stored.synthesis;
+        reused = true;
+      } else {
+        const facts = new Map([...units].map(([p, r]) => [p, r.facts]));
+        const lines = [...manifest.folders].sort().map((d) => {
+          const s = folders.get(d)?.summary;
+          return `${d}/: ${s ? `${s.purpose} ${s.summary}` : "(no summary)"}`;
+        });
+        const graph = folderGraph(facts).map((e) => `${e.from} -> ${e.to} (${e.imports})`);
+        const hot = hotspots(manifest.files, facts);
+        const hotLines = [
+          ...hot.largest.map((x) => `large: ${x.path} (${x.lines} lines)`),
+          ...hot.mostImported.map((x) => `imported by ${x.importedBy} files: ${x.path}`),
+        ];
+        synthesis = await synthesize(
+          env.budgeted((t) => (largest = Math.max(largest, t))),
+          lines,
+          graph,
+          hotLines,
+        );
+        if (synthesis) await records.putReport({ merkle: root, model: manifest.model, synthesis });
+      }
+    }
+    env.emit({ type: "analysis", phase: "report", done: 1, total: 1, current: "report", reused });
+    const report = buildReport(
+      manifest,
+      env.settings.depth,
+      units,
+      folders,
+      synthesis ?? undefined,
+    );
+    const md = path.resolve(env.settings.out ?? path.join(state.target, ".keel", "report.md"));
+    const json = md.replace(/\.md$/i, "") + ".json";
+    await mkdir(path.dirname(md), { recursive: true });
+    await writeFile(md, renderMarkdown(report), "utf8");
+    await writeFile(json, `${JSON.stringify(report, null, 2)}\n`, "utf8");
+    return {
+      reportPath: md,
+      jsonPath: json,
+      largestRequest: largest,
+      summary: `${report.totals.files} files analysed${manifest.model ? ` with ${manifest.model}` : " without a model (structural report)"}; report at ${md}`,
+    };
+  };
+}

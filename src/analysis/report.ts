@@ -1,0 +1,202 @@
+/**
+ * The analysis report, as JSON (for machines) and Markdown (for people). Pure: built from the
+ * manifest and the stored records only, so an interrupted-and-resumed run writes the same report
+ * as an uninterrupted one.
+ */
+import path from "node:path";
+import type { FolderRecord, Manifest, UnitRecord } from "./records.js";
+import type { ReportSynthesis } from "./schema.js";
+import { folderGraph, hotspots, type Hotspots, type UnitFacts } from "./structure.js";
+
+export interface AnalysisReport {
+  name: string;
+  model: string | null;
+  depth: string;
+  noModelReason?: string;
+  totals: {
+    files: number;
+    lines: number;
+    bytes: number;
+    languages: Record<string, { files: number; lines: number }>;
+  };
+  skipped: Manifest["skipped"];
+  synthesis?: ReportSynthesis;
+  folders: Array<{
+    path: string;
+    files: number;
+    lines: number;
+    purpose?: string;
+    summary?: string;
+  }>;
+  units: Array<{
+    path: string;
+    language: string;
+    lines: number;
+    purpose?: string;
+    summary?: string;
+    keySymbols?: string[];
+    dependencies?: string[];
+    risks?: string[];
+    internalImports: string[];
+    symbols: number;
+    todos: number;
+    failed?: string;
+  }>;
+  importGraph: Array<{ from: string; to: string; imports: number }>;
+  hotspots: Hotspots;
+}
+
+export function buildReport(
+  m: Manifest,
+  depth: string,
+  units: Map<string, UnitRecord>,
+  folders: Map<string, FolderRecord>,
+  synthesis?: ReportSynthesis,
+): AnalysisReport {
+  const facts = new Map<string, UnitFacts>([...units].map(([p, r]) => [p, r.facts]));
+  const languages: AnalysisReport["totals"]["languages"] = {};
+  for (const f of m.files) {
+    const l = (languages[f.language] ??= { files: 0, lines: 0 });
+    l.files++;
+    l.lines += f.lines;
+  }
+  const under = (dir: string) => m.files.filter((f) => dir === "." || f.path.startsWith(`${dir}/`));
+  return {
+    name: path.basename(m.target),
+    model: m.model,
+    depth,
+    ...(m.noModelReason ? { noModelReason: m.noModelReason } : {}),
+    totals: {
+      files: m.files.length,
+      lines: m.files.reduce((a, f) => a + f.lines, 0),
+      bytes: m.files.reduce((a, f) => a + f.bytes, 0),
+      languages,
+    },
+    skipped: m.skipped,
+    ...(synthesis ? { synthesis } : {}),
+    folders: [...m.folders].sort().map((d) => {
+      const s = folders.get(d)?.summary;
+      return {
+        path: d,
+        files: under(d).length,
+        lines: under(d).reduce((a, f) => a + f.lines, 0),
+        ...(s ? { purpose: s.purpose, summary: s.summary } : {}),
+      };
+    }),
+    units: m.files.map((f) => {
+      const r = units.get(f.path);
+      const fi = r?.finding;
+      return {
+        path: f.path,
+        language: f.language,
+        lines: f.lines,
+        ...(fi
+          ? {
+              purpose: fi.purpose,
+              summary: fi.summary,
+              keySymbols: fi.keySymbols,
+              dependencies: fi.dependencies,
+              risks: fi.risks,
+            }
+          : {}),
+        internalImports: r?.facts.internal ?? [],
+        symbols: r?.facts.symbols.length ?? 0,
+        todos: r?.facts.todos ?? 0,
+        ...(r?.failed ? { failed: r.failed } : {}),
+      };
+    }),
+    importGraph: folderGraph(facts),
+    hotspots: hotspots(m.files, facts),
+  };
+}
+
+const list = (xs: string[] | undefined) =>
+  xs?.length ? xs.map((x) => `- ${x}`).join("\n") : "- (none)";
+
+export function renderMarkdown(r: AnalysisReport): string {
+  const out: string[] = [`# Analysis of ${r.name}`, ""];
+  if (r.model)
+    out.push(
+      `Model: \`${r.model}\` (${r.depth} depth). Findings per file, summaries per folder and the synthesis come from the model; structure, imports and hotspots are parsed.`,
+    );
+  else
+    out.push(
+      `> **No model was used.** ${r.noModelReason ?? ""}`.trim(),
+      "> This is the structural report: files, languages, imports and symbols parsed with tree-sitter, the import graph between folders, sizes and hotspots. Run with a model for findings and summaries.",
+    );
+  out.push(
+    "",
+    `${r.totals.files} files, ${r.totals.lines} lines: ${Object.entries(r.totals.languages)
+      .sort((a, b) => b[1].lines - a[1].lines)
+      .map(([l, v]) => `${l} ${v.files} files / ${v.lines} lines`)
+      .join(", ")}.`,
+  );
+  const skipped = Object.entries(r.skipped).filter(([, n]) => n > 0);
+  if (skipped.length)
+    out.push(`Skipped: ${skipped.map(([k, n]) => `${n} ${k.replace("_", " ")}`).join(", ")}.`);
+  if (r.synthesis) {
+    out.push(
+      "",
+      "## Overview",
+      "",
+      r.synthesis.summary,
+      "",
+      "## Architecture",
+      "",
+      r.synthesis.architecture,
+      "",
+      "## Main flows",
+      "",
+      list(r.synthesis.mainFlows),
+      "",
+      "## Hotspots",
+      "",
+      list(r.synthesis.hotspots),
+      "",
+      "## Risks",
+      "",
+      list(r.synthesis.risks),
+    );
+  }
+  const h = r.hotspots;
+  out.push("", "## Structural hotspots", "");
+  out.push(
+    `Largest files: ${h.largest.map((x) => `\`${x.path}\` (${x.lines})`).join(", ") || "none"}`,
+  );
+  out.push(
+    `Most imported: ${h.mostImported.map((x) => `\`${x.path}\` (${x.importedBy})`).join(", ") || "none"}`,
+  );
+  out.push(
+    `Most symbols: ${h.mostSymbols.map((x) => `\`${x.path}\` (${x.symbols})`).join(", ") || "none"}`,
+  );
+  out.push(
+    `Most TODO/FIXME: ${h.mostTodos.map((x) => `\`${x.path}\` (${x.todos})`).join(", ") || "none"}`,
+  );
+  out.push("", "## Imports between folders", "");
+  out.push(
+    r.importGraph.length
+      ? r.importGraph
+          .slice(0, 40)
+          .map((e) => `- \`${e.from}\` → \`${e.to}\` (${e.imports})`)
+          .join("\n")
+      : "- (no imports between folders)",
+  );
+  out.push("", "## Folders", "", "| folder | files | lines | purpose |", "|---|---|---|---|");
+  for (const f of r.folders)
+    out.push(
+      `| \`${f.path}\` | ${f.files} | ${f.lines} | ${(f.purpose ?? "").replace(/\|/g, "\\|")} |`,
+    );
+  out.push("", "## Files", "");
+  for (const u of r.units) {
+    out.push(
+      `### \`${u.path}\``,
+      "",
+      `${u.language}, ${u.lines} lines, ${u.symbols} symbols${u.todos ? `, ${u.todos} TODO/FIXME` : ""}${u.internalImports.length ? `; imports ${u.internalImports.map((p) => `\`${p}\``).join(", ")}` : ""}.`,
+    );
+    if (u.purpose) out.push("", `**${u.purpose}** ${u.summary ?? ""}`);
+    if (u.risks?.length) out.push("", `Risks:\n${list(u.risks)}`);
+    if (u.failed) out.push("", `_The model's finding could not be used: ${u.failed}._`);
+    out.push("");
+  }
+  return out.join("\n");
+}

@@ -1,0 +1,26 @@
+/** The findings store from the same `--checkpoints` URL as the checkpointer. */
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { InMemoryStore, type BaseStore } from "@langchain/langgraph";
+import { CheckpointUrlError, type CheckpointTarget } from "./checkpointer.js";
+import { SqliteStore } from "./sqlite-store.js";
+
+/** Opens the store a checkpoint URL names (memory or SQLite; the same file as the checkpoints). */
+export function createStore(target: CheckpointTarget): BaseStore {
+  switch (target.kind) {
+    case "memory":
+      return new InMemoryStore();
+    case "sqlite":
+      mkdirSync(path.dirname(target.path), { recursive: true });
+      return new SqliteStore(target.path);
+    case "postgres":
+      throw new CheckpointUrlError(
+        "postgres:// stores are not available in this version of keel yet; use sqlite:PATH (the default) or memory",
+      );
+  }
+}
+
+/** Releases a store's resources. */
+export function closeStore(store: BaseStore): void {
+  if (store instanceof SqliteStore) store.close();
+}
