@@ -80,7 +80,7 @@ export class AnalysisRecords {
     await this.store.put(
       findingsNs(this.target),
       `file:${r.path}`,
-      r as unknown as Record<string, unknown>,
+      r,
     );
   }
   async folder(path: string): Promise<FolderRecord | undefined> {
@@ -91,7 +91,7 @@ export class AnalysisRecords {
     await this.store.put(
       findingsNs(this.target),
       `dir:${r.path}`,
-      r as unknown as Record<string, unknown>,
+      r,
     );
   }
   async report(): Promise<ReportRecord | undefined> {
@@ -102,7 +102,7 @@ export class AnalysisRecords {
     await this.store.put(
       findingsNs(this.target),
       "report",
-      r as unknown as Record<string, unknown>,
+      r,
     );
   }
 
@@ -115,6 +115,6 @@ export class AnalysisRecords {
     return item.value as Manifest;
   }
   static async putManifest(store: BaseStore, threadId: string, m: Manifest): Promise<void> {
-    await store.put(runNs(threadId), "manifest", m as unknown as Record<string, unknown>);
+    await store.put(runNs(threadId), "manifest", m);
   }
 }
