@@ -51,7 +51,7 @@ export function analystSettingsFrom(config?: {
 }): AnalystSettings & { ollamaUrl: string } {
   const s = AnalystContextSchema.parse({
     ...(config?.configurable ?? {}),
-    ...((config?.context as object | undefined) ?? {}),
+    ...(config?.context ?? {}),
   });
   return { ...s, ollamaUrl: s.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL };
 }
