@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { HumanMessage } from "@langchain/core/messages";
-import { Command } from "@langchain/langgraph";
+import { Command, isGraphDrained, type RunControl } from "@langchain/langgraph";
 import { runConfig, type SettingsInput } from "../agent/context.js";
 import { createCoderGraph } from "../agent/graph.js";
 import type { GraphDeps, KeelEvent } from "../agent/runtime.js";
@@ -43,6 +43,8 @@ export interface SessionOptions {
   /** Asks a person a question; absent when nobody can answer (non-interactive). */
   ask?: (question: string) => Promise<string>;
   signal?: AbortSignal;
+  /** Drains the run at the next step boundary (Ctrl-C). */
+  control?: RunControl;
 }
 
 export const newThreadId = () =>
@@ -56,6 +58,7 @@ export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
   const config = {
     ...runConfig(threadId, { ...opts.settings, interactive: Boolean(opts.ask) }),
     signal: opts.signal,
+    ...(opts.control ? { control: opts.control } : {}),
   };
   try {
     const before = await graph.getState(config);
@@ -126,7 +129,7 @@ export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
     if (err instanceof ModelServerError) {
       return { ...outcome(await values(), threadId, "error"), error: err.message, exitCode: 3 };
     }
-    if (opts.signal?.aborted) {
+    if (opts.signal?.aborted || isGraphDrained(err)) {
       // Ctrl-C: the last completed step is checkpointed; the step in flight reruns on resume.
       const o = outcome(await values(), threadId, "gave_up");
       return {

@@ -1,0 +1,163 @@
+/**
+ * `keel analyze`: run (or resume) the analyst graph on a folder with a progress display, and
+ * print where the report is. Works without a model: the structural report, clearly labelled.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, statSync } from "node:fs";
+import path from "node:path";
+import { isGraphDrained, type RunControl } from "@langchain/langgraph";
+import cliProgress from "cli-progress";
+import pc from "picocolors";
+import { analystRunConfig, type AnalystSettingsInput } from "../analysis/context.js";
+import { createAnalystGraph } from "../analysis/graph.js";
+import type { AnalysisProgress } from "../analysis/runtime.js";
+import type { AnalystStateValue } from "../analysis/state.js";
+import type { GraphDeps } from "../agent/runtime.js";
+import { ModelServerError } from "../models/errors.js";
+import { closeCheckpointer, createCheckpointer, defaultCheckpoints, parseCheckpointUrl } from "../persistence/checkpointer.js";
+import { closeStore, createStore } from "../persistence/store.js";
+import { UsageError } from "./session.js";
+
+export interface AnalyzeOptions {
+  dir: string;
+  threadId?: string;
+  checkpoints?: string;
+  settings: Omit<AnalystSettingsInput, "target">;
+  json?: boolean;
+  deps?: GraphDeps;
+  control?: RunControl;
+  signal?: AbortSignal;
+}
+
+export interface AnalyzeOutcome {
+  status: "done" | "interrupted" | "error";
+  thread_id: string;
+  target: string;
+  model: string | null;
+  no_model_reason?: string;
+  units: number;
+  analyzed: number;
+  reused: number;
+  failed: number;
+  folders: number;
+  folders_analyzed: number;
+  folders_reused: number;
+  largest_request_tokens: number;
+  report?: string;
+  report_json?: string;
+  error?: string;
+  exitCode: 0 | 3 | 130;
+}
+
+/** The thread a folder's analysis uses unless told otherwise: the same command resumes it. */
+export const defaultAnalysisThread = (target: string, depth: string) =>
+  `analyze-${createHash("sha1").update(`${target}\n${depth}`).digest("hex").slice(0, 10)}`;
+
+/** Progress for people (a bar on a terminal, a line now and then otherwise) or JSON lines for machines. */
+function createProgress(json: boolean | undefined) {
+  const tty = Boolean(process.stderr.isTTY) && !json;
+  const bar = tty
+    ? new cliProgress.SingleBar(
+        { stream: process.stderr, format: `{phase} ${pc.cyan("{bar}")} {value}/{total} | {reused} reused | {duration_formatted} | eta {eta_formatted} | {current}`, hideCursor: true, etaBuffer: 20 },
+        cliProgress.Presets.shades_classic,
+      )
+    : undefined;
+  let phase = "";
+  let reused = 0;
+  let last = 0;
+  return {
+    event(e: AnalysisProgress) {
+      if (e.reused) reused++;
+      if (json) return void process.stderr.write(`${JSON.stringify(e)}\n`);
+      if (e.phase !== phase) {
+        bar?.stop();
+        phase = e.phase;
+        reused = e.reused ? 1 : 0;
+        bar?.start(e.total, 0, { phase: e.phase.padEnd(7), current: "", reused });
+      }
+      if (bar) return bar.update(e.done, { current: e.current.slice(-50), reused });
+      if (e.done === e.total || Date.now() - last > 3000) {
+        last = Date.now();
+        process.stderr.write(`${e.phase} ${e.done}/${e.total} (${reused} reused) ${e.current}\n`);
+      }
+    },
+    stop: () => bar?.stop(),
+  };
+}
+
+export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
+  const target = path.resolve(o.dir);
+  if (!existsSync(target) || !statSync(target).isDirectory()) throw new UsageError(`${target} is not a folder to analyse`);
+  const depth = o.settings.depth ?? "deep";
+  const threadId = o.threadId ?? defaultAnalysisThread(target, depth);
+  const where = parseCheckpointUrl(o.checkpoints ?? defaultCheckpoints(target));
+  const checkpointer = createCheckpointer(where);
+  const store = createStore(where);
+  const graph = createAnalystGraph(o.deps).compile({ checkpointer, store });
+  const config = { ...analystRunConfig(threadId, { ...o.settings, target }), signal: o.signal, ...(o.control ? { control: o.control } : {}) };
+  const progress = createProgress(o.json);
+  const say = (line: string) => process.stderr.write(`${line}\n`);
+  const outcome = async (status: AnalyzeOutcome["status"], exitCode: AnalyzeOutcome["exitCode"], error?: string): Promise<AnalyzeOutcome> => {
+    const s = (await graph.getState(config)).values as Partial<AnalystStateValue>;
+    return {
+      status,
+      thread_id: threadId,
+      target,
+      model: s.modelMode === "model" ? (o.settings.model ?? null) : null,
+      ...(s.noModelReason ? { no_model_reason: s.noModelReason } : {}),
+      units: s.total ?? 0,
+      analyzed: s.analyzed ?? 0,
+      reused: s.reused ?? 0,
+      failed: s.failed ?? 0,
+      folders: s.folderTotal ?? 0,
+      folders_analyzed: s.foldersAnalyzed ?? 0,
+      folders_reused: s.foldersReused ?? 0,
+      largest_request_tokens: s.largestRequest ?? 0,
+      ...(s.reportPath && status === "done" ? { report: s.reportPath, report_json: s.jsonPath } : {}),
+      ...(error ? { error } : {}),
+      exitCode,
+    };
+  };
+  try {
+    const before = await graph.getState(config);
+    const resuming = before.next.length > 0;
+    if (resuming) {
+      const v = before.values as AnalystStateValue;
+      say(`resuming analysis thread ${threadId}: ${v.cursor}/${v.total} units and ${v.folderCursor}/${v.folderTotal} folders done`);
+    } else say(`analysis thread ${threadId} (resume with the same command if it stops)`);
+    const stream = await graph.stream((resuming ? null : {}) as never, { ...config, streamMode: ["custom", "updates"] });
+    for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+      if (mode === "custom" && (chunk as AnalysisProgress).type === "analysis") progress.event(chunk as AnalysisProgress);
+      if (mode === "updates" && (chunk as Record<string, Partial<AnalystStateValue>>).enumerate) {
+        const e = (chunk as Record<string, Partial<AnalystStateValue>>).enumerate!;
+        say(e.modelMode === "model" ? `${e.total} units, ${e.folderTotal} folders; analysing with ${o.settings.model}` : pc.yellow(`${e.total} units, ${e.folderTotal} folders. NO MODEL IS USED: ${e.noModelReason}. Writing the structural report.`));
+      }
+    }
+    progress.stop();
+    return await outcome("done", 0);
+  } catch (err) {
+    progress.stop();
+    if (err instanceof ModelServerError) return outcome("error", 3, err.message);
+    if (isGraphDrained(err) || o.signal?.aborted) return outcome("interrupted", 130);
+    throw err;
+  } finally {
+    closeCheckpointer(checkpointer);
+    closeStore(store);
+  }
+}
+
+/** The human summary of an analysis. */
+export function formatAnalyzeOutcome(o: AnalyzeOutcome): string {
+  const head =
+    o.status === "done" ? pc.green(pc.bold("DONE")) : o.status === "interrupted" ? pc.yellow(pc.bold("STOPPED")) : pc.red(pc.bold("ERROR"));
+  const lines = [
+    "",
+    `${head}  ${pc.dim(`thread ${o.thread_id}`)}`,
+    o.model ? `model ${o.model}: ${o.analyzed} units analysed, ${o.reused} reused from earlier runs, ${o.failed} without a usable finding; ${o.folders_analyzed} folder summaries written, ${o.folders_reused} reused` : pc.yellow(`no model was used (${o.no_model_reason ?? "none requested"}): structural report of ${o.units} units`),
+    o.largest_request_tokens ? pc.dim(`largest request: ~${o.largest_request_tokens} tokens`) : "",
+    o.report ? `report: ${o.report}\njson:   ${o.report_json}` : "",
+    o.error ? pc.red(o.error) : "",
+    o.status !== "done" ? pc.dim("run the same command again to continue where it stopped") : "",
+  ];
+  return lines.filter(Boolean).join("\n");
+}
