@@ -150,6 +150,7 @@ export async function enumerateUnits(
     }
   };
   await walk("", []);
+  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
   const folders = new Set<string>(["."]);
   for (const f of files) {

@@ -77,33 +77,21 @@ export class AnalysisRecords {
       UnitRecord | undefined;
   }
   async putUnit(r: UnitRecord): Promise<void> {
-    await this.store.put(
-      findingsNs(this.target),
-      `file:${r.path}`,
-      r,
-    );
+    await this.store.put(findingsNs(this.target), `file:${r.path}`, r);
   }
   async folder(path: string): Promise<FolderRecord | undefined> {
     return (await this.store.get(findingsNs(this.target), `dir:${path}`))?.value as
       FolderRecord | undefined;
   }
   async putFolder(r: FolderRecord): Promise<void> {
-    await this.store.put(
-      findingsNs(this.target),
-      `dir:${r.path}`,
-      r,
-    );
+    await this.store.put(findingsNs(this.target), `dir:${r.path}`, r);
   }
   async report(): Promise<ReportRecord | undefined> {
     return (await this.store.get(findingsNs(this.target), "report"))?.value as
       ReportRecord | undefined;
   }
   async putReport(r: ReportRecord): Promise<void> {
-    await this.store.put(
-      findingsNs(this.target),
-      "report",
-      r,
-    );
+    await this.store.put(findingsNs(this.target), "report", r);
   }
 
   static async manifest(store: BaseStore, threadId: string): Promise<Manifest> {

@@ -14,7 +14,12 @@ import type { AnalysisProgress } from "../analysis/runtime.js";
 import type { AnalystStateValue } from "../analysis/state.js";
 import type { GraphDeps } from "../agent/runtime.js";
 import { ModelServerError } from "../models/errors.js";
-import { closeCheckpointer, createCheckpointer, defaultCheckpoints, parseCheckpointUrl } from "../persistence/checkpointer.js";
+import {
+  closeCheckpointer,
+  createCheckpointer,
+  defaultCheckpoints,
+  parseCheckpointUrl,
+} from "../persistence/checkpointer.js";
 import { closeStore, createStore } from "../persistence/store.js";
 import { UsageError } from "./session.js";
 
@@ -58,7 +63,12 @@ function createProgress(json: boolean | undefined) {
   const tty = Boolean(process.stderr.isTTY) && !json;
   const bar = tty
     ? new cliProgress.SingleBar(
-        { stream: process.stderr, format: `{phase} ${pc.cyan("{bar}")} {value}/{total} | {reused} reused | {duration_formatted} | eta {eta_formatted} | {current}`, hideCursor: true, etaBuffer: 20 },
+        {
+          stream: process.stderr,
+          format: `{phase} ${pc.cyan("{bar}")} {value}/{total} | {reused} reused | {duration_formatted} | eta {eta_formatted} | {current}`,
+          hideCursor: true,
+          etaBuffer: 20,
+        },
         cliProgress.Presets.shades_classic,
       )
     : undefined;
@@ -87,17 +97,26 @@ function createProgress(json: boolean | undefined) {
 
 export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
   const target = path.resolve(o.dir);
-  if (!existsSync(target) || !statSync(target).isDirectory()) throw new UsageError(`${target} is not a folder to analyse`);
+  if (!existsSync(target) || !statSync(target).isDirectory())
+    throw new UsageError(`${target} is not a folder to analyse`);
   const depth = o.settings.depth ?? "deep";
   const threadId = o.threadId ?? defaultAnalysisThread(target, depth);
   const where = parseCheckpointUrl(o.checkpoints ?? defaultCheckpoints(target));
   const checkpointer = createCheckpointer(where);
   const store = createStore(where);
   const graph = createAnalystGraph(o.deps).compile({ checkpointer, store });
-  const config = { ...analystRunConfig(threadId, { ...o.settings, target }), signal: o.signal, ...(o.control ? { control: o.control } : {}) };
+  const config = {
+    ...analystRunConfig(threadId, { ...o.settings, target }),
+    signal: o.signal,
+    ...(o.control ? { control: o.control } : {}),
+  };
   const progress = createProgress(o.json);
   const say = (line: string) => process.stderr.write(`${line}\n`);
-  const outcome = async (status: AnalyzeOutcome["status"], exitCode: AnalyzeOutcome["exitCode"], error?: string): Promise<AnalyzeOutcome> => {
+  const outcome = async (
+    status: AnalyzeOutcome["status"],
+    exitCode: AnalyzeOutcome["exitCode"],
+    error?: string,
+  ): Promise<AnalyzeOutcome> => {
     const s = (await graph.getState(config)).values as Partial<AnalystStateValue>;
     return {
       status,
@@ -113,7 +132,9 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
       folders_analyzed: s.foldersAnalyzed ?? 0,
       folders_reused: s.foldersReused ?? 0,
       largest_request_tokens: s.largestRequest ?? 0,
-      ...(s.reportPath && status === "done" ? { report: s.reportPath, report_json: s.jsonPath } : {}),
+      ...(s.reportPath && status === "done"
+        ? { report: s.reportPath, report_json: s.jsonPath }
+        : {}),
       ...(error ? { error } : {}),
       exitCode,
     };
@@ -123,14 +144,26 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     const resuming = before.next.length > 0;
     if (resuming) {
       const v = before.values as AnalystStateValue;
-      say(`resuming analysis thread ${threadId}: ${v.cursor}/${v.total} units and ${v.folderCursor}/${v.folderTotal} folders done`);
+      say(
+        `resuming analysis thread ${threadId}: ${v.cursor}/${v.total} units and ${v.folderCursor}/${v.folderTotal} folders done`,
+      );
     } else say(`analysis thread ${threadId} (resume with the same command if it stops)`);
-    const stream = await graph.stream((resuming ? null : {}) as never, { ...config, streamMode: ["custom", "updates"] });
+    const stream = await graph.stream((resuming ? null : {}) as never, {
+      ...config,
+      streamMode: ["custom", "updates"],
+    });
     for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
-      if (mode === "custom" && (chunk as AnalysisProgress).type === "analysis") progress.event(chunk as AnalysisProgress);
+      if (mode === "custom" && (chunk as AnalysisProgress).type === "analysis")
+        progress.event(chunk as AnalysisProgress);
       if (mode === "updates" && (chunk as Record<string, Partial<AnalystStateValue>>).enumerate) {
         const e = (chunk as Record<string, Partial<AnalystStateValue>>).enumerate!;
-        say(e.modelMode === "model" ? `${e.total} units, ${e.folderTotal} folders; analysing with ${o.settings.model}` : pc.yellow(`${e.total} units, ${e.folderTotal} folders. NO MODEL IS USED: ${e.noModelReason}. Writing the structural report.`));
+        say(
+          e.modelMode === "model"
+            ? `${e.total} units, ${e.folderTotal} folders; analysing with ${o.settings.model}`
+            : pc.yellow(
+                `${e.total} units, ${e.folderTotal} folders. NO MODEL IS USED: ${e.noModelReason}. Writing the structural report.`,
+              ),
+        );
       }
     }
     progress.stop();
@@ -149,11 +182,19 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
 /** The human summary of an analysis. */
 export function formatAnalyzeOutcome(o: AnalyzeOutcome): string {
   const head =
-    o.status === "done" ? pc.green(pc.bold("DONE")) : o.status === "interrupted" ? pc.yellow(pc.bold("STOPPED")) : pc.red(pc.bold("ERROR"));
+    o.status === "done"
+      ? pc.green(pc.bold("DONE"))
+      : o.status === "interrupted"
+        ? pc.yellow(pc.bold("STOPPED"))
+        : pc.red(pc.bold("ERROR"));
   const lines = [
     "",
     `${head}  ${pc.dim(`thread ${o.thread_id}`)}`,
-    o.model ? `model ${o.model}: ${o.analyzed} units analysed, ${o.reused} reused from earlier runs, ${o.failed} without a usable finding; ${o.folders_analyzed} folder summaries written, ${o.folders_reused} reused` : pc.yellow(`no model was used (${o.no_model_reason ?? "none requested"}): structural report of ${o.units} units`),
+    o.model
+      ? `model ${o.model}: ${o.analyzed} units analysed, ${o.reused} reused from earlier runs, ${o.failed} without a usable finding; ${o.folders_analyzed} folder summaries written, ${o.folders_reused} reused`
+      : pc.yellow(
+          `no model was used (${o.no_model_reason ?? "none requested"}): structural report of ${o.units} units`,
+        ),
     o.largest_request_tokens ? pc.dim(`largest request: ~${o.largest_request_tokens} tokens`) : "",
     o.report ? `report: ${o.report}\njson:   ${o.report_json}` : "",
     o.error ? pc.red(o.error) : "",

@@ -17,7 +17,11 @@ export function installCtrlC(say: (line: string) => void): StopHandle {
   const abort = new AbortController();
   const onSigint = () => {
     if (!control.drainRequested) {
-      say(pc.yellow("stopping after the step in flight (press Ctrl-C again to stop now); the thread is checkpointed and resumes with the same command"));
+      say(
+        pc.yellow(
+          "stopping after the step in flight (press Ctrl-C again to stop now); the thread is checkpointed and resumes with the same command",
+        ),
+      );
       control.requestDrain("ctrl-c");
     } else {
       abort.abort();

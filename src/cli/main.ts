@@ -178,44 +178,82 @@ Examples:
   cli
     .command("analyze")
     .alias("analyse")
-    .description("Analyse a codebase: every file, then every folder, then the whole; resumable, incremental. Without a model: the structural report")
+    .description(
+      "Analyse a codebase: every file, then every folder, then the whole; resumable, incremental. Without a model: the structural report",
+    )
     .argument("[dir]", "folder to analyse", ".")
-    .option("-t, --thread <id>", "thread id (default: derived from the folder, so the same command resumes)")
-    .option("-o, --out <file>", "Markdown report path (default <dir>/.keel/report.md; JSON beside it)")
-    .addOption(new Option("-c, --concurrency <n>", "units analysed at once").argParser(positiveInt).default(undefined, "2"))
-    .addOption(new Option("--depth <depth>", "quick: the start of each file; deep: all of it").choices(["quick", "deep"]).default("deep"))
-    .option("-m, --model <name>", `Ollama model, or "none" for the structural report (default: $KEEL_MODEL or ${DEFAULT_MODEL})`)
+    .option(
+      "-t, --thread <id>",
+      "thread id (default: derived from the folder, so the same command resumes)",
+    )
+    .option(
+      "-o, --out <file>",
+      "Markdown report path (default <dir>/.keel/report.md; JSON beside it)",
+    )
+    .addOption(
+      new Option("-c, --concurrency <n>", "units analysed at once")
+        .argParser(positiveInt)
+        .default(undefined, "2"),
+    )
+    .addOption(
+      new Option("--depth <depth>", "quick: the start of each file; deep: all of it")
+        .choices(["quick", "deep"])
+        .default("deep"),
+    )
+    .option(
+      "-m, --model <name>",
+      `Ollama model, or "none" for the structural report (default: $KEEL_MODEL or ${DEFAULT_MODEL})`,
+    )
     .option("--ollama-url <url>", `Ollama server (default: $OLLAMA_HOST or ${DEFAULT_OLLAMA_URL})`)
     .option("--checkpoints <url>", "memory | sqlite:PATH (default: sqlite:<dir>/.keel/keel.db)")
-    .addOption(new Option("--retries <n>", "retries of a failed model request").argParser(retryCount))
+    .addOption(
+      new Option("--retries <n>", "retries of a failed model request").argParser(retryCount),
+    )
     .option("--json", "progress as JSON lines on stderr; one JSON object as the last stdout line")
-    .action(async (dir: string, flags: { thread?: string; out?: string; concurrency?: number; depth: "quick" | "deep"; model?: string; ollamaUrl?: string; checkpoints?: string; retries?: number; json?: boolean }) => {
-      const env = readEnv();
-      const stop = installCtrlC((line) => process.stderr.write(`\n${line}\n`));
-      try {
-        const outcome = await runAnalyze({
-          dir,
-          threadId: flags.thread,
-          checkpoints: flags.checkpoints,
-          json: flags.json,
-          control: stop.control,
-          signal: stop.signal,
-          settings: {
-            model: flags.model ?? env.model ?? DEFAULT_MODEL,
-            ollamaUrl: flags.ollamaUrl ?? env.ollamaHost ?? DEFAULT_OLLAMA_URL,
-            depth: flags.depth,
-            ...(flags.out ? { out: path.resolve(flags.out) } : {}),
-            ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
-            ...(flags.retries !== undefined ? { retries: flags.retries } : {}),
-          },
-        });
-        const { exitCode, ...fields } = outcome;
-        process.stdout.write(`${flags.json ? JSON.stringify(fields) : formatAnalyzeOutcome(outcome)}\n`);
-        process.exitCode = exitCode;
-      } finally {
-        stop.dispose();
-      }
-    });
+    .action(
+      async (
+        dir: string,
+        flags: {
+          thread?: string;
+          out?: string;
+          concurrency?: number;
+          depth: "quick" | "deep";
+          model?: string;
+          ollamaUrl?: string;
+          checkpoints?: string;
+          retries?: number;
+          json?: boolean;
+        },
+      ) => {
+        const env = readEnv();
+        const stop = installCtrlC((line) => process.stderr.write(`\n${line}\n`));
+        try {
+          const outcome = await runAnalyze({
+            dir,
+            threadId: flags.thread,
+            checkpoints: flags.checkpoints,
+            json: flags.json,
+            control: stop.control,
+            signal: stop.signal,
+            settings: {
+              model: flags.model ?? env.model ?? DEFAULT_MODEL,
+              ollamaUrl: flags.ollamaUrl ?? env.ollamaHost ?? DEFAULT_OLLAMA_URL,
+              depth: flags.depth,
+              ...(flags.out ? { out: path.resolve(flags.out) } : {}),
+              ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
+              ...(flags.retries !== undefined ? { retries: flags.retries } : {}),
+            },
+          });
+          const { exitCode, ...fields } = outcome;
+          process.stdout.write(
+            `${flags.json ? JSON.stringify(fields) : formatAnalyzeOutcome(outcome)}\n`,
+          );
+          process.exitCode = exitCode;
+        } finally {
+          stop.dispose();
+        }
+      },
+    );
 
   cli
     .command("models")
