@@ -47,7 +47,7 @@ async function analyse(
     retryBaseMs: 5,
     ...settings,
   });
-  const state = await graph.invoke({} as never, config);
+  const state = await graph.invoke({}, config);
   const report = JSON.parse(readFileSync(state.jsonPath!, "utf8")) as AnalysisReport;
   return { state, report, store, checkpointer, graph, config };
 }
