@@ -148,7 +148,7 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
         `resuming analysis thread ${threadId}: ${v.cursor}/${v.total} units and ${v.folderCursor}/${v.folderTotal} folders done`,
       );
     } else say(`analysis thread ${threadId} (resume with the same command if it stops)`);
-    const stream = await graph.stream((resuming ? null : {}) as never, {
+    const stream = await graph.stream(resuming ? null : {}, {
       ...config,
       streamMode: ["custom", "updates"],
     });
