@@ -13,6 +13,18 @@
  * ```
  */
 export { createCoderGraph } from "./agent/graph.js";
+export { createAnalystGraph } from "./analysis/graph.js";
+export {
+  AnalystContextSchema,
+  analystRunConfig,
+  type AnalystSettings,
+  type AnalystSettingsInput,
+} from "./analysis/context.js";
+export { AnalystState, type AnalystStateValue } from "./analysis/state.js";
+export type { AnalysisReport } from "./analysis/report.js";
+export { enumerateUnits, type FileUnit, type Enumeration } from "./analysis/enumerate.js";
+export { SqliteStore } from "./persistence/sqlite-store.js";
+export { createStore } from "./persistence/store.js";
 export {
   ContextSchema,
   runConfig,
