@@ -2,7 +2,7 @@
  * The coder graph's state, declared once. Each field says who writes it and who reads it.
  * Messages use the delta channel so a checkpoint stores what changed, not the whole history.
  */
-import { MessagesDeltaValue, ReducedValue, StateSchema } from "@langchain/langgraph";
+import { DeltaValue, MessagesDeltaValue, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import type { TrailEntry } from "../guard/loop.js";
 
@@ -38,8 +38,6 @@ export const FailureSchema = z.object({
 });
 export type Failure = z.infer<typeof FailureSchema>;
 
-const append = <T>(current: T[], next: T[] | T) => current.concat(next);
-
 export const CoderState = new StateSchema({
   /** The conversation the model sees. Input: the user's request. Written by act, tool-execute, recover. */
   messages: MessagesDeltaValue,
@@ -62,19 +60,22 @@ export const CoderState = new StateSchema({
   /** Model turns taken this run. Written by act; read by act's budget check and the report. */
   turns: z.number().default(0),
   /** Every tool call this run, in order. Appended by tool-execute; read by the loop guard and the report. */
-  trail: new ReducedValue(
+  trail: new DeltaValue(
     z.array(z.custom<TrailEntry>()).default(() => []),
     {
       inputSchema: z.union([z.custom<TrailEntry>(), z.array(z.custom<TrailEntry>())]),
-      reducer: append,
+      reducer: (current: TrailEntry[], writes: Array<TrailEntry | TrailEntry[]>) =>
+        current.concat(...writes),
     },
   ),
   /** Workspace-relative files written this run. Appended by tool-execute; read by act (prose check) and the report. */
-  filesWritten: new ReducedValue(
+  filesWritten: new DeltaValue(
     z.array(z.string()).default(() => []),
     {
       inputSchema: z.union([z.string(), z.array(z.string())]),
-      reducer: (cur: string[], next: string[] | string) => [...new Set(cur.concat(next))],
+      reducer: (current: string[], writes: Array<string | string[]>) => [
+        ...new Set(current.concat(...writes)),
+      ],
     },
   ),
   /** Hits per loop (detector + calls). Written by tool-execute; read by tool-execute (a second hit escalates). */
