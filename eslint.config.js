@@ -29,4 +29,13 @@ export default tseslint.config(
     },
   },
   { files: ["eslint.config.js"], ...tseslint.configs.disableTypeChecked },
+  {
+    // Examples and scripts are plain Node ESM, as users would write them.
+    files: ["**/*.mjs"],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      parserOptions: { projectService: false },
+      globals: { process: "readonly", console: "readonly" },
+    },
+  },
 );

@@ -12,7 +12,9 @@
  * );
  * ```
  */
+export { runAgent, runAnalysis, type RunAgentOptions, type RunAnalysisOptions } from "./api.js";
 export { createCoderGraph } from "./agent/graph.js";
+export { createIntentGraph } from "./agent/intent-graph.js";
 export { createAnalystGraph } from "./analysis/graph.js";
 export {
   AnalystContextSchema,

@@ -2,7 +2,7 @@
  * The coder graph's state, declared once. Each field says who writes it and who reads it.
  * Messages use the delta channel so a checkpoint stores what changed, not the whole history.
  */
-import { DeltaValue, MessagesDeltaValue, StateSchema } from "@langchain/langgraph";
+import { DeltaValue, MessagesDeltaValue, ReducedValue, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import type { TrailEntry } from "../guard/loop.js";
 
@@ -69,13 +69,12 @@ export const CoderState = new StateSchema({
     },
   ),
   /** Workspace-relative files written this run. Appended by tool-execute; read by act (prose check) and the report. */
-  filesWritten: new DeltaValue(
+  // Small and rarely written: a plain reduced value (a delta channel would replay the whole thread to rebuild it).
+  filesWritten: new ReducedValue(
     z.array(z.string()).default(() => []),
     {
       inputSchema: z.union([z.string(), z.array(z.string())]),
-      reducer: (current: string[], writes: Array<string | string[]>) => [
-        ...new Set(current.concat(...writes)),
-      ],
+      reducer: (current: string[], next: string | string[]) => [...new Set(current.concat(next))],
     },
   ),
   /** Hits per loop (detector + calls). Written by tool-execute; read by tool-execute (a second hit escalates). */

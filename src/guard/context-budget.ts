@@ -48,17 +48,22 @@ export function planCompaction(
   fixedTokens: number,
   budget: number,
 ): number[] {
-  let total = fixedTokens + messages.reduce((a, m) => a + m.tokens, 0);
+  let total = fixedTokens;
+  const groups = new Map<number, number[]>();
+  messages.forEach((m, i) => {
+    total += m.tokens;
+    const members = groups.get(m.group);
+    if (members) members.push(i);
+    else groups.set(m.group, [i]);
+  });
   if (total <= budget) return [];
   const fold: number[] = [];
-  const groups = [...new Set(messages.map((m) => m.group))];
-  for (const g of groups) {
+  for (const members of groups.values()) {
     if (total <= budget) break;
-    const members = messages.map((m, i) => ({ m, i })).filter(({ m }) => m.group === g);
-    if (members.some(({ m }) => m.pinned)) continue;
-    for (const { m, i } of members) {
+    if (members.some((i) => messages[i]!.pinned)) continue;
+    for (const i of members) {
       fold.push(i);
-      total -= m.tokens;
+      total -= messages[i]!.tokens;
     }
   }
   return fold;

@@ -33,14 +33,21 @@ export function toolsForIntent(intent: Intent): KeelTool[] {
     : [...ALL_TOOLS];
 }
 
-/** The OpenAI-style function definition Ollama's `tools` field takes. */
-export function toolDefinition(tool: KeelTool) {
+function describeTool(tool: KeelTool) {
   const schema = z.toJSONSchema(tool.schema, { io: "input" }) as Record<string, unknown>;
   delete schema.$schema;
   return {
     type: "function" as const,
     function: { name: tool.name, description: tool.description, parameters: schema },
   };
+}
+
+/** Definitions of keel's own tools, computed once (schema conversion is not free, and they never change). */
+const DEFINITIONS = new Map(ALL_TOOLS.map((t) => [t, describeTool(t)]));
+
+/** The OpenAI-style function definition Ollama's `tools` field takes. */
+export function toolDefinition(tool: KeelTool) {
+  return DEFINITIONS.get(tool) ?? describeTool(tool);
 }
 
 export type Lookup =

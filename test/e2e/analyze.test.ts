@@ -33,10 +33,18 @@ const copy = () => {
 /** What a request analyses: a unit, a folder, or the report. */
 const subject = (b: ChatBody) => {
   const text = b.messages!.map((m) => m.content).join("\n");
-  return /<unit path="([^"]+)"/.exec(text)?.[1] ?? (/<folder path="([^"]+)"/.exec(text) ? `dir:${/<folder path="([^"]+)"/.exec(text)![1]}` : "report");
+  return (
+    /<unit path="([^"]+)"/.exec(text)?.[1] ??
+    (/<folder path="([^"]+)"/.exec(text)
+      ? `dir:${/<folder path="([^"]+)"/.exec(text)![1]}`
+      : "report")
+  );
 };
 const reportOf = (dir: string) => {
-  const r = JSON.parse(readFileSync(path.join(dir, ".keel/report.json"), "utf8")) as Record<string, unknown>;
+  const r = JSON.parse(readFileSync(path.join(dir, ".keel/report.json"), "utf8")) as Record<
+    string,
+    unknown
+  >;
   return { ...r, name: "fixture" };
 };
 
@@ -44,57 +52,94 @@ describe("keel analyze", () => {
   it("resumes after SIGKILL at three random moments: the same report, nothing redone but what was in flight", async () => {
     fake = await startFakeOllama({ script: analystScript() });
     const clean = copy();
-    const whole = await runKeel(["analyze", clean, "--ollama-url", fake.url, "--concurrency", "1", "--json"]);
+    const whole = await runKeel([
+      "analyze",
+      clean,
+      "--ollama-url",
+      fake.url,
+      "--concurrency",
+      "1",
+      "--json",
+    ]);
     expect(whole.code).toBe(0);
     const total = fake.chatRequests().length;
     expect(whole.json).toMatchObject({ status: "done", units: 320, analyzed: 320, reused: 0 });
 
     const target = copy();
-    const kills = [...new Set(Array.from({ length: 3 }, () => 1 + Math.floor(Math.random() * (total - 2))))].sort((a, b) => a - b);
+    const kills = [
+      ...new Set(Array.from({ length: 3 }, () => 1 + Math.floor(Math.random() * (total - 2)))),
+    ].sort((a, b) => a - b);
     const before = fake.chatRequests().length;
     const inFlight: string[] = [];
     let seen = 0;
     let last: Awaited<ReturnType<typeof runKeel>> | undefined;
     for (let run = 0; run <= kills.length; run++) {
-      last = await runKeel(["analyze", target, "--ollama-url", fake.url, "--concurrency", "1", "--json"], {
-        onSpawn: (child) =>
-          fake!.onChat((req) => {
-            seen++;
-            if (run < kills.length && seen === kills[run]) {
-              inFlight.push(subject(req.body));
-              child.kill("SIGKILL");
-            }
-          }),
-      });
-      if (run < kills.length) expect(last.signal, `kill ${run} at request ${kills[run]}`).toBe("SIGKILL");
+      last = await runKeel(
+        ["analyze", target, "--ollama-url", fake.url, "--concurrency", "1", "--json"],
+        {
+          onSpawn: (child) =>
+            fake!.onChat((req) => {
+              seen++;
+              if (run < kills.length && seen === kills[run]) {
+                inFlight.push(subject(req.body));
+                child.kill("SIGKILL");
+              }
+            }),
+        },
+      );
+      if (run < kills.length)
+        expect(last.signal, `kill ${run} at request ${kills[run]}`).toBe("SIGKILL");
     }
     expect(last!.code).toBe(0);
     expect(last!.stderr).toContain("resuming analysis thread");
     expect(reportOf(target)).toEqual(reportOf(clean));
 
     const counts = new Map<string, number>();
-    for (const b of fake.chatBodies().slice(before)) counts.set(subject(b), (counts.get(subject(b)) ?? 0) + 1);
+    for (const b of fake.chatBodies().slice(before))
+      counts.set(subject(b), (counts.get(subject(b)) ?? 0) + 1);
     const expected = new Map<string, number>();
-    for (const b of fake.chatBodies().slice(0, before)) expected.set(subject(b), (expected.get(subject(b)) ?? 0) + 1);
+    for (const b of fake.chatBodies().slice(0, before))
+      expected.set(subject(b), (expected.get(subject(b)) ?? 0) + 1);
     for (const s of inFlight) expected.set(s, expected.get(s)! + 1);
-    expect(Object.fromEntries(counts), `kills at ${kills.join(", ")}; in flight: ${inFlight.join(", ")}`).toEqual(Object.fromEntries(expected));
-    expect([...counts.keys()].filter((k) => !k.startsWith("dir:") && k !== "report").sort()).toEqual(info.units);
+    expect(
+      Object.fromEntries(counts),
+      `kills at ${kills.join(", ")}; in flight: ${inFlight.join(", ")}`,
+    ).toEqual(Object.fromEntries(expected));
+    expect(
+      [...counts.keys()].filter((k) => !k.startsWith("dir:") && k !== "report").sort(),
+    ).toEqual(info.units);
   });
 
   it("without Ollama writes the structural report, says so, and exits 0", async () => {
     const target = copy();
     const r = await runKeel(["analyze", target, "--ollama-url", "http://127.0.0.1:9", "--json"]);
     expect(r.code).toBe(0);
-    expect(r.json).toMatchObject({ status: "done", model: null, units: 320, report: path.join(target, ".keel/report.md") });
+    expect(r.json).toMatchObject({
+      status: "done",
+      model: null,
+      units: 320,
+      report: path.join(target, ".keel/report.md"),
+    });
     expect(String(r.json?.no_model_reason)).toContain("ollama serve");
     expect(r.stderr).toContain("NO MODEL IS USED");
-    expect(readFileSync(path.join(target, ".keel/report.md"), "utf8")).toContain("**No model was used.**");
+    expect(readFileSync(path.join(target, ".keel/report.md"), "utf8")).toContain(
+      "**No model was used.**",
+    );
   });
 
   it("writes the report where --out says, and a human summary without --json", async () => {
     const target = copy();
     const out = path.join(tempWorkspace(), "r.md");
-    const r = await runKeel(["analyze", target, "--model", "none", "--out", out, "--depth", "quick"]);
+    const r = await runKeel([
+      "analyze",
+      target,
+      "--model",
+      "none",
+      "--out",
+      out,
+      "--depth",
+      "quick",
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`report: ${out}`);
     expect(readFileSync(out.replace(/\.md$/, ".json"), "utf8")).toContain('"depth": "quick"');

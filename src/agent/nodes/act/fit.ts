@@ -17,11 +17,18 @@ const KEEP_LAST = 4;
 
 const textOf = (m: BaseMessage) =>
   typeof m.content === "string" ? m.content : JSON.stringify(m.content);
-const sizeOf = (m: BaseMessage) =>
-  estimateTokens(
-    textOf(m) +
-      (AIMessage.isInstance(m) && m.tool_calls?.length ? JSON.stringify(m.tool_calls) : ""),
-  ) + PER_MESSAGE;
+/** Token estimates per message object; messages are immutable, so an estimate never goes stale. */
+const sizes = new WeakMap<BaseMessage, number>();
+const sizeOf = (m: BaseMessage) => {
+  let n = sizes.get(m);
+  if (n === undefined) {
+    const calls =
+      AIMessage.isInstance(m) && m.tool_calls?.length ? JSON.stringify(m.tool_calls) : "";
+    n = estimateTokens(textOf(m) + calls) + PER_MESSAGE;
+    sizes.set(m, n);
+  }
+  return n;
+};
 const one = (s: string, n: number) => {
   const t = s.replace(/\s+/g, " ").trim();
   return t.length > n ? `${t.slice(0, n - 1)}…` : t;
@@ -90,7 +97,8 @@ export function fitToWindow(
   }
   // Still too big: clip the largest results and texts (never the request) until it fits.
   const request = history[requestIndex];
-  for (let guard = 0; total(messages) > budget && guard < 50; guard++) {
+  let size = total(messages);
+  for (let guard = 0; size > budget && guard < 50; guard++) {
     const biggest = messages.filter((m) => m !== request).sort((a, b) => sizeOf(b) - sizeOf(a))[0];
     if (!biggest || textOf(biggest).length < 400) break;
     const clipped = clipMiddle(
@@ -109,9 +117,10 @@ export function fitToWindow(
         ? new AIMessage({ content: clipped, tool_calls: biggest.tool_calls ?? [] })
         : new HumanMessage(clipped);
     messages = messages.map((m) => (m === biggest ? copy : m));
+    size += sizeOf(copy) - sizeOf(biggest);
   }
   return {
     messages,
-    compacted: { folded: fold.size, tokensBefore: before, tokensAfter: total(messages), budget },
+    compacted: { folded: fold.size, tokensBefore: before, tokensAfter: size, budget },
   };
 }

@@ -1,0 +1,85 @@
+/**
+ * Helpers for the common case of running keel's graphs from code. For streaming, interrupts or
+ * your own persistence, build the graphs directly (`createCoderGraph`, `createAnalystGraph`).
+ */
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { HumanMessage } from "@langchain/core/messages";
+import {
+  InMemoryStore,
+  MemorySaver,
+  type BaseCheckpointSaver,
+  type BaseStore,
+} from "@langchain/langgraph";
+import { runConfig, type SettingsInput } from "./agent/context.js";
+import { createCoderGraph } from "./agent/graph.js";
+import type { GraphDeps } from "./agent/runtime.js";
+import type { CoderStateValue } from "./agent/state.js";
+import { analystRunConfig, type AnalystSettingsInput } from "./analysis/context.js";
+import { createAnalystGraph } from "./analysis/graph.js";
+import type { AnalysisReport } from "./analysis/report.js";
+import type { AnalystStateValue } from "./analysis/state.js";
+
+export interface RunAgentOptions extends SettingsInput, GraphDeps {
+  /** Thread to start or continue (default: a new one). */
+  threadId?: string;
+  /** Where checkpoints go (default: in memory). */
+  checkpointer?: BaseCheckpointSaver;
+}
+
+/**
+ * Runs the coder agent on one request and returns its final state (`status`, `summary`,
+ * `filesWritten`, `trail`…). Throws `ModelServerError` when the model server fails for good.
+ *
+ * @example
+ * ```ts
+ * const state = await runAgent("Create hello.py that prints hi", { workspace: "./demo", model: "qwen3:8b" });
+ * console.log(state.status, state.filesWritten);
+ * ```
+ */
+export async function runAgent(
+  request: string,
+  opts: RunAgentOptions = {},
+): Promise<CoderStateValue> {
+  const { threadId, checkpointer, createModel, probe, ...settings } = opts;
+  const graph = createCoderGraph({ createModel, probe }).compile({
+    checkpointer: checkpointer ?? new MemorySaver(),
+  });
+  return graph.invoke(
+    { messages: [new HumanMessage(request)] },
+    runConfig(threadId ?? randomUUID(), settings),
+  );
+}
+
+export interface RunAnalysisOptions extends Omit<AnalystSettingsInput, "target">, GraphDeps {
+  threadId?: string;
+  checkpointer?: BaseCheckpointSaver;
+  /** Where findings go (default: in memory; pass a SqliteStore to keep them across runs). */
+  store?: BaseStore;
+}
+
+/**
+ * Analyses a folder and returns the final state with the report (also written to disk). Without a
+ * reachable model, or with `model: "none"`, the report is structural and says so.
+ *
+ * @example
+ * ```ts
+ * const { report } = await runAnalysis("./src", { model: "none" });
+ * console.log(report.hotspots.mostImported);
+ * ```
+ */
+export async function runAnalysis(
+  dir: string,
+  opts: RunAnalysisOptions = {},
+): Promise<AnalystStateValue & { report: AnalysisReport }> {
+  const { threadId, checkpointer, store, createModel, probe, ...settings } = opts;
+  const graph = createAnalystGraph({ createModel, probe }).compile({
+    checkpointer: checkpointer ?? new MemorySaver(),
+    store: store ?? new InMemoryStore(),
+  });
+  const state = (await graph.invoke(
+    {},
+    analystRunConfig(threadId ?? randomUUID(), { ...settings, target: dir }),
+  )) as AnalystStateValue;
+  return { ...state, report: JSON.parse(readFileSync(state.jsonPath!, "utf8")) as AnalysisReport };
+}
