@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/build.ts"],
+    globalSetup: ["test/support/build.ts", "test/support/postgres.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

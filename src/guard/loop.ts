@@ -96,7 +96,8 @@ function window(trail: readonly TrailEntry[], c: Candidate, s: LoopSettings): Lo
 }
 
 function cycle(trail: readonly TrailEntry[], c: Candidate, s: LoopSettings): LoopHit | undefined {
-  const seq = [...trail.map((t) => t.signature), c.signature];
+  // Only the tail can hold the cycle: at most 3 periods of the longest pattern.
+  const seq = [...trail.slice(-(3 * s.cycles)).map((t) => t.signature), c.signature];
   for (const period of [2, 3]) {
     const need = period * s.cycles;
     if (seq.length < need) continue;

@@ -39,12 +39,12 @@ describe("fitToWindow", () => {
 
   it("leaves a history that fits alone", () => {
     const h = [request, ...turn(1, 100)];
-    expect(fitToWindow(h, "system", 4096, 0)).toEqual({ messages: h });
+    expect(fitToWindow(h, "system", 4096, () => 0)).toEqual({ messages: h });
   });
 
   it("folds the oldest turns into a record, keeping the request and the newest turns, under the budget", () => {
     const h = [request, ...Array.from({ length: 12 }, (_, i) => turn(i, 3000)).flat()];
-    const fitted = fitToWindow(h, "system", 4096, 0);
+    const fitted = fitToWindow(h, "system", 4096, () => 0);
     const budget = 4096 - replyReserve(4096);
     const size =
       fitted.messages.reduce((a, m) => a + estimateTokens(m.text) + 8, 0) +

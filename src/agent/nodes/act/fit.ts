@@ -62,13 +62,14 @@ export function fitToWindow(
   history: BaseMessage[],
   fixed: string,
   window: number,
-  requestIndex: number,
+  findRequest: () => number,
 ): Fitted {
   const budget = window - replyReserve(window);
   const fixedTokens = estimateTokens(fixed) + PER_MESSAGE;
   const total = (ms: BaseMessage[]) => fixedTokens + ms.reduce((a, m) => a + sizeOf(m), 0);
   const before = total(history);
   if (before <= budget) return { messages: history };
+  const requestIndex = findRequest();
 
   // An assistant message and the tool results answering it form one group.
   let group = 0;

@@ -55,7 +55,7 @@ async function callModel(
   state: CoderStateValue,
   signal?: AbortSignal,
 ) {
-  const fitted = fitToWindow(history, `${system}\n${fixed}`, window, requestIndex(state));
+  const fitted = fitToWindow(history, `${system}\n${fixed}`, window, () => requestIndex(state));
   if (fitted.compacted) env.emit({ type: "compacted", ...fitted.compacted });
   return (await withModelRetry(
     () => runnable.invoke([new SystemMessage(system), ...fitted.messages], { signal }),
@@ -169,12 +169,15 @@ export function createActNode(deps: GraphDeps) {
       response_metadata: reply.response_metadata,
       ...(reply.usage_metadata ? { usage_metadata: reply.usage_metadata } : {}),
     });
-    const previous = state.messages
-      .filter((m) => AIMessage.isInstance(m) && !m.tool_calls?.length)
-      .map((m) => visibleText(typeof m.content === "string" ? m.content : ""));
+    // Only a reply without calls can be a repetition; only then are earlier replies looked at.
     const repeated = ai.tool_calls?.length
       ? undefined
-      : findRepetition(visibleText(read.content), previous);
+      : findRepetition(
+          visibleText(read.content),
+          state.messages
+            .filter((m) => AIMessage.isInstance(m) && !m.tool_calls?.length)
+            .map((m) => visibleText(typeof m.content === "string" ? m.content : "")),
+        );
     const kind = read.problem
       ? "unparseable"
       : repeated
@@ -183,7 +186,7 @@ export function createActNode(deps: GraphDeps) {
             toolCallCount: ai.tool_calls?.length ?? 0,
             content: read.content,
             intent,
-            acted: hasActed(state),
+            acted: !ai.tool_calls?.length && hasActed(state),
           });
     const update: CoderStateUpdate = {
       messages: [ai],
