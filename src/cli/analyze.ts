@@ -14,13 +14,8 @@ import type { AnalysisProgress } from "../analysis/runtime.js";
 import type { AnalystStateValue } from "../analysis/state.js";
 import type { GraphDeps } from "../agent/runtime.js";
 import { ModelServerError } from "../models/errors.js";
-import {
-  closeCheckpointer,
-  createCheckpointer,
-  defaultCheckpoints,
-  parseCheckpointUrl,
-} from "../persistence/checkpointer.js";
-import { closeStore, createStore } from "../persistence/store.js";
+import { defaultCheckpoints } from "../persistence/checkpointer.js";
+import { openPersistence } from "../persistence/open.js";
 import { UsageError } from "./session.js";
 
 export interface AnalyzeOptions {
@@ -101,9 +96,8 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     throw new UsageError(`${target} is not a folder to analyse`);
   const depth = o.settings.depth ?? "deep";
   const threadId = o.threadId ?? defaultAnalysisThread(target, depth);
-  const where = parseCheckpointUrl(o.checkpoints ?? defaultCheckpoints(target));
-  const checkpointer = createCheckpointer(where);
-  const store = createStore(where);
+  const persistence = await openPersistence(o.checkpoints ?? defaultCheckpoints(target));
+  const { checkpointer, store } = persistence;
   const graph = createAnalystGraph(o.deps).compile({ checkpointer, store });
   const config = {
     ...analystRunConfig(threadId, { ...o.settings, target }),
@@ -174,8 +168,7 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     if (isGraphDrained(err) || o.signal?.aborted) return outcome("interrupted", 130);
     throw err;
   } finally {
-    closeCheckpointer(checkpointer);
-    closeStore(store);
+    await persistence.close();
   }
 }
 

@@ -8,6 +8,7 @@ import pc from "picocolors";
 import { DEFAULT_MODEL, DEFAULT_OLLAMA_URL } from "../agent/context.js";
 import { readEnv } from "../env.js";
 import { CheckpointUrlError, defaultCheckpoints } from "../persistence/checkpointer.js";
+import { PersistenceError } from "../persistence/open.js";
 import { formatAnalyzeOutcome, runAnalyze } from "./analyze.js";
 import { runDemo } from "./demo.js";
 import { installCtrlC } from "./interrupt.js";
@@ -296,6 +297,11 @@ async function main(): Promise<void> {
     if (err instanceof CommanderError) {
       // Commander already printed the message (or the help); only the exit code is ours.
       process.exitCode = err.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    if (err instanceof PersistenceError) {
+      process.stderr.write(`keel: ${err.message}\n`);
+      process.exitCode = 4;
       return;
     }
     if (err instanceof UsageError || err instanceof CheckpointUrlError) {

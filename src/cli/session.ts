@@ -10,11 +10,7 @@ import { createCoderGraph } from "../agent/graph.js";
 import type { GraphDeps, KeelEvent } from "../agent/runtime.js";
 import type { CoderStateUpdate, CoderStateValue } from "../agent/state.js";
 import { ModelServerError } from "../models/errors.js";
-import {
-  closeCheckpointer,
-  createCheckpointer,
-  parseCheckpointUrl,
-} from "../persistence/checkpointer.js";
+import { openPersistence } from "../persistence/open.js";
 import { createReplyPrinter, describeEvent, describeUpdate } from "./timeline.js";
 
 export type RunStatus = "done" | "gave_up" | "needs_human" | "error";
@@ -52,7 +48,8 @@ export const newThreadId = () =>
 
 /** Runs or resumes a thread to its end (or to a question nobody can answer). */
 export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
-  const checkpointer = createCheckpointer(parseCheckpointUrl(opts.checkpoints));
+  const persistence = await openPersistence(opts.checkpoints);
+  const { checkpointer } = persistence;
   const threadId = opts.threadId ?? newThreadId();
   const graph = createCoderGraph(opts.deps).compile({ checkpointer });
   const config = {
@@ -140,7 +137,7 @@ export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
     }
     throw err;
   } finally {
-    closeCheckpointer(checkpointer);
+    await persistence.close();
   }
 }
 

@@ -42,7 +42,7 @@ export function createCheckpointer(target: CheckpointTarget): BaseCheckpointSave
       return SqliteSaver.fromConnString(target.path);
     case "postgres":
       throw new CheckpointUrlError(
-        "postgres:// checkpoints are not available in this version of keel yet; use sqlite:PATH (the default) or memory",
+        "postgres:// needs an async setup: open it with openPersistence(url)",
       );
   }
 }

@@ -15,7 +15,7 @@ export function createStore(target: CheckpointTarget): BaseStore {
       return new SqliteStore(target.path);
     case "postgres":
       throw new CheckpointUrlError(
-        "postgres:// stores are not available in this version of keel yet; use sqlite:PATH (the default) or memory",
+        "postgres:// needs an async setup: open it with openPersistence(url)",
       );
   }
 }

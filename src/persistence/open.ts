@@ -1,0 +1,67 @@
+/**
+ * Opens a run's persistence from one `--checkpoints` URL: the checkpointer for the graph's state
+ * and the store for the analyst's findings. `memory`, `sqlite:PATH` (one file holds both) or
+ * `postgres://…` (LangGraph's PostgresSaver and PostgresStore; tables are created on first use) —
+ * the path for several workers and for the LangGraph server.
+ */
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
+import {
+  closeCheckpointer,
+  createCheckpointer,
+  parseCheckpointUrl,
+  type CheckpointTarget,
+} from "./checkpointer.js";
+import { closeStore, createStore } from "./store.js";
+
+export interface Persistence {
+  target: CheckpointTarget;
+  checkpointer: BaseCheckpointSaver;
+  store: BaseStore;
+  /** Closes files and connection pools. */
+  close(): Promise<void>;
+}
+
+export class PersistenceError extends Error {
+  override name = "PersistenceError";
+}
+
+/** Opens checkpointer and store; a database that cannot be reached is a `PersistenceError` naming it. */
+export async function openPersistence(url: string, cwd = process.cwd()): Promise<Persistence> {
+  const target = parseCheckpointUrl(url, cwd);
+  if (target.kind !== "postgres") {
+    const checkpointer = createCheckpointer(target);
+    const store = createStore(target);
+    return {
+      target,
+      checkpointer,
+      store,
+      close: () => {
+        closeCheckpointer(checkpointer);
+        closeStore(store);
+        return Promise.resolve();
+      },
+    };
+  }
+  const checkpointer = PostgresSaver.fromConnString(target.url);
+  const store = PostgresStore.fromConnString(target.url);
+  try {
+    await checkpointer.setup();
+    await store.setup();
+  } catch (err) {
+    await Promise.allSettled([checkpointer.end(), store.stop()]);
+    const where = target.url.replace(/\/\/[^@/]*@/, "//…@");
+    throw new PersistenceError(
+      `cannot open the Postgres database ${where}: ${(err as Error).message}. Check that the server runs and the URL (user, password, database) is right.`,
+    );
+  }
+  return {
+    target,
+    checkpointer,
+    store,
+    close: async () => {
+      await Promise.allSettled([checkpointer.end(), store.stop()]);
+    },
+  };
+}
