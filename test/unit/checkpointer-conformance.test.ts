@@ -10,9 +10,10 @@
  * is noticed and the full suite can be switched on).
  */
 import path from "node:path";
-import { MemorySaver, emptyCheckpoint, type BaseCheckpointSaver } from "@langchain/langgraph";
+import type { MemorySaver} from "@langchain/langgraph";
+import { emptyCheckpoint, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
-import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import type { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { specTest, validate } from "@langchain/langgraph-checkpoint-validation";
 import * as vitest from "vitest";
 import { describe, expect, inject, it } from "vitest";
