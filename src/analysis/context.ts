@@ -63,5 +63,7 @@ export function analystRunConfig(threadId: string, input: AnalystSettingsInput) 
     configurable: { thread_id: threadId },
     context: { ...parsed, ollamaUrl: parsed.ollamaUrl, out: parsed.out },
     recursionLimit: 1_000_000,
+    // Every batch is on disk before the next starts (the findings themselves are in the store).
+    durability: "sync" as const,
   };
 }

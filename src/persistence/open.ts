@@ -7,6 +7,7 @@
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
+import pg from "pg";
 import {
   closeCheckpointer,
   createCheckpointer,
@@ -22,6 +23,9 @@ export interface Persistence {
   /** Closes files and connection pools. */
   close(): Promise<void>;
 }
+
+/** pg_advisory_lock key for keel's table setup ("keel" in ASCII). */
+const SETUP_LOCK = 0x6b65656c;
 
 export class PersistenceError extends Error {
   override name = "PersistenceError";
@@ -46,15 +50,26 @@ export async function openPersistence(url: string, cwd = process.cwd()): Promise
   }
   const checkpointer = PostgresSaver.fromConnString(target.url);
   const store = PostgresStore.fromConnString(target.url);
+  // Workers that start together on a fresh database would race to create the tables: the first
+  // takes an advisory lock and migrates, the others wait and find the tables there.
+  const lock = new pg.Client({ connectionString: target.url });
   try {
-    await checkpointer.setup();
-    await store.setup();
+    await lock.connect();
+    await lock.query("SELECT pg_advisory_lock($1)", [SETUP_LOCK]);
+    try {
+      await checkpointer.setup();
+      await store.setup();
+    } finally {
+      await lock.query("SELECT pg_advisory_unlock($1)", [SETUP_LOCK]);
+    }
   } catch (err) {
     await Promise.allSettled([checkpointer.end(), store.stop()]);
     const where = target.url.replace(/\/\/[^@/]*@/, "//…@");
     throw new PersistenceError(
       `cannot open the Postgres database ${where}: ${(err as Error).message}. Check that the server runs and the URL (user, password, database) is right.`,
     );
+  } finally {
+    await lock.end().catch(() => undefined);
   }
   return {
     target,

@@ -10,7 +10,7 @@
  * is noticed and the full suite can be switched on).
  */
 import path from "node:path";
-import type { MemorySaver} from "@langchain/langgraph";
+import type { MemorySaver } from "@langchain/langgraph";
 import { emptyCheckpoint, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
