@@ -27,6 +27,7 @@ export type { AnalysisReport } from "./analysis/report.js";
 export { enumerateUnits, type FileUnit, type Enumeration } from "./analysis/enumerate.js";
 export { SqliteStore } from "./persistence/sqlite-store.js";
 export { createStore } from "./persistence/store.js";
+export { openPersistence, PersistenceError, type Persistence } from "./persistence/open.js";
 export {
   ContextSchema,
   runConfig,
