@@ -25,6 +25,8 @@ export interface RunAgentOptions extends SettingsInput, GraphDeps {
   threadId?: string;
   /** Where checkpoints go (default: in memory). */
   checkpointer?: BaseCheckpointSaver;
+  /** Where the side-effect journal goes (default: in memory). */
+  store?: BaseStore;
 }
 
 /**
@@ -41,9 +43,10 @@ export async function runAgent(
   request: string,
   opts: RunAgentOptions = {},
 ): Promise<CoderStateValue> {
-  const { threadId, checkpointer, createModel, probe, ...settings } = opts;
+  const { threadId, checkpointer, store, createModel, probe, ...settings } = opts;
   const graph = createCoderGraph({ createModel, probe }).compile({
     checkpointer: checkpointer ?? new MemorySaver(),
+    store: store ?? new InMemoryStore(),
   });
   return graph.invoke(
     { messages: [new HumanMessage(request)] },

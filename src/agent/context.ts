@@ -183,8 +183,9 @@ export function runConfig(threadId: string, input: SettingsInput) {
     configurable: { thread_id: threadId },
     context,
     recursionLimit: recursionLimitFor(context),
-    // Each step is on disk before the next starts: a killed run resumes from its last step (a
-    // crash between a tool's effect and its checkpoint is the only window, one call wide).
+    // Each step is on disk before the next starts: a killed run resumes from its last step. (Commands
+    // are also journaled in the store, so one cut off between its effect and its checkpoint is
+    // never run twice.)
     durability: "sync" as const,
   };
 }

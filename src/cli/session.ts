@@ -49,9 +49,10 @@ export const newThreadId = () =>
 /** Runs or resumes a thread to its end (or to a question nobody can answer). */
 export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
   const persistence = await openPersistence(opts.checkpoints);
-  const { checkpointer } = persistence;
+  const { checkpointer, store } = persistence;
   const threadId = opts.threadId ?? newThreadId();
-  const graph = createCoderGraph(opts.deps).compile({ checkpointer });
+  // The store holds the side-effect journal: a command runs at most once per call, across crashes.
+  const graph = createCoderGraph(opts.deps).compile({ checkpointer, store });
   const config = {
     ...runConfig(threadId, { ...opts.settings, interactive: Boolean(opts.ask) }),
     signal: opts.signal,
@@ -77,10 +78,16 @@ export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
         input = new Command({ resume: await opts.ask(questionOf(pending[0]?.value)) });
       }
     } else {
-      if (!opts.request)
+      if (!opts.request) {
+        const status = before.createdAt
+          ? (before.values as Partial<CoderStateValue>).status
+          : undefined;
         throw new UsageError(
-          `thread ${threadId} has nothing to resume; give a request: keel run "<request>"`,
+          status
+            ? `thread ${threadId} is finished (${status}); nothing to resume. To continue it, give a request: keel run --thread ${threadId} "<request>"`
+            : `thread ${threadId} does not exist yet; start it with a request: keel run --thread ${threadId} "<request>"`,
         );
+      }
       input = { messages: [new HumanMessage(opts.request)] };
       opts.log(`thread ${threadId}`);
     }
@@ -92,8 +99,16 @@ export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
       });
       for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
         if (mode === "messages") {
-          const [message, meta] = chunk as [{ content?: unknown }, { langgraph_node?: string }];
-          if (meta?.langgraph_node === "act" && typeof message.content === "string")
+          const [message, meta] = chunk as [
+            { content?: unknown; getType?: () => string },
+            { langgraph_node?: string },
+          ];
+          // Only the model's own words: keel's notes to the model are not part of its reply.
+          if (
+            meta?.langgraph_node === "act" &&
+            message.getType?.() !== "human" &&
+            typeof message.content === "string"
+          )
             reply.text(message.content);
         } else if (mode === "custom")
           for (const l of describeEvent(chunk as KeelEvent)) opts.log(l);

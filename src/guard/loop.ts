@@ -2,7 +2,7 @@
  * The loop guard (F5): pure detectors over the trail of calls, keyed on canonical signatures.
  * - repeat: the same call in a row (thresholds by tool class; a command whose result changes is a
  *   poll, not a loop);
- * - window: the same call many times among the last N (scattered repeats);
+ * - window: the same call many times among the last N with the same result (scattered repeats);
  * - cycle: A-B-A-B or A-B-C-A-B-C, three full cycles;
  * - no-progress: the same call returning the same result again and again;
  * - wobble: the same tool on the same target many times in a row, arguments changing only a little.
@@ -91,7 +91,8 @@ function window(trail: readonly TrailEntry[], c: Candidate, s: LoopSettings): Lo
   const recent = trail.slice(-(s.windowSize - 1)).filter((t) => t.signature === c.signature);
   const count = recent.length + 1;
   if (count < s.windowCount) return undefined;
-  if (c.toolClass === "command" && new Set(recent.map((t) => t.result)).size > 1) return undefined;
+  // Scattered repeats whose results keep changing (a log re-read as it grows) are progress.
+  if (new Set(recent.map((t) => t.result)).size > 1) return undefined;
   return { detector: "window", key: `window:${c.signature}`, count, calls: [c.signature] };
 }
 

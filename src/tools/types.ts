@@ -16,6 +16,7 @@ export type ToolFailureKind =
   | "refused"
   | "needs_approval"
   | "timeout"
+  | "interrupted"
   | "loop"
   | "failed";
 

@@ -107,3 +107,28 @@ describe("asking a human when the ladder runs out", () => {
     expect(existsSync(path.join(ws, "hello.txt"))).toBe(true);
   });
 });
+
+describe("approval with the side-effect journal", () => {
+  it("a command paused for approval runs after the approval (the pause is not a crash)", async () => {
+    const { InMemoryStore } = await import("@langchain/langgraph");
+    fake = await startFakeOllama({ script: approvalScript });
+    const ws = tempWorkspace();
+    const checkpointer = new MemorySaver();
+    const store = new InMemoryStore();
+    const { createCoderGraph } = await import("../../src/agent/graph.js");
+    const { runConfig } = await import("../../src/agent/context.js");
+    const { HumanMessage } = await import("@langchain/core/messages");
+    const { Command } = await import("@langchain/langgraph");
+    const graph = createCoderGraph().compile({ checkpointer, store });
+    const config = runConfig("journal", {
+      workspace: ws,
+      ollamaUrl: fake.url,
+      interactive: true,
+      retryBaseMs: 5,
+    });
+    await graph.invoke({ messages: [new HumanMessage("Run the check")] }, config);
+    expect((await graph.getState(config)).next).toEqual(["tool-execute"]);
+    await graph.invoke(new Command({ resume: "yes" }), config);
+    expect(existsSync(path.join(ws, "approved.txt"))).toBe(true);
+  });
+});

@@ -4,7 +4,8 @@ import { clipMiddle, toolResultLimit } from "../../guard/context-budget.js";
 import { detectLoop, loopHint, type TrailEntry } from "../../guard/loop.js";
 import { callParts, callSignature, resultHash } from "../../guard/signature.js";
 import { lookupTool, toolsForIntent, validateArgs } from "../../tools/registry.js";
-import { fail, type Approver, type ToolResult } from "../../tools/types.js";
+import { CallJournal, INTERRUPTED_CALL } from "../../persistence/journal.js";
+import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import { loopSettingsOf } from "../context.js";
 import { nodeEnv, type GraphDeps, type NodeEnv } from "../runtime.js";
 import type { CoderStateUpdate, CoderStateValue, Failure } from "../state.js";
@@ -43,6 +44,30 @@ function streakKind(entries: TrailEntry[]): Failure["kind"] {
   if (kinds.size === 1 && kinds.has("unknown_tool")) return "unknown_tool";
   if (kinds.size === 1 && kinds.has("invalid_arguments")) return "invalid_arguments";
   return "tool_error";
+}
+
+/** Runs a tool; a thrown error becomes a failure with a recovery hint (only interrupts escape). */
+async function runTool(
+  tool: KeelTool,
+  args: unknown,
+  env: NodeEnv,
+  config: LangGraphRunnableConfig,
+): Promise<ToolResult> {
+  try {
+    return await tool.run(args, {
+      workspace: env.workspace,
+      signal: config.signal,
+      approve: approver(env),
+      commandTimeoutMs: env.settings.commandTimeoutMs,
+      outputLimit: toolResultLimit(env.settings.contextWindow),
+    });
+  } catch (err) {
+    if (isGraphInterrupt(err)) throw err;
+    return fail(
+      "failed",
+      `${tool.name} failed: ${(err as Error).message}. Check the arguments (does the path exist? is it a file or a folder?) and try again differently.`,
+    );
+  }
 }
 
 /**
@@ -114,20 +139,25 @@ export function createToolExecuteNode(deps: GraphDeps) {
             detail: `${loop.detector} loop on ${loop.calls.join(" → ")} (hit ${hits} times)`,
           };
       } else {
-        try {
-          result = await tool.run(valid.value, {
-            workspace: env.workspace,
-            signal: config.signal,
-            approve: approver(env),
-            commandTimeoutMs: env.settings.commandTimeoutMs,
-            outputLimit: toolResultLimit(env.settings.contextWindow),
-          });
-        } catch (err) {
-          if (isGraphInterrupt(err)) throw err;
-          result = fail(
-            "failed",
-            `${tool.name} failed: ${(err as Error).message}. Check the arguments (does the path exist? is it a file or a folder?) and try again differently.`,
-          );
+        const journal =
+          tool.toolClass === "command" && config.store
+            ? new CallJournal(config.store, String(config.configurable?.thread_id ?? ""))
+            : undefined;
+        const before = await journal?.get(callId);
+        if (before?.state === "done") {
+          result = before.result;
+        } else if (before?.state === "started") {
+          result = fail("interrupted", INTERRUPTED_CALL);
+        } else {
+          await journal?.start(callId);
+          try {
+            result = await runTool(tool, valid.value, env, config);
+          } catch (err) {
+            // Paused for approval before anything ran: the call is not "started".
+            await journal?.clear(callId);
+            throw err;
+          }
+          await journal?.finish(callId, result);
         }
       }
       if (entry.repaired) {

@@ -23,7 +23,8 @@ export function hasActed(state: Pick<CoderStateValue, "trail">): boolean {
   return state.trail.some(
     (t) =>
       (t.toolClass === "mutate" && t.ok) ||
-      (t.toolClass === "command" && (t.ok || t.kind === "failed" || t.kind === "timeout")),
+      (t.toolClass === "command" &&
+        (t.ok || t.kind === "failed" || t.kind === "timeout" || t.kind === "interrupted")),
   );
 }
 

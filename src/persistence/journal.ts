@@ -1,0 +1,39 @@
+/**
+ * The side-effect journal: commands run at most once per tool call, even across a crash. Before a
+ * command runs, its call is marked started in the store; after, its result is recorded. A resumed
+ * run finds the call done (and reuses the result) or started-but-unfinished (and does not run it
+ * again, saying so). Checkpoints alone cannot close that window: a process can die after the
+ * command ran and before the step's checkpoint was written.
+ */
+import type { BaseStore } from "@langchain/langgraph";
+import type { ToolResult } from "../tools/types.js";
+
+export type JournalEntry =
+  { state: "started"; at: number } | { state: "done"; at: number; result: ToolResult };
+
+export class CallJournal {
+  private readonly ns: string[];
+  constructor(
+    private readonly store: BaseStore,
+    threadId: string,
+  ) {
+    this.ns = ["keel", "journal", threadId];
+  }
+  async get(callId: string): Promise<JournalEntry | undefined> {
+    return (await this.store.get(this.ns, callId))?.value as JournalEntry | undefined;
+  }
+  async start(callId: string): Promise<void> {
+    await this.store.put(this.ns, callId, { state: "started", at: Date.now() });
+  }
+  /** Forgets a call that never ran (it stopped to ask for approval). */
+  async clear(callId: string): Promise<void> {
+    await this.store.delete(this.ns, callId);
+  }
+  async finish(callId: string, result: ToolResult): Promise<void> {
+    await this.store.put(this.ns, callId, { state: "done", at: Date.now(), result });
+  }
+}
+
+/** What the model is told about a command that was cut off by a crash. */
+export const INTERRUPTED_CALL =
+  "this command was started before keel stopped unexpectedly, so it may have run fully, partly or not at all; keel did not run it again. Check its effect (list or read the files it touches) before deciding to run it again.";
