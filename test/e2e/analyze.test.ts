@@ -82,6 +82,8 @@ describe("keel analyze", () => {
               seen++;
               if (run < kills.length && seen === kills[run]) {
                 inFlight.push(subject(req.body));
+                // The request in flight never gets its answer: the kill lands before any reply.
+                fake!.inject({ fault: "hang" });
                 child.kill("SIGKILL");
               }
             }),

@@ -60,7 +60,12 @@ describe("postgres checkpoints", () => {
     ];
     const first = await runKeel(args, {
       onSpawn: (child) =>
-        fake!.onChat((req) => !req.structured && req.turn === 2 && child.kill("SIGKILL")),
+        fake!.onChat((req) => {
+          if (!req.structured && req.turn === 2) {
+            fake!.inject({ fault: "hang" });
+            child.kill("SIGKILL");
+          }
+        }),
     });
     expect(first.signal).toBe("SIGKILL");
     fake.onChat(undefined);

@@ -52,7 +52,10 @@ describe("resume after SIGKILL", () => {
       const first = await runKeel(args, {
         onSpawn: (child) =>
           fake!.onChat((req) => {
-            if (!req.structured && req.turn === killAt) child.kill("SIGKILL");
+            if (!req.structured && req.turn === killAt) {
+              fake!.inject({ fault: "hang" }); // no answer reaches the dying process
+              child.kill("SIGKILL");
+            }
           }),
       });
       expect(first.signal).toBe("SIGKILL");
