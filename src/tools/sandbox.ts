@@ -35,7 +35,7 @@ export function resolveInWorkspace(workspace: string, userPath: string): Resolve
     kind: "outside_workspace",
     message: `${JSON.stringify(userPath)} is outside the workspace (${why}). Use a path relative to the workspace root, e.g. "src/app.ts".`,
   });
-  if (p === "~" || p.startsWith("~/")) return outside("the home directory is not the workspace");
+  if (p.startsWith("~")) return outside("a home directory is not the workspace");
   if (/^[a-zA-Z]:/.test(p) || p.startsWith("//")) return outside("a drive or network path");
 
   const abs = path.resolve(workspace, p);

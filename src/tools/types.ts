@@ -1,3 +1,4 @@
+import { isGraphInterrupt } from "@langchain/langgraph";
 import type { z } from "zod";
 
 /** What a tool does to the world; the loop guard and the approval policy read it. */
@@ -64,7 +65,24 @@ export const fail = (kind: ToolFailureKind, message: string): ToolResult => ({
   message,
 });
 
-/** Defines a tool with its schema type carried through to `run`. */
+/**
+ * Defines a tool with its schema type carried through to `run`. Whatever the tool's code throws
+ * becomes a failure the model can act on: tools never throw into the graph. Only a LangGraph
+ * interrupt (a pause to ask a person) passes through.
+ */
 export function defineTool<S extends z.ZodType>(tool: KeelTool<S>): KeelTool<S> {
-  return tool;
+  return {
+    ...tool,
+    async run(args, ctx) {
+      try {
+        return await tool.run(args, ctx);
+      } catch (err) {
+        if (isGraphInterrupt(err)) throw err;
+        return fail(
+          "failed",
+          `${tool.name} failed: ${(err as Error).message}. Check the arguments (does the path exist? is it a file or a folder?) and try again differently.`,
+        );
+      }
+    },
+  };
 }

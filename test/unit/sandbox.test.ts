@@ -26,25 +26,59 @@ beforeAll(() => {
   ctx = { workspace: ws, commandTimeoutMs: 5000, outputLimit: 10_000 };
 });
 
+/** Paths that must be refused. */
 const ESCAPES = [
   "../outside/secret.txt",
   "../../etc/passwd",
+  "..",
+  "../",
+  "./../outside",
   "src/../../outside/secret.txt",
+  "src/../../../../../../etc/passwd",
   "..\\outside\\secret.txt",
+  "src\\..\\..\\outside",
   "/etc/passwd",
+  "/",
+  "/tmp",
   "~/secret.txt",
   "~",
+  "~/",
+  "~root/.ssh/id_rsa",
   "C:\\Windows\\system.ini",
+  "c:/windows",
+  "D:",
+  "\\\\server\\share\\x",
+  "//server/share/x",
   "link-out/secret.txt",
   "link-out",
   "secret-link.txt",
   "link-out/new.txt",
+  "link-out/../../etc",
   "src\0/ok.txt",
+  "ok.txt\0../../etc/passwd",
   `${"a/".repeat(3000)}x`,
-  "//server/share/x",
+  `${"../".repeat(50)}etc/passwd`,
+];
+
+/** Look-alikes of "..", "/" and "~": ordinary names here, so they must stay inside the workspace. */
+const LOOKALIKES = [
+  "．．/secret.txt",
+  "‥/secret.txt",
+  "。。/x",
+  "∕etc∕passwd",
+  "⁄etc/passwd",
+  "～/x",
+  "%2e%2e/secret.txt",
 ];
 
 describe("resolveInWorkspace", () => {
+  it("has a corpus of at least 30 escape attempts and look-alikes", () => {
+    expect(ESCAPES.length + LOOKALIKES.length).toBeGreaterThanOrEqual(30);
+  });
+  it.each(LOOKALIKES)("keeps the look-alike %j inside", (p) => {
+    const r = resolveInWorkspace(ws, p);
+    expect(r.ok && r.abs.startsWith(ws + path.sep)).toBe(true);
+  });
   it.each(ESCAPES)("refuses %j", (p) => {
     expect(resolveInWorkspace(ws, p).ok).toBe(false);
   });

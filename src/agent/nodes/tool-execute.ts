@@ -1,5 +1,5 @@
 import { AIMessage, ToolMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
-import { interrupt, isGraphInterrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { clipMiddle, toolResultLimit } from "../../guard/context-budget.js";
 import { detectLoop, loopHint, type TrailEntry } from "../../guard/loop.js";
 import { callParts, callSignature, resultHash } from "../../guard/signature.js";
@@ -46,28 +46,20 @@ function streakKind(entries: TrailEntry[]): Failure["kind"] {
   return "tool_error";
 }
 
-/** Runs a tool; a thrown error becomes a failure with a recovery hint (only interrupts escape). */
-async function runTool(
+/** Runs a tool with the run's context (tools turn their own errors into failures). */
+function runTool(
   tool: KeelTool,
   args: unknown,
   env: NodeEnv,
   config: LangGraphRunnableConfig,
 ): Promise<ToolResult> {
-  try {
-    return await tool.run(args, {
-      workspace: env.workspace,
-      signal: config.signal,
-      approve: approver(env),
-      commandTimeoutMs: env.settings.commandTimeoutMs,
-      outputLimit: toolResultLimit(env.settings.contextWindow),
-    });
-  } catch (err) {
-    if (isGraphInterrupt(err)) throw err;
-    return fail(
-      "failed",
-      `${tool.name} failed: ${(err as Error).message}. Check the arguments (does the path exist? is it a file or a folder?) and try again differently.`,
-    );
-  }
+  return tool.run(args, {
+    workspace: env.workspace,
+    signal: config.signal,
+    approve: approver(env),
+    commandTimeoutMs: env.settings.commandTimeoutMs,
+    outputLimit: toolResultLimit(env.settings.contextWindow),
+  });
 }
 
 /**
