@@ -2,7 +2,19 @@
  * The analyst graph for LangGraph Studio / the LangGraph server, compiled without a checkpointer
  * or store: the server brings both.
  */
+import { z } from "zod";
 import { createAnalystGraph } from "../src/analysis/graph.js";
+import { withSettingsForm } from "./settings-form.js";
 
-export const analyst = createAnalystGraph().compile();
-analyst.name = "analyst";
+const compiled = createAnalystGraph().compile();
+compiled.name = "analyst";
+
+export const analyst = withSettingsForm(compiled, {
+  input: z.object({}).describe("No input: the folder comes from the run settings (target)"),
+  state: z.object({
+    total: z.number().describe("Units to analyse"),
+    cursor: z.number().describe("Units done"),
+    reportPath: z.string().optional().describe("Where the Markdown report was written"),
+    summary: z.string().describe("One-line outcome"),
+  }),
+});

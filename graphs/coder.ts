@@ -2,7 +2,18 @@
  * The coder graph for LangGraph Studio / the LangGraph server, compiled without a checkpointer:
  * the server brings its own.
  */
+import { z } from "zod";
 import { createCoderGraph } from "../src/agent/graph.js";
+import { MESSAGES_INPUT, withSettingsForm } from "./settings-form.js";
 
-export const coder = createCoderGraph().compile();
-coder.name = "coder";
+const compiled = createCoderGraph().compile();
+compiled.name = "coder";
+
+export const coder = withSettingsForm(compiled, {
+  input: MESSAGES_INPUT,
+  state: MESSAGES_INPUT.extend({
+    status: z.enum(["running", "done", "gave_up", "needs_human"]).describe("Outcome of the run"),
+    summary: z.string().describe("Final answer or report"),
+    filesWritten: z.array(z.string()).describe("Files written this run"),
+  }),
+});

@@ -1,5 +1,16 @@
 /** The intent classifier alone, for debugging it in LangGraph Studio. */
+import { z } from "zod";
 import { createIntentGraph } from "../src/agent/intent-graph.js";
+import { MESSAGES_INPUT, withSettingsForm } from "./settings-form.js";
 
-export const intent = createIntentGraph().compile();
-intent.name = "intent";
+const compiled = createIntentGraph().compile();
+compiled.name = "intent";
+
+export const intent = withSettingsForm(compiled, {
+  input: MESSAGES_INPUT,
+  state: MESSAGES_INPUT.extend({
+    intent: z
+      .object({ intent: z.string(), confidence: z.number(), source: z.string() })
+      .describe("The decided intent"),
+  }),
+});

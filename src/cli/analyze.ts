@@ -16,7 +16,7 @@ import type { GraphDeps } from "../agent/runtime.js";
 import { ModelServerError } from "../models/errors.js";
 import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { openPersistence } from "../persistence/open.js";
-import { UsageError } from "./session.js";
+import { pendingNodes, UsageError } from "./session.js";
 
 export interface AnalyzeOptions {
   dir: string;
@@ -135,7 +135,7 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
   };
   try {
     const before = await graph.getState(config);
-    const resuming = before.next.length > 0;
+    const resuming = pendingNodes(before).length > 0;
     if (resuming) {
       const v = before.values as AnalystStateValue;
       say(

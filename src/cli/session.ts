@@ -61,9 +61,12 @@ export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
   try {
     const before = await graph.getState(config);
     let input: unknown;
-    if (before.next.length > 0) {
+    // Unfinished work shows in `tasks`: after a crash at the wrong moment `next` can be empty while a
+    // task is still pending (seen with a checkpointer dying mid-step).
+    const unfinished = pendingNodes(before);
+    if (unfinished.length > 0) {
       opts.log(
-        `resuming thread ${threadId} at ${before.next.join(", ")}${opts.request ? " (the request given now is ignored: the thread has unfinished work)" : ""}`,
+        `resuming thread ${threadId} at ${unfinished.join(", ")}${opts.request ? " (the request given now is ignored: the thread has unfinished work)" : ""}`,
       );
       input = null;
       const pending = before.tasks.flatMap((t) => t.interrupts);
@@ -154,6 +157,14 @@ export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
   } finally {
     await persistence.close();
   }
+}
+
+/** The nodes a thread still has to run: `next`, or the pending tasks when `next` is empty. */
+export function pendingNodes(snapshot: {
+  next: readonly string[];
+  tasks: ReadonlyArray<{ name: string }>;
+}): string[] {
+  return snapshot.next.length > 0 ? [...snapshot.next] : snapshot.tasks.map((t) => t.name);
 }
 
 export class UsageError extends Error {

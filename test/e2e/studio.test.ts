@@ -117,13 +117,13 @@ describe("LangGraph dev server", () => {
       expect(edges).toContain(e);
     const schemas = (await client.assistants.getSchemas(coder.assistant_id)) as {
       input_schema?: { properties?: Record<string, unknown> };
-      context_schema?: unknown;
+      context_schema?: { properties?: Record<string, { description?: string }> };
     };
     expect(Object.keys(schemas.input_schema?.properties ?? {})).toContain("messages");
-    // langgraph-api 2.0.0 does not derive a context schema from StateSchema graphs yet ("StateSchema
-    // doesn't have config schema support yet"), so Studio shows no settings form; settings still
-    // reach the graph through the run's config (below). This notices when that changes.
-    expect(schemas.context_schema ?? null).toBeNull();
+    // Studio's settings form: every run setting with its help text.
+    for (const field of ["model", "ollamaUrl", "workspace", "maxTurns", "toolMode"]) {
+      expect(schemas.context_schema?.properties?.[field]?.description, field).toBeTruthy();
+    }
   });
 
   it("runs Studio's chat input to completion, streams updates, and keeps the history", async () => {
