@@ -104,6 +104,25 @@ function window(marks: Mark[], t: number) {
   };
 }
 
+/** Median ms per turn over many fresh 10-turn runs (SQLite): the short-run cost, less noisy than one run. */
+async function shortRuns(agent: AgentName, reps = 30): Promise<number> {
+  const ws = workspace(10);
+  const times: number[] = [];
+  for (let rep = 0; rep < reps + 5; rep++) {
+    const r = buildAgent(
+      agent,
+      10,
+      SqliteSaver.fromConnString(path.join(ws, `short-${rep}.db`)),
+      ws,
+      "short",
+    );
+    const t0 = performance.now();
+    for await (const chunk of await r.stream()) void chunk;
+    if (rep >= 5) times.push((performance.now() - t0) / 10);
+  }
+  return ms(times.sort((x, y) => x - y)[Math.floor(times.length / 2)]!);
+}
+
 async function loadTime(agent: AgentName, turns: number): Promise<number> {
   const { file, ws } = await run(agent, turns, "sqlite");
   const times: number[] = [];
@@ -143,13 +162,23 @@ async function main() {
       loads[n] = await loadTime(agent, n);
     }
     entry.loadStateMs = loads;
+    process.stderr.write(`${agent}: 10-turn runs…\n`);
+    entry.shortRunMsPerTurn = await shortRuns(agent, quick ? 10 : 30);
     perAgent[agent] = entry;
   }
   results.agents = perAgent;
   const at = (agent: string, kind: string, t: number) =>
     (perAgent[agent] as Record<string, Record<number, ReturnType<typeof window>>>)[kind]![t]!;
   const first = TURNS[0]!;
+  const short = (agent: string) =>
+    (perAgent[agent] as { shortRunMsPerTurn: number }).shortRunMsPerTurn;
   results.ratios = {
+    ["keel / prebuilt ReAct, ms per turn on 10-turn runs (median, sqlite)"]: ms(
+      short("keel") / short("prebuilt ReAct"),
+    ),
+    ["keel / createAgent, ms per turn on 10-turn runs (median, sqlite)"]: ms(
+      short("keel") / short("createAgent"),
+    ),
     [`keel / prebuilt ReAct, ms per turn at ${first} turns (sqlite)`]: ms(
       at("keel", "sqlite", first).msPerTurn / at("prebuilt ReAct", "sqlite", first).msPerTurn,
     ),

@@ -43,6 +43,8 @@ export const CoderState = new StateSchema({
   messages: MessagesDeltaValue,
   /** The request of this run. Written by intent-classify (from the last human message); read by plan, act, recover. */
   request: z.string().default(""),
+  /** The workspace's top level when the run started. Written by intent-classify; read by act's prompt. */
+  workspaceAtStart: z.string().default(""),
   /** Intent and how it was decided. Written by intent-classify; read by plan, act (toolset, prompt), routers. */
   intent: IntentSchema.optional(),
   /** Short plan. Written by plan (and recover via re-plan); read by act's prompt. */

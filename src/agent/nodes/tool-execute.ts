@@ -180,7 +180,7 @@ export function createToolExecuteNode(deps: GraphDeps) {
       }),
     ];
     update.trail = entry;
-    update.errorStreak = streak;
+    if (streak !== state.errorStreak) update.errorStreak = streak;
     if (result.ok && result.filesWritten) update.filesWritten = result.filesWritten;
     if (!update.failure && pending.length === 1 && streak >= env.settings.errorStreak) {
       const recent = [...state.trail, entry].slice(-streak);

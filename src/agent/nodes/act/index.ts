@@ -1,6 +1,5 @@
 import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { readdir } from "node:fs/promises";
 import { SUMMARY_REQUEST } from "../../../guard/ladder.js";
 import { findRepetition } from "../../../guard/repetition.js";
 import { chooseToolMode } from "../../../models/capabilities.js";
@@ -26,14 +25,6 @@ export function hasActed(state: Pick<CoderStateValue, "trail">): boolean {
       (t.toolClass === "command" &&
         (t.ok || t.kind === "failed" || t.kind === "timeout" || t.kind === "interrupted")),
   );
-}
-
-async function describeWorkspace(root: string): Promise<string> {
-  const entries = await readdir(root).catch(() => [] as string[]);
-  const shown = entries.filter((e) => e !== ".keel" && e !== ".git").sort();
-  return shown.length === 0
-    ? "The workspace is empty."
-    : `Top-level entries: ${shown.slice(0, 30).join(", ")}${shown.length > 30 ? ", …" : ""}.`;
 }
 
 /** Index of the message holding this run's request (the newest human message with its text). */
@@ -97,7 +88,7 @@ export function createActNode(deps: GraphDeps) {
     const system = ACT_SYSTEM(
       intent,
       state.planSteps.map((s) => s.title),
-      await describeWorkspace(env.workspace),
+      state.workspaceAtStart,
     );
     const toPrompt = (h: BaseMessage[]) => (mode === "prompt" ? toPromptHistory(h) : h);
 
@@ -189,12 +180,11 @@ export function createActNode(deps: GraphDeps) {
             intent,
             acted: !ai.tool_calls?.length && hasActed(state),
           });
-    const update: CoderStateUpdate = {
-      messages: [ai],
-      turns: state.turns + 1,
-      failure: null,
-      toolChannel: { mode, format, ...(read.fromText ? { salvaged: mode === "native" } : {}) },
-    };
+    // Only changed fields are written: every write is a row in the checkpointer.
+    const channel = { mode, format, ...(read.fromText ? { salvaged: mode === "native" } : {}) };
+    const update: CoderStateUpdate = { messages: [ai], turns: state.turns + 1 };
+    if (state.failure) update.failure = null;
+    if (JSON.stringify(state.toolChannel) !== JSON.stringify(channel)) update.toolChannel = channel;
     if (kind === "empty")
       update.failure = { kind: "empty", detail: "the model replied with nothing" };
     if (kind === "prose")

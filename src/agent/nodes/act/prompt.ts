@@ -24,7 +24,7 @@ export const ACT_SYSTEM = (
 ${MODE[intent]}
 </mode>
 <workspace>
-All paths are relative to the workspace root. ${fileCount}
+All paths are relative to the workspace root. When this request arrived: ${fileCount}
 </workspace>
 <plan>
 ${plan.map((s, i) => `${i + 1}. ${s}`).join("\n") || "(no plan: answer directly)"}

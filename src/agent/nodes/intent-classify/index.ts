@@ -1,4 +1,5 @@
 import { HumanMessage } from "@langchain/core/messages";
+import { readdir } from "node:fs/promises";
 import { Overwrite, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { structuredCall } from "../../../models/structured.js";
 import { nodeEnv, type GraphDeps } from "../../runtime.js";
@@ -18,6 +19,15 @@ export function latestRequest(state: Pick<CoderStateValue, "messages">): string 
   return "";
 }
 
+/** The workspace's top level as the run finds it, for the act prompt (listed once per run, not per turn). */
+export async function describeWorkspace(root: string): Promise<string> {
+  const entries = await readdir(root).catch(() => [] as string[]);
+  const shown = entries.filter((e) => e !== ".keel" && e !== ".git").sort();
+  return shown.length === 0
+    ? "The workspace is empty."
+    : `Top-level entries: ${shown.slice(0, 30).join(", ")}${shown.length > 30 ? ", …" : ""}.`;
+}
+
 /**
  * Decides build | modify | analyze | run | chat: the rules when they are sure, else the model's
  * structured answer (falling back to the rules' guess if the model's answer never validates).
@@ -31,8 +41,8 @@ export function createIntentClassifyNode(deps: GraphDeps) {
     const request = latestRequest(state);
     const rules = classifyByRules(request);
     let intent: IntentResult = { ...rules, source: "rules" };
+    const env = nodeEnv(config, deps);
     if (rules.confidence < SURE && request.trim()) {
-      const env = nodeEnv(config, deps);
       const answer = await structuredCall(
         env.model(),
         IntentAnswer,
@@ -45,6 +55,7 @@ export function createIntentClassifyNode(deps: GraphDeps) {
     return {
       request,
       intent,
+      workspaceAtStart: await describeWorkspace(env.workspace),
       planSteps: [],
       replanReason: undefined,
       turns: 0,
