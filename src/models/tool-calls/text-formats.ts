@@ -5,6 +5,16 @@
 import { lenientJson, parsePythonCalls } from "./scan.js";
 import type { Extraction, Extractor, RawCall } from "./types.js";
 
+/** The extraction for a whole regex match: its calls, or the problem when there are none. */
+function spanOf(
+  m: RegExpMatchArray & { index: number },
+  calls: RawCall[] | undefined,
+  problem: string,
+): Extraction {
+  const end = m.index + m[0].length;
+  return calls ? { start: m.index, end, calls } : { start: m.index, end, calls: [], problem };
+}
+
 /** Drops the single newline templates put around XML values. */
 const xmlValue = (v: string) => v.replace(/^\r?\n/, "").replace(/\r?\n$/, "");
 
@@ -135,14 +145,7 @@ export const gemmaFormat: Extractor = (text) => {
     const code = m[1]!.trim().replace(/^print\(([\s\S]*)\)$/, "$1");
     const calls = parsePythonCalls(code);
     out.push(
-      calls
-        ? { start: m.index, end: m.index + m[0].length, calls }
-        : {
-            start: m.index,
-            end: m.index + m[0].length,
-            calls: [],
-            problem: 'a tool_code block must hold one call like get_weather(city="Paris")',
-          },
+      spanOf(m, calls, 'a tool_code block must hold one call like get_weather(city="Paris")'),
     );
   }
   return out;
@@ -156,16 +159,7 @@ export const pythonicFormat: Extractor = (text) => {
   const out: Extraction[] = [];
   for (const m of text.matchAll(/<\|python_start\|>([\s\S]*?)(<\|python_end\|>|$)/g)) {
     const calls = parsePythonCalls(m[1]!);
-    out.push(
-      calls
-        ? { start: m.index, end: m.index + m[0].length, calls }
-        : {
-            start: m.index,
-            end: m.index + m[0].length,
-            calls: [],
-            problem: '<|python_start|> must hold calls like [get_weather(city="Paris")]',
-          },
-    );
+    out.push(spanOf(m, calls, '<|python_start|> must hold calls like [get_weather(city="Paris")]'));
   }
   if (out.length) return out;
   for (const m of text.matchAll(/^[ \t]*(\[[A-Za-z_][\w.-]*\([\s\S]*?\)\])[ \t]*$/gm)) {
@@ -193,14 +187,7 @@ export const lfm2Format: Extractor = (text) => {
       calls = mapped.length && mapped.every(Boolean) ? (mapped as RawCall[]) : undefined;
     }
     out.push(
-      calls
-        ? { start: m.index, end: m.index + m[0].length, calls }
-        : {
-            start: m.index,
-            end: m.index + m[0].length,
-            calls: [],
-            problem: '<|tool_call_start|> must hold calls like [get_weather(city="Paris")]',
-          },
+      spanOf(m, calls, '<|tool_call_start|> must hold calls like [get_weather(city="Paris")]'),
     );
   }
   return out;
