@@ -165,7 +165,7 @@ function program(): Command {
     .addHelpText(
       "after",
       `
-Exit codes: 0 done · 1 not completed (gave up / needs a human) · 2 usage error · 3 model server failed
+Exit codes: 0 done · 1 not completed (gave up / needs a human) · 2 usage error · 3 model server failed · 4 checkpoint database unreachable · 130 Ctrl-C (resumable)
 
 Examples:
   keel run "Build a REST API endpoint GET /users in src/api/users.js" -w ./my-app
