@@ -153,21 +153,29 @@ export const ContextSchema = z.object({
 export type Settings = z.output<typeof ContextSchema>;
 export type SettingsInput = z.input<typeof ContextSchema>;
 
-/**
- * The settings of a run: the run's `context` (LangGraph ≥ 1) or, for older clients, `configurable`,
- * with defaults applied and `ollamaUrl` resolved from OLLAMA_HOST when unset.
- */
-export function settingsFrom(config?: {
+/** Where a node finds its run's settings. */
+export interface SettingsSource {
   context?: unknown;
   configurable?: Record<string, unknown>;
-}): Settings & { ollamaUrl: string } {
-  const merged = {
+}
+
+/**
+ * A run's settings under `schema`: the run's `context` (LangGraph ≥ 1) or, for older clients,
+ * `configurable`, with defaults applied and `ollamaUrl` resolved from OLLAMA_HOST when unset.
+ */
+export function parseSettings<S extends z.ZodType<{ ollamaUrl?: string | undefined }>>(
+  schema: S,
+  config?: SettingsSource,
+): z.output<S> & { ollamaUrl: string } {
+  const s = schema.parse({
     ...(config?.configurable ?? {}),
-    ...((config?.context as object | undefined) ?? {}),
-  };
-  const s = ContextSchema.parse(merged);
+    ...(config?.context ?? {}),
+  });
   return { ...s, ollamaUrl: s.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL };
 }
+
+/** The coder's settings of a run (see `parseSettings`). */
+export const settingsFrom = (config?: SettingsSource) => parseSettings(ContextSchema, config);
 
 /** LangGraph's recursion limit follows from the budgets: each tool call and each turn is a step. */
 export function recursionLimitFor(s: Pick<Settings, "maxTurns" | "maxToolCalls">): number {

@@ -1,6 +1,5 @@
 /** The coder graph's wiring, and nothing else. Nodes live in ./nodes, routers in ./routing. */
 import { END, START, StateGraph } from "@langchain/langgraph";
-import { createCapabilityProbe } from "../models/capabilities.js";
 import { ContextSchema } from "./context.js";
 import { createActNode } from "./nodes/act/index.js";
 import { createIntentClassifyNode } from "./nodes/intent-classify/index.js";
@@ -14,7 +13,7 @@ import {
   routeAfterRecover,
   routeAfterToolExecute,
 } from "./routing.js";
-import type { GraphDeps } from "./runtime.js";
+import { resolveDeps, type GraphDeps } from "./runtime.js";
 import { CoderState } from "./state.js";
 
 /**
@@ -22,11 +21,7 @@ import { CoderState } from "./state.js";
  * every failure edge. Compile it with a checkpointer (CLI, tests) or without (LangGraph server).
  */
 export function createCoderGraph(options: GraphDeps = {}) {
-  // Probe Ollama for capabilities unless the caller brought its own model.
-  const deps: GraphDeps = {
-    ...options,
-    probe: options.probe ?? (options.createModel ? undefined : createCapabilityProbe()),
-  };
+  const deps = resolveDeps(options);
   return new StateGraph(CoderState, ContextSchema)
     .addNode(NODE.intentClassify, createIntentClassifyNode(deps))
     .addNode(NODE.plan, createPlanNode(deps))

@@ -4,8 +4,12 @@
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { createOllamaChatModel, type ChatModelFactory } from "../models/chat-model.js";
-import type { CapabilityProbe } from "../models/capabilities.js";
+import { createCapabilityProbe, type CapabilityProbe } from "../models/capabilities.js";
+import {
+  createOllamaChatModel,
+  type ChatModelFactory,
+  type ChatModelSettings,
+} from "../models/chat-model.js";
 import type { RetryPolicy } from "../models/retry.js";
 import { realWorkspace } from "../tools/sandbox.js";
 import { settingsFrom, type Settings } from "./context.js";
@@ -38,34 +42,65 @@ export interface NodeEnv {
   emit: (e: KeelEvent) => void;
 }
 
-export function nodeEnv(config: LangGraphRunnableConfig, deps: GraphDeps): NodeEnv {
-  const settings = settingsFrom(config);
-  const emit = (e: KeelEvent) => {
+/**
+ * The deps a graph runs with: Ollama's capability probe (one cache per built graph) unless the
+ * caller brought its own model, which Ollama knows nothing about.
+ */
+export function resolveDeps(options: GraphDeps): GraphDeps {
+  return {
+    ...options,
+    probe: options.probe ?? (options.createModel ? undefined : createCapabilityProbe()),
+  };
+}
+
+/** Reports an event on LangGraph's `custom` stream; a run without one ignores it. */
+export function customEmitter<E>(config: LangGraphRunnableConfig): (e: E) => void {
+  return (e) => {
     try {
       config.writer?.(e);
     } catch {
       // No custom stream attached.
     }
   };
+}
+
+/** What a run needs to reach its model. */
+export type ModelSettings = Omit<ChatModelSettings, "numCtx"> & {
+  contextWindow: number;
+  retries: number;
+  retryBaseMs: number;
+};
+
+/**
+ * The run's model, built on first use and then kept — with one num_ctx for every call, since
+ * Ollama reloads a model when num_ctx changes — and the retry policy of its calls.
+ */
+export function runModel(
+  config: LangGraphRunnableConfig,
+  deps: GraphDeps,
+  s: ModelSettings,
+  onRetry?: RetryPolicy["onRetry"],
+): { model: () => BaseChatModel; policy: RetryPolicy } {
   let model: BaseChatModel | undefined;
   return {
-    settings,
-    // One num_ctx for every call of a run: Ollama reloads the model when it changes.
     model: () =>
-      (model ??= (deps.createModel ?? createOllamaChatModel)({
-        ...settings,
-        numCtx: settings.contextWindow,
-      })),
-    workspace: realWorkspace(settings.workspace),
-    emit,
+      (model ??= (deps.createModel ?? createOllamaChatModel)({ ...s, numCtx: s.contextWindow })),
     policy: {
-      retries: settings.retries,
-      baseMs: settings.retryBaseMs,
-      url: settings.ollamaUrl,
-      model: settings.model,
+      retries: s.retries,
+      baseMs: s.retryBaseMs,
+      url: s.ollamaUrl,
+      model: s.model,
       signal: config.signal,
-      onRetry: ({ attempt, delayMs, error }) =>
-        emit({ type: "retry", attempt, delayMs, error: `${error.kind}: ${error.message}` }),
+      ...(onRetry ? { onRetry } : {}),
     },
   };
+}
+
+export function nodeEnv(config: LangGraphRunnableConfig, deps: GraphDeps): NodeEnv {
+  const settings = settingsFrom(config);
+  const emit = customEmitter<KeelEvent>(config);
+  const { model, policy } = runModel(config, deps, settings, ({ attempt, delayMs, error }) =>
+    emit({ type: "retry", attempt, delayMs, error: `${error.kind}: ${error.message}` }),
+  );
+  return { settings, model, workspace: realWorkspace(settings.workspace), emit, policy };
 }

@@ -1,7 +1,11 @@
 /** The analyst's run settings: a zod schema with defaults, each field described for Studio. */
 import { z } from "zod";
-import { ContextSchema, DEFAULT_MODEL, DEFAULT_OLLAMA_URL } from "../agent/context.js";
-import { readEnv } from "../env.js";
+import {
+  ContextSchema,
+  DEFAULT_MODEL,
+  parseSettings,
+  type SettingsSource,
+} from "../agent/context.js";
 
 export const AnalystContextSchema = ContextSchema.pick({
   ollamaUrl: true,
@@ -44,17 +48,9 @@ export const AnalystContextSchema = ContextSchema.pick({
 export type AnalystSettings = z.output<typeof AnalystContextSchema>;
 export type AnalystSettingsInput = z.input<typeof AnalystContextSchema>;
 
-/** The settings of a run, from `context` (or `configurable`), with OLLAMA_HOST as the URL fallback. */
-export function analystSettingsFrom(config?: {
-  context?: unknown;
-  configurable?: Record<string, unknown>;
-}): AnalystSettings & { ollamaUrl: string } {
-  const s = AnalystContextSchema.parse({
-    ...(config?.configurable ?? {}),
-    ...(config?.context ?? {}),
-  });
-  return { ...s, ollamaUrl: s.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL };
-}
+/** The analyst's settings of a run (see `parseSettings`). */
+export const analystSettingsFrom = (config?: SettingsSource) =>
+  parseSettings(AnalystContextSchema, config);
 
 /** The invoke/stream config of an analysis run. Each unit batch and folder batch is one step. */
 export function analystRunConfig(threadId: string, input: AnalystSettingsInput) {

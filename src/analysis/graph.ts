@@ -1,7 +1,6 @@
 /** The analyst graph's wiring: enumerate → analyze-units ⟲ → summarize-folders ⟲ → write-report. */
 import { END, START, StateGraph } from "@langchain/langgraph";
-import type { GraphDeps } from "../agent/runtime.js";
-import { createCapabilityProbe } from "../models/capabilities.js";
+import { resolveDeps, type GraphDeps } from "../agent/runtime.js";
 import { AnalystContextSchema } from "./context.js";
 import { createAnalyzeUnitsNode } from "./nodes/analyze-units.js";
 import { createEnumerateNode } from "./nodes/enumerate.js";
@@ -15,10 +14,7 @@ import { AnalystState } from "./state.js";
  * without either for the LangGraph server, which brings its own.
  */
 export function createAnalystGraph(options: GraphDeps = {}) {
-  const deps: GraphDeps = {
-    ...options,
-    probe: options.probe ?? (options.createModel ? undefined : createCapabilityProbe()),
-  };
+  const deps = resolveDeps(options);
   return new StateGraph(AnalystState, AnalystContextSchema)
     .addNode(ANALYST_NODE.enumerate, createEnumerateNode(deps))
     .addNode(ANALYST_NODE.units, createAnalyzeUnitsNode(deps))

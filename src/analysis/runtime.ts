@@ -1,11 +1,10 @@
 /** What the analyst's nodes derive from their config: settings, store, records, model, budget. */
-import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
-import { createOllamaChatModel } from "../models/chat-model.js";
-import type { GraphDeps } from "../agent/runtime.js";
+import { customEmitter, runModel, type GraphDeps } from "../agent/runtime.js";
 import type { Budgeted } from "./analyze-unit.js";
 import { analystSettingsFrom, type AnalystSettings } from "./context.js";
 import { AnalysisRecords } from "./records.js";
+import type { AnalystStateValue } from "./state.js";
 
 /** A progress event on LangGraph's `custom` stream. */
 export interface AnalysisProgress {
@@ -23,7 +22,6 @@ export interface AnalystEnv {
   store: BaseStore;
   threadId: string;
   emit: (e: AnalysisProgress) => void;
-  records: (target: string) => AnalysisRecords;
   budgeted: (onRequest: (tokens: number) => void) => Budgeted;
 }
 
@@ -34,35 +32,37 @@ export function analystEnv(config: LangGraphRunnableConfig, deps: GraphDeps): An
     throw new Error(
       "the analyst graph needs a store for its findings: compile it with { store } (the LangGraph server provides one)",
     );
-  let model: BaseChatModel | undefined;
-  const getModel = () =>
-    (model ??= (deps.createModel ?? createOllamaChatModel)({
-      ...settings,
-      numCtx: settings.contextWindow,
-    }));
+  const { model, policy } = runModel(config, deps, settings);
   return {
     settings,
     store,
     threadId: String(config.configurable?.thread_id ?? "default"),
-    emit: (e) => {
-      try {
-        config.writer?.(e);
-      } catch {
-        // no custom stream attached
-      }
-    },
-    records: (target) => new AnalysisRecords(store, target),
+    emit: customEmitter<AnalysisProgress>(config),
     budgeted: (onRequest) => ({
-      model: getModel(),
+      model: model(),
       window: settings.contextWindow,
       onRequest,
-      policy: {
-        retries: settings.retries,
-        baseMs: settings.retryBaseMs,
-        url: settings.ollamaUrl,
-        model: settings.model,
-        signal: config.signal,
-      },
+      policy,
     }),
+  };
+}
+
+/**
+ * What a step after enumerate works with: the run's manifest and records, and the model within
+ * the budget (built when first asked for), which keeps track of the largest request.
+ */
+export async function analystStep(
+  config: LangGraphRunnableConfig,
+  deps: GraphDeps,
+  state: Pick<AnalystStateValue, "target" | "largestRequest">,
+) {
+  const env = analystEnv(config, deps);
+  let largest = state.largestRequest;
+  return {
+    env,
+    manifest: await AnalysisRecords.manifest(env.store, env.threadId),
+    records: new AnalysisRecords(env.store, state.target),
+    budgeted: () => env.budgeted((t) => (largest = Math.max(largest, t))),
+    largest: () => largest,
   };
 }

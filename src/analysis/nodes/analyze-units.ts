@@ -3,8 +3,8 @@ import path from "node:path";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { GraphDeps } from "../../agent/runtime.js";
 import { analyzeUnit } from "../analyze-unit.js";
-import { AnalysisRecords, type UnitRecord } from "../records.js";
-import { analystEnv } from "../runtime.js";
+import type { UnitRecord } from "../records.js";
+import { analystStep } from "../runtime.js";
 import type { AnalystStateUpdate, AnalystStateValue } from "../state.js";
 import { factsOf } from "../structure.js";
 
@@ -18,13 +18,10 @@ export function createAnalyzeUnitsNode(deps: GraphDeps) {
     state: AnalystStateValue,
     config: LangGraphRunnableConfig,
   ): Promise<AnalystStateUpdate> => {
-    const env = analystEnv(config, deps);
-    const manifest = await AnalysisRecords.manifest(env.store, env.threadId);
-    const records = env.records(state.target);
+    const { env, manifest, records, ...step } = await analystStep(config, deps, state);
     const batch = manifest.files.slice(state.cursor, state.cursor + env.settings.concurrency);
     const paths = new Set(manifest.files.map((f) => f.path));
-    let largest = state.largestRequest;
-    const budgeted = env.budgeted((t) => (largest = Math.max(largest, t)));
+    const budgeted = step.budgeted();
     let done = state.cursor;
 
     const outcomes = await Promise.all(
@@ -77,7 +74,7 @@ export function createAnalyzeUnitsNode(deps: GraphDeps) {
       analyzed: state.analyzed + count("analyzed") + count("structural"),
       reused: state.reused + count("reused"),
       failed: state.failed + count("failed"),
-      largestRequest: largest,
+      largestRequest: step.largest(),
     };
   };
 }

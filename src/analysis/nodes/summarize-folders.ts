@@ -2,8 +2,8 @@ import path from "node:path";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { GraphDeps } from "../../agent/runtime.js";
 import { summarizeFolder } from "../analyze-unit.js";
-import { AnalysisRecords } from "../records.js";
-import { analystEnv } from "../runtime.js";
+
+import { analystStep } from "../runtime.js";
 import type { AnalystStateUpdate, AnalystStateValue } from "../state.js";
 
 const dirOf = (p: string) => path.posix.dirname(p);
@@ -19,11 +19,8 @@ export function createSummarizeFoldersNode(deps: GraphDeps) {
     state: AnalystStateValue,
     config: LangGraphRunnableConfig,
   ): Promise<AnalystStateUpdate> => {
-    const env = analystEnv(config, deps);
-    const manifest = await AnalysisRecords.manifest(env.store, env.threadId);
-    const records = env.records(state.target);
-    let largest = state.largestRequest;
-    const budgeted = env.budgeted((t) => (largest = Math.max(largest, t)));
+    const { env, manifest, records, ...step } = await analystStep(config, deps, state);
+    const budgeted = step.budgeted();
     // Subfolders must be finished first: take only folders of the same depth in one batch.
     const depth = (d: string) => (d === "." ? 0 : d.split("/").length);
     const first = manifest.folders[state.folderCursor]!;
@@ -87,7 +84,7 @@ export function createSummarizeFoldersNode(deps: GraphDeps) {
       folderCursor: state.folderCursor + batch.length,
       foldersAnalyzed: state.foldersAnalyzed + outcomes.filter((o) => o !== "reused").length,
       foldersReused: state.foldersReused + outcomes.filter((o) => o === "reused").length,
-      largestRequest: largest,
+      largestRequest: step.largest(),
     };
   };
 }

@@ -3,9 +3,9 @@ import path from "node:path";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { GraphDeps } from "../../agent/runtime.js";
 import { synthesize } from "../analyze-unit.js";
-import { AnalysisRecords, type FolderRecord, type UnitRecord } from "../records.js";
+import type { FolderRecord, UnitRecord } from "../records.js";
 import { buildReport, renderMarkdown } from "../report.js";
-import { analystEnv } from "../runtime.js";
+import { analystStep } from "../runtime.js";
 import type { AnalystStateUpdate, AnalystStateValue } from "../state.js";
 import { folderGraph, hotspots } from "../structure.js";
 
@@ -18,9 +18,7 @@ export function createWriteReportNode(deps: GraphDeps) {
     state: AnalystStateValue,
     config: LangGraphRunnableConfig,
   ): Promise<AnalystStateUpdate> => {
-    const env = analystEnv(config, deps);
-    const manifest = await AnalysisRecords.manifest(env.store, env.threadId);
-    const records = env.records(state.target);
+    const { env, manifest, records, ...step } = await analystStep(config, deps, state);
     const units = new Map<string, UnitRecord>();
     for (const f of manifest.files) {
       const r = await records.unit(f.path);
@@ -31,7 +29,6 @@ export function createWriteReportNode(deps: GraphDeps) {
       const r = await records.folder(d);
       if (r) folders.set(d, r);
     }
-    let largest = state.largestRequest;
     let synthesis = undefined as Awaited<ReturnType<typeof synthesize>> | undefined;
     let reused = false;
     if (manifest.model) {
@@ -52,12 +49,7 @@ export function createWriteReportNode(deps: GraphDeps) {
           ...hot.largest.map((x) => `large: ${x.path} (${x.lines} lines)`),
           ...hot.mostImported.map((x) => `imported by ${x.importedBy} files: ${x.path}`),
         ];
-        synthesis = await synthesize(
-          env.budgeted((t) => (largest = Math.max(largest, t))),
-          lines,
-          graph,
-          hotLines,
-        );
+        synthesis = await synthesize(step.budgeted(), lines, graph, hotLines);
         if (synthesis) await records.putReport({ merkle: root, model: manifest.model, synthesis });
       }
     }
@@ -77,7 +69,7 @@ export function createWriteReportNode(deps: GraphDeps) {
     return {
       reportPath: md,
       jsonPath: json,
-      largestRequest: largest,
+      largestRequest: step.largest(),
       summary: `${report.totals.files} files analysed${manifest.model ? ` with ${manifest.model}` : " without a model (structural report)"}; report at ${md}`,
     };
   };
