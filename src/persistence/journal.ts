@@ -9,7 +9,8 @@ import type { BaseStore } from "@langchain/langgraph";
 import type { ToolResult } from "../tools/types.js";
 
 export type JournalEntry =
-  { state: "started"; at: number } | { state: "done"; at: number; result: ToolResult };
+  | { state: "started"; at: number; pid?: number }
+  | { state: "done"; at: number; result: ToolResult };
 
 export class CallJournal {
   private readonly ns: string[];
@@ -25,6 +26,10 @@ export class CallJournal {
   async start(callId: string): Promise<void> {
     await this.store.put(this.ns, callId, { state: "started", at: Date.now() });
   }
+  /** Records the process group a started command runs in. */
+  async spawned(callId: string, pid: number): Promise<void> {
+    await this.store.put(this.ns, callId, { state: "started", at: Date.now(), pid });
+  }
   /** Forgets a call that never ran (it stopped to ask for approval). */
   async clear(callId: string): Promise<void> {
     await this.store.delete(this.ns, callId);
@@ -32,6 +37,41 @@ export class CallJournal {
   async finish(callId: string, result: ToolResult): Promise<void> {
     await this.store.put(this.ns, callId, { state: "done", at: Date.now(), result });
   }
+}
+
+const alive = (pgid: number) => {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * A command outlives the keel process that started it (it runs in its own process group). Before
+ * a resumed run tells the model to check the command's effect, that effect must be final: wait for
+ * the orphaned group to end, at most until the command's own time limit, then stop it. A group
+ * recorded longer ago than the limit is left alone (its id may belong to someone else by now).
+ */
+export async function settleOrphan(
+  entry: { at: number; pid?: number },
+  timeoutMs: number,
+  pollMs = 50,
+): Promise<"none" | "ended" | "stopped"> {
+  if (!entry.pid || Date.now() - entry.at > timeoutMs || !alive(entry.pid)) return "none";
+  while (alive(entry.pid)) {
+    if (Date.now() - entry.at > timeoutMs) {
+      try {
+        process.kill(-entry.pid, "SIGKILL");
+      } catch {
+        // ended meanwhile
+      }
+      return "stopped";
+    }
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+  return "ended";
 }
 
 /** What the model is told about a command that was cut off by a crash. */

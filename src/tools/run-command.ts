@@ -66,6 +66,7 @@ export const runCommandTool = defineTool({
         detached: true,
         stdio: ["ignore", "pipe", "pipe"],
       });
+      if (child.pid) ctx.onSpawn?.(child.pid);
       const out = new OutputTail(ctx.outputLimit);
       let timedOut = false;
       const onData = (d: Buffer) => out.push(d.toString("utf8"));

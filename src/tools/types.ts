@@ -45,6 +45,8 @@ export interface ToolContext {
   commandTimeoutMs: number;
   /** Bytes of output kept from a command or file read before truncation. */
   outputLimit: number;
+  /** Told the process-group id of a spawned command, so a crash can find it again. */
+  onSpawn?: (pid: number) => void;
 }
 
 /** A single-purpose tool: a described zod schema and a function that never throws. */

@@ -187,3 +187,57 @@ describe("side-effect journal", () => {
     expect(told.content).toMatch(/started before keel stopped unexpectedly.*did not run it again/);
   });
 });
+
+describe("orphaned commands", () => {
+  it("a command still running after its keel died is waited for before the model is told", async () => {
+    const slow = `node -e "const fs = require('fs'); fs.writeFileSync('started.txt', ''); setTimeout(() => fs.appendFileSync('once.log', 'ran\\\\n'), 600)"`;
+    fake = await startFakeOllama({
+      script: keelScript((req) =>
+        req.turn === 0 ? calls(call("run_command", { command: slow })) : { content: "Checked." },
+      ),
+    });
+    const ws = tempWorkspace();
+    const first = await runKeel(
+      [
+        "run",
+        "Run the slow job once",
+        "-w",
+        ws,
+        "--ollama-url",
+        fake.url,
+        "--thread",
+        "o",
+        "--json",
+      ],
+      {
+        onSpawn: (child) => {
+          const poll = setInterval(() => {
+            if (readdirSync(ws).includes("started.txt")) {
+              clearInterval(poll);
+              child.kill("SIGKILL");
+            }
+          }, 10);
+        },
+      },
+    );
+    expect(first.signal).toBe("SIGKILL");
+    expect(readdirSync(ws)).not.toContain("once.log"); // the orphan has not written yet
+    const second = await runKeel([
+      "run",
+      "-w",
+      ws,
+      "--ollama-url",
+      fake.url,
+      "--thread",
+      "o",
+      "--json",
+    ]);
+    expect(second.json).toMatchObject({ status: "done" });
+    const told = fake
+      .chatBodies({ turnsOnly: true })
+      .at(-1)!
+      .messages!.find((m) => m.role === "tool")!;
+    expect(told.content).toContain("keel waited for it to end");
+    expect(readFileSync(path.join(ws, "once.log"), "utf8")).toBe("ran\n");
+  });
+});

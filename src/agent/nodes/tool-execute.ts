@@ -4,7 +4,7 @@ import { clipMiddle, toolResultLimit } from "../../guard/context-budget.js";
 import { detectLoop, loopHint, type TrailEntry } from "../../guard/loop.js";
 import { callParts, callSignature, resultHash } from "../../guard/signature.js";
 import { lookupTool, toolsForIntent, validateArgs } from "../../tools/registry.js";
-import { CallJournal, INTERRUPTED_CALL } from "../../persistence/journal.js";
+import { CallJournal, INTERRUPTED_CALL, settleOrphan } from "../../persistence/journal.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import { loopSettingsOf } from "../context.js";
 import { nodeEnv, type GraphDeps, type NodeEnv } from "../runtime.js";
@@ -52,6 +52,7 @@ function runTool(
   args: unknown,
   env: NodeEnv,
   config: LangGraphRunnableConfig,
+  onSpawn?: (pid: number) => void,
 ): Promise<ToolResult> {
   return tool.run(args, {
     workspace: env.workspace,
@@ -59,6 +60,7 @@ function runTool(
     approve: approver(env),
     commandTimeoutMs: env.settings.commandTimeoutMs,
     outputLimit: toolResultLimit(env.settings.contextWindow),
+    ...(onSpawn ? { onSpawn } : {}),
   });
 }
 
@@ -139,16 +141,27 @@ export function createToolExecuteNode(deps: GraphDeps) {
         if (before?.state === "done") {
           result = before.result;
         } else if (before?.state === "started") {
-          result = fail("interrupted", INTERRUPTED_CALL);
+          const orphan = await settleOrphan(before, env.settings.commandTimeoutMs);
+          const note = {
+            none: "",
+            ended: " (It was still running after the restart; keel waited for it to end.)",
+            stopped:
+              " (It was still running past its time limit after the restart; keel stopped it.)",
+          }[orphan];
+          result = fail("interrupted", INTERRUPTED_CALL + note);
         } else {
           await journal?.start(callId);
+          let recordPid: Promise<void> | undefined;
           try {
-            result = await runTool(tool, valid.value, env, config);
+            result = await runTool(tool, valid.value, env, config, (pid) => {
+              recordPid = journal?.spawned(callId, pid);
+            });
           } catch (err) {
             // Paused for approval before anything ran: the call is not "started".
             await journal?.clear(callId);
             throw err;
           }
+          await recordPid; // the "done" record must land after the pid record
           await journal?.finish(callId, result);
         }
       }
