@@ -162,17 +162,39 @@ export interface SettingsSource {
 /**
  * A run's settings under `schema`: the run's `context` (LangGraph ≥ 1) or, for older clients,
  * `configurable`, with defaults applied and `ollamaUrl` resolved from OLLAMA_HOST when unset.
+ *
+ * Every node asks for them, so they are parsed once per run: the result is kept with the run's
+ * context object (and the configurable values it was parsed from) and returned frozen.
  */
-export function parseSettings<S extends z.ZodType<{ ollamaUrl?: string | undefined }>>(
+export function parseSettings<S extends z.ZodObject>(
   schema: S,
   config?: SettingsSource,
-): z.output<S> & { ollamaUrl: string } {
-  const s = schema.parse({
-    ...(config?.configurable ?? {}),
-    ...(config?.context ?? {}),
-  });
-  return { ...s, ollamaUrl: s.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL };
+): Readonly<z.output<S> & { ollamaUrl: string }> {
+  type Out = Readonly<z.output<S> & { ollamaUrl: string }>;
+  const context = config?.context;
+  const configurable = config?.configurable ?? {};
+  const run = typeof context === "object" && context !== null ? context : undefined;
+  const inputs = Object.keys(schema.shape).map((k) => configurable[k]);
+  const hit = run && parsed.get(run)?.get(schema);
+  if (hit && hit.inputs.every((v, i) => v === inputs[i])) return hit.value as Out;
+  const s = schema.parse({ ...configurable, ...run }) as z.output<S> & { ollamaUrl?: string };
+  const value = Object.freeze({
+    ...s,
+    ollamaUrl: s.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL,
+  }) as Out;
+  if (run)
+    parsed.set(
+      run,
+      (parsed.get(run) ?? new Map<z.ZodObject, ParsedSettings>()).set(schema, { inputs, value }),
+    );
+  return value;
 }
+
+interface ParsedSettings {
+  inputs: unknown[];
+  value: unknown;
+}
+const parsed = new WeakMap<object, Map<z.ZodObject, ParsedSettings>>();
 
 /** The coder's settings of a run (see `parseSettings`). */
 export const settingsFrom = (config?: SettingsSource) => parseSettings(ContextSchema, config);

@@ -96,11 +96,19 @@ export function runModel(
   };
 }
 
+/** The workspace's real path, resolved once per run (per settings object). */
+const workspaces = new WeakMap<object, string>();
+function runWorkspace(settings: Settings): string {
+  let dir = workspaces.get(settings);
+  if (dir === undefined) workspaces.set(settings, (dir = realWorkspace(settings.workspace)));
+  return dir;
+}
+
 export function nodeEnv(config: LangGraphRunnableConfig, deps: GraphDeps): NodeEnv {
   const settings = settingsFrom(config);
   const emit = customEmitter<KeelEvent>(config);
   const { model, policy } = runModel(config, deps, settings, ({ attempt, delayMs, error }) =>
     emit({ type: "retry", attempt, delayMs, error: `${error.kind}: ${error.message}` }),
   );
-  return { settings, model, workspace: realWorkspace(settings.workspace), emit, policy };
+  return { settings, model, workspace: runWorkspace(settings), emit, policy };
 }
