@@ -10,6 +10,10 @@ import { IntentAnswer } from "./schema.js";
 
 const SURE = 0.7;
 
+/** Plain-data equality for small state fields; null and undefined both mean "not set". */
+const sameValue = (a: unknown, b: unknown) =>
+  (a ?? null) === (b ?? null) || JSON.stringify(a) === JSON.stringify(b);
+
 /** The text of the newest human message: the request of this run. */
 export function latestRequest(state: Pick<CoderStateValue, "messages">): string {
   for (let i = state.messages.length - 1; i >= 0; i--) {
@@ -52,15 +56,13 @@ export function createIntentClassifyNode(deps: GraphDeps) {
       );
       if (answer) intent = { intent: answer.intent, confidence: 0.8, source: "model" };
     }
-    return {
+    const fresh: CoderStateUpdate = {
       request,
       intent,
       workspaceAtStart: await describeWorkspace(env.workspace),
       planSteps: [],
       replanReason: undefined,
       turns: 0,
-      trail: new Overwrite([]),
-      filesWritten: new Overwrite([]),
       loopHits: {},
       summaryFor: null,
       errorStreak: 0,
@@ -70,5 +72,12 @@ export function createIntentClassifyNode(deps: GraphDeps) {
       status: "running",
       summary: "",
     };
+    // Only what differs from the thread's state is written: every write is a row in the checkpointer.
+    const update = Object.fromEntries(
+      Object.entries(fresh).filter(([k, v]) => !sameValue(state[k as keyof CoderStateValue], v)),
+    ) as CoderStateUpdate;
+    if (state.trail.length > 0) update.trail = new Overwrite([]);
+    if (state.filesWritten.length > 0) update.filesWritten = new Overwrite([]);
+    return update;
   };
 }
