@@ -51,9 +51,19 @@ describe("fitToWindow", () => {
       estimateTokens("system");
     expect(size).toBeLessThanOrEqual(budget);
     expect(fitted.messages[0]).toBe(request);
-    expect(fitted.messages[1]!.text).toMatch(
-      /^\[keel\] Earlier turns were compacted[\s\S]*you called read_file\(\{"path":"f0"\}\)/,
+    // The record tallies the oldest folded turns and spells out the newer ones, each from its call.
+    const record = fitted.messages[1]!.text.split("\n");
+    expect(record[0]).toMatch(/^\[keel\] Earlier turns were compacted/);
+    // …naming what they read, so the model knows which files it has seen
+    expect(record[1]).toMatch(
+      /^- \d+ earlier messages; calls: read_file ×\d+ \(f0, f1, f2[^)]*\)$/,
     );
+    expect(record[2]).toMatch(/^- you called read_file\(\{"path":"f\d+"\}\)$/);
+    const lastFolded = Number(/f(\d+)/.exec(record.at(-2)!)![1]);
+    expect(fitted.messages[2]).toBeInstanceOf(AIMessage);
+    expect((fitted.messages[2] as AIMessage).tool_calls![0]!.args).toEqual({
+      path: `f${lastFolded + 1}`,
+    });
     expect(fitted.messages.at(-1)).toBeInstanceOf(ToolMessage);
     expect((fitted.messages.at(-1) as ToolMessage).tool_call_id).toBe("c11");
     // every kept tool result still follows its call
@@ -62,5 +72,25 @@ describe("fitToWindow", () => {
       if (m instanceof ToolMessage) expect(fitted.messages[i - 1]).toBeInstanceOf(AIMessage);
     }
     expect(fitted.compacted!.folded).toBeGreaterThan(0);
+  });
+
+  it("keeps the record the same size however long the thread grows", () => {
+    const recordOf = (turns: number) => {
+      const h = [request, ...Array.from({ length: turns }, (_, i) => turn(i, 400)).flat()];
+      const fitted = fitToWindow(h, "system", 16_384, () => 0);
+      const budget = 16_384 - replyReserve(16_384);
+      const size = fitted.messages.reduce((a, m) => a + estimateTokens(m.text) + 8, 0);
+      expect(size).toBeLessThanOrEqual(budget);
+      expect(fitted.messages[0]).toBe(request);
+      return fitted.messages[1]!.text;
+    };
+    const at3000 = recordOf(3000);
+    const at6000 = recordOf(6000);
+    expect(at6000.split("\n")).toHaveLength(at3000.split("\n").length);
+    expect(Math.abs(at6000.length - at3000.length)).toBeLessThan(200);
+    expect(at6000.length).toBeLessThan(9000);
+    expect(at3000).toMatch(
+      /- \d{4} earlier messages; calls: read_file ×\d{4} \(f0, f1, [^)]*, and \d{4} more\)/,
+    );
   });
 });

@@ -34,18 +34,90 @@ const one = (s: string, n: number) => {
   return t.length > n ? `${t.slice(0, n - 1)}…` : t;
 };
 
-/** One line per folded message, so the model keeps a memory of what happened. */
-function record(messages: BaseMessage[]): string {
-  const lines = messages.map((m) => {
-    if (AIMessage.isInstance(m) && m.tool_calls?.length) {
-      return `- you called ${m.tool_calls.map((c) => `${c.name}(${one(JSON.stringify(c.args), 80)})`).join(", ")}`;
+/** One line per folded message, kept per message object (messages are immutable). */
+const lines = new WeakMap<BaseMessage, string>();
+function lineOf(m: BaseMessage): string {
+  let line = lines.get(m);
+  if (line === undefined) {
+    if (AIMessage.isInstance(m) && m.tool_calls?.length)
+      line = `- you called ${m.tool_calls.map((c) => `${c.name}(${one(JSON.stringify(c.args), 80)})`).join(", ")}`;
+    else if (ToolMessage.isInstance(m))
+      line = `  → ${m.status === "error" ? "error" : "ok"}: ${one(textOf(m), 100)}`;
+    else if (AIMessage.isInstance(m)) line = `- you said: ${one(textOf(m), 120)}`;
+    else
+      line = `- ${textOf(m).startsWith("[keel]") ? "keel" : "user"}: ${one(textOf(m).replace(/^\[keel\]\s*/, ""), 120)}`;
+    lines.set(m, line);
+  }
+  return line;
+}
+
+/** Estimated tokens of one record line (they are cut at about 130 characters). */
+const LINE_TOKENS = 40;
+
+/**
+ * The record's shape for a budget: how many folded messages it spells out (the newest ones), and
+ * how many characters it gives to naming what the older ones touched. Both are fixed, so the
+ * record — and the work to build it — stays the same size however long the thread grows.
+ */
+const recordShape = (budget: number) => ({
+  lines: Math.max(6, Math.min(40, Math.floor(budget / 8 / LINE_TOKENS))),
+  targetChars: Math.floor((budget / 16) * 3.5),
+});
+const recordTokens = (budget: number) => {
+  const shape = recordShape(budget);
+  return (shape.lines + 2) * LINE_TOKENS + estimateTokens("x".repeat(shape.targetChars));
+};
+
+/** What a call worked on: its path, pattern or command. */
+const targetOf = (args: Record<string, unknown>) => {
+  const t = args.path ?? args.pattern ?? args.command;
+  return typeof t === "string" ? one(t, 60) : undefined;
+};
+
+/**
+ * Per tool, the calls among `messages` and the distinct things they worked on, named while they
+ * fit in `chars` (so the model still knows which files it has already read), then counted.
+ */
+function tally(messages: BaseMessage[], chars: number): string {
+  const tools = new Map<string, { calls: number; targets: Set<string>; more: number }>();
+  let errors = 0;
+  let left = chars;
+  for (const m of messages) {
+    if (ToolMessage.isInstance(m) && m.status === "error") errors++;
+    if (!AIMessage.isInstance(m)) continue;
+    for (const c of m.tool_calls ?? []) {
+      const entry = tools.get(c.name) ?? { calls: 0, targets: new Set<string>(), more: 0 };
+      tools.set(c.name, entry);
+      entry.calls++;
+      const target = targetOf(c.args);
+      if (target === undefined || entry.targets.has(target)) continue;
+      if (target.length + 2 <= left) {
+        entry.targets.add(target);
+        left -= target.length + 2;
+      } else entry.more++;
     }
-    if (ToolMessage.isInstance(m))
-      return `  → ${m.status === "error" ? "error" : "ok"}: ${one(textOf(m), 100)}`;
-    if (AIMessage.isInstance(m)) return `- you said: ${one(textOf(m), 120)}`;
-    return `- ${textOf(m).startsWith("[keel]") ? "keel" : "user"}: ${one(textOf(m).replace(/^\[keel\]\s*/, ""), 120)}`;
+  }
+  const parts = [...tools].map(([name, t]) => {
+    const named = [...t.targets].join(", ") + (t.more ? `, and ${t.more} more` : "");
+    return `${name} ×${t.calls}${named ? ` (${named})` : ""}`;
   });
-  return `[keel] Earlier turns were compacted to fit the context window. What happened in them:\n${lines.join("\n")}`;
+  return [...parts, ...(errors ? [`${errors} failed`] : [])].join("; ");
+}
+
+/**
+ * The record of the folded messages (oldest first): what the older ones did, per tool, then a line
+ * for each newer one, starting at a call rather than at its result.
+ */
+function record(folded: BaseMessage[], budget: number): string {
+  const shape = recordShape(budget);
+  let from = Math.max(0, folded.length - shape.lines);
+  while (from < folded.length && ToolMessage.isInstance(folded[from])) from++;
+  const older = tally(folded.slice(0, from), shape.targetChars);
+  return [
+    "[keel] Earlier turns were compacted to fit the context window. What happened in them:",
+    ...(from > 0 ? [`- ${from} earlier messages${older ? `; calls: ${older}` : ""}`] : []),
+    ...folded.slice(from).map(lineOf),
+  ].join("\n");
 }
 
 export interface Fitted {
@@ -85,14 +157,21 @@ export function fitToWindow(
   for (const s of sized) if (lastGroups.has(s.group) && s !== sized[requestIndex]) s.pinned = true;
   if (sized[requestIndex]) sized[requestIndex].pinned = true;
 
-  const fold = new Set(planCompaction(sized, fixedTokens + 200, budget));
+  const fold = new Set(planCompaction(sized, fixedTokens + recordTokens(budget), budget));
   let messages: BaseMessage[] = history;
   if (fold.size) {
     const first = Math.min(...fold);
     messages = [];
     history.forEach((m, i) => {
       if (i === first)
-        messages.push(new HumanMessage(record(history.filter((_, j) => fold.has(j)))));
+        messages.push(
+          new HumanMessage(
+            record(
+              history.filter((_, j) => fold.has(j)),
+              budget,
+            ),
+          ),
+        );
       if (!fold.has(i)) messages.push(m);
     });
   }
