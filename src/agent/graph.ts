@@ -1,5 +1,5 @@
 /** The coder graph's wiring, and nothing else. Nodes live in ./nodes, routers in ./routing. */
-import { END, START, StateGraph } from "@langchain/langgraph";
+import { START, StateGraph } from "@langchain/langgraph";
 import { ContextSchema } from "./context.js";
 import { createActNode } from "./nodes/act/index.js";
 import { createIntentClassifyNode } from "./nodes/intent-classify/index.js";
@@ -7,46 +7,37 @@ import { createPlanNode } from "./nodes/plan/index.js";
 import { createRecoverNode } from "./nodes/recover.js";
 import { createToolExecuteNode } from "./nodes/tool-execute.js";
 import {
+  NEXT,
   NODE,
   routeAfterAct,
   routeAfterIntent,
   routeAfterRecover,
   routeAfterToolExecute,
+  routed,
 } from "./routing.js";
 import { resolveDeps, type GraphDeps } from "./runtime.js";
 import { CoderState } from "./state.js";
 
 /**
  * Builds the uncompiled coder graph: intent-classify → plan → act ⇄ tool-execute, with recover on
- * every failure edge. Compile it with a checkpointer (CLI, tests) or without (LangGraph server).
+ * every failure edge. Each node with a choice names its next node through its router (`routed`);
+ * `ends` declares the choices, so the drawn graph has every edge. Compile it with a checkpointer
+ * (CLI, tests) or without (LangGraph server).
  */
 export function createCoderGraph(options: GraphDeps = {}) {
   const deps = resolveDeps(options);
   return new StateGraph(CoderState, ContextSchema)
-    .addNode(NODE.intentClassify, createIntentClassifyNode(deps))
+    .addNode(NODE.intentClassify, routed(createIntentClassifyNode(deps), routeAfterIntent), {
+      ends: [...NEXT[NODE.intentClassify]],
+    })
     .addNode(NODE.plan, createPlanNode(deps))
-    .addNode(NODE.act, createActNode(deps))
-    .addNode(NODE.toolExecute, createToolExecuteNode(deps))
-    .addNode(NODE.recover, createRecoverNode())
+    .addNode(NODE.act, routed(createActNode(deps), routeAfterAct), { ends: [...NEXT[NODE.act]] })
+    .addNode(NODE.toolExecute, routed(createToolExecuteNode(deps), routeAfterToolExecute), {
+      ends: [...NEXT[NODE.toolExecute]],
+    })
+    .addNode(NODE.recover, routed(createRecoverNode(), routeAfterRecover), {
+      ends: [...NEXT[NODE.recover]],
+    })
     .addEdge(START, NODE.intentClassify)
-    .addConditionalEdges(NODE.intentClassify, routeAfterIntent, {
-      [NODE.plan]: NODE.plan,
-      [NODE.act]: NODE.act,
-    })
-    .addEdge(NODE.plan, NODE.act)
-    .addConditionalEdges(NODE.act, routeAfterAct, {
-      [NODE.toolExecute]: NODE.toolExecute,
-      [NODE.recover]: NODE.recover,
-      [END]: END,
-    })
-    .addConditionalEdges(NODE.toolExecute, routeAfterToolExecute, {
-      [NODE.toolExecute]: NODE.toolExecute,
-      [NODE.act]: NODE.act,
-      [NODE.recover]: NODE.recover,
-    })
-    .addConditionalEdges(NODE.recover, routeAfterRecover, {
-      [NODE.act]: NODE.act,
-      [NODE.plan]: NODE.plan,
-      [END]: END,
-    });
+    .addEdge(NODE.plan, NODE.act);
 }

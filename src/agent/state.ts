@@ -2,7 +2,13 @@
  * The coder graph's state, declared once. Each field says who writes it and who reads it.
  * Messages use the delta channel so a checkpoint stores what changed, not the whole history.
  */
-import { DeltaValue, MessagesDeltaValue, ReducedValue, StateSchema } from "@langchain/langgraph";
+import {
+  DeltaValue,
+  MessagesDeltaValue,
+  Overwrite,
+  ReducedValue,
+  StateSchema,
+} from "@langchain/langgraph";
 import { z } from "zod";
 import type { TrailEntry } from "../guard/loop.js";
 
@@ -99,3 +105,21 @@ export const CoderState = new StateSchema({
 
 export type CoderStateValue = typeof CoderState.State;
 export type CoderStateUpdate = typeof CoderState.Update;
+
+/**
+ * The state after `update`, by the schema's own reducers (what LangGraph will store): lets a node
+ * name its next node from its own result without another read of the whole state.
+ */
+export function stateAfter(state: CoderStateValue, update: CoderStateUpdate): CoderStateValue {
+  const next: Record<string, unknown> = { ...state };
+  const fields = CoderState.fields as Record<string, unknown>;
+  for (const [key, value] of Object.entries(update)) {
+    const field = fields[key];
+    const current = (state as Record<string, unknown>)[key];
+    if (Overwrite.isInstance(value)) next[key] = (value as Overwrite).value;
+    else if (DeltaValue.isInstance(field)) next[key] = field.reducer(current, [value]);
+    else if (ReducedValue.isInstance(field)) next[key] = field.reducer(current, value);
+    else next[key] = value;
+  }
+  return next as CoderStateValue;
+}

@@ -1,0 +1,95 @@
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { END, Overwrite } from "@langchain/langgraph";
+import { describe, expect, it } from "vitest";
+import { settingsFrom } from "../../src/agent/context.js";
+import { NODE, routeAfterAct, routeAfterToolExecute } from "../../src/agent/routing.js";
+import { stateAfter, type CoderStateValue } from "../../src/agent/state.js";
+import type { TrailEntry } from "../../src/guard/loop.js";
+
+const base = (): CoderStateValue =>
+  ({
+    messages: [],
+    request: "",
+    workspaceAtStart: "",
+    planSteps: [],
+    turns: 0,
+    trail: [],
+    filesWritten: [],
+    loopHits: {},
+    errorStreak: 0,
+    strikes: {},
+    status: "running",
+    summary: "",
+  }) as unknown as CoderStateValue;
+
+const call = (id: string) =>
+  new AIMessage({ id: `ai-${id}`, content: "", tool_calls: [{ id, name: "read_file", args: {} }] });
+const result = (id: string) =>
+  new ToolMessage({ id: `tm-${id}`, content: "ok", tool_call_id: id, name: "read_file" });
+
+describe("stateAfter", () => {
+  it("applies each field's own reducer: messages and trail append, files unite, plain fields replace", () => {
+    const state = {
+      ...base(),
+      messages: [new HumanMessage({ id: "h", content: "go" })],
+      trail: [{ name: "read_file" } as TrailEntry],
+      filesWritten: ["a.ts"],
+      turns: 1,
+    };
+    const after = stateAfter(state, {
+      messages: [call("c1")],
+      trail: { name: "write_file" } as TrailEntry,
+      filesWritten: ["a.ts", "b.ts"],
+      turns: 2,
+      failure: null,
+    });
+    expect(after.messages.map((m) => m.id)).toEqual(["h", "ai-c1"]);
+    expect(after.trail.map((t) => t.name)).toEqual(["read_file", "write_file"]);
+    expect(after.filesWritten).toEqual(["a.ts", "b.ts"]);
+    expect(after.turns).toBe(2);
+    expect(after.failure).toBeNull();
+    // the state it started from is untouched
+    expect(state.messages).toHaveLength(1);
+    expect(state.trail).toHaveLength(1);
+  });
+
+  it("replaces a message with the same id and honours Overwrite", () => {
+    const state = { ...base(), messages: [call("c1")], trail: [{ name: "x" } as TrailEntry] };
+    const replaced = new AIMessage({ id: "ai-c1", content: "changed" });
+    const after = stateAfter(state, { messages: [replaced], trail: new Overwrite([]) });
+    expect(after.messages).toEqual([replaced]);
+    expect(after.trail).toEqual([]);
+  });
+
+  it("gives the routers the state the node leaves", () => {
+    const asked = stateAfter(base(), { messages: [call("c1"), call("c2")], turns: 1 });
+    expect(routeAfterAct(asked)).toBe(NODE.toolExecute);
+    const half = stateAfter(asked, { messages: [result("c1")] });
+    expect(routeAfterToolExecute(half)).toBe(NODE.toolExecute);
+    const answered = stateAfter(half, { messages: [result("c2")] });
+    expect(routeAfterToolExecute(answered)).toBe(NODE.act);
+    expect(routeAfterAct(stateAfter(answered, { status: "done" }))).toBe(END);
+    const failed = stateAfter(answered, { failure: { kind: "empty", detail: "nothing" } });
+    expect(routeAfterAct(failed)).toBe(NODE.recover);
+    // act clears an old failure when it succeeds
+    expect(routeAfterAct(stateAfter(failed, { failure: null, messages: [call("c3")] }))).toBe(
+      NODE.toolExecute,
+    );
+  });
+});
+
+describe("run settings", () => {
+  it("are parsed once per run context and frozen", () => {
+    const context = { model: "m:1", maxTurns: 7 };
+    const a = settingsFrom({ context, configurable: { thread_id: "t" } });
+    const b = settingsFrom({ context, configurable: { thread_id: "t", checkpoint_ns: "x" } });
+    expect(b).toBe(a);
+    expect(a.maxTurns).toBe(7);
+    expect(Object.isFrozen(a)).toBe(true);
+    // another context, or a setting changed through configurable, is parsed again
+    expect(settingsFrom({ context: { ...context } })).not.toBe(a);
+    const shared = {};
+    expect(settingsFrom({ context: shared, configurable: { maxTurns: 3 } }).maxTurns).toBe(3);
+    expect(settingsFrom({ context: shared, configurable: { maxTurns: 5 } }).maxTurns).toBe(5);
+  });
+});
