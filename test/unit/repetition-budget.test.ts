@@ -1,5 +1,6 @@
-import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
+import { toPromptHistory } from "../../src/agent/nodes/act/channel.js";
 import { fitToWindow } from "../../src/agent/nodes/act/fit.js";
 import { estimateTokens, replyReserve } from "../../src/guard/context-budget.js";
 import { findRepetition } from "../../src/guard/repetition.js";
@@ -90,7 +91,63 @@ describe("fitToWindow", () => {
     expect(Math.abs(at6000.length - at3000.length)).toBeLessThan(200);
     expect(at6000.length).toBeLessThan(9000);
     expect(at3000).toMatch(
-      /- \d{4} earlier messages; calls: read_file ×\d{4} \(f0, f1, [^)]*, and \d{4} more\)/,
+      /- \d{4} earlier messages; calls: read_file ×\d{4} \(f0, f1, [^)]*, and \d{4} more calls\)/,
     );
+  });
+
+  it("gives the same answer turn after turn as from scratch (what it keeps between turns is exact)", () => {
+    const failing = (i: number) => [
+      turn(i, 300)[0]!,
+      new ToolMessage({
+        content: "no such file",
+        tool_call_id: `c${i}`,
+        name: "read_file",
+        status: "error",
+      }),
+    ];
+    const all = [
+      request,
+      ...Array.from({ length: 400 }, (_, i) => (i % 7 ? turn(i, 300) : failing(i))).flat(),
+    ];
+    // The same conversation made of other message objects: nothing kept applies to it.
+    const copy = (m: BaseMessage) =>
+      ToolMessage.isInstance(m)
+        ? new ToolMessage({
+            content: m.content,
+            tool_call_id: m.tool_call_id,
+            name: m.name,
+            status: m.status,
+          })
+        : AIMessage.isInstance(m)
+          ? new AIMessage({ content: m.content, tool_calls: m.tool_calls ?? [] })
+          : new HumanMessage(m.text);
+    for (let n = 101; n <= all.length; n += 37) {
+      const grown = fitToWindow(all.slice(0, n), "system", 8192, () => 0);
+      const fresh = fitToWindow(all.slice(0, n).map(copy), "system", 8192, () => 0);
+      expect(grown.messages.map((m) => m.text)).toEqual(fresh.messages.map((m) => m.text));
+      expect(grown.compacted).toEqual(fresh.compacted);
+    }
+    const last = fitToWindow(all, "system", 8192, () => 0).messages[1]!.text;
+    expect(last).toMatch(/calls: read_file ×\d+ \(f0, f1, .*\); \d+ failed/);
+  });
+
+  it("keeps a follow-up request in place after the record, and names calls in prompt mode", () => {
+    const earlier = Array.from({ length: 60 }, (_, i) => turn(i, 300)).flat();
+    const followUp = new HumanMessage("Now count the files");
+    const h = toPromptHistory([
+      request,
+      ...earlier,
+      followUp,
+      ...Array.from({ length: 30 }, (_, i) => turn(100 + i, 300)).flat(),
+    ]);
+    const at = h.indexOf(followUp);
+    const fitted = fitToWindow(h, "system", 4096, () => at);
+    expect(fitted.messages[0]!.text).toMatch(/^\[keel\] Earlier turns were compacted/);
+    expect(fitted.messages[1]).toBe(followUp);
+    // prompt mode shows calls as text, yet the record still knows what they read
+    expect(fitted.messages[0]!.text).toMatch(/calls: read_file ×\d+ \(f0, f1, /);
+    expect(fitted.messages[0]!.text).toMatch(/- you called read_file\(\{"path":"f1\d\d"\}\)/);
+    // folded: every message but the request, less those kept (all shown but the record and the request)
+    expect(fitted.compacted!.folded).toBe(h.length - 1 - (fitted.messages.length - 2));
   });
 });

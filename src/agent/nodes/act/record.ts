@@ -1,0 +1,128 @@
+/**
+ * The record that stands in for folded turns, pure. It has a fixed size: the newest folded
+ * messages line by line, the older ones tallied per tool with what they worked on (so the model
+ * still knows which files it has read). The tally extends the last turn's (see prefix.ts), so the
+ * work per turn does not grow with the thread either.
+ */
+import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { nativeOf } from "./channel.js";
+import { memo, prefixed } from "./prefix.js";
+
+export const textOf = (m: BaseMessage) =>
+  typeof m.content === "string" ? m.content : JSON.stringify(m.content);
+const one = (s: string, n: number) => {
+  const t = s.replace(/\s+/g, " ").trim();
+  return t.length > n ? `${t.slice(0, n - 1)}…` : t;
+};
+
+/** Estimated tokens of one record line (they are cut at about 130 characters). */
+const LINE_TOKENS = 40;
+
+/**
+ * The record's shape for a budget: how many folded messages it spells out, and how many characters
+ * it gives to naming what the older ones worked on.
+ */
+const shapeOf = (budget: number) => ({
+  lines: Math.max(6, Math.min(40, Math.floor(budget / 8 / LINE_TOKENS))),
+  targetChars: Math.floor((budget / 16) * 3.5),
+});
+
+/** The most tokens a record takes under `budget`: what folding must leave room for. */
+export function recordTokens(budget: number): number {
+  const shape = shapeOf(budget);
+  return (shape.lines + 2) * LINE_TOKENS + Math.ceil(shape.targetChars / 3.5);
+}
+
+/** One line of the record. Prompt-mode messages are described by the message they were made from. */
+const lineOf = memo((shown) => {
+  const m = nativeOf(shown);
+  if (AIMessage.isInstance(m) && m.tool_calls?.length)
+    return `- you called ${m.tool_calls.map((c) => `${c.name}(${one(JSON.stringify(c.args), 80)})`).join(", ")}`;
+  if (ToolMessage.isInstance(m))
+    return `  → ${m.status === "error" ? "error" : "ok"}: ${one(textOf(m), 100)}`;
+  if (AIMessage.isInstance(m)) return `- you said: ${one(textOf(m), 120)}`;
+  const text = textOf(m);
+  return `- ${text.startsWith("[keel]") ? "keel" : "user"}: ${one(text.replace(/^\[keel\]\s*/, ""), 120)}`;
+});
+
+/** A message's tool calls as the tally counts them: the tool, and its path, pattern or command. */
+const callsOf = memo((shown) => {
+  const m = nativeOf(shown);
+  return (AIMessage.isInstance(m) ? (m.tool_calls ?? []) : []).map((c) => {
+    const t: unknown = c.args.path ?? c.args.pattern ?? c.args.command;
+    return { name: c.name, target: typeof t === "string" ? one(t, 60) : undefined };
+  });
+});
+const failed = memo((shown) => {
+  const m = nativeOf(shown);
+  return ToolMessage.isInstance(m) && m.status === "error";
+});
+
+/** Calls per tool with the targets named while they fit in the record's characters; never mutated once kept. */
+interface Tally {
+  tools: Map<string, { calls: number; targets: Set<string>; unnamed: number }>;
+  errors: number;
+  left: number;
+}
+
+function extend(t: Tally, m: BaseMessage): void {
+  if (failed(m)) t.errors++;
+  for (const { name, target } of callsOf(m)) {
+    const entry = t.tools.get(name) ?? { calls: 0, targets: new Set<string>(), unnamed: 0 };
+    t.tools.set(name, entry);
+    entry.calls++;
+    if (target === undefined || entry.targets.has(target)) continue;
+    if (target.length + 2 <= t.left) {
+      entry.targets.add(target);
+      t.left -= target.length + 2;
+    } else entry.unnamed++;
+  }
+}
+
+/** The tally of `messages[0..end)` under a character allowance for targets. */
+const tallyOf = prefixed<Tally>(
+  (chars) => ({ tools: new Map(), errors: 0, left: chars }),
+  (t) => ({
+    tools: new Map([...t.tools].map(([k, v]) => [k, { ...v, targets: new Set(v.targets) }])),
+    errors: t.errors,
+    left: t.left,
+  }),
+  extend,
+);
+
+function describe(t: Tally): string {
+  const parts = [...t.tools].map(([name, e]) => {
+    const named = [...e.targets].join(", ") + (e.unnamed ? `, and ${e.unnamed} more calls` : "");
+    return `${name} ×${e.calls}${named ? ` (${named})` : ""}`;
+  });
+  return [...parts, ...(t.errors ? [`${t.errors} failed`] : [])].join("; ");
+}
+
+/**
+ * The record of `history[0..end)` without the message at `skip` (the request, which stays): a tally
+ * of the older messages, then a line for each of the newest ones, starting at a call rather than at
+ * its result. Undefined when there is nothing to fold.
+ */
+export function foldRecord(
+  history: readonly BaseMessage[],
+  end: number,
+  skip: number,
+  budget: number,
+): string | undefined {
+  const count = end - (skip < end ? 1 : 0);
+  if (count <= 0) return undefined;
+  const shape = shapeOf(budget);
+  let from = end;
+  for (let shown = 0; from > 0 && shown < shape.lines; from--) if (from - 1 !== skip) shown++;
+  while (from < end && (from === skip || ToolMessage.isInstance(history[from]))) from++;
+  // The request contributes nothing to a tally (no calls), so the tally's prefix may include it.
+  const older = from - (skip < from ? 1 : 0);
+  const tally = older > 0 ? describe(tallyOf(history, from, shape.targetChars)) : "";
+  const lines: string[] = [];
+  for (let i = from; i < end; i++) if (i !== skip) lines.push(lineOf(history[i]!));
+  return [
+    "[keel] Earlier turns were compacted to fit the context window. What happened in them:",
+    ...(older > 0 ? [`- ${older} earlier messages${tally ? `; calls: ${tally}` : ""}`] : []),
+    ...lines,
+  ].join("\n");
+}
