@@ -45,8 +45,18 @@ export const FailureSchema = z.object({
 export type Failure = z.infer<typeof FailureSchema>;
 
 export const CoderState = new StateSchema({
-  /** The conversation the model sees. Input: the user's request. Written by act, tool-execute, recover. */
-  messages: MessagesDeltaValue,
+  /**
+   * The conversation the model sees. Input: the user's request. Written by act, tool-execute, recover.
+   * LangGraph's messages delta channel, with a full snapshot every 200 updates (100 turns) rather
+   * than 100: a 300-turn thread writes a fifth less, and loading it costs the same (loading is
+   * dominated by deserialising the snapshot, not by replaying the writes after it).
+   */
+  messages: new DeltaValue(MessagesDeltaValue.valueSchema, {
+    inputSchema: MessagesDeltaValue.inputSchema,
+    reducer: MessagesDeltaValue.reducer,
+    jsonSchemaExtra: MessagesDeltaValue.jsonSchemaExtra,
+    snapshotFrequency: 200,
+  }),
   /** The request of this run. Written by intent-classify (from the last human message); read by plan, act, recover. */
   request: z.string().default(""),
   /** The workspace's top level when the run started. Written by intent-classify; read by act's prompt. */
