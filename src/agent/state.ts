@@ -9,6 +9,7 @@ import {
   ReducedValue,
   StateSchema,
 } from "@langchain/langgraph";
+import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import type { TrailEntry } from "../guard/loop.js";
 
@@ -44,19 +45,21 @@ export const FailureSchema = z.object({
 });
 export type Failure = z.infer<typeof FailureSchema>;
 
+/**
+ * LangGraph's messages delta channel, with a full snapshot every 200 updates (100 turns) rather
+ * than 100: a 300-turn thread writes a fifth less, and loading it costs the same (loading is
+ * dominated by deserialising the snapshot, not by replaying the writes after it).
+ */
+const Messages = new DeltaValue(MessagesDeltaValue.valueSchema, {
+  inputSchema: MessagesDeltaValue.inputSchema,
+  reducer: MessagesDeltaValue.reducer,
+  jsonSchemaExtra: MessagesDeltaValue.jsonSchemaExtra,
+  snapshotFrequency: 200,
+});
+
 export const CoderState = new StateSchema({
-  /**
-   * The conversation the model sees. Input: the user's request. Written by act, tool-execute, recover.
-   * LangGraph's messages delta channel, with a full snapshot every 200 updates (100 turns) rather
-   * than 100: a 300-turn thread writes a fifth less, and loading it costs the same (loading is
-   * dominated by deserialising the snapshot, not by replaying the writes after it).
-   */
-  messages: new DeltaValue(MessagesDeltaValue.valueSchema, {
-    inputSchema: MessagesDeltaValue.inputSchema,
-    reducer: MessagesDeltaValue.reducer,
-    jsonSchemaExtra: MessagesDeltaValue.jsonSchemaExtra,
-    snapshotFrequency: 200,
-  }),
+  /** The conversation the model sees. Input: the user's request. Written by act, tool-execute, recover. */
+  messages: Messages,
   /** The request of this run. Written by intent-classify (from the last human message); read by plan, act, recover. */
   request: z.string().default(""),
   /** The workspace's top level when the run started. Written by intent-classify; read by act's prompt. */
@@ -120,6 +123,9 @@ export type CoderStateUpdate = typeof CoderState.Update;
  * The state after `update`, by the schema's own reducers (what LangGraph will store): lets a node
  * name its next node from its own result without another read of the whole state.
  */
+const hasIds = (value: unknown) =>
+  (Array.isArray(value) ? value : [value]).some((m) => (m as { id?: unknown } | null)?.id != null);
+
 export function stateAfter(state: CoderStateValue, update: CoderStateUpdate): CoderStateValue {
   const next: Record<string, unknown> = { ...state };
   const fields = CoderState.fields as Record<string, unknown>;
@@ -127,6 +133,10 @@ export function stateAfter(state: CoderStateValue, update: CoderStateUpdate): Co
     const field = fields[key];
     const current = (state as Record<string, unknown>)[key];
     if (Overwrite.isInstance(value)) next[key] = (value as Overwrite).value;
+    else if (field === Messages && !hasIds(value))
+      // Messages without ids are only appended (ids are what the reducer indexes the whole history
+      // for): the same result without that index.
+      next[key] = (current as BaseMessage[]).concat(Messages.reducer([], [value as BaseMessage[]]));
     else if (DeltaValue.isInstance(field)) next[key] = field.reducer(current, [value]);
     else if (ReducedValue.isInstance(field)) next[key] = field.reducer(current, value);
     else next[key] = value;

@@ -1,5 +1,6 @@
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { END, Overwrite } from "@langchain/langgraph";
+import { END, messagesDeltaReducer, Overwrite } from "@langchain/langgraph";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { settingsFrom } from "../../src/agent/context.js";
 import { NODE, routeAfterAct, routeAfterToolExecute } from "../../src/agent/routing.js";
@@ -59,6 +60,32 @@ describe("stateAfter", () => {
     const after = stateAfter(state, { messages: [replaced], trail: new Overwrite([]) });
     expect(after.messages).toEqual([replaced]);
     expect(after.trail).toEqual([]);
+  });
+
+  it("gives the messages LangGraph's reducer gives, with and without ids (property)", () => {
+    const message = fc.record({
+      kind: fc.constantFrom("ai", "tool", "human"),
+      id: fc.option(fc.constantFrom("a", "b", "c", "d"), { nil: undefined }),
+      text: fc.string({ maxLength: 5 }),
+    });
+    const make = ({ kind, id, text }: { kind: string; id?: string; text: string }) =>
+      kind === "ai"
+        ? new AIMessage({ id, content: text })
+        : kind === "tool"
+          ? new ToolMessage({ id, content: text, tool_call_id: "x" })
+          : new HumanMessage({ id, content: text });
+    fc.assert(
+      fc.property(
+        fc.array(message, { maxLength: 6 }),
+        fc.array(message, { maxLength: 3 }),
+        (a, b) => {
+          const current = messagesDeltaReducer([], [a.map(make)]);
+          const written = b.map(make);
+          const after = stateAfter({ ...base(), messages: current }, { messages: written });
+          expect(after.messages).toEqual(messagesDeltaReducer(current, [written]));
+        },
+      ),
+    );
   });
 
   it("gives the routers the state the node leaves", () => {
