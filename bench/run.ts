@@ -16,6 +16,8 @@ import { benchParsers } from "./parsers.js";
 const quick = process.argv.includes("--quick");
 const TURNS = quick ? [10, 50] : [10, 100, 300];
 const LOADS = quick ? [10, 100] : [10, 300, 1000];
+/** Long runs per agent and checkpointer; each window's figure is the median over them. */
+const LONG_RUNS = quick ? 1 : 3;
 const ms = (n: number) => Math.round(n * 100) / 100;
 
 function workspace(files: number): string {
@@ -86,45 +88,72 @@ async function run(agent: AgentName, turns: number, kind: Kind) {
   return { marks, file, ws };
 }
 
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
 /**
- * ms and KB per turn over the ten turns ending at `t`, and KB per turn amortised over the last
- * quarter of the turns (delta channels write a full snapshot every 100 updates; a 10-turn window
- * that holds one looks worse than the average, one that does not looks better).
+ * ms and KB per turn over the ten turns ending at `t` (the mean, and the median turn — one garbage
+ * collection pause in a window moves the mean, not the median), and KB per turn amortised over the
+ * last quarter of the turns (delta channels write a full snapshot every 100 updates; a 10-turn
+ * window that holds one looks worse than the average, one that does not looks better).
  */
 function window(marks: Mark[], t: number) {
-  const at = (turn: number) => marks.find((m) => m.turn === turn)!;
-  const end = at(t);
-  const begin = at(Math.max(0, t - 10));
-  const wide = at(Math.max(0, t - Math.max(10, Math.floor(t / 4))));
+  const at = (turn: number) => marks.findIndex((m) => m.turn === turn);
+  const end = marks[at(t)]!;
+  const begin = marks[at(Math.max(0, t - 10))]!;
+  const wide = marks[at(Math.max(0, t - Math.max(10, Math.floor(t / 4))))]!;
   const n = end.turn - begin.turn;
+  const turns = marks.slice(at(begin.turn) + 1, at(t) + 1).map((m, i, all) => {
+    const previous = i === 0 ? begin : all[i - 1]!;
+    return (m.ms - previous.ms) / (m.turn - previous.turn);
+  });
   return {
     msPerTurn: ms((end.ms - begin.ms) / n),
+    msPerTurnMedian: ms(median(turns)),
     kbPerTurn: ms((end.bytes - begin.bytes) / n / 1024),
     kbPerTurnAmortized: ms((end.bytes - wide.bytes) / (end.turn - wide.turn) / 1024),
   };
 }
 
-/** Median ms per turn over many fresh 10-turn runs (SQLite): the short-run cost, less noisy than one run. */
-async function shortRuns(agent: AgentName, reps = 30): Promise<number> {
-  const ws = workspace(10);
-  const times: number[] = [];
-  for (let rep = 0; rep < reps + 5; rep++) {
-    const r = buildAgent(
-      agent,
-      10,
-      SqliteSaver.fromConnString(path.join(ws, `short-${rep}.db`)),
-      ws,
-      "short",
-    );
-    const t0 = performance.now();
-    for await (const chunk of await r.stream()) void chunk;
-    if (rep >= 5) times.push((performance.now() - t0) / 10);
-  }
-  return ms(times.sort((x, y) => x - y)[Math.floor(times.length / 2)]!);
+/** A window's figures, each the median over several runs of the same length (bytes do not vary). */
+function acrossRuns(runs: Mark[][], t: number): ReturnType<typeof window> {
+  const each = runs.map((marks) => window(marks, t));
+  return {
+    msPerTurn: median(each.map((w) => w.msPerTurn)),
+    msPerTurnMedian: median(each.map((w) => w.msPerTurnMedian)),
+    kbPerTurn: each[0]!.kbPerTurn,
+    kbPerTurnAmortized: each[0]!.kbPerTurnAmortized,
+  };
 }
 
-async function loadTime(agent: AgentName, turns: number): Promise<number> {
-  const { file, ws } = await run(agent, turns, "sqlite");
+/**
+ * Median ms per turn over many fresh 10-turn runs: the short-run cost. The agents take turns run
+ * by run (keel, createAgent, ReAct, keel, …) so a slow spell of this shared machine hits all of
+ * them alike, and the first five rounds are discarded (JIT).
+ */
+async function shortRuns(kind: Kind, reps: number): Promise<Record<AgentName, number>> {
+  const ws = workspace(10);
+  const times = Object.fromEntries(AGENTS.map((a) => [a, [] as number[]])) as Record<
+    AgentName,
+    number[]
+  >;
+  for (let rep = 0; rep < reps + 5; rep++) {
+    for (const agent of AGENTS) {
+      const file = path.join(ws, `short-${agent}-${rep}.db`);
+      const r = buildAgent(agent, 10, saver(kind, file), ws, "short");
+      const t0 = performance.now();
+      for await (const chunk of await r.stream()) void chunk;
+      if (rep >= 5) times[agent].push((performance.now() - t0) / 10);
+    }
+  }
+  return Object.fromEntries(AGENTS.map((a) => [a, ms(median(times[a]))])) as Record<
+    AgentName,
+    number
+  >;
+}
+
+/** Builds a thread of `turns` turns (SQLite), then times loading its state; also gives its last ten turns. */
+async function loadTime(agent: AgentName, turns: number) {
+  const { file, ws, marks } = await run(agent, turns, "sqlite");
   const times: number[] = [];
   for (let i = 0; i < 3; i++) {
     const fresh = SqliteSaver.fromConnString(file);
@@ -133,7 +162,7 @@ async function loadTime(agent: AgentName, turns: number): Promise<number> {
     await r.getState();
     times.push(performance.now() - t0);
   }
-  return ms(times.sort((a, b) => a - b)[1]!);
+  return { loadMs: ms(median(times)), lastTurns: window(marks, turns) };
 }
 
 async function main() {
@@ -145,49 +174,71 @@ async function main() {
   const turnRows: Array<Record<string, string | number>> = [];
   const perAgent: Record<string, unknown> = {};
   const longest = TURNS[TURNS.length - 1]!;
-  // Warm every agent up first: the first run of a process pays for JIT compilation and module init.
-  for (const agent of AGENTS) await run(agent, 30, "memory");
+  // Warm every agent up first, as long as the longest run: the first run of a process pays for JIT
+  // compilation and module init, and a long thread takes code paths a short one never reaches.
+  for (const agent of AGENTS) await run(agent, longest, "memory");
   for (const agent of AGENTS) {
     const entry: Record<string, unknown> = {};
     for (const kind of ["memory", "sqlite"] as const) {
-      process.stderr.write(`${agent} / ${kind}: ${longest} turns…\n`);
-      const { marks } = await run(agent, longest, kind);
-      entry[kind] = Object.fromEntries(TURNS.map((t) => [t, window(marks, t)]));
-      for (const t of TURNS)
-        turnRows.push({ agent, checkpointer: kind, turn: t, ...window(marks, t) });
+      process.stderr.write(`${agent} / ${kind}: ${LONG_RUNS} × ${longest} turns…\n`);
+      const runs: Mark[][] = [];
+      for (let i = 0; i < LONG_RUNS; i++) runs.push((await run(agent, longest, kind)).marks);
+      const windows = Object.fromEntries(TURNS.map((t) => [t, acrossRuns(runs, t)]));
+      entry[kind] = windows;
+      for (const t of TURNS) turnRows.push({ agent, checkpointer: kind, turn: t, ...windows[t] });
     }
     const loads: Record<number, number> = {};
+    const ends: Record<number, number> = {};
     for (const n of LOADS) {
       process.stderr.write(`${agent}: load state after ${n} turns…\n`);
-      loads[n] = await loadTime(agent, n);
+      const { loadMs, lastTurns } = await loadTime(agent, n);
+      loads[n] = loadMs;
+      ends[n] = lastTurns.msPerTurnMedian;
     }
     entry.loadStateMs = loads;
-    process.stderr.write(`${agent}: 10-turn runs…\n`);
-    entry.shortRunMsPerTurn = await shortRuns(agent, quick ? 10 : 30);
+    entry.medianTurnAtThreadEndMs = ends;
     perAgent[agent] = entry;
   }
+  const shortRun: Record<Kind, Record<AgentName, number>> = {} as never;
+  for (const kind of ["memory", "sqlite"] as const) {
+    process.stderr.write(`10-turn runs, ${kind}, the agents taking turns…\n`);
+    shortRun[kind] = await shortRuns(kind, quick ? 10 : 40);
+  }
   results.agents = perAgent;
+  results.shortRunMsPerTurn = shortRun;
   const at = (agent: string, kind: string, t: number) =>
     (perAgent[agent] as Record<string, Record<number, ReturnType<typeof window>>>)[kind]![t]!;
   const first = TURNS[0]!;
-  const short = (agent: string) =>
-    (perAgent[agent] as { shortRunMsPerTurn: number }).shortRunMsPerTurn;
+  const endTurn = (agent: string, n: number) =>
+    (perAgent[agent] as { medianTurnAtThreadEndMs: Record<number, number> })
+      .medianTurnAtThreadEndMs[n]!;
+  const shortRatios = Object.fromEntries(
+    (["memory", "sqlite"] as const).flatMap((kind) =>
+      (["prebuilt ReAct", "createAgent"] as const).map((peer) => [
+        `keel / ${peer}, ms per turn on 10-turn runs (median, ${kind})`,
+        ms(shortRun[kind].keel / shortRun[kind][peer]),
+      ]),
+    ),
+  );
   results.ratios = {
-    ["keel / prebuilt ReAct, ms per turn on 10-turn runs (median, sqlite)"]: ms(
-      short("keel") / short("prebuilt ReAct"),
-    ),
-    ["keel / createAgent, ms per turn on 10-turn runs (median, sqlite)"]: ms(
-      short("keel") / short("createAgent"),
-    ),
+    ...shortRatios,
     [`keel / prebuilt ReAct, ms per turn at ${first} turns (sqlite)`]: ms(
       at("keel", "sqlite", first).msPerTurn / at("prebuilt ReAct", "sqlite", first).msPerTurn,
     ),
     [`keel / createAgent, ms per turn at ${first} turns (sqlite)`]: ms(
       at("keel", "sqlite", first).msPerTurn / at("createAgent", "sqlite", first).msPerTurn,
     ),
-    [`keel ms per turn at ${longest} / at ${first} (sqlite)`]: ms(
+    [`keel ms per turn at ${longest} / at ${first} (sqlite, 10-turn windows)`]: ms(
       at("keel", "sqlite", longest).msPerTurn / at("keel", "sqlite", first).msPerTurn,
     ),
+    [`keel ms per turn at ${longest} / at ${first} (sqlite, median turn of each window)`]: ms(
+      at("keel", "sqlite", longest).msPerTurnMedian / at("keel", "sqlite", first).msPerTurnMedian,
+    ),
+    [`keel ms per turn at ${longest} / at ${first} (memory, median turn of each window)`]: ms(
+      at("keel", "memory", longest).msPerTurnMedian / at("keel", "memory", first).msPerTurnMedian,
+    ),
+    [`keel ms per turn at ${LOADS.at(-1)} / at ${LOADS.at(-2)} turns (sqlite, median of the last ten)`]:
+      ms(endTurn("keel", LOADS.at(-1)!) / endTurn("keel", LOADS.at(-2)!)),
     [`keel KB per turn at ${longest} (sqlite, 10-turn window)`]: at("keel", "sqlite", longest)
       .kbPerTurn,
     [`keel KB per turn at ${longest} (sqlite, amortised)`]: at("keel", "sqlite", longest)
@@ -200,10 +251,22 @@ async function main() {
   };
   console.log("\nPer turn (10-turn windows ending at the turn shown)");
   console.table(turnRows);
+  console.log("10-turn runs (ms per turn, median, the agents taking turns)");
+  console.table(shortRun);
   console.log("Load a thread's state (ms, median of 3)");
   console.table(
     Object.fromEntries(
       AGENTS.map((a) => [a, (perAgent[a] as { loadStateMs: Record<number, number> }).loadStateMs]),
+    ),
+  );
+  console.log("The median of the last ten turns of those threads (ms, sqlite)");
+  console.table(
+    Object.fromEntries(
+      AGENTS.map((a) => [
+        a,
+        (perAgent[a] as { medianTurnAtThreadEndMs: Record<number, number> })
+          .medianTurnAtThreadEndMs,
+      ]),
     ),
   );
 

@@ -1,7 +1,7 @@
 /**
- * A zero-latency scripted chat model for benchmarks: each turn reads the next file after the
- * highest one the conversation mentions, until the planned number of turns, then answers. Identical for keel and the peers, so only the
- * orchestration differs.
+ * A zero-latency scripted chat model for benchmarks: each turn reads the file after the one its
+ * newest tool call read, until the planned number of turns, then answers. Identical for keel and the
+ * peers, so only the orchestration differs.
  */
 import {
   BaseChatModel,
@@ -26,16 +26,17 @@ export class ScriptedToolModel extends BaseChatModel {
   }
   // eslint-disable-next-line @typescript-eslint/require-await
   async _generate(messages: BaseMessage[]): Promise<ChatResult> {
-    // The next file follows the highest one mentioned: robust to keel folding old turns into a record.
-    const seen = messages.flatMap((m) =>
-      [...JSON.stringify(m.content).matchAll(/notes\/n(\d+)\.txt/g)].map((x) => Number(x[1])),
-    );
-    const fromCalls = messages.flatMap((m) =>
-      ((m as AIMessage).tool_calls ?? []).map((c) =>
-        Number(/n(\d+)/.exec(String(c.args.path))?.[1]),
-      ),
-    );
-    const done = Math.max(-1, ...seen, ...fromCalls.filter((n) => !Number.isNaN(n))) + 1;
+    // The next file follows the newest one the conversation mentions. Read from the end and stop at
+    // the first mention, so the model's own cost does not grow with the prompt: the bench measures
+    // orchestration, not a regex over the history. (Every agent keeps the newest turns verbatim.)
+    let done = 0;
+    for (let i = messages.length - 1; i >= 0 && done === 0; i--) {
+      const m = messages[i]!;
+      const calls = (m as AIMessage).tool_calls ?? [];
+      const text = calls.length ? JSON.stringify(calls.map((c) => c.args)) : "";
+      const found = [...text.matchAll(/n(\d+)\.txt/g)].map((x) => Number(x[1]));
+      if (found.length) done = Math.max(...found) + 1;
+    }
     const message =
       done < this.turns
         ? new AIMessage({
