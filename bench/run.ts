@@ -17,7 +17,7 @@ const quick = process.argv.includes("--quick");
 const TURNS = quick ? [10, 50] : [10, 100, 300];
 const LOADS = quick ? [10, 100] : [10, 300, 1000];
 /** Long runs per agent and checkpointer; each window's figure is the median over them. */
-const LONG_RUNS = quick ? 1 : 3;
+const LONG_RUNS = quick ? 1 : 5;
 const ms = (n: number) => Math.round(n * 100) / 100;
 
 function workspace(files: number): string {
