@@ -24,7 +24,7 @@ export const NEXT = {
 } as const;
 type Next<N extends keyof typeof NEXT> = (typeof NEXT)[N][number];
 
-type Node = (
+type CoderNode = (
   state: CoderStateValue,
   config: LangGraphRunnableConfig,
 ) => CoderStateUpdate | Promise<CoderStateUpdate>;
@@ -36,7 +36,7 @@ type Node = (
  * measurable share of every turn.
  */
 export function routed<N extends keyof typeof NEXT>(
-  node: Node,
+  node: CoderNode,
   router: (state: CoderStateValue) => Next<N>,
 ) {
   return async (state: CoderStateValue, config: LangGraphRunnableConfig) => {
