@@ -119,13 +119,14 @@ export const CoderState = new StateSchema({
 export type CoderStateValue = typeof CoderState.State;
 export type CoderStateUpdate = typeof CoderState.Update;
 
+/** Whether a write holds a message with an id (which may replace one already there). */
+const hasIds = (value: unknown) =>
+  (Array.isArray(value) ? value : [value]).some((m) => (m as { id?: unknown } | null)?.id != null);
+
 /**
  * The state after `update`, by the schema's own reducers (what LangGraph will store): lets a node
  * name its next node from its own result without another read of the whole state.
  */
-const hasIds = (value: unknown) =>
-  (Array.isArray(value) ? value : [value]).some((m) => (m as { id?: unknown } | null)?.id != null);
-
 export function stateAfter(state: CoderStateValue, update: CoderStateUpdate): CoderStateValue {
   const next: Record<string, unknown> = { ...state };
   const fields = CoderState.fields as Record<string, unknown>;
