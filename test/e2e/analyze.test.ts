@@ -5,18 +5,15 @@
  */
 import { cpSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { ChatBody, FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { analystScript } from "../../src/testing/script.js";
 import { runKeel } from "../support/cli.js";
 import { generateRepo, type FixtureInfo } from "../support/fixture-repo.js";
-import { startFakeOllama, tempWorkspace } from "../support/harness.js";
+import { fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = fakeOllamaPerTest();
 
 let base: string;
 let info: FixtureInfo;
@@ -50,7 +47,7 @@ const reportOf = (dir: string) => {
 
 describe("keel analyze", () => {
   it("resumes after SIGKILL at three random moments: the same report, nothing redone but what was in flight", async () => {
-    fake = await startFakeOllama({ script: analystScript() });
+    fake = await startFake({ script: analystScript() });
     const clean = copy();
     const whole = await runKeel([
       "analyze",

@@ -2,16 +2,13 @@
 import { createServer } from "node:net";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { runKeel } from "../support/cli.js";
-import { call, calls, keelScript, startFakeOllama, tempWorkspace } from "../support/harness.js";
+import { call, calls, keelScript, fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = fakeOllamaPerTest();
 
 /** A port with nothing listening on it. */
 async function closedPort(): Promise<number> {
@@ -47,7 +44,7 @@ describe("keel --help", () => {
 
 describe("keel run", () => {
   it("builds a file and prints the JSON contract as the last stdout line", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         req.turn === 0
           ? calls(call("write_file", { path: "src/app.js", content: "console.log(1)\n" }))
@@ -83,7 +80,7 @@ describe("keel run", () => {
   });
 
   it("exits 1 with a report when the run gives up", async () => {
-    fake = await startFakeOllama({ script: keelScript(() => ({ content: "" })) });
+    fake = await startFake({ script: keelScript(() => ({ content: "" })) });
     const r = await runKeel([
       "run",
       "Create a.txt",
@@ -101,7 +98,7 @@ describe("keel run", () => {
   });
 
   it("prints a human report without --json", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript(() => ({ content: "Hi! Ask me about your code." })),
     });
     const r = await runKeel([
@@ -142,7 +139,7 @@ describe("model server failures exit 3 with what to do", () => {
   });
 
   it("a missing model: names it and `ollama pull`", async () => {
-    fake = await startFakeOllama();
+    fake = await startFake();
     const r = await runKeel([
       "run",
       "Create a.txt",
@@ -161,7 +158,7 @@ describe("model server failures exit 3 with what to do", () => {
   });
 
   it("a 503 that persists: bounded retries, then exit 3", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: () => ({
         fault: "status",
         status: 503,

@@ -3,7 +3,7 @@ import { execFile } from "node:child_process";
 import { cpSync, existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { analystScript } from "../../src/testing/script.js";
 import {
@@ -11,17 +11,14 @@ import {
   calls,
   keelScript,
   lastResult,
-  startFakeOllama,
+  fakeOllamaPerTest,
   tempWorkspace,
 } from "../support/harness.js";
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "../..");
 let fake: FakeOllama | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = fakeOllamaPerTest();
 
 const example = (name: string, args: string[]) =>
   run(process.execPath, [path.join(root, "examples", name), ...args], {
@@ -37,7 +34,7 @@ const buildHello = keelScript((req) =>
 
 describe("examples", () => {
   it("invoke.mjs builds and prints the outcome", async () => {
-    fake = await startFakeOllama({ script: buildHello });
+    fake = await startFake({ script: buildHello });
     const ws = tempWorkspace();
     const { stdout } = await example("invoke.mjs", [ws]);
     expect(stdout).toContain("status: done");
@@ -46,7 +43,7 @@ describe("examples", () => {
   });
 
   it("stream.mjs prints each node's update", async () => {
-    fake = await startFakeOllama({ script: buildHello });
+    fake = await startFake({ script: buildHello });
     const ws = tempWorkspace();
     const { stdout } = await example("stream.mjs", [ws]);
     expect(stdout).toMatch(/\[intent-classify\]/);
@@ -56,7 +53,7 @@ describe("examples", () => {
   });
 
   it("resume-interrupt.mjs pauses for approval and resumes with the answer", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         req.turn === 0
           ? calls(call("run_command", { command: "kill -0 $$ && touch approved.txt && echo ok" }))
@@ -71,7 +68,7 @@ describe("examples", () => {
   });
 
   it("analyze.mjs analyses a folder", async () => {
-    fake = await startFakeOllama({ script: analystScript() });
+    fake = await startFake({ script: analystScript() });
     const dir = tempWorkspace();
     cpSync(path.join(root, "src/guard"), dir, { recursive: true });
     const { stdout } = await example("analyze.mjs", [dir]);

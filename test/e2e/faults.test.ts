@@ -4,16 +4,13 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { FakeOllama, Reply } from "../../src/testing/fake-ollama/index.js";
 import { runKeel } from "../support/cli.js";
-import { call, calls, keelScript, startFakeOllama, tempWorkspace } from "../support/harness.js";
+import { call, calls, keelScript, fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = fakeOllamaPerTest();
 
 const build = keelScript((req) => {
   if (req.turn < 3)
@@ -71,7 +68,7 @@ describe("faults end to end", () => {
       1,
     ],
   ])("%s is absorbed: done", async (_name, fault, times) => {
-    fake = await startFakeOllama({ script: build });
+    fake = await startFake({ script: build });
     faultAt(fake, 1, fault, times);
     const ws = tempWorkspace();
     const r = await run(ws, fake.url);
@@ -102,7 +99,7 @@ describe("faults end to end", () => {
   ])(
     "%s: exit 3 with what to do; a rerun on the same thread finishes",
     async (_name, fault, message) => {
-      fake = await startFakeOllama({ script: build });
+      fake = await startFake({ script: build });
       faultAt(fake, 2, fault, 10);
       const ws = tempWorkspace();
       const first = await run(ws, fake.url);

@@ -1,20 +1,17 @@
 /** `keel models`, and the live timeline in prompt mode: prose streams, raw call markup never shows. */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { runKeel } from "../support/cli.js";
-import { keelScript, startFakeOllama, tempWorkspace } from "../support/harness.js";
+import { keelScript, fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = fakeOllamaPerTest();
 
 describe("keel models", () => {
   it("shows each model's tool mode and text format", async () => {
-    fake = await startFakeOllama();
+    fake = await startFake();
     const table = await runKeel(["models", "--ollama-url", fake.url]);
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(
@@ -45,7 +42,7 @@ describe("keel models", () => {
 
 describe("streaming timeline", () => {
   it("streams the prose of a prompt-mode reply and hides the call markup", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         req.turn === 0
           ? {

@@ -5,17 +5,14 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import type { ChatView, FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { analystScript } from "../../src/testing/script.js";
 import { runKeel } from "../support/cli.js";
-import { call, calls, keelScript, startFakeOllama, tempWorkspace } from "../support/harness.js";
+import { call, calls, keelScript, fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = fakeOllamaPerTest();
 
 /** A fresh database per test, so tests never see each other's threads. */
 async function freshDb(name: string): Promise<string> {
@@ -43,7 +40,7 @@ const parts = (n: number) =>
 describe("postgres checkpoints", () => {
   it("a thread started by one process is resumed by another", async () => {
     const url = await freshDb("resume");
-    fake = await startFakeOllama({ script: parts(3) });
+    fake = await startFake({ script: parts(3) });
     const ws = tempWorkspace();
     const args = [
       "run",
@@ -77,7 +74,7 @@ describe("postgres checkpoints", () => {
 
   it("two processes run different threads at once on one database without interference", async () => {
     const url = await freshDb("parallel");
-    fake = await startFakeOllama({ script: parts(4) });
+    fake = await startFake({ script: parts(4) });
     const [a, b] = [tempWorkspace(), tempWorkspace()];
     const [ra, rb] = await Promise.all(
       [a, b].map((ws, i) =>
@@ -129,7 +126,7 @@ describe("postgres checkpoints", () => {
 describe("postgres store", () => {
   it("keeps the analyst's findings: a second process on a new thread reuses them all", async () => {
     const url = await freshDb("store");
-    fake = await startFakeOllama({ script: analystScript() });
+    fake = await startFake({ script: analystScript() });
     const dir = tempWorkspace();
     const { mkdirSync, writeFileSync } = await import("node:fs");
     mkdirSync(path.join(dir, "src"));

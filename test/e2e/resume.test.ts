@@ -5,10 +5,10 @@
  */
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ChatView, FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { runKeel } from "../support/cli.js";
-import { call, calls, keelScript, startFakeOllama, tempWorkspace } from "../support/harness.js";
+import { call, calls, keelScript, fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
 
 const STEPS = 4;
 
@@ -27,16 +27,13 @@ const script = keelScript((req: ChatView) => {
 });
 
 let fake: FakeOllama | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = fakeOllamaPerTest();
 
 describe("resume after SIGKILL", () => {
   it.each([1, 2, 3, 4])(
     "killed at model turn %i, resumed, finishes with every side effect exactly once",
     async (killAt) => {
-      fake = await startFakeOllama({ script });
+      fake = await startFake({ script });
       const ws = tempWorkspace();
       const args = [
         "run",
@@ -84,7 +81,7 @@ describe("resume after SIGKILL", () => {
   );
 
   it("a finished thread takes a follow-up request on the same thread", async () => {
-    fake = await startFakeOllama({ script });
+    fake = await startFake({ script });
     const ws = tempWorkspace();
     const first = await runKeel([
       "run",
@@ -121,7 +118,7 @@ describe("resume after SIGKILL", () => {
 
 describe("Ctrl-C", () => {
   it("SIGINT stops the run with exit 130, and the thread resumes to done", async () => {
-    fake = await startFakeOllama({ script });
+    fake = await startFake({ script });
     const ws = tempWorkspace();
     const args = [
       "run",

@@ -5,10 +5,10 @@
  */
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ChatView, FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { runKeel } from "../support/cli.js";
-import { call, calls, keelScript, startFakeOllama, tempWorkspace } from "../support/harness.js";
+import { call, calls, keelScript, fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
 
 const STEPS = 12;
 // Each command takes a while after its effect, so kills land inside commands as well as between.
@@ -55,10 +55,7 @@ const script = keelScript((req: ChatView) => {
 });
 
 let fake: FakeOllama | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = fakeOllamaPerTest();
 
 const snapshot = (dir: string) =>
   Object.fromEntries(
@@ -70,7 +67,7 @@ const snapshot = (dir: string) =>
 
 describe("crash torture", () => {
   it("up to 20 random SIGKILLs and resumes end where an uninterrupted run ends, every command run once", async () => {
-    fake = await startFakeOllama({ script });
+    fake = await startFake({ script });
     const clean = tempWorkspace();
     const whole = await runKeel([
       "run",
@@ -134,7 +131,7 @@ describe("crash torture", () => {
 
 describe("side-effect journal", () => {
   it("a command cut off by a crash after its effect is not run again, and the model is told", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) => {
         if (req.turn === 0)
           return calls(
@@ -191,7 +188,7 @@ describe("side-effect journal", () => {
 describe("orphaned commands", () => {
   it("a command still running after its keel died is waited for before the model is told", async () => {
     const slow = `node -e "const fs = require('fs'); fs.writeFileSync('started.txt', ''); setTimeout(() => fs.appendFileSync('once.log', 'ran\\\\n'), 600)"`;
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         req.turn === 0 ? calls(call("run_command", { command: slow })) : { content: "Checked." },
       ),

@@ -2,7 +2,7 @@
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { analystRunConfig, type AnalystSettingsInput } from "../../src/analysis/context.js";
 import { createAnalystGraph } from "../../src/analysis/graph.js";
 import type { AnalysisReport } from "../../src/analysis/report.js";
@@ -10,14 +10,10 @@ import type { AnalystStateValue } from "../../src/analysis/state.js";
 import type { ChatBody, FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { analystScript } from "../../src/testing/script.js";
 import { generateRepo, type FixtureInfo } from "../support/fixture-repo.js";
-import { startFakeOllama, tempWorkspace } from "../support/harness.js";
+import { fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
-afterEach(async () => {
-  expect(fake?.violations ?? []).toEqual([]);
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = fakeOllamaPerTest();
 
 let base: string;
 let info: FixtureInfo;
@@ -86,7 +82,7 @@ describe("analyst", () => {
   });
 
   it("analyses every unit once, every folder once, within the budget; re-runs reuse all but what changed", async () => {
-    fake = await startFakeOllama({ script: analystScript() });
+    fake = await startFake({ script: analystScript() });
     const target = copy();
     const store = new InMemoryStore();
     const first = await analyse(target, { contextWindow: 2048 }, store);
@@ -133,7 +129,7 @@ describe("analyst", () => {
   });
 
   it("gives the same report at any concurrency", async () => {
-    fake = await startFakeOllama({ script: analystScript() });
+    fake = await startFake({ script: analystScript() });
     const one = await analyse(copy(), { concurrency: 1 });
     const four = await analyse(copy(), { concurrency: 4 });
     expect({ ...four.report, name: "x" }).toEqual({ ...one.report, name: "x" });

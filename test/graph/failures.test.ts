@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import {
   call,
@@ -14,23 +14,19 @@ import {
   lastMessage,
   lastResult,
   runCoder,
-  startFakeOllama,
+  fakeOllamaPerTest,
   tempWorkspace,
   toolMessages,
 } from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
-afterEach(async () => {
-  expect(fake?.violations ?? []).toEqual([]);
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = fakeOllamaPerTest();
 
 const FIFTY_LINES = Array.from({ length: 50 }, (_, i) => `print("line ${i}")`).join("\n");
 
 describe("F1: file writes through the shell", () => {
   it("refuses echo-redirection before spawning, tells the model to use write_file, and the file then exists", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) => {
         if (req.turn === 0)
           return calls(call("run_command", { command: `echo "${FIFTY_LINES}" > f.py` }));
@@ -57,7 +53,7 @@ describe("F1: file writes through the shell", () => {
   });
 
   it("refuses an oversize command without spawning it", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         req.turn === 0
           ? calls(
@@ -78,7 +74,7 @@ describe("F1: file writes through the shell", () => {
 
 describe("F2: creating a file with a create-directory tool", () => {
   it("make_dir refuses a path with an extension, creates nothing, and write_file then creates the file", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) => {
         if (req.turn === 0) return calls(call("make_dir", { path: "src/api/users.js" }));
         if (lastResult(req).includes("looks like a file name"))
@@ -99,7 +95,7 @@ describe("F2: creating a file with a create-directory tool", () => {
   });
 
   it("write_file without content is refused and writes nothing", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         req.turn === 0 ? calls(call("write_file", { path: "a.txt" })) : { content: "gave up" },
       ),
@@ -115,7 +111,7 @@ describe("F2: creating a file with a create-directory tool", () => {
 
 describe("F3: build vs analyze", () => {
   it("routes a build request to build: write tools offered, the prompt says build, the file is created", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) => {
         if (req.turn === 0) return calls(call("analyze_code", { path: "src/api" }));
         if (lastResult(req).includes("does not exist"))
@@ -140,7 +136,7 @@ describe("F3: build vs analyze", () => {
   });
 
   it('treats "explain how to build X" as analysis: read-only tools only, prose is the answer', async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript(() => ({ content: "You would write a handler that..." })),
     });
     const ws = tempWorkspace();
@@ -156,7 +152,7 @@ describe("F3: build vs analyze", () => {
   });
 
   it("asks the model to classify when the rules are unsure", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript(() => ({ content: "Here is the answer." }), { intent: "chat" }),
     });
     const { state } = await runCoder(fake, "the thing with the users table", {
@@ -172,7 +168,7 @@ describe("F3: build vs analyze", () => {
 
 describe("F4: every result, success or error, goes back to the model", () => {
   it("feeds a tool error into the next request and keeps going until the model answers", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) => {
         if (req.turn === 0) return calls(call("read_file", { path: "missing.txt" }));
         if (req.turn === 1)
@@ -194,7 +190,7 @@ describe("F4: every result, success or error, goes back to the model", () => {
 describe("F5: loops", () => {
   it("cuts `.\\src`, `./src`, `src/` at the exact call, then climbs the ladder: re-plan, summary, end", async () => {
     const spellings = [".\\src", "./src", "src/", "src"];
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) => calls(call("list_dir", { path: spellings[req.turn % 4]! }))),
     });
     const ws = tempWorkspace();
@@ -224,7 +220,7 @@ describe("F5: loops", () => {
 
   it("does not cut exploration of different paths", async () => {
     const dirs = ["src", "src/cli", "src/tui", "src/api", "src/db"];
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         req.turn < dirs.length
           ? calls(call("list_dir", { path: `./${dirs[req.turn]}` }))
@@ -240,7 +236,7 @@ describe("F5: loops", () => {
   });
 
   it("writing the same file with the same content twice in a row is a loop (mutation threshold 2)", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript(() => calls(call("write_file", { path: "a.txt", content: "same" }))),
     });
     const { state } = await runCoder(fake, "Create a.txt", { workspace: tempWorkspace() });
@@ -251,7 +247,7 @@ describe("F5: loops", () => {
 
 describe("F6: unknown tools and wrong argument types", () => {
   it("answers an unknown tool with the available tools and the closest name; the run goes on", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) => {
         if (req.turn === 0)
           return { ...calls(call("analyzeDom", { path: "." })), allowUnknownTools: true };
@@ -275,7 +271,7 @@ describe("F6: unknown tools and wrong argument types", () => {
   });
 
   it("names each wrong field with expected and received type", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         req.turn === 0 ? calls(call("read_file", { path: 5, limit: "ten" })) : { content: "ok" },
       ),
@@ -289,7 +285,7 @@ describe("F6: unknown tools and wrong argument types", () => {
 
 describe("F7: empty replies", () => {
   it("nudges the model in its own context, escalating, then re-plans, then a summary turn, then a report", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript(() => ({ content: "" }), { summary: "Nothing was done." }),
     });
     const { state } = await runCoder(fake, "Create a.txt", { workspace: tempWorkspace() });
@@ -312,7 +308,7 @@ describe("F7: empty replies", () => {
   });
 
   it("recovers when the model answers after the nudge", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         req.last?.content.includes("reply was empty")
           ? { content: "Hello! How can I help?" }
@@ -327,7 +323,7 @@ describe("F7: empty replies", () => {
 
 describe("F8: tool results go back paired with their calls", () => {
   it("answers two calls of one reply in order, with ids and names, before the next turn", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         req.turn === 0
           ? calls(
@@ -357,7 +353,7 @@ describe("F8: tool results go back paired with their calls", () => {
   });
 
   it("accepts calls in the final stream line (native placement) and string arguments", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         req.turn === 0
           ? {
@@ -376,7 +372,7 @@ describe("F8: tool results go back paired with their calls", () => {
 
 describe("budgets", () => {
   it("ends the run at the turn budget with a tool-less summary turn and a report", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) => calls(call("list_dir", { path: `dir${req.turn}` }))),
     });
     const { state } = await runCoder(fake, "Analyze everything", {
@@ -393,7 +389,7 @@ describe("budgets", () => {
   });
 
   it("refuses tool calls past the tool-call budget", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         calls(
           call("list_dir", { path: `a${req.turn}` }),

@@ -2,7 +2,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import {
   call,
@@ -10,16 +10,13 @@ import {
   keelScript,
   lastResult,
   runCoder,
-  startFakeOllama,
+  fakeOllamaPerTest,
   tempWorkspace,
   toolMessages,
 } from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = fakeOllamaPerTest();
 
 // `kill -0` checks a process exists and changes nothing, but keel's policy asks before any kill.
 const NEEDS_APPROVAL = "kill -0 $$ && touch approved.txt";
@@ -30,7 +27,7 @@ const approvalScript = keelScript((req) => {
 
 describe("approval of commands that reach beyond the workspace", () => {
   it("non-interactive without --yes: refused, and the model is told why", async () => {
-    fake = await startFakeOllama({ script: approvalScript });
+    fake = await startFake({ script: approvalScript });
     const ws = tempWorkspace();
     await runCoder(fake, "Run the check", { workspace: ws });
     expect(existsSync(path.join(ws, "approved.txt"))).toBe(false);
@@ -40,14 +37,14 @@ describe("approval of commands that reach beyond the workspace", () => {
   });
 
   it("--yes (autoApprove) runs it", async () => {
-    fake = await startFakeOllama({ script: approvalScript });
+    fake = await startFake({ script: approvalScript });
     const ws = tempWorkspace();
     await runCoder(fake, "Run the check", { workspace: ws, context: { autoApprove: true } });
     expect(existsSync(path.join(ws, "approved.txt"))).toBe(true);
   });
 
   it("interactive: the run pauses at an interrupt and resumes with the answer", async () => {
-    fake = await startFakeOllama({ script: approvalScript });
+    fake = await startFake({ script: approvalScript });
     const ws = tempWorkspace();
     const checkpointer = new MemorySaver();
     const first = await runCoder(fake, "Run the check", {
@@ -74,7 +71,7 @@ describe("approval of commands that reach beyond the workspace", () => {
 
 describe("asking a human when the ladder runs out", () => {
   it("interrupts at the last rung; the person's guidance reaches the model and the run finishes", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         req.userText.includes("write it to hello.txt")
           ? req.last?.role === "tool"
@@ -111,7 +108,7 @@ describe("asking a human when the ladder runs out", () => {
 describe("approval with the side-effect journal", () => {
   it("a command paused for approval runs after the approval (the pause is not a crash)", async () => {
     const { InMemoryStore } = await import("@langchain/langgraph");
-    fake = await startFakeOllama({ script: approvalScript });
+    fake = await startFake({ script: approvalScript });
     const ws = tempWorkspace();
     const checkpointer = new MemorySaver();
     const store = new InMemoryStore();

@@ -1,7 +1,7 @@
 /** Model server faults during a run: retried with bounded backoff, or a clear ModelServerError. */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ModelServerError } from "../../src/models/errors.js";
 import type { FakeOllama, Reply } from "../../src/testing/fake-ollama/index.js";
 import {
@@ -9,15 +9,12 @@ import {
   calls,
   keelScript,
   runCoder,
-  startFakeOllama,
+  fakeOllamaPerTest,
   tempWorkspace,
 } from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = fakeOllamaPerTest();
 
 const buildScript = keelScript((req) =>
   req.turn === 0
@@ -44,7 +41,7 @@ describe("transient faults are retried and the run goes on", () => {
     ],
   ];
   it.each(faults)("%s", async (_name, fault) => {
-    fake = await startFakeOllama({ script: buildScript });
+    fake = await startFake({ script: buildScript });
     const ws = tempWorkspace();
     // The plan request is the first chat request; fail the first model turn twice.
     let seen = 0;
@@ -59,7 +56,7 @@ describe("transient faults are retried and the run goes on", () => {
   });
 
   it("a first byte that never comes times out and is retried", async () => {
-    fake = await startFakeOllama({ script: buildScript });
+    fake = await startFake({ script: buildScript });
     let hung = false;
     fake.onChat((req) => {
       if (!req.structured && !hung) {
@@ -79,7 +76,7 @@ describe("transient faults are retried and the run goes on", () => {
 
 describe("final faults end the run with a ModelServerError", () => {
   it("a missing model: no retry, the message says ollama pull", async () => {
-    fake = await startFakeOllama({ script: buildScript });
+    fake = await startFake({ script: buildScript });
     const err = await runCoder(fake, "Create out.txt", {
       workspace: tempWorkspace(),
       context: { model: "nosuch:7b" },
@@ -91,7 +88,7 @@ describe("final faults end the run with a ModelServerError", () => {
   });
 
   it("a 503 that persists: exactly retries+1 requests, then overloaded", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: () => ({
         fault: "status",
         status: 503,
@@ -107,7 +104,7 @@ describe("final faults end the run with a ModelServerError", () => {
   });
 
   it("native mode forced on a model without tool support names the problem", async () => {
-    fake = await startFakeOllama({ script: buildScript });
+    fake = await startFake({ script: buildScript });
     const err = await runCoder(fake, "Create out.txt", {
       workspace: tempWorkspace(),
       context: { model: "gemma3:4b", toolMode: "native" },

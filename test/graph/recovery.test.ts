@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ModelServerError } from "../../src/models/errors.js";
 import type { ChatBody, FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import {
@@ -15,17 +15,13 @@ import {
   lastMessage,
   lastResult,
   runCoder,
-  startFakeOllama,
+  fakeOllamaPerTest,
   tempWorkspace,
   toolMessages,
 } from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
-afterEach(async () => {
-  expect(fake?.violations ?? []).toEqual([]);
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = fakeOllamaPerTest();
 
 const keelNotes = (b: ChatBody | undefined) =>
   (b?.messages ?? [])
@@ -34,7 +30,7 @@ const keelNotes = (b: ChatBody | undefined) =>
 
 describe("each failure kind gets its hint, and the model recovers", () => {
   it("unknown tools three times → a hint naming them → done", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) => {
         if (req.turn < 3)
           return {
@@ -56,7 +52,7 @@ describe("each failure kind gets its hint, and the model recovers", () => {
   });
 
   it("invalid arguments three times → a hint about types → done", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) => {
         if (req.turn < 3) return calls(call("read_file", { path: ["a", "b"] }));
         return { content: "I could not read it." };
@@ -71,7 +67,7 @@ describe("each failure kind gets its hint, and the model recovers", () => {
   });
 
   it("a reply repeating itself → a hint → a real answer", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         req.turn === 0
           ? {
@@ -88,7 +84,7 @@ describe("each failure kind gets its hint, and the model recovers", () => {
   });
 
   it("prose instead of action on a build → a hint → the file is written", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) => {
         if (req.turn === 0) return { content: "You should create app.py with a main function." };
         if (req.turn === 1)
@@ -106,7 +102,7 @@ describe("each failure kind gets its hint, and the model recovers", () => {
   });
 
   it("prose is the answer for analysis: no nudge", async () => {
-    fake = await startFakeOllama({ script: keelScript(() => ({ content: "It is a small CLI." })) });
+    fake = await startFake({ script: keelScript(() => ({ content: "It is a small CLI." })) });
     const { state } = await runCoder(fake, "Explain what this repo is", {
       workspace: tempWorkspace(),
     });
@@ -117,7 +113,7 @@ describe("each failure kind gets its hint, and the model recovers", () => {
 
 describe("loop detectors in a run", () => {
   it("an A-B cycle is cut at its sixth call with a cycle hint", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) => {
         if (lastResult(req).includes("loop detected"))
           return { content: "a.txt and b.txt both say hi." };
@@ -139,7 +135,7 @@ describe("loop detectors in a run", () => {
   });
 
   it("a command polled for a changing result is never cut", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) => {
         if (lastResult(req).includes("count 5")) return { content: "The counter reached 5." };
         return calls(
@@ -157,7 +153,7 @@ describe("loop detectors in a run", () => {
   });
 
   it("the same failing command with the same output is cut at the third", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         lastResult(req).includes("loop detected")
           ? { content: "The test keeps failing: assertion in a.test.js." }
@@ -178,7 +174,7 @@ describe("loop detectors in a run", () => {
 
 describe("the ladder's thresholds come from the context", () => {
   it("two hints and no re-plan: the summary turn comes at the third strike, then the end", async () => {
-    fake = await startFakeOllama({ script: keelScript(() => ({ content: "" })) });
+    fake = await startFake({ script: keelScript(() => ({ content: "" })) });
     const { state } = await runCoder(fake, "Create a.txt", {
       workspace: tempWorkspace(),
       context: { recoveryHints: 2, recoveryReplans: 0 },
@@ -196,7 +192,7 @@ describe("the ladder's thresholds come from the context", () => {
 
 describe("guard state survives a resume", () => {
   it("a run that dies in the middle of a loop escalates at the same call after resuming", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript(() => calls(call("list_dir", { path: "." }))),
     });
     const ws = tempWorkspace();
@@ -236,7 +232,7 @@ describe("guard state survives a resume", () => {
 describe("context budget", () => {
   it("keeps every request inside num_ctx while a long task completes", async () => {
     const files = Array.from({ length: 12 }, (_, i) => `notes/n${i}.md`);
-    fake = await startFakeOllama({
+    fake = await startFake({
       // Keyed on what the conversation mentions, not on turn numbers: compaction folds old turns.
       script: keelScript((req) => {
         const seen = JSON.stringify(req.messages);

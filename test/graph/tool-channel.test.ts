@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ALL_TOOLS } from "../../src/tools/registry.js";
 import {
   DEFAULT_FAKE_MODELS,
@@ -17,23 +17,19 @@ import {
   calls,
   keelScript,
   runCoder,
-  startFakeOllama,
+  fakeOllamaPerTest,
   tempWorkspace,
 } from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
-afterEach(async () => {
-  expect(fake?.violations ?? []).toEqual([]);
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = fakeOllamaPerTest();
 
 const count = (text: string, needle: string) => text.split(needle).length - 1;
 const systemOf = (b: ChatBody) => b.messages!.filter((m) => m.role === "system");
 
 describe("prompt mode (model without the tools capability)", () => {
   it("completes a build: no tools field, each tool described exactly once, results as tool_response", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) => {
         if (req.turn === 0)
           return {
@@ -80,7 +76,7 @@ describe("prompt mode (model without the tools capability)", () => {
   });
 
   it("asks for and reads the family's own format (phi4-mini functools)", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       models: {
         ...DEFAULT_FAKE_MODELS,
         "phi4-mini:3.8b": { capabilities: ["completion"], family: "phi3" },
@@ -109,7 +105,7 @@ describe("prompt mode (model without the tools capability)", () => {
   });
 
   it("an unparseable attempt goes to recover, which sends the problem and the syntax", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) => {
         if (req.turn === 0)
           return {
@@ -139,7 +135,7 @@ describe("prompt mode (model without the tools capability)", () => {
   });
 
   it("never runs a call written inside a thinking block", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript(() => ({
         content:
           '<think>I could <tool_call>{"name": "write_file", "arguments": {"path": "no.txt", "content": "x"}}</tool_call></think>Nothing needs to change.',
@@ -158,7 +154,7 @@ describe("prompt mode (model without the tools capability)", () => {
 
 describe("native mode", () => {
   it("sends tools once in the tools field and never in the system prompt", async () => {
-    fake = await startFakeOllama({ script: keelScript(() => ({ content: "Hello." })) });
+    fake = await startFake({ script: keelScript(() => ({ content: "Hello." })) });
     await runCoder(fake, "hello", { workspace: tempWorkspace() });
     const [body] = fake.chatBodies({ turnsOnly: true });
     expect(systemOf(body!)).toHaveLength(1);
@@ -172,7 +168,7 @@ describe("native mode", () => {
   });
 
   it("salvages a JSON call written in content by a tools-capable model", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         req.turn === 0
           ? {
@@ -200,7 +196,7 @@ describe("native mode", () => {
   });
 
   it("does not salvage a call to a tool that was not offered", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript(() => ({
         content: '{"name": "write_file", "arguments": {"path": "n.txt", "content": "x"}}',
       })),
@@ -213,7 +209,7 @@ describe("native mode", () => {
   });
 
   it("probes /api/show once per model, not once per turn", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: keelScript((req) =>
         req.turn < 3 ? calls(call("list_dir", { path: `d${req.turn}` })) : { content: "ok" },
       ),

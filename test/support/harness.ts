@@ -3,13 +3,34 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { Command, MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { afterEach, expect } from "vitest";
 import { createCoderGraph } from "../../src/agent/graph.js";
 import { runConfig, type SettingsInput } from "../../src/agent/context.js";
 import type { CoderStateValue } from "../../src/agent/state.js";
-import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
+import { startFakeOllama, type FakeOllama } from "../../src/testing/fake-ollama/index.js";
 
-export { startFakeOllama } from "../../src/testing/fake-ollama/index.js";
+export { startFakeOllama };
 export { call, calls, keelScript, lastResult } from "../../src/testing/script.js";
+
+/**
+ * Fake Ollama servers per test: the returned function starts one; after each test every server it
+ * started is closed and, unless the file tests the fake's own refusals, must have seen no request
+ * a real Ollama would refuse (`violations`).
+ */
+export function fakeOllamaPerTest({ checkViolations = true } = {}) {
+  let started: FakeOllama[] = [];
+  afterEach(async () => {
+    const servers = started;
+    started = [];
+    await Promise.all(servers.map((s) => s.close()));
+    if (checkViolations) for (const s of servers) expect(s.violations).toEqual([]);
+  });
+  return async (options?: Parameters<typeof startFakeOllama>[0]): Promise<FakeOllama> => {
+    const server = await startFakeOllama(options);
+    started.push(server);
+    return server;
+  };
+}
 
 let counter = 0;
 

@@ -4,16 +4,13 @@
  */
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { ChatOllama } from "@langchain/ollama";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createOllamaFetch } from "../../src/models/ollama-fetch.js";
 import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
-import { call, startFakeOllama } from "../support/harness.js";
+import { call, fakeOllamaPerTest } from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const startFake = fakeOllamaPerTest({ checkViolations: false });
 
 const post = (path: string, body: unknown, raw = false) =>
   fetch(`${fake!.url}${path}`, {
@@ -24,7 +21,7 @@ const post = (path: string, body: unknown, raw = false) =>
 
 describe("HTTP surface", () => {
   it("answers health, version, tags, show and unknown routes like Ollama", async () => {
-    fake = await startFakeOllama();
+    fake = await startFake();
     expect(await (await fetch(`${fake.url}/`)).text()).toBe("Ollama is running");
     expect(await (await fetch(`${fake.url}/api/version`)).json()).toEqual({ version: "0.12.10" });
     const tags = (await (await fetch(`${fake.url}/api/tags`)).json()) as {
@@ -72,7 +69,7 @@ describe("HTTP surface", () => {
       '"nomic-embed-text" does not support chat',
     ],
   ])("chat rejects %j with %i", async (body, status, error) => {
-    fake = await startFakeOllama();
+    fake = await startFake();
     const res = await post("/api/chat", body, true);
     expect(res.status).toBe(status);
     expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
@@ -80,7 +77,7 @@ describe("HTTP surface", () => {
   });
 
   it("streams NDJSON with metrics only on the final line, and aggregates when stream is false", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: () => ({ content: "The sky is blue", toolCalls: [call("f", { a: 1 })] }),
     });
     const tools = [{ type: "function", function: { name: "f", parameters: { type: "object" } } }];
@@ -119,7 +116,7 @@ describe("HTTP surface", () => {
   });
 
   it("flags a script that calls a tool the request did not offer", async () => {
-    fake = await startFakeOllama({ script: () => ({ toolCalls: [call("ghost")] }) });
+    fake = await startFake({ script: () => ({ toolCalls: [call("ghost")] }) });
     const res = await post("/api/chat", { model: "llama3.1:8b", messages: [] });
     expect(res.status).toBe(500);
     expect(fake.violations[0]).toContain('"ghost"');
@@ -135,7 +132,7 @@ describe("ChatOllama through the fake", () => {
     });
 
   it("reads content, usage, done_reason and tool calls (with fresh UUID ids)", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: () => ({ content: "ok", toolCalls: [call("get_weather", { city: "Paris" })] }),
     });
     const m = model(fake.url, true).bindTools([
@@ -160,7 +157,7 @@ describe("ChatOllama through the fake", () => {
   });
 
   it("negative control: plain ChatOllama sends tool results without tool_name / tool_call_id; keel's fetch adds them", async () => {
-    fake = await startFakeOllama({ script: () => ({ content: "fine" }) });
+    fake = await startFake({ script: () => ({ content: "fine" }) });
     const history = [
       new HumanMessage("weather?"),
       new AIMessage({
@@ -184,7 +181,7 @@ describe("ChatOllama through the fake", () => {
   });
 
   it("negative control: string arguments are silently lost by plain ChatOllama, kept by keel's fetch", async () => {
-    fake = await startFakeOllama({ script: () => ({ toolCalls: [call("f", '{"a":1}')] }) });
+    fake = await startFake({ script: () => ({ toolCalls: [call("f", '{"a":1}')] }) });
     const tools = [
       {
         type: "function" as const,
@@ -198,7 +195,7 @@ describe("ChatOllama through the fake", () => {
   });
 
   it("surfaces a 503 as ResponseError with status_code, and makes exactly one request", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: () => ({
         fault: "status",
         status: 503,
@@ -213,7 +210,7 @@ describe("ChatOllama through the fake", () => {
   });
 
   it("surfaces a mid-stream error line as a plain Error with its text", async () => {
-    fake = await startFakeOllama({
+    fake = await startFake({
       script: () => ({ fault: "stream-error", error: "model runner has unexpectedly stopped" }),
     });
     await expect(model(fake.url, true).invoke("hi")).rejects.toThrow(
