@@ -34,15 +34,17 @@ export function createAnalyzeUnitsNode(deps: GraphDeps) {
             (stored.model === manifest.model &&
               stored.depth === env.settings.depth &&
               stored.finding));
-        if (reusable) {
+        const progress = (reused: boolean) =>
           env.emit({
             type: "analysis",
             phase: "units",
             done: ++done,
             total: state.total,
             current: unit.path,
-            reused: true,
+            reused,
           });
+        if (reusable) {
+          progress(true);
           return "reused" as const;
         }
         const text = await readFile(path.join(state.target, unit.path), "utf8");
@@ -57,14 +59,7 @@ export function createAnalyzeUnitsNode(deps: GraphDeps) {
           outcome = finding ? "analyzed" : "failed";
         }
         await records.putUnit(record);
-        env.emit({
-          type: "analysis",
-          phase: "units",
-          done: ++done,
-          total: state.total,
-          current: unit.path,
-          reused: false,
-        });
+        progress(false);
         return outcome;
       }),
     );
