@@ -43,6 +43,12 @@ export const ContextSchema = z.object({
     .default(false)
     .describe("Approve commands that reach beyond the workspace (the CLI's --yes)"),
   temperature: z.number().min(0).max(2).default(0.2).describe("Sampling temperature for the model"),
+  think: z
+    .enum(["auto", "on", "off", "low", "medium", "high"])
+    .default("auto")
+    .describe(
+      "Thinking for models with the thinking capability: on, off, or a level (low|medium|high, for models that take levels such as gpt-oss; others think on). auto: the server's default (on). Structured requests never think",
+    ),
   contextWindow: z
     .number()
     .int()

@@ -4,7 +4,14 @@
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { createCapabilityProbe, type CapabilityProbe } from "../models/capabilities.js";
+import {
+  createCapabilityProbe,
+  thinkFor,
+  windowFor,
+  type CapabilityProbe,
+  type ModelProfile,
+  type ThinkSetting,
+} from "../models/capabilities.js";
 import {
   createOllamaChatModel,
   type ChatModelFactory,
@@ -32,11 +39,22 @@ export type KeelEvent =
       tokensBefore: number;
       tokensAfter: number;
       budget: number;
-    };
+    }
+  /** The server cut the prompt (its count `reported` under `numCtx`); keel refits and asks again. */
+  | { type: "truncated"; reported: number; numCtx: number; estimated: number }
+  /** The server's tool channel failed for this turn; it is asked again with tools in the prompt. */
+  | { type: "tool-channel"; reason: string; pinned: boolean };
+
+/** What the model of a run is built with once the model's profile is known. */
+export interface ModelFit {
+  /** num_ctx: the run's window for this model (see `windowFor`). */
+  numCtx?: number;
+  think?: ChatModelSettings["thinking"];
+}
 
 export interface NodeEnv {
   settings: Settings & { ollamaUrl: string };
-  model: () => BaseChatModel;
+  model: (fit?: ModelFit) => BaseChatModel;
   policy: RetryPolicy;
   workspace: string;
   emit: (e: KeelEvent) => void;
@@ -65,26 +83,31 @@ export function customEmitter<E>(config: LangGraphRunnableConfig): (e: E) => voi
 }
 
 /** What a run needs to reach its model. */
-export type ModelSettings = Omit<ChatModelSettings, "numCtx"> & {
+export type ModelSettings = Omit<ChatModelSettings, "numCtx" | "thinking"> & {
   contextWindow: number;
   retries: number;
   retryBaseMs: number;
 };
 
 /**
- * The run's model, built on first use and then kept — with one num_ctx for every call, since
- * Ollama reloads a model when num_ctx changes — and the retry policy of its calls.
+ * The run's model, built on first use and then kept, and the retry policy of its calls. Every
+ * caller passes the same num_ctx for a model (the window from `windowFor`): Ollama reloads a model
+ * when num_ctx changes.
  */
 export function runModel(
   config: LangGraphRunnableConfig,
   deps: GraphDeps,
   s: ModelSettings,
   onRetry?: RetryPolicy["onRetry"],
-): { model: () => BaseChatModel; policy: RetryPolicy } {
+): { model: (fit?: ModelFit) => BaseChatModel; policy: RetryPolicy } {
   let model: BaseChatModel | undefined;
   return {
-    model: () =>
-      (model ??= (deps.createModel ?? createOllamaChatModel)({ ...s, numCtx: s.contextWindow })),
+    model: (fit) =>
+      (model ??= (deps.createModel ?? createOllamaChatModel)({
+        ...s,
+        numCtx: fit?.numCtx ?? s.contextWindow,
+        ...(fit?.think !== undefined ? { thinking: fit.think } : {}),
+      })),
     policy: {
       retries: s.retries,
       baseMs: s.retryBaseMs,
@@ -102,6 +125,28 @@ function runWorkspace(settings: Settings): string {
   let dir = workspaces.get(settings);
   if (dir === undefined) workspaces.set(settings, (dir = realWorkspace(settings.workspace)));
   return dir;
+}
+
+/**
+ * The run's model as the server describes it (when a probe is configured: Ollama's /api/show,
+ * cached) and what follows from it for every call of the run: the window and `think`.
+ */
+export async function modelFitOf(
+  env: {
+    settings: { ollamaUrl: string; model: string; contextWindow: number; think?: ThinkSetting };
+    policy: RetryPolicy;
+  },
+  deps: GraphDeps,
+): Promise<{ profile?: ModelProfile; window: number; fit: ModelFit }> {
+  const s = env.settings;
+  const profile = deps.probe ? await deps.probe(s.ollamaUrl, s.model, env.policy) : undefined;
+  const window = windowFor(s.contextWindow, profile);
+  const think = thinkFor(s.think ?? "auto", profile);
+  return {
+    ...(profile ? { profile } : {}),
+    window,
+    fit: { numCtx: window, ...(think !== undefined ? { think } : {}) },
+  };
 }
 
 export function nodeEnv(config: LangGraphRunnableConfig, deps: GraphDeps): NodeEnv {

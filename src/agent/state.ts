@@ -26,6 +26,31 @@ export const PlanStepSchema = z.object({
 });
 export type PlanStep = z.infer<typeof PlanStepSchema>;
 
+/** How act fits the history into the window for one model (history/fit.ts, history/calibrate.ts). */
+export const FitStateSchema = z.object({
+  /** Messages folded into the record; moves only at a fold, so the prompt's prefix stays cached. */
+  foldedUpTo: z.number(),
+  /** Server tokens per keel-estimated token, learned from the server's prompt counts. */
+  scale: z.number(),
+  /** The model the calibration belongs to. */
+  model: z.string(),
+  /** Key of what sat before the conversation (system prompt, tools, channel) in the last request. */
+  prefix: z.string(),
+});
+export type FitState = z.infer<typeof FitStateSchema>;
+
+/** One model turn's tokens as the server reported them; kept on the AI message (`keel_usage`). */
+export interface TurnUsage {
+  /** The prompt's tokens (Ollama's prompt_eval_count). */
+  promptTokens: number;
+  /** keel's estimate of those the server's cache could reuse from the previous request. */
+  reusedTokens: number;
+  newTokens: number;
+  generatedTokens: number;
+  /** Generation speed (eval_count / eval_duration). */
+  tokensPerSecond?: number;
+}
+
 /** What went wrong, for `recover`. */
 export const FailureSchema = z.object({
   kind: z.enum([
@@ -70,14 +95,23 @@ export const CoderState = new StateSchema({
   planSteps: z.array(PlanStepSchema).default(() => []),
   /** Why the last re-plan happened. Written by recover; read by plan. */
   replanReason: z.string().optional(),
-  /** The tool channel of the last turn (native or prompt, and the text format). Written by act; read by the timeline. */
+  /**
+   * The tool channel of the last turn (native or prompt, and the text format), and the server's
+   * tool-channel failures this run: after `parseFailures` reach the limit, or a model without tool
+   * support, `pinned` keeps the rest of the run in prompt mode. Written by act (reset by
+   * intent-classify); read by act and the timeline.
+   */
   toolChannel: z
     .object({
       mode: z.enum(["native", "prompt"]),
       format: z.string(),
       salvaged: z.boolean().optional(),
+      parseFailures: z.number().optional(),
+      pinned: z.string().optional(),
     })
     .optional(),
+  /** The history's fold point and the token calibration. Written by act when they change; read by act. */
+  fit: FitStateSchema.optional(),
   /** Model turns taken this run. Written by act; read by act's budget check and the report. */
   turns: z.number().default(0),
   /** Every tool call this run, in order. Appended by tool-execute; read by the loop guard and the report. */

@@ -1,6 +1,12 @@
 /** What the analyst's nodes derive from their config: settings, store, records, model, budget. */
 import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
-import { customEmitter, runModel, type GraphDeps } from "../agent/runtime.js";
+import {
+  customEmitter,
+  modelFitOf,
+  runModel,
+  type GraphDeps,
+  type ModelFit,
+} from "../agent/runtime.js";
 import type { Budgeted } from "./analyze-unit.js";
 import { analystSettingsFrom, type AnalystSettings } from "./context.js";
 import { AnalysisRecords } from "./records.js";
@@ -22,7 +28,8 @@ export interface AnalystEnv {
   store: BaseStore;
   threadId: string;
   emit: (e: AnalysisProgress) => void;
-  budgeted: (onRequest: (tokens: number) => void) => Budgeted;
+  /** The model within the window for it (see `modelFitOf`), reporting each request's size. */
+  budgeted: (onRequest: (tokens: number) => void) => Promise<Budgeted>;
 }
 
 export function analystEnv(config: LangGraphRunnableConfig, deps: GraphDeps): AnalystEnv {
@@ -33,17 +40,16 @@ export function analystEnv(config: LangGraphRunnableConfig, deps: GraphDeps): An
       "the analyst graph needs a store for its findings: compile it with { store } (the LangGraph server provides one)",
     );
   const { model, policy } = runModel(config, deps, settings);
+  let fitted: Promise<{ window: number; fit: ModelFit }> | undefined;
   return {
     settings,
     store,
     threadId: String(config.configurable?.thread_id ?? "default"),
     emit: customEmitter<AnalysisProgress>(config),
-    budgeted: (onRequest) => ({
-      model: model(),
-      window: settings.contextWindow,
-      onRequest,
-      policy,
-    }),
+    budgeted: async (onRequest) => {
+      const { window, fit } = await (fitted ??= modelFitOf({ settings, policy }, deps));
+      return { model: model(fit), window, onRequest, policy };
+    },
   };
 }
 
@@ -62,6 +68,7 @@ export async function analystStep(
     env,
     manifest: await AnalysisRecords.manifest(env.store, env.threadId),
     records: new AnalysisRecords(env.store, state.target),
+    /** The model within the budget; probes the model on first use only (a run without one never does). */
     budgeted: () => env.budgeted((t) => (largest = Math.max(largest, t))),
     largest: () => largest,
   };

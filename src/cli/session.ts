@@ -8,7 +8,7 @@ import { Command, isGraphDrained, type RunControl } from "@langchain/langgraph";
 import { runConfig, type SettingsInput } from "../agent/context.js";
 import { createCoderGraph } from "../agent/graph.js";
 import type { GraphDeps, KeelEvent } from "../agent/runtime.js";
-import type { CoderStateUpdate, CoderStateValue } from "../agent/state.js";
+import type { CoderStateUpdate, CoderStateValue, TurnUsage } from "../agent/state.js";
 import { ModelServerError } from "../models/errors.js";
 import { openPersistence } from "../persistence/open.js";
 import { createReplyPrinter, describeEvent, describeUpdate } from "./timeline.js";
@@ -23,6 +23,8 @@ export interface RunOutcome {
   tool_calls: Array<{ name: string; ok: boolean }>;
   files_written: string[];
   summary: string;
+  /** Each model turn's tokens as the server reported them (absent where it reported none). */
+  usage: { turns: TurnUsage[]; promptTokens: number; newTokens: number; generatedTokens: number };
   error?: string;
   /** 0 done, 1 not completed, 3 the model server failed, 130 interrupted (Ctrl-C). */
   exitCode: 0 | 1 | 3 | 130;
@@ -167,6 +169,29 @@ export function pendingNodes(snapshot: {
   return snapshot.next.length > 0 ? [...snapshot.next] : snapshot.tasks.map((t) => t.name);
 }
 
+/** The usage of this run's turns: the AI messages after the run's request. */
+function usageOf(values: CoderStateValue | undefined): RunOutcome["usage"] {
+  const messages = values?.messages ?? [];
+  let from = messages.length;
+  while (
+    from > 0 &&
+    !(messages[from - 1]!.getType() === "human" && messages[from - 1]!.content === values!.request)
+  )
+    from--;
+  const turns = messages
+    .slice(from)
+    .map((m) => (m.response_metadata as { keel_usage?: TurnUsage } | undefined)?.keel_usage)
+    .filter((u): u is TurnUsage => u !== undefined);
+  const sum = (k: "promptTokens" | "newTokens" | "generatedTokens") =>
+    turns.reduce((a, u) => a + u[k], 0);
+  return {
+    turns,
+    promptTokens: sum("promptTokens"),
+    newTokens: sum("newTokens"),
+    generatedTokens: sum("generatedTokens"),
+  };
+}
+
 export class UsageError extends Error {
   override name = "UsageError";
 }
@@ -191,6 +216,7 @@ function outcome(
     tool_calls: (values?.trail ?? []).map((t) => ({ name: t.name, ok: t.ok })),
     files_written: values?.filesWritten ?? [],
     summary,
+    usage: usageOf(values),
     exitCode: status === "done" ? 0 : status === "error" ? 3 : 1,
   };
 }

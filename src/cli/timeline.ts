@@ -5,7 +5,7 @@
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import pc from "picocolors";
 import type { KeelEvent } from "../agent/runtime.js";
-import type { CoderStateUpdate } from "../agent/state.js";
+import type { CoderStateUpdate, TurnUsage } from "../agent/state.js";
 import { createStreamFilter } from "./stream-filter.js";
 
 const short = (s: string, n = 100) => {
@@ -52,6 +52,10 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
           `${pc.cyan("channel")}  ${ch.mode === "native" ? "native tool calling (the request's tools field)" : `prompt mode: tools described in the system prompt, calls read as ${ch.format}`}`,
         );
       }
+      if (ch?.pinned && update.toolChannel?.parseFailures !== undefined)
+        lines.push(
+          `${pc.yellow("channel")}  the rest of the run describes tools in the prompt: ${short(ch.pinned, 90)}`,
+        );
       if (ch?.salvaged)
         lines.push(
           `${pc.yellow("salvage")}  the model wrote its call as text; keel read it as a real call`,
@@ -66,6 +70,11 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
           `${pc.yellow("act")}      ${turn} → ${update.failure.kind === "empty" ? "empty reply" : `prose instead of action: “${short(ai?.text ?? "", 60)}”`}`,
         );
       else lines.push(`${pc.green("act")}      ${turn} → final answer`);
+      const thinking = ai?.additional_kwargs?.reasoning_content;
+      if (typeof thinking === "string" && thinking.trim())
+        lines.splice(lines.length - 1, 0, pc.dim(`  thinking: ${short(thinking, 160)}`));
+      const usage = ai?.response_metadata?.keel_usage as TurnUsage | undefined;
+      if (usage) lines.push(pc.dim(`  ${describeUsage(usage)}`));
       break;
     }
     case "tool-execute":
@@ -98,6 +107,12 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
   return lines;
 }
 
+/** One turn's tokens: prompt (new vs reused), generated, speed. */
+export function describeUsage(u: TurnUsage): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  return `tokens: prompt ${n(u.promptTokens)} (${n(u.newTokens)} new, ${n(u.reusedTokens)} reused) · generated ${n(u.generatedTokens)}${u.tokensPerSecond ? ` at ${u.tokensPerSecond} tok/s` : ""}`;
+}
+
 /** Lines for a custom event a node emitted. */
 export function describeEvent(e: KeelEvent): string[] {
   if (e.type === "retry")
@@ -106,9 +121,17 @@ export function describeEvent(e: KeelEvent): string[] {
     ];
   if (e.type === "compacted") {
     return [
-      `${pc.yellow("context")}  compacted ${e.folded} older messages into a record: ~${e.tokensBefore} → ~${e.tokensAfter} tokens (budget ${e.budget})`,
+      `${pc.yellow("context")}  compacted ${e.folded} older messages into a record: ~${e.tokensBefore} → ~${e.tokensAfter} tokens (budget ${e.budget}); the prompt's prefix is rewritten once, then only grows`,
     ];
   }
+  if (e.type === "truncated")
+    return [
+      `${pc.yellow("context")}  the server cut the prompt (it saw ${e.reported} tokens under num_ctx ${e.numCtx}; keel estimated ~${e.estimated}): answer discarded, refitting and asking again`,
+    ];
+  if (e.type === "tool-channel")
+    return [
+      `${pc.yellow("channel")}  the server's tool channel failed (${short(e.reason, 90)}); ${e.pinned ? "the rest of the run uses" : "this turn is asked again in"} prompt mode`,
+    ];
   return [`${pc.cyan("approval")} ${e.command}: ${e.approved ? "approved" : "refused"}`];
 }
 

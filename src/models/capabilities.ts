@@ -64,6 +64,35 @@ export function chooseToolMode(
   return !profile || profile.capabilities.includes("tools") ? "native" : "prompt";
 }
 
+/**
+ * The window a run uses with this model: the requested one, never above the model's trained
+ * context (Ollama clamps num_ctx there and then cuts the prompt's front silently). Every budget of
+ * the run uses this one number.
+ */
+export function windowFor(
+  requested: number,
+  profile: Pick<ModelProfile, "contextLength"> | undefined,
+): number {
+  return Math.min(requested, profile?.contextLength ?? Infinity);
+}
+
+export type ThinkSetting = "auto" | "on" | "off" | "low" | "medium" | "high";
+
+/**
+ * The `think` field for a model: nothing for a model without the thinking capability; a level only
+ * where the model takes levels (gpt-oss), else on; `auto` is the server's own default (on), sent
+ * explicitly so the request says what it gets.
+ */
+export function thinkFor(
+  setting: ThinkSetting,
+  profile: Pick<ModelProfile, "capabilities" | "format"> | undefined,
+): boolean | "low" | "medium" | "high" | undefined {
+  if (!profile?.capabilities.includes("thinking")) return undefined;
+  if (setting === "off") return false;
+  if (setting === "auto" || setting === "on") return true;
+  return profile.format === "harmony" ? setting : true;
+}
+
 interface ShowResponse {
   capabilities?: string[];
   template?: string;

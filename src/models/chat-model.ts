@@ -8,6 +8,8 @@ export interface ChatModelSettings {
   temperature: number;
   numCtx?: number;
   requestTimeoutMs: number;
+  /** The `think` field of model turns (see `thinkFor`); structured requests always send false. */
+  thinking?: boolean | "low" | "medium" | "high";
 }
 
 /** Builds a model from run settings; graphs take one of these so tests and users can swap it. */
@@ -20,5 +22,8 @@ export const createOllamaChatModel: ChatModelFactory = (s) =>
     baseUrl: s.ollamaUrl,
     temperature: s.temperature,
     ...(s.numCtx ? { numCtx: s.numCtx } : {}),
-    fetch: createOllamaFetch({ timeoutMs: s.requestTimeoutMs }),
+    fetch: createOllamaFetch({
+      timeoutMs: s.requestTimeoutMs,
+      ...(s.thinking !== undefined ? { think: s.thinking } : {}),
+    }),
   });

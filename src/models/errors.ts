@@ -11,7 +11,13 @@ export type ModelErrorKind =
   | "server_error"
   | "dropped"
   | "timeout"
-  | "protocol";
+  | "protocol"
+  /** The server's own tool-call parser failed on the model's output: the same request fails again. */
+  | "tool_parse"
+  /** The model has no tool support on this server: tools must go in the prompt. */
+  | "no_tools"
+  /** The server cut the prompt to fit its window, even after keel refitted it. */
+  | "truncated";
 
 export interface ClassifiedError {
   kind: ModelErrorKind;
@@ -30,11 +36,22 @@ function causeCode(err: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Ollama's server-side tool-call parsers fail deterministically on some outputs, as an HTTP 500 or
+ * as a streamed error line (servers.md: ollama issues 11704, 11781, 18563, 14834).
+ */
+const TOOL_PARSE =
+  /error parsing tool call|XML syntax error|failed to parse tool call|tool call.{0,40}(?:parse|invalid)|unexpected end of JSON input.{0,40}tool/i;
+
 /** Sorts any error thrown by a model call into a kind. */
 export function classifyModelError(err: unknown): ClassifiedError {
   const e = err as { name?: string; message?: string; status_code?: number } | undefined;
   const message = e?.message ?? String(err);
   const status = typeof e?.status_code === "number" ? e.status_code : undefined;
+  if (TOOL_PARSE.test(message) && (status === undefined || status >= 500))
+    return { kind: "tool_parse", retryable: false, ...(status ? { status } : {}), message };
+  if (status === 400 && /does not support tools/.test(message))
+    return { kind: "no_tools", retryable: false, status, message };
   if (e?.name === "ModelTimeoutError" || e?.name === "TimeoutError") {
     return { kind: "timeout", retryable: true, message };
   }
@@ -98,10 +115,14 @@ export function describeModelError(
       return `cannot reach the Ollama server at ${url}${tries}: ${detail}. Start it with \`ollama serve\`, or point keel at it with --ollama-url / OLLAMA_HOST.`;
     case "model_missing":
       return `the Ollama server at ${url} has no model "${model}": ${detail}. Download it with \`ollama pull ${model}\`, or choose another with --model (see \`ollama list\`).`;
+    case "no_tools":
+      return `model "${model}" does not support tool calling on ${url}: ${detail}. keel describes the tools in the prompt instead (--tool-mode prompt); for native calls choose a tools-capable model (e.g. qwen3:8b, llama3.1:8b) with --model.`;
+    case "tool_parse":
+      return `the Ollama server at ${url} failed to parse the model's tool call${tries}: ${detail}. keel re-asks such turns with the tools in the prompt; to avoid the server's parser altogether run with --tool-mode prompt.`;
+    case "truncated":
+      return `the Ollama server at ${url} cut the prompt to fit the model's context window${tries}: ${detail}. Raise the window (--context-window, or OLLAMA_CONTEXT_LENGTH on the server) or use a model with a larger context.`;
     case "bad_request":
-      return /does not support tools/.test(detail)
-        ? `model "${model}" does not support tool calling on ${url}: ${detail}. Choose a tools-capable model (e.g. qwen3:8b, llama3.1:8b) with --model.`
-        : `the Ollama server at ${url} rejected the request for "${model}": ${detail}.`;
+      return `the Ollama server at ${url} rejected the request for "${model}": ${detail}.`;
     case "overloaded":
       return `the Ollama server at ${url} stayed busy${tries}: ${detail}. Wait for other requests to finish or raise OLLAMA_NUM_PARALLEL / OLLAMA_MAX_QUEUE, then run the same command again to resume.`;
     case "timeout":

@@ -1,6 +1,12 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
 /**
  * A `fetch` for ChatOllama that repairs what it loses on the wire (ollama-protocol.md §3, §7),
  * instead of forking it:
+ * - requests: `think` as the run asks (ChatOllama sends booleans only, and no level); `false` with
+ *   `format` (structured output and thinking together return empty replies: ollama issue 10976);
+ *   each assistant tool-call message gets back the `thinking` it was produced with, as Ollama's
+ *   tool-calling docs ask (ChatOllama drops it from history): see `withWireTurn`;
  * - requests: each `role:"tool"` message gets the `tool_name` and `tool_call_id` of the call it
  *   answers (paired by order with the preceding assistant message's `tool_calls`);
  * - responses: a tool call whose `arguments` arrives as a JSON string is parsed into an object,
@@ -19,6 +25,7 @@ interface WireToolCall {
 }
 interface WireMessage {
   role?: string;
+  thinking?: string;
   tool_calls?: WireToolCall[];
   tool_name?: string;
   tool_call_id?: string;
@@ -73,7 +80,40 @@ export function repairResponseLine(line: string): string {
 export interface OllamaFetchOptions {
   /** Most ms to wait for response headers, and between two streamed chunks. */
   timeoutMs: number;
+  /** `think` for requests without `format`; unset sends none (a model without the capability). */
+  think?: boolean | string;
   baseFetch?: typeof fetch;
+}
+
+/** What one model call adds on the wire that ChatOllama cannot carry. */
+export interface WireTurn {
+  /** The thinking of each assistant message of the call's history, in order (undefined: none). */
+  thinking: Array<string | undefined>;
+}
+
+const wireTurn = new AsyncLocalStorage<WireTurn>();
+
+/** Runs one model call with `turn`'s additions applied to the request it sends. */
+export function withWireTurn<T>(turn: WireTurn, call: () => Promise<T>): Promise<T> {
+  return wireTurn.run(turn, call);
+}
+
+/** Applies the run's `think` and the turn's thinking to a chat request body. Mutates and returns it. */
+export function addThinking<
+  T extends { messages?: WireMessage[]; format?: unknown; think?: unknown },
+>(body: T, think: boolean | string | undefined, turn: WireTurn | undefined): T {
+  // `false` is accepted by every model; only a truthy `think` needs the capability.
+  if (body.format !== undefined && body.format !== null && body.format !== "") body.think = false;
+  else if (think !== undefined) body.think = think;
+  if (turn && Array.isArray(body.messages)) {
+    let k = 0;
+    for (const m of body.messages) {
+      if (m.role !== "assistant") continue;
+      const t = turn.thinking[k++];
+      if (t && m.tool_calls?.length && !m.thinking) m.thinking = t;
+    }
+  }
+  return body;
 }
 
 /** Builds the repairing fetch. */
@@ -85,8 +125,9 @@ export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
     let body = init?.body;
     if (isChat && typeof body === "string") {
       try {
-        const parsed = JSON.parse(body) as { messages?: WireMessage[] };
+        const parsed = JSON.parse(body) as { messages?: WireMessage[]; format?: unknown };
         if (Array.isArray(parsed.messages)) addToolIdentity(parsed.messages);
+        addThinking(parsed, opts.think, wireTurn.getStore());
         body = JSON.stringify(parsed);
       } catch {
         // Leave a body we cannot read as it is.

@@ -3,6 +3,7 @@ import { createServer } from "node:net";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import type { RunOutcome } from "../../src/cli/session.js";
 import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { runKeel } from "../support/cli.js";
 import { call, calls, keelScript, fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
@@ -64,7 +65,8 @@ describe("keel run", () => {
       "--json",
     ]);
     expect(r.code).toBe(0);
-    expect(r.json).toEqual({
+    const { usage, ...contract } = r.json as { usage: RunOutcome["usage"] };
+    expect(contract).toEqual({
       status: "done",
       intent: "build",
       thread_id: "t1",
@@ -73,6 +75,23 @@ describe("keel run", () => {
       files_written: ["src/app.js"],
       summary: "Created src/app.js.",
     });
+    // Per turn: the counts the server reported for each model turn (not the structured plan call).
+    const turnsSeen = fake
+      .chatRequests()
+      .flatMap((req, i) =>
+        (req.body as { format?: unknown }).format === undefined ? [fake!.prefill[i]!] : [],
+      );
+    expect(usage.turns.map((u) => [u.promptTokens, u.generatedTokens])).toEqual(
+      turnsSeen.map((p) => [p.promptTokens, p.generatedTokens]),
+    );
+    expect(usage.promptTokens).toBe(turnsSeen.reduce((a, p) => a + p.promptTokens, 0));
+    // The second turn extends the first: most of its prompt is reused, the tool result is new.
+    expect(usage.turns[1]!.reusedTokens).toBeGreaterThan(usage.turns[1]!.newTokens);
+    expect(usage.turns[1]!.newTokens).toBeGreaterThan(0);
+    expect(usage.turns[0]!.tokensPerSecond).toBeGreaterThan(0);
+    expect(r.stderr).toMatch(
+      /tokens: prompt [\d,]+ \([\d,]+ new, [\d,]+ reused\) · generated \d+ at [\d.]+ tok\/s/,
+    );
     expect(readFileSync(path.join(ws, "src/app.js"), "utf8")).toBe("console.log(1)\n");
     expect(existsSync(path.join(ws, ".keel/keel.db"))).toBe(true);
     expect(r.stderr).toContain("write_file");

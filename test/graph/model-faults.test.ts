@@ -84,7 +84,9 @@ describe("final faults end the run with a ModelServerError", () => {
     expect(err).toBeInstanceOf(ModelServerError);
     expect((err as ModelServerError).kind).toBe("model_missing");
     expect((err as Error).message).toContain("ollama pull nosuch:7b");
-    expect(fake.chatRequests()).toHaveLength(1);
+    // Found out from /api/show, asked once: no chat request is sent for a model that is not there.
+    expect(fake.requests.filter((r) => r.path.endsWith("/api/show"))).toHaveLength(1);
+    expect(fake.chatRequests()).toHaveLength(0);
   });
 
   it("a 503 that persists: exactly retries+1 requests, then overloaded", async () => {
@@ -103,13 +105,30 @@ describe("final faults end the run with a ModelServerError", () => {
     expect(fake.chatRequests()).toHaveLength(3);
   });
 
-  it("native mode forced on a model without tool support names the problem", async () => {
-    fake = await startFake({ script: buildScript });
-    const err = await runCoder(fake, "Create out.txt", {
-      workspace: tempWorkspace(),
+  it("native mode forced on a model without tool support goes on in prompt mode", async () => {
+    // A tool-less model writes its call as text when the tools are in its prompt.
+    fake = await startFake({
+      script: keelScript((req) =>
+        req.turn === 0
+          ? {
+              content:
+                '<tool_call>\n{"name": "write_file", "arguments": {"path": "out.txt", "content": "done"}}\n</tool_call>',
+            }
+          : { content: "Wrote out.txt." },
+      ),
+    });
+    const ws = tempWorkspace();
+    const { state } = await runCoder(fake, "Create out.txt", {
+      workspace: ws,
       context: { model: "gemma3:4b", toolMode: "native" },
-    }).catch((e: unknown) => e);
-    expect((err as ModelServerError).kind).toBe("bad_request");
-    expect((err as Error).message).toMatch(/does not support tool calling/);
+    });
+    expect(state.status).toBe("done");
+    expect(readFileSync(path.join(ws, "out.txt"), "utf8")).toBe("done");
+    const turns = fake.chatBodies({ turnsOnly: true });
+    // the native request was refused once; every request after it has no tools field
+    expect(turns[0]!.tools?.length).toBeGreaterThan(0);
+    expect(turns.slice(1).every((b) => b.tools === undefined)).toBe(true);
+    expect(turns[1]!.messages![0]!.content).toContain('<tool name="write_file">');
+    expect(state.toolChannel?.pinned).toMatch(/does not support tools/);
   });
 });

@@ -69,6 +69,26 @@ describe("classifyModelError", () => {
     [{ name: "ResponseError", status_code: 503, message: "server busy" }, "overloaded", true],
     [
       { name: "ResponseError", status_code: 400, message: "does not support tools" },
+      "no_tools",
+      false,
+    ],
+    [
+      {
+        name: "ResponseError",
+        status_code: 500,
+        message:
+          'error parsing tool call: raw=\'{"name": "write_file", "arguments": {"path": "a.py"\', err=unexpected end of JSON input',
+      },
+      "tool_parse",
+      false,
+    ],
+    [
+      new Error("XML syntax error on line 14: element <parameter> closed by </function>"),
+      "tool_parse",
+      false,
+    ],
+    [
+      { name: "ResponseError", status_code: 400, message: "invalid tool definition" },
       "bad_request",
       false,
     ],

@@ -1,7 +1,7 @@
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { toPromptHistory } from "../../src/agent/nodes/act/channel.js";
-import { fitToWindow } from "../../src/agent/nodes/act/fit.js";
+import { toPromptHistory } from "../../src/agent/history/prompt-form.js";
+import { fitToWindow as fit, type Fitted } from "../../src/agent/history/fit.js";
 import { estimateTokens, replyReserve } from "../../src/guard/context-budget.js";
 import { findRepetition } from "../../src/guard/repetition.js";
 
@@ -28,6 +28,15 @@ describe("findRepetition", () => {
   });
 });
 
+/** A first fit (nothing folded before) with the old positional arguments. */
+const fitToWindow = (
+  h: BaseMessage[],
+  fixed: string,
+  window: number,
+  findRequest: () => number,
+  foldedUpTo = 0,
+): Fitted => fit(h, { fixed, window, findRequest, foldedUpTo });
+
 describe("fitToWindow", () => {
   const turn = (i: number, size: number) => [
     new AIMessage({
@@ -40,7 +49,7 @@ describe("fitToWindow", () => {
 
   it("leaves a history that fits alone", () => {
     const h = [request, ...turn(1, 100)];
-    expect(fitToWindow(h, "system", 4096, () => 0)).toEqual({ messages: h });
+    expect(fitToWindow(h, "system", 4096, () => 0)).toEqual({ messages: h, foldedUpTo: 0 });
   });
 
   it("folds the oldest turns into a record, keeping the request and the newest turns, under the budget", () => {
@@ -121,11 +130,14 @@ describe("fitToWindow", () => {
         : AIMessage.isInstance(m)
           ? new AIMessage({ content: m.content, tool_calls: m.tool_calls ?? [] })
           : new HumanMessage(m.text);
+    let folded = 0;
     for (let n = 101; n <= all.length; n += 37) {
-      const grown = fitToWindow(all.slice(0, n), "system", 8192, () => 0);
-      const fresh = fitToWindow(all.slice(0, n).map(copy), "system", 8192, () => 0);
+      const grown = fitToWindow(all.slice(0, n), "system", 8192, () => 0, folded);
+      const fresh = fitToWindow(all.slice(0, n).map(copy), "system", 8192, () => 0, folded);
       expect(grown.messages.map((m) => m.text)).toEqual(fresh.messages.map((m) => m.text));
       expect(grown.compacted).toEqual(fresh.compacted);
+      expect(grown.foldedUpTo).toBe(fresh.foldedUpTo);
+      folded = grown.foldedUpTo;
     }
     const last = fitToWindow(all, "system", 8192, () => 0).messages[1]!.text;
     expect(last).toMatch(/calls: read_file ×\d+ \(f0, f1, .*\); \d+ failed/);

@@ -21,7 +21,7 @@ export function createAnalyzeUnitsNode(deps: GraphDeps) {
     const { env, manifest, records, ...step } = await analystStep(config, deps, state);
     const batch = manifest.files.slice(state.cursor, state.cursor + env.settings.concurrency);
     const paths = new Set(manifest.files.map((f) => f.path));
-    const budgeted = step.budgeted();
+    const budgeted = step.budgeted;
     let done = state.cursor;
 
     const outcomes = await Promise.all(
@@ -52,7 +52,13 @@ export function createAnalyzeUnitsNode(deps: GraphDeps) {
         const record: UnitRecord = { path: unit.path, hash: unit.hash, facts };
         let outcome: "analyzed" | "failed" | "structural" = "structural";
         if (manifest.model) {
-          const finding = await analyzeUnit(budgeted, unit, text, facts, env.settings.depth);
+          const finding = await analyzeUnit(
+            await budgeted(),
+            unit,
+            text,
+            facts,
+            env.settings.depth,
+          );
           Object.assign(record, { model: manifest.model, depth: env.settings.depth });
           if (finding) record.finding = finding;
           else record.failed = "the model's answer did not match the finding schema twice";

@@ -20,7 +20,7 @@ export function createSummarizeFoldersNode(deps: GraphDeps) {
     config: LangGraphRunnableConfig,
   ): Promise<AnalystStateUpdate> => {
     const { env, manifest, records, ...step } = await analystStep(config, deps, state);
-    const budgeted = step.budgeted();
+    const budgeted = step.budgeted;
     // Subfolders must be finished first: take only folders of the same depth in one batch.
     const depth = (d: string) => (d === "." ? 0 : d.split("/").length);
     const first = manifest.folders[state.folderCursor]!;
@@ -68,7 +68,7 @@ export function createSummarizeFoldersNode(deps: GraphDeps) {
               return `${d}/: ${r?.summary ? `${r.summary.purpose} ${r.summary.summary}` : "(no summary)"}`;
             }),
         );
-        const summary = await summarizeFolder(budgeted, folder, files, subfolders);
+        const summary = await summarizeFolder(await budgeted(), folder, files, subfolders);
         await records.putFolder({
           path: folder,
           merkle,

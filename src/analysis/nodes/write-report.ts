@@ -49,7 +49,7 @@ export function createWriteReportNode(deps: GraphDeps) {
           ...hot.largest.map((x) => `large: ${x.path} (${x.lines} lines)`),
           ...hot.mostImported.map((x) => `imported by ${x.importedBy} files: ${x.path}`),
         ];
-        synthesis = await synthesize(step.budgeted(), lines, graph, hotLines);
+        synthesis = await synthesize(await step.budgeted(), lines, graph, hotLines);
         if (synthesis) await records.putReport({ merkle: root, model: manifest.model, synthesis });
       }
     }

@@ -1,6 +1,7 @@
 /** Writes a scripted reply to the wire exactly as Ollama would (ollama-protocol.md §4–§6). */
 import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
+import type { PrefillRecord } from "./prefill.js";
 import type { AnswerReply, ChatView, Reply, WireMessage, WireToolCall } from "./types.js";
 
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -29,14 +30,22 @@ function chunk(model: string, message: Partial<WireMessage>, done = false) {
   };
 }
 
-function metrics(prompt: number, evalCount: number) {
+/** The final line's usage fields, from the fake's account of the request (nanoseconds). */
+function metrics(
+  r: PrefillRecord,
+  machine: { prefillTokensPerSec: number; generateTokensPerSec: number; loadSec: number },
+) {
+  const ns = (sec: number) => Math.round(sec * 1e9);
+  const load = ns(r.loaded ? machine.loadSec : 0.001);
+  const prompt = ns(r.evaluatedTokens / machine.prefillTokensPerSec);
+  const gen = ns(r.generatedTokens / machine.generateTokensPerSec);
   return {
-    total_duration: 182_242_375,
-    load_duration: 41_295_167,
-    prompt_eval_count: Math.max(1, prompt),
-    prompt_eval_duration: 24_573_166,
-    eval_count: Math.max(1, evalCount),
-    eval_duration: 115_959_084,
+    total_duration: load + prompt + gen,
+    load_duration: load,
+    prompt_eval_count: Math.max(1, r.promptTokens),
+    prompt_eval_duration: Math.max(1, prompt),
+    eval_count: r.generatedTokens,
+    eval_duration: gen,
   };
 }
 
@@ -58,6 +67,9 @@ export interface ReplyTarget {
   violations: string[];
   /** Responses left hanging, closed with the server. */
   hanging: Set<ServerResponse>;
+  /** Completes the request's prefill account once the reply is known (see prefill.ts). */
+  account: (reply: { content: string; tool_calls?: WireToolCall[] }) => PrefillRecord;
+  machine: { prefillTokensPerSec: number; generateTokensPerSec: number; loadSec: number };
 }
 
 /** Answers one chat request with a scripted reply or an injected fault. */
@@ -135,10 +147,7 @@ async function writeAnswer(r: AnswerReply, t: ReplyTarget, malformed = false): P
   const final = {
     ...chunk(view.body.model, {}, true),
     done_reason: r.doneReason ?? "stop",
-    ...metrics(
-      JSON.stringify(view.messages).length >> 2,
-      (content.length >> 2) + calls.length * 12 + 1,
-    ),
+    ...metrics(t.account({ content, ...(calls.length ? { tool_calls: calls } : {}) }), t.machine),
   };
   if (!t.stream) {
     const message = {

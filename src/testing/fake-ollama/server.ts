@@ -8,6 +8,7 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { KvCache, MACHINES, type PrefillRecord } from "./prefill.js";
 import { sendError, sendJson, writeReply } from "./replies.js";
 import {
   viewOf,
@@ -54,6 +55,9 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
   const hanging = new Set<ServerResponse>();
   let chatHook: ((req: ChatView, index: number) => void) | undefined;
   let chatCount = 0;
+  const machine = opts.machine ?? MACHINES.gpu;
+  const prefill: PrefillRecord[] = [];
+  const cache = new KvCache(machine, (name) => lookupModel(models, name)?.charsPerToken ?? 4);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -116,9 +120,11 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
       return sendJson(res, 200, {
         modelfile: `FROM ${name}`,
         parameters: "temperature 0.6",
-        template: m.capabilities.includes("tools")
-          ? "{{- if .Tools }}<tools>{{ .Tools }}</tools>{{ end }}{{ .Prompt }}"
-          : "{{ .Prompt }}",
+        template:
+          m.template ??
+          (m.capabilities.includes("tools")
+            ? "{{- if .Tools }}<tools>{{ .Tools }}</tools>{{ end }}{{ .Prompt }}"
+            : "{{ .Prompt }}"),
         details: {
           parent_model: "",
           format: "gguf",
@@ -172,12 +178,26 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
     if (b.think && b.think !== false && !model.capabilities.includes("thinking")) {
       return sendError(res, 400, `"${b.model}" does not support thinking`);
     }
-    const view = viewOf(b, prefix);
+    const account = cache.prefill(b.model, b, model.contextLength ?? 8192);
+    const view = viewOf(b, prefix, account);
     chatHook?.(view, chatCount++);
     const reply = queue.length ? queue.shift()! : await script(view);
     const stream = b.stream !== false;
     const thinks = model.capabilities.includes("thinking") && b.think !== false;
-    await writeReply(reply, { res, view, stream, thinks, violations, hanging });
+    await writeReply(reply, {
+      res,
+      view,
+      stream,
+      thinks,
+      violations,
+      hanging,
+      machine,
+      account: (r) => {
+        const record = account.finish(r);
+        prefill.push(record);
+        return record;
+      },
+    });
   };
 
   const server: Server = createServer((req, res) => {
@@ -195,6 +215,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
     url: `http://127.0.0.1:${port}`,
     requests,
     violations,
+    prefill,
     chatRequests,
     chatBodies: (o) =>
       chatRequests()

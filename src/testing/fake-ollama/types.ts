@@ -1,10 +1,16 @@
 /** The fake Ollama server's wire types and the script interface. */
+import type { MachineProfile, PrefillRecord } from "./prefill.js";
 export type Capability = "completion" | "tools" | "thinking" | "vision" | "embedding" | "insert";
 
 export interface FakeModel {
   capabilities: Capability[];
   family?: string;
+  /** The trained context (`/api/show`); num_ctx above it is clamped. Default 8192. */
   contextLength?: number;
+  /** Characters per token of the model's tokenizer as the fake counts (default 4). */
+  charsPerToken?: number;
+  /** The chat template `/api/show` returns (default: a Hermes-style one for tool models). */
+  template?: string;
 }
 
 export interface WireToolCall {
@@ -57,6 +63,10 @@ export interface ChatView {
   userText: string;
   /** The path prefix the client used before /api (per-test routing). */
   prefix: string;
+  /** The prompt was over the window and the server cut its front (the model saw only the rest). */
+  truncated: boolean;
+  /** Tokens of the prompt the model saw (what the final line reports as prompt_eval_count). */
+  promptTokens: number;
 }
 
 export interface ScriptedCall {
@@ -108,6 +118,8 @@ export interface RecordedRequest {
 export interface FakeOllamaOptions {
   models?: Record<string, FakeModel>;
   script?: Script;
+  /** The machine whose prefill and generation rates the fake reports and accounts (default gpu). */
+  machine?: MachineProfile;
 }
 
 export interface FakeOllama {
@@ -118,6 +130,8 @@ export interface FakeOllama {
   chatRequests(): RecordedRequest[];
   /** Chat request bodies, optionally only those from model turns (no `format`). */
   chatBodies(opts?: { turnsOnly?: boolean }): ChatBody[];
+  /** What each answered chat request cost: cache reuse, prefill, truncation, simulated seconds. */
+  prefill: PrefillRecord[];
   /** Script mistakes the fake caught (e.g. a call to a tool the request did not offer). */
   violations: string[];
   setScript(script: Script): void;
@@ -129,7 +143,11 @@ export interface FakeOllama {
 }
 
 /** What a script sees of a chat request. */
-export function viewOf(body: ChatBody, prefix: string): ChatView {
+export function viewOf(
+  body: ChatBody,
+  prefix: string,
+  seen: { truncated: boolean; promptTokens: number } = { truncated: false, promptTokens: 0 },
+): ChatView {
   const messages = body.messages ?? [];
   let lastAssistant = -1;
   messages.forEach((m, i) => {
@@ -154,5 +172,6 @@ export function viewOf(body: ChatBody, prefix: string): ChatView {
       .map((m) => m.content)
       .join("\n"),
     prefix,
+    ...seen,
   };
 }

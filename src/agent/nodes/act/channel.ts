@@ -2,48 +2,11 @@
  * The tool channel of a turn (F9), pure: how the history is shown to the model and how its reply
  * is read, in native mode (the `tools` field) or prompt mode (tools described in the prompt).
  */
-import {
-  AIMessage,
-  HumanMessage,
-  ToolMessage,
-  type BaseMessage,
-  type ToolCall,
-} from "@langchain/core/messages";
+import type { AIMessage, ToolCall } from "@langchain/core/messages";
 import type { ToolMode } from "../../../models/capabilities.js";
 import { parseToolCalls } from "../../../models/tool-calls/index.js";
 import type { ArgSchemas, FormatName } from "../../../models/tool-calls/types.js";
-import { memo } from "./prefix.js";
 import { callSyntax } from "./tool-prompt.js";
-
-/**
- * Prompt mode has no tool roles on the wire: a tool-less chat template may drop them. Calls go back
- * as the text the model wrote; results as user messages in <tool_response> tags.
- */
-export function toPromptHistory(messages: readonly BaseMessage[]): BaseMessage[] {
-  return messages.map(promptForm);
-}
-
-/** The message a prompt-mode message was made from (itself when it needed no change). */
-export const nativeOf = (m: BaseMessage): BaseMessage => natives.get(m) ?? m;
-
-const natives = new WeakMap<BaseMessage, BaseMessage>();
-/** One message as prompt mode shows it; made once per message, so per-message caches keep working. */
-const promptForm = memo((m) => {
-  let shown = m;
-  if (ToolMessage.isInstance(m)) {
-    const body = typeof m.content === "string" ? m.content : JSON.stringify(m.content);
-    shown = new HumanMessage(
-      `<tool_response name="${m.name ?? "tool"}">\n${body}\n</tool_response>`,
-    );
-  } else if (AIMessage.isInstance(m) && m.tool_calls?.length) {
-    const raw =
-      (m.additional_kwargs?.keel_raw_text as string | undefined) ??
-      (typeof m.content === "string" ? m.content : m.text);
-    shown = new AIMessage({ content: raw });
-  }
-  if (shown !== m) natives.set(shown, m);
-  return shown;
-});
 
 export interface ReadReply {
   calls: ToolCall[];

@@ -1,18 +1,20 @@
-import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { SUMMARY_REQUEST } from "../../../guard/ladder.js";
 import { findRepetition } from "../../../guard/repetition.js";
 import { chooseToolMode } from "../../../models/capabilities.js";
-import { withModelRetry } from "../../../models/retry.js";
 import type { ArgSchemas } from "../../../models/tool-calls/types.js";
 import { toolDefinition, toolsForIntent } from "../../../tools/registry.js";
-import { nodeEnv, type GraphDeps, type NodeEnv } from "../../runtime.js";
+import { modelFitOf, nodeEnv, type GraphDeps } from "../../runtime.js";
 import type { CoderStateUpdate, CoderStateValue } from "../../state.js";
-import { readReply, toPromptHistory } from "./channel.js";
+import { askTurn, type TurnAnswer } from "./ask.js";
+import { readReply } from "./channel.js";
 import { classifyReply, visibleText } from "./classify.js";
-import { fitToWindow } from "./fit.js";
 import { ACT_SYSTEM } from "./prompt.js";
-import { promptFormat, TOOLS_IN_PROMPT } from "./tool-prompt.js";
+import { promptFormat } from "./tool-prompt.js";
+
+/** Failures of the server's own tool-call parser after which the run stays in prompt mode. */
+const PARSE_FAILURES_TO_PIN = 2;
 
 /**
  * True once this run has done what a build/modify/run request needs: written a file, or run a
@@ -36,25 +38,6 @@ function requestIndex(state: CoderStateValue): number {
   return 0;
 }
 
-/** Invokes the model on a history fitted to the window; reports a compaction on the timeline. */
-async function callModel(
-  env: NodeEnv,
-  runnable: { invoke: (m: BaseMessage[], o: object) => Promise<unknown> },
-  system: string,
-  history: BaseMessage[],
-  fixed: string,
-  window: number,
-  state: CoderStateValue,
-  signal?: AbortSignal,
-) {
-  const fitted = fitToWindow(history, `${system}\n${fixed}`, window, () => requestIndex(state));
-  if (fitted.compacted) env.emit({ type: "compacted", ...fitted.compacted });
-  return (await withModelRetry(
-    () => runnable.invoke([new SystemMessage(system), ...fitted.messages], { signal }),
-    env.policy,
-  )) as AIMessage;
-}
-
 /**
  * One model turn through exactly one tool channel: native (tools bound, none described in the
  * prompt) or prompt mode (tools described once, calls parsed from text). Classifies the reply and
@@ -76,40 +59,43 @@ export function createActNode(deps: GraphDeps) {
         },
       };
     }
-    const profile = deps.probe
-      ? await deps.probe(env.settings.ollamaUrl, env.settings.model, env.policy)
-      : undefined;
-    const mode = chooseToolMode(profile, env.settings.toolMode);
+    const { profile, window, fit } = await modelFitOf(env, deps);
+    const channel = state.toolChannel;
+    const mode = channel?.pinned ? "prompt" : chooseToolMode(profile, env.settings.toolMode);
     const format = promptFormat(profile?.format ?? "hermes");
-    const window = Math.min(env.settings.contextWindow, profile?.contextLength ?? Infinity);
     const intent = state.intent?.intent ?? "build";
     const tools = toolsForIntent(intent).map(toolDefinition);
-    const model = env.model();
     const system = ACT_SYSTEM(
       intent,
       state.planSteps.map((s) => s.title),
       state.workspaceAtStart,
     );
-    const toPrompt = (h: BaseMessage[]) => (mode === "prompt" ? toPromptHistory(h) : h);
+    const turn = {
+      env,
+      model: env.model(fit),
+      system,
+      format,
+      window,
+      fit: state.fit,
+      findRequest: () => requestIndex(state),
+      signal: config.signal,
+    };
 
     if (state.summaryFor) {
       const ask = new HumanMessage({
         content: SUMMARY_REQUEST(state.summaryFor.detail),
         name: "keel",
       });
-      const reply = await callModel(
-        env,
-        model,
-        system,
-        toPrompt([...state.messages, ask]),
-        "",
-        window,
-        state,
-        config.signal,
-      );
+      const answer = await askTurn({
+        ...turn,
+        tools: [],
+        mode: "prompt",
+        history: [...state.messages, ask],
+      });
+      const reply = answer.reply;
       const text = typeof reply.content === "string" ? reply.content : reply.text;
       return {
-        messages: [ask, new AIMessage({ id: reply.id, content: text })],
+        messages: [ask, new AIMessage({ id: reply.id, content: text, ...turnMetadata(answer) })],
         turns: state.turns + 1,
         summary: visibleText(
           readReply(reply, { mode: "prompt", format, toolNames: [], schemas: {}, idPrefix: "x" })
@@ -117,36 +103,20 @@ export function createActNode(deps: GraphDeps) {
         ),
         summaryFor: null,
         failure: { ...state.summaryFor, summarized: true },
+        ...fitUpdate(state, answer),
       };
     }
 
-    let runnable: { invoke: (m: BaseMessage[], o: object) => Promise<unknown> } = model;
-    let fixed = JSON.stringify(tools);
-    let fullSystem = system;
-    if (mode === "native") {
-      if (!model.bindTools)
-        throw new Error('the configured model cannot bind tools; use toolMode "prompt"');
-      runnable = model.bindTools(tools);
-    } else {
-      fullSystem += `\n${TOOLS_IN_PROMPT(tools, format)}`;
-      fixed = "";
-    }
-    const reply = await callModel(
-      env,
-      runnable,
-      fullSystem,
-      toPrompt(state.messages),
-      fixed,
-      window,
-      state,
-      config.signal,
-    );
+    if (mode === "native" && !turn.model.bindTools)
+      throw new Error('the configured model cannot bind tools; use toolMode "prompt"');
+    const answer = await askTurn({ ...turn, tools, mode, history: state.messages });
+    const reply = answer.reply;
 
     const schemas: ArgSchemas = Object.fromEntries(
       tools.map((t) => [t.function.name, t.function.parameters as ArgSchemas[string]]),
     );
     const read = readReply(reply, {
-      mode,
+      mode: answer.mode,
       format,
       toolNames: tools.map((t) => t.function.name),
       schemas,
@@ -157,9 +127,7 @@ export function createActNode(deps: GraphDeps) {
       id: reply.id,
       content: read.fromText ? read.content : raw,
       tool_calls: read.calls.map((c, i) => ({ ...c, id: c.id || `call_${state.turns}_${i}` })),
-      additional_kwargs: read.fromText ? { keel_raw_text: raw } : {},
-      response_metadata: reply.response_metadata,
-      ...(reply.usage_metadata ? { usage_metadata: reply.usage_metadata } : {}),
+      ...turnMetadata(answer, read.fromText ? { keel_raw_text: raw } : {}),
     });
     // Only a reply without calls can be a repetition; only then are earlier replies looked at.
     const repeated = ai.tool_calls?.length
@@ -181,10 +149,14 @@ export function createActNode(deps: GraphDeps) {
             acted: !ai.tool_calls?.length && hasActed(state),
           });
     // Only changed fields are written: every write is a row in the checkpointer.
-    const channel = { mode, format, ...(read.fromText ? { salvaged: mode === "native" } : {}) };
-    const update: CoderStateUpdate = { messages: [ai], turns: state.turns + 1 };
+    const next = channelAfter(channel, answer, format, read.fromText && answer.mode === "native");
+    const update: CoderStateUpdate = {
+      messages: [ai],
+      turns: state.turns + 1,
+      ...fitUpdate(state, answer),
+    };
     if (state.failure) update.failure = null;
-    if (JSON.stringify(state.toolChannel) !== JSON.stringify(channel)) update.toolChannel = channel;
+    if (JSON.stringify(channel) !== JSON.stringify(next)) update.toolChannel = next;
     if (kind === "empty")
       update.failure = { kind: "empty", detail: "the model replied with nothing" };
     if (kind === "prose")
@@ -196,5 +168,57 @@ export function createActNode(deps: GraphDeps) {
       update.summary = visibleText(read.content);
     }
     return update;
+  };
+}
+
+/** The AI message's extras: the thinking it was made with, the turn's usage, the server's metadata. */
+function turnMetadata(answer: TurnAnswer, extra: Record<string, unknown> = {}) {
+  const reply = answer.reply;
+  const thinking = reply.additional_kwargs?.reasoning_content;
+  return {
+    additional_kwargs: {
+      ...(typeof thinking === "string" && thinking ? { reasoning_content: thinking } : {}),
+      ...extra,
+    },
+    response_metadata: {
+      ...reply.response_metadata,
+      ...(answer.usage ? { keel_usage: answer.usage } : {}),
+    },
+    ...(reply.usage_metadata ? { usage_metadata: reply.usage_metadata } : {}),
+  };
+}
+
+/** The fit state to write: only when it changed (every write is a row in the checkpointer). */
+function fitUpdate(state: CoderStateValue, answer: TurnAnswer): CoderStateUpdate {
+  const before = state.fit;
+  const after = answer.fit;
+  const same =
+    before &&
+    before.foldedUpTo === after.foldedUpTo &&
+    before.model === after.model &&
+    before.prefix === after.prefix &&
+    Math.abs(before.scale - after.scale) <= 0.03 * before.scale;
+  return same ? {} : { fit: after };
+}
+
+/** The tool channel after a turn: a tool-channel failure counts, and pins prompt mode when it must. */
+function channelAfter(
+  before: CoderStateValue["toolChannel"],
+  answer: TurnAnswer,
+  format: string,
+  salvaged: boolean,
+): NonNullable<CoderStateValue["toolChannel"]> {
+  const failures = (before?.parseFailures ?? 0) + (answer.fallback ? 1 : 0);
+  const pinned =
+    before?.pinned ??
+    (answer.fallback?.kind === "no_tools" || failures >= PARSE_FAILURES_TO_PIN
+      ? answer.fallback!.reason
+      : undefined);
+  return {
+    mode: answer.mode,
+    format,
+    ...(salvaged ? { salvaged } : {}),
+    ...(failures ? { parseFailures: failures } : {}),
+    ...(pinned ? { pinned } : {}),
   };
 }

@@ -2,7 +2,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { readdir } from "node:fs/promises";
 import { Overwrite, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { structuredCall } from "../../../models/structured.js";
-import { nodeEnv, type GraphDeps } from "../../runtime.js";
+import { modelFitOf, nodeEnv, type GraphDeps } from "../../runtime.js";
 import type { CoderStateUpdate, CoderStateValue, IntentResult } from "../../state.js";
 import { INTENT_SYSTEM } from "./prompt.js";
 import { classifyByRules } from "./rules.js";
@@ -48,7 +48,7 @@ export function createIntentClassifyNode(deps: GraphDeps) {
     const env = nodeEnv(config, deps);
     if (rules.confidence < SURE && request.trim()) {
       const answer = await structuredCall(
-        env.model(),
+        env.model((await modelFitOf(env, deps)).fit),
         IntentAnswer,
         INTENT_SYSTEM,
         request,
@@ -62,6 +62,7 @@ export function createIntentClassifyNode(deps: GraphDeps) {
       workspaceAtStart: await describeWorkspace(env.workspace),
       planSteps: [],
       replanReason: undefined,
+      toolChannel: undefined,
       turns: 0,
       loopHits: {},
       summaryFor: null,

@@ -1,6 +1,6 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { structuredCall } from "../../../models/structured.js";
-import { nodeEnv, type GraphDeps } from "../../runtime.js";
+import { modelFitOf, nodeEnv, type GraphDeps } from "../../runtime.js";
 import type { CoderStateUpdate, CoderStateValue } from "../../state.js";
 import { PLAN_SYSTEM, PLAN_USER } from "./prompt.js";
 import { PlanAnswer } from "./schema.js";
@@ -18,7 +18,7 @@ export function createPlanNode(deps: GraphDeps) {
     const env = nodeEnv(config, deps);
     const previous = state.planSteps.map((s) => s.title);
     const answer = await structuredCall(
-      env.model(),
+      env.model((await modelFitOf(env, deps)).fit),
       PlanAnswer,
       PLAN_SYSTEM,
       PLAN_USER(state.request, state.intent?.intent ?? "build", state.replanReason, previous),

@@ -5,7 +5,7 @@
  * work per turn does not grow with the thread either.
  */
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { nativeOf } from "./channel.js";
+import { nativeOf } from "./prompt-form.js";
 import { memo, prefixed } from "./prefix.js";
 
 export const textOf = (m: BaseMessage) =>
@@ -23,7 +23,7 @@ const LINE_TOKENS = 40;
  * it gives to naming what the older ones worked on.
  */
 const shapeOf = (budget: number) => ({
-  lines: Math.max(6, Math.min(40, Math.floor(budget / 8 / LINE_TOKENS))),
+  lines: Math.max(6, Math.min(24, Math.floor(budget / 16 / LINE_TOKENS))),
   targetChars: Math.floor((budget / 16) * 3.5),
 });
 

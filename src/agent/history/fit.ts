@@ -1,0 +1,167 @@
+/**
+ * Keeps a request inside the context window without defeating the model server's KV cache, pure.
+ *
+ * Ollama and llama.cpp evaluate only the part of a prompt after its longest common prefix with the
+ * previous request, so nothing that changes from turn to turn may sit before the conversation's
+ * tail. Folding therefore works in chunks with hysteresis: when the prompt reaches the budget (the
+ * high-water mark), the oldest turns are folded into a record (record.ts) until the tail is down to
+ * a low-water mark; after that the prompt only grows at its end until the next fold. The fold point
+ * is kept in the thread's state, so the prefix is rewritten once per fold, not once per turn.
+ *
+ * The prompt is `[request if folded] [record] [tail…]` after the system prompt: the request and
+ * the record change only at a fold. If the pinned newest turns alone are too big, the largest
+ * texts are clipped head-and-tail as a last resort.
+ */
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { clipMiddle, estimateTokens, replyReserve } from "../../guard/context-budget.js";
+import { memo, prefixed } from "./prefix.js";
+import { foldRecord, recordTokens, textOf } from "./record.js";
+
+const PER_MESSAGE = 8;
+/** The newest messages are never folded (a call and its results stay together). */
+const KEEP_LAST = 4;
+/**
+ * After a fold the tail takes at most this share of the room the record leaves: the rest is
+ * headroom for the turns until the next fold (a larger share re-prefills less per fold but folds
+ * more often).
+ */
+export const LOW_WATER = 0.3;
+
+/** Token estimate of one message. */
+const sizeOf = memo((m) => {
+  const calls = AIMessage.isInstance(m) && m.tool_calls?.length ? JSON.stringify(m.tool_calls) : "";
+  return estimateTokens(textOf(m) + calls) + PER_MESSAGE;
+});
+/** Tokens of `messages[0..end)`. */
+const tokensUpTo = prefixed<{ n: number }>(
+  () => ({ n: 0 }),
+  (t) => ({ n: t.n }),
+  (t, m) => void (t.n += sizeOf(m)),
+);
+
+export interface FitOptions {
+  /** Text sent before the history (system prompt, tool schemas). */
+  fixed: string;
+  /** Context window in tokens (num_ctx). */
+  window: number;
+  /** Index of the message holding the run's request; it is never folded or clipped. */
+  findRequest: () => number;
+  /** How many of the first messages the previous fold covered (0: none). */
+  foldedUpTo: number;
+  /** Server tokens per keel-estimated token, from the server's own counts (1 when unknown). */
+  scale?: number;
+}
+
+export interface Fitted {
+  messages: BaseMessage[];
+  /** The fold point to keep for the next turn. */
+  foldedUpTo: number;
+  /** Set when this turn folded (the prefix was rewritten) or had to clip. */
+  compacted?: { folded: number; tokensBefore: number; tokensAfter: number; budget: number };
+}
+
+/** keel's estimate (uncalibrated tokens) of a prompt: `fixed` text, then `messages`. */
+export function estimatePrompt(fixed: string, messages: readonly BaseMessage[]): number {
+  return estimateTokens(fixed) + PER_MESSAGE + messages.reduce((a, m) => a + sizeOf(m), 0);
+}
+
+/** The budget for the prompt under `window`: what is left after the reply's reserve. */
+export const promptBudget = (window: number) => window - replyReserve(window);
+
+/**
+ * Fits `history` into the window (see the module comment). Work per turn is bounded by what is
+ * kept, not by the length of the thread.
+ */
+export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
+  const scale = o.scale ?? 1;
+  // Budgets are in keel-estimated tokens; the calibration scales the budget, not every message.
+  const budget = Math.floor(promptBudget(o.window) / scale);
+  const n = history.length;
+  const fixedTokens = estimateTokens(o.fixed) + PER_MESSAGE;
+  const total = tokensUpTo(history, n, 0).n;
+  let foldedUpTo = o.foldedUpTo > 0 && o.foldedUpTo <= n ? o.foldedUpTo : 0;
+  if (foldedUpTo === 0 && fixedTokens + total <= budget)
+    return { messages: history, foldedUpTo: 0 };
+
+  const requestIndex = o.findRequest();
+  const request = history[requestIndex];
+  const requestTokens = request ? sizeOf(request) : 0;
+  const record = recordTokens(budget);
+  /** Estimated prompt size with the first `at` messages folded. */
+  const sizeAt = (at: number) =>
+    fixedTokens +
+    record +
+    total -
+    tokensUpTo(history, at, 0).n +
+    (requestIndex < at ? requestTokens : 0);
+
+  let refolded = false;
+  if (foldedUpTo === 0 || sizeAt(foldedUpTo) > budget) {
+    // A new fold: keep whole groups (an assistant message and the results answering it), newest
+    // first, while they fit under the low-water mark; the newest KEEP_LAST messages always stay.
+    const low = LOW_WATER * (budget - fixedTokens - record - requestTokens);
+    let start = n;
+    let used = 0;
+    while (start > foldedUpTo) {
+      let open = start - 1;
+      while (open > 0 && ToolMessage.isInstance(history[open])) open--;
+      let tokens = 0;
+      for (let i = open; i < start; i++) if (i !== requestIndex) tokens += sizeOf(history[i]!);
+      const pinned = start - 1 >= n - KEEP_LAST;
+      if (!pinned && used + tokens > low) break;
+      used += tokens;
+      start = open;
+    }
+    foldedUpTo = Math.max(start, foldedUpTo);
+    refolded = true;
+  }
+
+  const note = foldRecord(history, foldedUpTo, requestIndex, budget);
+  const kept = history.slice(foldedUpTo);
+  const head = note ? [new HumanMessage(note)] : [];
+  let messages =
+    requestIndex >= foldedUpTo || !request
+      ? [...head, ...kept]
+      : requestIndex === 0
+        ? [request, ...head, ...kept]
+        : [...head, request, ...kept];
+
+  // Still too big (the pinned newest turns alone): clip the largest texts, never the request.
+  let size = fixedTokens + messages.reduce((a, m) => a + sizeOf(m), 0);
+  let clipped = false;
+  for (let guard = 0; size > budget && guard < 50; guard++) {
+    const biggest = messages.filter((m) => m !== request).sort((a, b) => sizeOf(b) - sizeOf(a))[0];
+    if (!biggest || textOf(biggest).length < 400) break;
+    const copy = clipCopy(biggest);
+    messages = messages.map((m) => (m === biggest ? copy : m));
+    size += sizeOf(copy) - sizeOf(biggest);
+    clipped = true;
+  }
+  if (!refolded && !clipped) return { messages, foldedUpTo };
+  return {
+    messages,
+    foldedUpTo,
+    compacted: {
+      folded: foldedUpTo - (requestIndex < foldedUpTo ? 1 : 0),
+      tokensBefore: Math.round((fixedTokens + total) * scale),
+      tokensAfter: Math.round(size * scale),
+      budget: Math.round(budget * scale),
+    },
+  };
+}
+
+/** The message with its text cut in half, head and tail kept. */
+function clipCopy(m: BaseMessage): BaseMessage {
+  const text = textOf(m);
+  const clipped = clipMiddle(text, Math.floor(text.length / 2), "call it again more narrowly");
+  if (ToolMessage.isInstance(m))
+    return new ToolMessage({
+      content: clipped,
+      tool_call_id: m.tool_call_id,
+      name: m.name,
+      status: m.status,
+    });
+  if (AIMessage.isInstance(m))
+    return new AIMessage({ content: clipped, tool_calls: m.tool_calls ?? [] });
+  return new HumanMessage(clipped);
+}

@@ -1,0 +1,191 @@
+/**
+ * One model request of a turn, as real servers need it: the history fitted to the window with a
+ * stable prefix (history/fit.ts), the answer checked against the server's own count of the prompt
+ * (a cut prompt is refitted and asked again, never taken), and a failure of the server's own
+ * tool-call parser re-asked with the tools in the prompt (the identical request would fail
+ * identically: servers.md, ollama issues 18563, 11704).
+ */
+import { createHash } from "node:crypto";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
+import { judgePrompt } from "../../history/calibrate.js";
+import { estimatePrompt, fitToWindow } from "../../history/fit.js";
+import { toPromptHistory } from "../../history/prompt-form.js";
+import type { ToolMode } from "../../../models/capabilities.js";
+import { ModelServerError } from "../../../models/errors.js";
+import { withWireTurn } from "../../../models/ollama-fetch.js";
+import { withModelRetry } from "../../../models/retry.js";
+import type { FormatName } from "../../../models/tool-calls/types.js";
+import type { toolDefinition } from "../../../tools/registry.js";
+import type { NodeEnv } from "../../runtime.js";
+import type { FitState, TurnUsage } from "../../state.js";
+import { TOOLS_IN_PROMPT } from "./tool-prompt.js";
+
+/** Refits after a cut prompt before the run stops with an error naming the truncation. */
+const TRUNCATION_REFITS = 2;
+
+export interface TurnRequest {
+  env: NodeEnv;
+  model: BaseChatModel;
+  /** The system prompt without tools. */
+  system: string;
+  /** The tools offered this turn (none for the tool-less summary turn). */
+  tools: Array<ReturnType<typeof toolDefinition>>;
+  mode: ToolMode;
+  format: FormatName;
+  /** The conversation as stored (native messages). */
+  history: BaseMessage[];
+  /** num_ctx of the run. */
+  window: number;
+  /** The thread's fit state (fold point, calibration), if any. */
+  fit: FitState | undefined;
+  findRequest: () => number;
+  signal?: AbortSignal;
+}
+
+export interface TurnAnswer {
+  reply: AIMessage;
+  /** The channel the answer came through. */
+  mode: ToolMode;
+  /** Why this turn left native mode (the server's tool channel failed). */
+  fallback?: { reason: string; kind: "tool_parse" | "no_tools" };
+  /** The fit state after this turn. */
+  fit: FitState;
+  usage?: TurnUsage;
+}
+
+/** Identifies what sits before the conversation: a change there invalidates the server's cache. */
+const prefixKey = (model: string, mode: ToolMode, fixed: string) =>
+  createHash("sha1").update(`${model}\n${mode}\n${fixed}`).digest("base64url").slice(0, 16);
+
+/** Asks the model for one turn (see the module comment). Throws `ModelServerError` when it cannot. */
+export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
+  const { env } = r;
+  let mode = r.mode;
+  let fallback: TurnAnswer["fallback"];
+  const sameModel = r.fit?.model === env.settings.model;
+  let scale = sameModel ? r.fit!.scale : 1;
+  for (let refits = 0; ;) {
+    const native = mode === "native" && r.tools.length > 0;
+    const system =
+      mode === "prompt" && r.tools.length > 0
+        ? `${r.system}\n${TOOLS_IN_PROMPT(r.tools, r.format)}`
+        : r.system;
+    const fixed = native ? `${system}\n${JSON.stringify(r.tools)}` : system;
+    const key = prefixKey(env.settings.model, mode, fixed);
+    const shown = mode === "prompt" ? toPromptHistory(r.history) : r.history;
+    const fitted = fitToWindow(shown, {
+      fixed,
+      window: r.window,
+      findRequest: r.findRequest,
+      foldedUpTo: r.fit?.foldedUpTo ?? 0,
+      scale,
+    });
+    if (fitted.compacted) env.emit({ type: "compacted", ...fitted.compacted });
+    const runnable = native ? r.model.bindTools!(r.tools) : r.model;
+    const thinking = fitted.messages
+      .filter((m) => AIMessage.isInstance(m))
+      .map((m) => m.additional_kwargs?.reasoning_content as string | undefined);
+    let reply: AIMessage;
+    try {
+      reply = await withModelRetry(
+        () =>
+          withWireTurn({ thinking }, () =>
+            runnable.invoke([new SystemMessage(system), ...fitted.messages], {
+              signal: r.signal,
+            }),
+          ),
+        env.policy,
+      );
+    } catch (err) {
+      const kind = err instanceof ModelServerError ? err.kind : undefined;
+      if (native && (kind === "tool_parse" || kind === "no_tools")) {
+        fallback = { kind, reason: (err as ModelServerError).detail };
+        env.emit({ type: "tool-channel", reason: fallback.reason, pinned: kind === "no_tools" });
+        mode = "prompt";
+        continue;
+      }
+      throw err;
+    }
+    const estimated = estimatePrompt(fixed, fitted.messages);
+    const meta = reply.response_metadata as Record<string, number | undefined>;
+    const verdict = judgePrompt(estimated, meta.prompt_eval_count, r.window, scale);
+    scale = verdict.scale;
+    if (verdict.truncated) {
+      const reported = meta.prompt_eval_count!;
+      env.emit({ type: "truncated", reported, numCtx: r.window, estimated });
+      if (refits++ < TRUNCATION_REFITS) continue;
+      throw new ModelServerError(
+        "truncated",
+        env.settings.ollamaUrl,
+        env.settings.model,
+        `it counted ${reported} prompt tokens under num_ctx ${r.window} for a prompt keel estimated at ${Math.round(estimated * scale)} tokens, after ${TRUNCATION_REFITS} refits`,
+        refits,
+      );
+    }
+    const fit: FitState = {
+      foldedUpTo: fitted.foldedUpTo,
+      scale,
+      model: env.settings.model,
+      prefix: key,
+    };
+    return {
+      reply,
+      mode,
+      ...(fallback ? { fallback } : {}),
+      fit,
+      ...usageOf(meta, reusedEstimate(r.fit, key, fixed, fitted) / estimated),
+    };
+  }
+}
+
+/**
+ * keel's estimate of the prompt tokens the server could take from its cache: everything up to the
+ * previous turn's reply when nothing before the tail changed; after a fold, the prompt before the
+ * record; nothing when the system prompt, the tools or the model changed.
+ */
+function reusedEstimate(
+  before: FitState | undefined,
+  key: string,
+  fixed: string,
+  fitted: ReturnType<typeof fitToWindow>,
+): number {
+  if (!before || before.prefix !== key) return 0;
+  const ms = fitted.messages;
+  if (fitted.compacted) {
+    const record = ms.findIndex(
+      (m) => typeof m.content === "string" && m.content.startsWith("[keel] Earlier turns"),
+    );
+    return estimatePrompt(fixed, ms.slice(0, Math.max(0, record)));
+  }
+  let last = ms.length - 1;
+  while (last >= 0 && !AIMessage.isInstance(ms[last])) last--;
+  return last < 0 ? estimatePrompt(fixed, []) : estimatePrompt(fixed, ms.slice(0, last + 1));
+}
+
+/**
+ * Per-turn figures from the server's counts (Ollama: eval_duration in nanoseconds); the reused
+ * share is keel's estimate, since Ollama does not report cache hits.
+ */
+function usageOf(
+  meta: Record<string, number | undefined>,
+  reusedShare: number,
+): { usage?: TurnUsage } {
+  const prompt = meta.prompt_eval_count;
+  const generated = meta.eval_count;
+  if (!prompt && !generated) return {};
+  const promptTokens = prompt ?? 0;
+  const reusedTokens = Math.round(promptTokens * Math.min(1, reusedShare));
+  const evalNs = meta.eval_duration;
+  return {
+    usage: {
+      promptTokens,
+      reusedTokens,
+      newTokens: promptTokens - reusedTokens,
+      generatedTokens: generated ?? 0,
+      ...(generated && evalNs
+        ? { tokensPerSecond: Math.round((generated / (evalNs / 1e9)) * 10) / 10 }
+        : {}),
+    },
+  };
+}

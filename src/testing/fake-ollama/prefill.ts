@@ -1,0 +1,191 @@
+/**
+ * The fake's model of what a local server spends time on (servers.md): a single KV-cache slot that
+ * keeps the previous request's prompt and reply; a new request evaluates only the tokens after the
+ * longest common prefix with it. A prompt over the window is cut at the front as Ollama's runner
+ * does (it keeps `num_ctx/2 + 2` tokens, the first four among them) and still answered; a changed
+ * `num_ctx` reloads the model and empties the cache (servers.md: aider issues 4687, 4764).
+ *
+ * Tokens are characters divided by the model's characters per token: the fake has no tokenizer,
+ * and a model with dense text (code, CJK) is given a lower ratio.
+ */
+import type { ChatBody } from "./types.js";
+
+/** How fast a machine prefills and generates, in tokens per second. */
+export interface MachineProfile {
+  name: string;
+  prefillTokensPerSec: number;
+  generateTokensPerSec: number;
+  /** Seconds to load the model (first request, or a changed num_ctx). */
+  loadSec: number;
+}
+
+/**
+ * Two machines for an 8B model at Q4_K_M. The rates are llama.cpp's published `llama-bench`
+ * figures of that size and quantisation (its README and the performance discussions of its
+ * repository): a recent 8-core desktop CPU runs prompt processing at roughly 50–70 tokens/s and
+ * generation at 8–12; a 24 GB consumer GPU runs prompt processing in the low thousands of tokens/s
+ * and generation near 100. Round, conservative values inside those ranges.
+ */
+export const MACHINES: Record<"cpu" | "gpu", MachineProfile> = {
+  cpu: {
+    name: "CPU (8-core desktop, 8B Q4)",
+    prefillTokensPerSec: 60,
+    generateTokensPerSec: 10,
+    loadSec: 4,
+  },
+  gpu: {
+    name: "GPU (24 GB, 8B Q4)",
+    prefillTokensPerSec: 2500,
+    generateTokensPerSec: 90,
+    loadSec: 2,
+  },
+};
+
+/** Ollama's default context when a request sets no num_ctx (servers.md: 4096 since PR 11189). */
+export const DEFAULT_NUM_CTX = 4096;
+
+/** What one chat request cost, as the fake accounted it. */
+export interface PrefillRecord {
+  /** num_ctx in force (the request's, clamped to the model's context). */
+  numCtx: number;
+  /** Tokens of the whole prompt as sent. */
+  sentTokens: number;
+  /** Tokens of the prompt the model saw (after any truncation): Ollama's prompt_eval_count. */
+  promptTokens: number;
+  /** Tokens taken from the cache. */
+  cachedTokens: number;
+  /** Tokens evaluated (prefilled) for this request. */
+  evaluatedTokens: number;
+  /** Characters of the prompt shared with the previous request's prompt and reply. */
+  cachedChars: number;
+  promptChars: number;
+  /** The prompt did not extend what the cache held: something before its end changed. */
+  rewrote: boolean;
+  /** The prompt was cut at the front to fit. */
+  truncated: boolean;
+  /** The model was (re)loaded for this request. */
+  loaded: boolean;
+  generatedTokens: number;
+  /** Simulated seconds on the fake's machine profile: load + prefill + generation. */
+  seconds: number;
+  /** The prompt as the fake rendered it (for measurements that need the text). */
+  rendered: string;
+}
+
+/** Renders a request the way a chat template does: the tools, then every message in order. */
+export function renderPrompt(body: ChatBody): string {
+  const tools = body.tools?.length
+    ? `<|im_start|>tools\n${body.tools.map((t) => JSON.stringify(t)).join("\n")}<|im_end|>\n`
+    : "";
+  return tools + (body.messages ?? []).map(renderMessage).join("");
+}
+
+/** One message as the template shows it (thinking is not part of the history the model sees). */
+export function renderMessage(m: {
+  role: string;
+  content?: string;
+  tool_calls?: Array<{ function: { name: string; arguments: unknown } }>;
+}): string {
+  const calls = (m.tool_calls ?? [])
+    .map(
+      (c) =>
+        `\n<tool_call>${JSON.stringify({ name: c.function.name, arguments: c.function.arguments })}</tool_call>`,
+    )
+    .join("");
+  return `<|im_start|>${m.role}\n${m.content ?? ""}${calls}<|im_end|>\n`;
+}
+
+function commonPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+/** One cache slot per fake server, as an Ollama runner with OLLAMA_NUM_PARALLEL=1. */
+export class KvCache {
+  private held = "";
+  private numCtx: number | undefined;
+
+  constructor(
+    private readonly machine: MachineProfile,
+    private readonly charsPerToken: (model: string) => number,
+  ) {}
+
+  /** Accounts the prompt of one request; `reply` is added to the cache once it is generated. */
+  prefill(model: string, body: ChatBody, contextLength: number) {
+    const cpt = this.charsPerToken(model);
+    const requested = Number(body.options?.num_ctx ?? DEFAULT_NUM_CTX);
+    const numCtx = Math.min(requested, contextLength);
+    const loaded = this.numCtx !== numCtx;
+    if (loaded) this.held = "";
+    this.numCtx = numCtx;
+    const sent = renderPrompt(body);
+    const sentTokens = Math.ceil(sent.length / cpt);
+    let seen = sent;
+    let truncated = false;
+    if (sentTokens > numCtx) {
+      // The runner keeps the first four tokens and the newest ones, num_ctx/2 + 2 in all.
+      const keep = Math.floor(numCtx / 2) + 2;
+      seen =
+        sent.slice(0, Math.round(4 * cpt)) + sent.slice(sent.length - Math.round((keep - 4) * cpt));
+      truncated = true;
+    }
+    const cachedChars = commonPrefix(seen, this.held);
+    const promptTokens = Math.min(
+      Math.ceil(seen.length / cpt),
+      truncated ? Math.floor(numCtx / 2) + 2 : Infinity,
+    );
+    const cachedTokens = Math.min(promptTokens, Math.floor(cachedChars / cpt));
+    const evaluatedTokens = promptTokens - cachedTokens;
+    const rewrote = this.held.length > 0 && cachedChars < this.held.length;
+    return {
+      numCtx,
+      sentTokens,
+      promptTokens,
+      cachedTokens,
+      evaluatedTokens,
+      cachedChars,
+      promptChars: seen.length,
+      rewrote,
+      truncated,
+      loaded,
+      rendered: seen,
+      /** Completes the record once the reply is known; the cache then holds prompt + reply. */
+      finish: (reply: {
+        content: string;
+        tool_calls?: Array<{ function: { name: string; arguments: unknown } }>;
+      }): PrefillRecord => {
+        const rendered = renderMessage({ role: "assistant", ...reply });
+        // The cache holds the prompt and what was generated, without the closing marker the next
+        // prompt may or may not repeat the same way.
+        this.held = seen + rendered.replace(/<\|im_end\|>\n$/, "");
+        const generatedTokens = Math.max(
+          1,
+          Math.ceil(
+            (reply.content.length + JSON.stringify(reply.tool_calls ?? []).length - 2) / cpt,
+          ),
+        );
+        const seconds =
+          (loaded ? this.machine.loadSec : 0) +
+          evaluatedTokens / this.machine.prefillTokensPerSec +
+          generatedTokens / this.machine.generateTokensPerSec;
+        return {
+          numCtx,
+          sentTokens,
+          promptTokens,
+          cachedTokens,
+          evaluatedTokens,
+          cachedChars,
+          promptChars: seen.length,
+          rewrote,
+          truncated,
+          loaded,
+          generatedTokens,
+          seconds,
+          rendered: seen,
+        };
+      },
+    };
+  }
+}

@@ -1,0 +1,128 @@
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { describe, expect, it } from "vitest";
+import { judgePrompt } from "../../src/agent/history/calibrate.js";
+import { estimatePrompt, fitToWindow, promptBudget } from "../../src/agent/history/fit.js";
+
+const request = new HumanMessage("Read every note and summarise them");
+const turn = (i: number, size: number): BaseMessage[] => [
+  new AIMessage({
+    content: "",
+    tool_calls: [{ id: `c${i}`, name: "read_file", args: { path: `notes/n${i}.txt` } }],
+  }),
+  new ToolMessage({
+    content: `note ${i} `.repeat(size / 7),
+    tool_call_id: `c${i}`,
+    name: "read_file",
+  }),
+];
+const SYSTEM = "You are keel. ".repeat(200);
+
+/** Runs `turns` turns through the fitter as act does, carrying the fold point; returns each prompt's text. */
+function simulate(turns: number, size: number, window: number) {
+  let history: BaseMessage[] = [request];
+  let folded = 0;
+  const prompts: string[] = [];
+  const folds: number[] = [];
+  for (let t = 0; t < turns; t++) {
+    const fitted = fitToWindow(history, {
+      fixed: SYSTEM,
+      window,
+      findRequest: () => 0,
+      foldedUpTo: folded,
+    });
+    expect(estimatePrompt(SYSTEM, fitted.messages)).toBeLessThanOrEqual(promptBudget(window));
+    if (fitted.compacted) folds.push(t);
+    folded = fitted.foldedUpTo;
+    prompts.push(
+      fitted.messages
+        .map((m) => `${m.getType()}:${m.text}:${JSON.stringify((m as AIMessage).tool_calls ?? [])}`)
+        .join("\n"),
+    );
+    history = [...history, ...turn(t, size)];
+  }
+  return { prompts, folds };
+}
+
+describe("fitToWindow: a prefix-stable prompt", () => {
+  it("between folds each prompt extends the previous one; folds are rare and spaced", () => {
+    const { prompts, folds } = simulate(120, 900, 8192);
+    let extended = 0;
+    for (let i = 1; i < prompts.length; i++)
+      if (prompts[i]!.startsWith(prompts[i - 1]!)) extended++;
+    // every request that is not a fold extends the previous prompt exactly
+    expect(extended).toBe(prompts.length - 1 - folds.length);
+    expect(folds.length).toBeGreaterThan(1);
+    expect(folds.length / prompts.length).toBeLessThanOrEqual(0.1);
+    for (let i = 1; i < folds.length; i++)
+      expect(folds[i]! - folds[i - 1]!).toBeGreaterThanOrEqual(8);
+  });
+
+  it("keeps the request first and a record after it across folds", () => {
+    const { prompts } = simulate(80, 900, 8192);
+    const last = prompts.at(-1)!;
+    expect(last.startsWith(`human:${request.text}`)).toBe(true);
+    expect(last.split("\n").find((l) => l.includes("[keel] Earlier turns"))).toBeDefined();
+  });
+
+  it("a fold point from an earlier turn is kept while the prompt fits", () => {
+    const history = [request, ...Array.from({ length: 40 }, (_, i) => turn(i, 900)).flat()];
+    const first = fitToWindow(history, {
+      fixed: SYSTEM,
+      window: 8192,
+      findRequest: () => 0,
+      foldedUpTo: 0,
+    });
+    expect(first.compacted).toBeDefined();
+    const next = fitToWindow([...history, ...turn(40, 900)], {
+      fixed: SYSTEM,
+      window: 8192,
+      findRequest: () => 0,
+      foldedUpTo: first.foldedUpTo,
+    });
+    expect(next.compacted).toBeUndefined();
+    expect(next.foldedUpTo).toBe(first.foldedUpTo);
+    expect(next.messages.slice(0, first.messages.length).map((m) => m.text)).toEqual(
+      first.messages.map((m) => m.text),
+    );
+  });
+
+  it("a calibration scale above 1 (dense text) folds earlier to stay under the real window", () => {
+    const history = [request, ...Array.from({ length: 14 }, (_, i) => turn(i, 900)).flat()];
+    const plain = fitToWindow(history, {
+      fixed: SYSTEM,
+      window: 8192,
+      findRequest: () => 0,
+      foldedUpTo: 0,
+    });
+    const dense = fitToWindow(history, {
+      fixed: SYSTEM,
+      window: 8192,
+      findRequest: () => 0,
+      foldedUpTo: 0,
+      scale: 1.8,
+    });
+    expect(plain.compacted).toBeUndefined();
+    expect(dense.compacted).toBeDefined();
+    expect(estimatePrompt(SYSTEM, dense.messages) * 1.8).toBeLessThanOrEqual(promptBudget(8192));
+  });
+});
+
+describe("judgePrompt", () => {
+  it("takes a count near half the window, far below the estimate, as Ollama's front truncation", () => {
+    const v = judgePrompt(6000, 4098, 8192, 1);
+    expect(v.truncated).toBe(true);
+    expect(v.scale).toBeGreaterThan(8192 / 6000);
+  });
+  it("takes a count at the window as truncation", () => {
+    expect(judgePrompt(3000, 8190, 8192, 1).truncated).toBe(true);
+  });
+  it("learns dense text from honest counts, and leaves a prompt without a count alone", () => {
+    const v = judgePrompt(3000, 4500, 8192, 1);
+    expect(v.truncated).toBe(false);
+    expect(v.scale).toBeCloseTo(1.25, 2);
+    expect(judgePrompt(3000, undefined, 8192, 1.3)).toEqual({ truncated: false, scale: 1.3 });
+  });
+  it("does not mistake an honest prompt near half the window for a cut one", () => {
+    expect(judgePrompt(4000, 4100, 8192, 1).truncated).toBe(false);
+  });
+});
