@@ -12,6 +12,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { AGENTS, buildAgent, type AgentName } from "./agents.js";
 import { benchAnalyst } from "./analyst.js";
 import { benchParsers } from "./parsers.js";
+import { benchPrefill, PREFILL_LENGTHS } from "./prefill.js";
 
 const quick = process.argv.includes("--quick");
 const TURNS = quick ? [10, 50] : [10, 100, 300];
@@ -274,6 +275,21 @@ async function main() {
   results.analyst = await benchAnalyst();
   console.log("Analyst (fixture repository, fake Ollama over HTTP)");
   console.table(results.analyst);
+
+  const modelTime = await benchPrefill(quick ? [10, 80] : PREFILL_LENGTHS);
+  results.modelTime = modelTime;
+  console.log(
+    "Model time per task (fake Ollama's prefill model: one KV-cache slot, context 8,192; seconds simulated for",
+    `${Object.values(modelTime.machines)
+      .map(
+        (m) =>
+          `${m.name}: prefill ${m.prefillTokensPerSec} tok/s, generation ${m.generateTokensPerSec} tok/s`,
+      )
+      .join("; ")})`,
+  );
+  console.table(modelTime.rows);
+  console.log("Model time: keel against the peers and against the limit");
+  console.table(modelTime.checks);
 
   results.parsers = benchParsers();
   console.log("Text tool-call parsing (calls per second)");

@@ -8,6 +8,7 @@ import { readFile, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { languageOf } from "../tools/code-structure.js";
+import { REPORT_MARK } from "./report.js";
 
 export interface FileUnit {
   /** Path relative to the analysed folder, with `/`. */
@@ -129,6 +130,11 @@ export async function enumerateUnits(
       const buf = await readFile(path.join(root, rel));
       if (buf.subarray(0, 8192).includes(0)) {
         skipped.binary++;
+        continue;
+      }
+      // keel's own reports (any --out, any earlier run) are output, not source.
+      if (buf.subarray(0, 256).includes(REPORT_MARK)) {
+        skipped.generated++;
         continue;
       }
       if (

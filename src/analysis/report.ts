@@ -8,7 +8,15 @@ import type { FolderRecord, Manifest, UnitRecord } from "./records.js";
 import type { ReportSynthesis } from "./schema.js";
 import { folderGraph, hotspots, type Hotspots, type UnitFacts } from "./structure.js";
 
+/**
+ * The mark every report keel writes carries near its start (a Markdown comment, the JSON's
+ * `generator`): enumeration skips marked files, so the analyst never reads its own output, wherever
+ * `--out` put it.
+ */
+export const REPORT_MARK = "keel-analyze-report";
+
 export interface AnalysisReport {
+  generator: typeof REPORT_MARK;
   name: string;
   model: string | null;
   depth: string;
@@ -62,6 +70,7 @@ export function buildReport(
   }
   const under = (dir: string) => m.files.filter((f) => dir === "." || f.path.startsWith(`${dir}/`));
   return {
+    generator: REPORT_MARK,
     name: path.basename(m.target),
     model: m.model,
     depth,
@@ -114,7 +123,11 @@ const list = (xs: string[] | undefined) =>
   xs?.length ? xs.map((x) => `- ${x}`).join("\n") : "- (none)";
 
 export function renderMarkdown(r: AnalysisReport): string {
-  const out: string[] = [`# Analysis of ${r.name}`, ""];
+  const out: string[] = [
+    `<!-- ${REPORT_MARK}: written by keel analyze -->`,
+    `# Analysis of ${r.name}`,
+    "",
+  ];
   if (r.model)
     out.push(
       `Model: \`${r.model}\` (${r.depth} depth). Findings per file, summaries per folder and the synthesis come from the model; structure, imports and hotspots are parsed.`,

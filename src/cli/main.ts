@@ -30,6 +30,19 @@ const retryCount = (v: string) => {
   return n;
 };
 
+/** --context-window: the num_ctx keel asks for; the model's own context caps it. */
+const contextWindowOption = () =>
+  new Option(
+    "--context-window <tokens>",
+    "context window keel asks the server for (num_ctx); never more than the model's own context, which caps it",
+  )
+    .argParser((v) => {
+      const n = positiveInt(v);
+      if (n < 1024) throw new InvalidArgumentError("expected at least 1024 tokens");
+      return n;
+    })
+    .default(undefined, "16384");
+
 interface RunFlags {
   workspace: string;
   model?: string;
@@ -40,6 +53,8 @@ interface RunFlags {
   maxToolCalls?: number;
   retries?: number;
   toolMode?: "auto" | "native" | "prompt";
+  think?: "auto" | "on" | "off" | "low" | "medium" | "high";
+  contextWindow?: number;
   yes?: boolean;
   json?: boolean;
 }
@@ -95,6 +110,8 @@ async function runCommand(request: string | undefined, flags: RunFlags): Promise
         ...(flags.maxToolCalls ? { maxToolCalls: flags.maxToolCalls } : {}),
         ...(flags.retries !== undefined ? { retries: flags.retries } : {}),
         ...(flags.toolMode ? { toolMode: flags.toolMode } : {}),
+        ...(flags.think ? { think: flags.think } : {}),
+        ...(flags.contextWindow ? { contextWindow: flags.contextWindow } : {}),
         autoApprove: Boolean(flags.yes),
       },
       log,
@@ -154,6 +171,15 @@ function program(): Command {
         .choices(["auto", "native", "prompt"])
         .default(undefined, "auto"),
     )
+    .addOption(
+      new Option(
+        "--think <mode>",
+        "thinking, for models with the thinking capability: on, off, or a level (low|medium|high) for models that take levels (gpt-oss); auto: the server's default (on)",
+      )
+        .choices(["auto", "on", "off", "low", "medium", "high"])
+        .default(undefined, "auto"),
+    )
+    .addOption(contextWindowOption())
     .option(
       "-y, --yes",
       "approve commands that reach beyond the workspace (installs, network, sudo)",
@@ -210,6 +236,7 @@ Examples:
     .addOption(
       new Option("--retries <n>", "retries of a failed model request").argParser(retryCount),
     )
+    .addOption(contextWindowOption())
     .option("--json", "progress as JSON lines on stderr; one JSON object as the last stdout line")
     .action(
       async (
@@ -223,6 +250,7 @@ Examples:
           ollamaUrl?: string;
           checkpoints?: string;
           retries?: number;
+          contextWindow?: number;
           json?: boolean;
         },
       ) => {
@@ -243,6 +271,7 @@ Examples:
               ...(flags.out ? { out: path.resolve(flags.out) } : {}),
               ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
               ...(flags.retries !== undefined ? { retries: flags.retries } : {}),
+              ...(flags.contextWindow ? { contextWindow: flags.contextWindow } : {}),
             },
           });
           const { exitCode, ...fields } = outcome;

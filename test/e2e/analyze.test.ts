@@ -150,4 +150,50 @@ describe("keel analyze", () => {
     expect(r.stdout).toContain(`report: ${out}`);
     expect(readFileSync(out.replace(/\.md$/, ".json"), "utf8")).toContain('"depth": "quick"');
   });
+
+  it("never reads its own reports: a report written into the analysed folder is not a unit next time", async () => {
+    fake = await startFake({
+      script: analystScript(),
+      models: {
+        "small:8b": { capabilities: ["completion"], family: "llama", contextLength: 8192 },
+      },
+    });
+    const target = copy();
+    const args = (out: string) => [
+      "analyze",
+      target,
+      "--model",
+      "small:8b",
+      "--ollama-url",
+      fake!.url,
+      "--out",
+      path.join(target, out),
+      "--depth",
+      "quick",
+      "--json",
+    ];
+    const first = await runKeel(args("docs/analysis.md"));
+    expect(first.code).toBe(0);
+    expect(readFileSync(path.join(target, "docs/analysis.md"), "utf8")).toMatch(
+      /^<!-- keel-analyze-report/,
+    );
+    // a second run with another --out: neither the first run's reports nor its own are analysed
+    const before = fake.chatRequests().length;
+    const second = await runKeel(args("notes/again.md"));
+    expect(second.code).toBe(0);
+    expect(second.json).toMatchObject({ units: 320 });
+    const units = fake
+      .chatBodies()
+      .slice(before)
+      .map(subject)
+      .filter((u) => !u.startsWith("dir:") && u !== "report");
+    expect(units.filter((u) => /analysis\.|again\./.test(u))).toEqual([]);
+    // the window is the model's (8,192), not the 16,384 keel asks for by default
+    expect(
+      fake.chatBodies().every((b) => (b.options as { num_ctx?: number }).num_ctx === 8192),
+    ).toBe(true);
+    expect(
+      Math.max(...fake.chatBodies().map((b) => JSON.stringify(b.messages).length)),
+    ).toBeLessThan(8192 * 3.5);
+  });
 });

@@ -111,6 +111,7 @@ describe("resume after SIGKILL", () => {
     const last = fake.chatBodies({ turnsOnly: true }).at(-1)!;
     expect(last.messages!.filter((m) => m.role === "user").map((m) => m.content)).toEqual([
       "Create the parts",
+      expect.stringMatching(/^\[keel\] The plan for this request:\n1\. /),
       "How many parts are there?",
     ]);
   });

@@ -296,7 +296,9 @@ describe("F7: empty replies", () => {
       role: "user",
       content: expect.stringContaining("[keel] Your last reply was empty"),
     });
-    expect(lastMessage(turns[2])!.content).toContain("Your reply was empty again");
+    // after the re-plan the new plan is the last note; the escalated nudge is just before it
+    expect(turns[2]!.messages!.at(-2)!.content).toContain("Your reply was empty again");
+    expect(lastMessage(turns[2])!.content).toMatch(/^\[keel\] The plan for this request:/);
     const plans = fake.chatBodies().filter((b) => JSON.stringify(b.format ?? "").includes("steps"));
     expect(plans).toHaveLength(2);
     expect(plans[1]!.messages!.at(-1)!.content).toContain("<what_went_wrong>");

@@ -5,6 +5,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
+import { PLAN_NOTE_HEADER } from "../../src/agent/turn/setup.js";
 import { describe, expect, it } from "vitest";
 import { ModelServerError } from "../../src/models/errors.js";
 import type { ChatBody, FakeOllama } from "../../src/testing/fake-ollama/index.js";
@@ -23,10 +24,12 @@ import {
 let fake: FakeOllama | undefined;
 const startFake = fakeOllamaPerTest();
 
+/** keel's notes to the model in a request, without the plan (a note of its own). */
 const keelNotes = (b: ChatBody | undefined) =>
   (b?.messages ?? [])
     .filter((m) => m.role === "user" && m.content.startsWith("[keel]"))
-    .map((m) => m.content);
+    .map((m) => m.content)
+    .filter((c) => !c.startsWith(PLAN_NOTE_HEADER));
 
 describe("each failure kind gets its hint, and the model recovers", () => {
   it("unknown tools three times → a hint naming them → done", async () => {

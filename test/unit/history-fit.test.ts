@@ -27,7 +27,7 @@ function simulate(turns: number, size: number, window: number) {
     const fitted = fitToWindow(history, {
       fixed: SYSTEM,
       window,
-      findRequest: () => 0,
+      pinned: () => [0],
       foldedUpTo: folded,
     });
     expect(estimatePrompt(SYSTEM, fitted.messages)).toBeLessThanOrEqual(promptBudget(window));
@@ -69,14 +69,14 @@ describe("fitToWindow: a prefix-stable prompt", () => {
     const first = fitToWindow(history, {
       fixed: SYSTEM,
       window: 8192,
-      findRequest: () => 0,
+      pinned: () => [0],
       foldedUpTo: 0,
     });
     expect(first.compacted).toBeDefined();
     const next = fitToWindow([...history, ...turn(40, 900)], {
       fixed: SYSTEM,
       window: 8192,
-      findRequest: () => 0,
+      pinned: () => [0],
       foldedUpTo: first.foldedUpTo,
     });
     expect(next.compacted).toBeUndefined();
@@ -91,13 +91,13 @@ describe("fitToWindow: a prefix-stable prompt", () => {
     const plain = fitToWindow(history, {
       fixed: SYSTEM,
       window: 8192,
-      findRequest: () => 0,
+      pinned: () => [0],
       foldedUpTo: 0,
     });
     const dense = fitToWindow(history, {
       fixed: SYSTEM,
       window: 8192,
-      findRequest: () => 0,
+      pinned: () => [0],
       foldedUpTo: 0,
       scale: 1.8,
     });

@@ -35,7 +35,7 @@ const fitToWindow = (
   window: number,
   findRequest: () => number,
   foldedUpTo = 0,
-): Fitted => fit(h, { fixed, window, findRequest, foldedUpTo });
+): Fitted => fit(h, { fixed, window, pinned: () => [findRequest()], foldedUpTo });
 
 describe("fitToWindow", () => {
   const turn = (i: number, size: number) => [
@@ -143,7 +143,7 @@ describe("fitToWindow", () => {
     expect(last).toMatch(/calls: read_file ×\d+ \(f0, f1, .*\); \d+ failed/);
   });
 
-  it("keeps a follow-up request in place after the record, and names calls in prompt mode", () => {
+  it("keeps a follow-up request before the record, and names calls in prompt mode", () => {
     const earlier = Array.from({ length: 60 }, (_, i) => turn(i, 300)).flat();
     const followUp = new HumanMessage("Now count the files");
     const h = toPromptHistory([
@@ -154,11 +154,12 @@ describe("fitToWindow", () => {
     ]);
     const at = h.indexOf(followUp);
     const fitted = fitToWindow(h, "system", 4096, () => at);
-    expect(fitted.messages[0]!.text).toMatch(/^\[keel\] Earlier turns were compacted/);
-    expect(fitted.messages[1]).toBe(followUp);
+    // the pinned request first, then the record: both change only at a fold
+    expect(fitted.messages[0]).toBe(followUp);
+    expect(fitted.messages[1]!.text).toMatch(/^\[keel\] Earlier turns were compacted/);
     // prompt mode shows calls as text, yet the record still knows what they read
-    expect(fitted.messages[0]!.text).toMatch(/calls: read_file ×\d+ \(f0, f1, /);
-    expect(fitted.messages[0]!.text).toMatch(/- you called read_file\(\{"path":"f1\d\d"\}\)/);
+    expect(fitted.messages[1]!.text).toMatch(/calls: read_file ×\d+ \(f0, f1, /);
+    expect(fitted.messages[1]!.text).toMatch(/- you called read_file\(\{"path":"f1\d\d"\}\)/);
     // folded: every message but the request, less those kept (all shown but the record and the request)
     expect(fitted.compacted!.folded).toBe(h.length - 1 - (fitted.messages.length - 2));
   });

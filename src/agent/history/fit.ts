@@ -8,8 +8,8 @@
  * a low-water mark; after that the prompt only grows at its end until the next fold. The fold point
  * is kept in the thread's state, so the prefix is rewritten once per fold, not once per turn.
  *
- * The prompt is `[request if folded] [record] [tail…]` after the system prompt: the request and
- * the record change only at a fold. If the pinned newest turns alone are too big, the largest
+ * The prompt is `[pinned messages if folded] [record] [tail…]` after the system prompt: the pinned
+ * messages (the request, the current plan) and the record change only at a fold. If the pinned newest turns alone are too big, the largest
  * texts are clipped head-and-tail as a last resort.
  */
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
@@ -19,13 +19,13 @@ import { foldRecord, recordTokens, textOf } from "./record.js";
 
 const PER_MESSAGE = 8;
 /** The newest messages are never folded (a call and its results stay together). */
-const KEEP_LAST = 4;
+const KEEP_LAST = 2;
 /**
  * After a fold the tail takes at most this share of the room the record leaves: the rest is
  * headroom for the turns until the next fold (a larger share re-prefills less per fold but folds
  * more often).
  */
-export const LOW_WATER = 0.3;
+export const LOW_WATER = 0.2;
 
 /** Token estimate of one message. */
 const sizeOf = memo((m) => {
@@ -44,8 +44,8 @@ export interface FitOptions {
   fixed: string;
   /** Context window in tokens (num_ctx). */
   window: number;
-  /** Index of the message holding the run's request; it is never folded or clipped. */
-  findRequest: () => number;
+  /** Indices of the messages never folded or clipped (the run's request, its current plan), ascending. */
+  pinned: () => number[];
   /** How many of the first messages the previous fold covered (0: none). */
   foldedUpTo: number;
   /** Server tokens per keel-estimated token, from the server's own counts (1 when unknown). */
@@ -83,54 +83,50 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
   if (foldedUpTo === 0 && fixedTokens + total <= budget)
     return { messages: history, foldedUpTo: 0 };
 
-  const requestIndex = o.findRequest();
-  const request = history[requestIndex];
-  const requestTokens = request ? sizeOf(request) : 0;
-  const record = recordTokens(budget);
-  /** Estimated prompt size with the first `at` messages folded. */
-  const sizeAt = (at: number) =>
-    fixedTokens +
-    record +
-    total -
-    tokensUpTo(history, at, 0).n +
-    (requestIndex < at ? requestTokens : 0);
+  const pinned = o.pinned().filter((i) => i >= 0 && i < n);
+  const isPinned = new Set(pinned);
+  const pinnedBefore = (at: number) => pinned.filter((i) => i < at);
+  const tokensOf = (idx: number[]) => idx.reduce((a, i) => a + sizeOf(history[i]!), 0);
+  const recordBound = recordTokens(budget);
+  /** Estimated prompt size with the first `at` messages folded (record at its bound, or as given). */
+  const sizeAt = (at: number, record = recordBound) =>
+    fixedTokens + record + total - tokensUpTo(history, at, 0).n + tokensOf(pinnedBefore(at));
 
+  let note = foldedUpTo ? foldRecord(history, foldedUpTo, pinned, budget) : undefined;
   let refolded = false;
-  if (foldedUpTo === 0 || sizeAt(foldedUpTo) > budget) {
+  if (foldedUpTo === 0 || sizeAt(foldedUpTo, estimateTokens(note ?? "") + PER_MESSAGE) > budget) {
     // A new fold: keep whole groups (an assistant message and the results answering it), newest
     // first, while they fit under the low-water mark; the newest KEEP_LAST messages always stay.
-    const low = LOW_WATER * (budget - fixedTokens - record - requestTokens);
+    const low = LOW_WATER * (budget - fixedTokens - recordBound - tokensOf(pinned));
     let start = n;
     let used = 0;
     while (start > foldedUpTo) {
       let open = start - 1;
       while (open > 0 && ToolMessage.isInstance(history[open])) open--;
       let tokens = 0;
-      for (let i = open; i < start; i++) if (i !== requestIndex) tokens += sizeOf(history[i]!);
-      const pinned = start - 1 >= n - KEEP_LAST;
-      if (!pinned && used + tokens > low) break;
+      for (let i = open; i < start; i++) if (!isPinned.has(i)) tokens += sizeOf(history[i]!);
+      const kept = start - 1 >= n - KEEP_LAST;
+      if (!kept && used + tokens > low) break;
       used += tokens;
       start = open;
     }
     foldedUpTo = Math.max(start, foldedUpTo);
+    note = foldRecord(history, foldedUpTo, pinned, budget);
     refolded = true;
   }
 
-  const note = foldRecord(history, foldedUpTo, requestIndex, budget);
-  const kept = history.slice(foldedUpTo);
-  const head = note ? [new HumanMessage(note)] : [];
-  let messages =
-    requestIndex >= foldedUpTo || !request
-      ? [...head, ...kept]
-      : requestIndex === 0
-        ? [request, ...head, ...kept]
-        : [...head, request, ...kept];
+  const head = [
+    ...pinnedBefore(foldedUpTo).map((i) => history[i]!),
+    ...(note ? [new HumanMessage(note)] : []),
+  ];
+  let messages = [...head, ...history.slice(foldedUpTo)];
 
-  // Still too big (the pinned newest turns alone): clip the largest texts, never the request.
+  // Still too big (the pinned newest turns alone): clip the largest texts, never a pinned message.
+  const keep = new Set(pinned.map((i) => history[i]));
   let size = fixedTokens + messages.reduce((a, m) => a + sizeOf(m), 0);
   let clipped = false;
   for (let guard = 0; size > budget && guard < 50; guard++) {
-    const biggest = messages.filter((m) => m !== request).sort((a, b) => sizeOf(b) - sizeOf(a))[0];
+    const biggest = messages.filter((m) => !keep.has(m)).sort((a, b) => sizeOf(b) - sizeOf(a))[0];
     if (!biggest || textOf(biggest).length < 400) break;
     const copy = clipCopy(biggest);
     messages = messages.map((m) => (m === biggest ? copy : m));
@@ -142,7 +138,7 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
     messages,
     foldedUpTo,
     compacted: {
-      folded: foldedUpTo - (requestIndex < foldedUpTo ? 1 : 0),
+      folded: foldedUpTo - pinnedBefore(foldedUpTo).length,
       tokensBefore: Math.round((fixedTokens + total) * scale),
       tokensAfter: Math.round(size * scale),
       budget: Math.round(budget * scale),

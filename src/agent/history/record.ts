@@ -15,6 +15,10 @@ const one = (s: string, n: number) => {
   return t.length > n ? `${t.slice(0, n - 1)}…` : t;
 };
 
+/** The record's first line: how a record is recognised in a prompt. */
+export const RECORD_HEADER =
+  "[keel] Earlier turns were compacted to fit the context window. What happened in them:";
+
 /** Estimated tokens of one record line (they are cut at about 130 characters). */
 const LINE_TOKENS = 40;
 
@@ -99,29 +103,31 @@ function describe(t: Tally): string {
 }
 
 /**
- * The record of `history[0..end)` without the message at `skip` (the request, which stays): a tally
- * of the older messages, then a line for each of the newest ones, starting at a call rather than at
- * its result. Undefined when there is nothing to fold.
+ * The record of `history[0..end)` without the `pinned` messages (the request and the plan, which
+ * stay): a tally of the older messages, then a line for each of the newest ones, starting at a call
+ * rather than at its result. Undefined when there is nothing to fold.
  */
 export function foldRecord(
   history: readonly BaseMessage[],
   end: number,
-  skip: number,
+  pinned: readonly number[],
   budget: number,
 ): string | undefined {
-  const count = end - (skip < end ? 1 : 0);
+  const before = (i: number) => pinned.filter((p) => p < i).length;
+  const count = end - before(end);
   if (count <= 0) return undefined;
   const shape = shapeOf(budget);
+  const skip = new Set(pinned);
   let from = end;
-  for (let shown = 0; from > 0 && shown < shape.lines; from--) if (from - 1 !== skip) shown++;
-  while (from < end && (from === skip || ToolMessage.isInstance(history[from]))) from++;
-  // The request contributes nothing to a tally (no calls), so the tally's prefix may include it.
-  const older = from - (skip < from ? 1 : 0);
+  for (let shown = 0; from > 0 && shown < shape.lines; from--) if (!skip.has(from - 1)) shown++;
+  while (from < end && (skip.has(from) || ToolMessage.isInstance(history[from]))) from++;
+  // Pinned messages contribute nothing to a tally (no calls), so the tally's prefix may include them.
+  const older = from - before(from);
   const tally = older > 0 ? describe(tallyOf(history, from, shape.targetChars)) : "";
   const lines: string[] = [];
-  for (let i = from; i < end; i++) if (i !== skip) lines.push(lineOf(history[i]!));
+  for (let i = from; i < end; i++) if (!skip.has(i)) lines.push(lineOf(history[i]!));
   return [
-    "[keel] Earlier turns were compacted to fit the context window. What happened in them:",
+    RECORD_HEADER,
     ...(older > 0 ? [`- ${older} earlier messages${tally ? `; calls: ${tally}` : ""}`] : []),
     ...lines,
   ].join("\n");

@@ -2,16 +2,13 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { SUMMARY_REQUEST } from "../../../guard/ladder.js";
 import { findRepetition } from "../../../guard/repetition.js";
-import { chooseToolMode } from "../../../models/capabilities.js";
 import type { ArgSchemas } from "../../../models/tool-calls/types.js";
-import { toolDefinition, toolsForIntent } from "../../../tools/registry.js";
-import { modelFitOf, nodeEnv, type GraphDeps } from "../../runtime.js";
+import { nodeEnv, type GraphDeps } from "../../runtime.js";
 import type { CoderStateUpdate, CoderStateValue } from "../../state.js";
-import { askTurn, type TurnAnswer } from "./ask.js";
+import { askTurn, type TurnAnswer } from "../../turn/ask.js";
+import { turnSetup } from "../../turn/setup.js";
 import { readReply } from "./channel.js";
 import { classifyReply, visibleText } from "./classify.js";
-import { ACT_SYSTEM } from "./prompt.js";
-import { promptFormat } from "./tool-prompt.js";
 
 /** Failures of the server's own tool-call parser after which the run stays in prompt mode. */
 const PARSE_FAILURES_TO_PIN = 2;
@@ -27,15 +24,6 @@ export function hasActed(state: Pick<CoderStateValue, "trail">): boolean {
       (t.toolClass === "command" &&
         (t.ok || t.kind === "failed" || t.kind === "timeout" || t.kind === "interrupted")),
   );
-}
-
-/** Index of the message holding this run's request (the newest human message with its text). */
-function requestIndex(state: CoderStateValue): number {
-  for (let i = state.messages.length - 1; i >= 0; i--) {
-    const m = state.messages[i]!;
-    if (HumanMessage.isInstance(m) && m.content === state.request) return i;
-  }
-  return 0;
 }
 
 /**
@@ -59,27 +47,8 @@ export function createActNode(deps: GraphDeps) {
         },
       };
     }
-    const { profile, window, fit } = await modelFitOf(env, deps);
+    const { intent, tools, mode, format, base: turn } = await turnSetup(state, env, deps, config);
     const channel = state.toolChannel;
-    const mode = channel?.pinned ? "prompt" : chooseToolMode(profile, env.settings.toolMode);
-    const format = promptFormat(profile?.format ?? "hermes");
-    const intent = state.intent?.intent ?? "build";
-    const tools = toolsForIntent(intent).map(toolDefinition);
-    const system = ACT_SYSTEM(
-      intent,
-      state.planSteps.map((s) => s.title),
-      state.workspaceAtStart,
-    );
-    const turn = {
-      env,
-      model: env.model(fit),
-      system,
-      format,
-      window,
-      fit: state.fit,
-      findRequest: () => requestIndex(state),
-      signal: config.signal,
-    };
 
     if (state.summaryFor) {
       const ask = new HumanMessage({

@@ -1,20 +1,15 @@
-export const PLAN_SYSTEM = `You plan the work of a coding agent that acts through file and shell tools in a workspace.
-Answer with JSON only: 1 to 6 short, concrete steps, each one action (e.g. "Write src/api/users.js with a GET /users handler").
-<rules>
+/**
+ * The planning question. It is asked at the end of act's own prompt (same system prompt, tools and
+ * conversation), so it says only what planning needs.
+ */
+export const PLAN_ASK = (intent: string, replanReason?: string, previous?: string[]) =>
+  [
+    `[keel] Before acting, plan this ${intent} request. Answer with JSON only: 1 to 6 short, concrete steps, each one action (e.g. "Write src/api/users.js with a GET /users handler").`,
+    `<rules>
 - Creating a file is one step that writes it with its full content; never a step that creates a folder named like a file.
 - For analysis, steps read and inspect; they change nothing.
 - No step may repeat an earlier one.
-</rules>`;
-
-export const PLAN_USER = (
-  request: string,
-  intent: string,
-  replanReason?: string,
-  previous?: string[],
-) =>
-  [
-    `<request>\n${request}\n</request>`,
-    `<intent>${intent}</intent>`,
+</rules>`,
     replanReason
       ? `<previous_plan>\n${(previous ?? []).map((s, i) => `${i + 1}. ${s}`).join("\n")}\n</previous_plan>\n<what_went_wrong>\n${replanReason}\n</what_went_wrong>\nMake a new plan that avoids this.`
       : "",

@@ -8,18 +8,19 @@
 import { createHash } from "node:crypto";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
-import { judgePrompt } from "../../history/calibrate.js";
-import { estimatePrompt, fitToWindow } from "../../history/fit.js";
-import { toPromptHistory } from "../../history/prompt-form.js";
-import type { ToolMode } from "../../../models/capabilities.js";
-import { ModelServerError } from "../../../models/errors.js";
-import { withWireTurn } from "../../../models/ollama-fetch.js";
-import { withModelRetry } from "../../../models/retry.js";
-import type { FormatName } from "../../../models/tool-calls/types.js";
-import type { toolDefinition } from "../../../tools/registry.js";
-import type { NodeEnv } from "../../runtime.js";
-import type { FitState, TurnUsage } from "../../state.js";
-import { TOOLS_IN_PROMPT } from "./tool-prompt.js";
+import { judgePrompt } from "../history/calibrate.js";
+import { estimatePrompt, fitToWindow } from "../history/fit.js";
+import { toPromptHistory } from "../history/prompt-form.js";
+import { RECORD_HEADER } from "../history/record.js";
+import type { ToolMode } from "../../models/capabilities.js";
+import { ModelServerError } from "../../models/errors.js";
+import { withWireTurn } from "../../models/ollama-fetch.js";
+import { withModelRetry } from "../../models/retry.js";
+import type { FormatName } from "../../models/tool-calls/types.js";
+import type { toolDefinition } from "../../tools/registry.js";
+import type { NodeEnv } from "../runtime.js";
+import type { FitState, TurnUsage } from "../state.js";
+import { TOOLS_IN_PROMPT } from "../nodes/act/tool-prompt.js";
 
 /** Refits after a cut prompt before the run stops with an error naming the truncation. */
 const TRUNCATION_REFITS = 2;
@@ -39,8 +40,11 @@ export interface TurnRequest {
   window: number;
   /** The thread's fit state (fold point, calibration), if any. */
   fit: FitState | undefined;
-  findRequest: () => number;
+  /** Indices of the messages never folded (see `fitToWindow`). */
+  pinned: () => number[];
   signal?: AbortSignal;
+  /** A JSON schema: the reply must be JSON of this shape (Ollama's `format`), with the same tools offered. */
+  structured?: Record<string, unknown>;
 }
 
 export interface TurnAnswer {
@@ -77,12 +81,16 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
     const fitted = fitToWindow(shown, {
       fixed,
       window: r.window,
-      findRequest: r.findRequest,
+      pinned: r.pinned,
       foldedUpTo: r.fit?.foldedUpTo ?? 0,
       scale,
     });
     if (fitted.compacted) env.emit({ type: "compacted", ...fitted.compacted });
-    const runnable = native ? r.model.bindTools!(r.tools) : r.model;
+    // A structured request keeps the turn's tools (so its prompt is the turn's prompt) and adds `format`.
+    const runnable = native && !r.structured ? r.model.bindTools!(r.tools) : r.model;
+    const options = r.structured
+      ? { format: r.structured, ...(native ? { tools: r.tools } : {}) }
+      : {};
     const thinking = fitted.messages
       .filter((m) => AIMessage.isInstance(m))
       .map((m) => m.additional_kwargs?.reasoning_content as string | undefined);
@@ -93,6 +101,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
           withWireTurn({ thinking }, () =>
             runnable.invoke([new SystemMessage(system), ...fitted.messages], {
               signal: r.signal,
+              ...options,
             }),
           ),
         env.policy,
@@ -154,7 +163,7 @@ function reusedEstimate(
   const ms = fitted.messages;
   if (fitted.compacted) {
     const record = ms.findIndex(
-      (m) => typeof m.content === "string" && m.content.startsWith("[keel] Earlier turns"),
+      (m) => typeof m.content === "string" && m.content.startsWith(RECORD_HEADER),
     );
     return estimatePrompt(fixed, ms.slice(0, Math.max(0, record)));
   }

@@ -1,0 +1,74 @@
+/**
+ * What every model turn of the coder shares — act's turns and the planning call — so that they
+ * send the same prompt prefix (system prompt, tools, history) and the server's KV cache carries
+ * over from one to the next.
+ */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import { chooseToolMode } from "../../models/capabilities.js";
+import { toolDefinition, toolsForIntent } from "../../tools/registry.js";
+import { ACT_SYSTEM } from "../nodes/act/prompt.js";
+import { promptFormat } from "../nodes/act/tool-prompt.js";
+import { modelFitOf, type GraphDeps, type NodeEnv } from "../runtime.js";
+import type { CoderStateValue } from "../state.js";
+import type { TurnRequest } from "./ask.js";
+
+/** How a plan note (the plan node's message after the request) begins. */
+export const PLAN_NOTE_HEADER = "[keel] The plan for this request:";
+
+/** The plan as the model sees it in the conversation. */
+export const planNote = (steps: string[]) =>
+  new HumanMessage({
+    content: `${PLAN_NOTE_HEADER}\n${steps.map((s, i) => `${i + 1}. ${s}`).join("\n")}\nWork through it with tool calls.`,
+    name: "keel",
+  });
+
+/** Index of the message holding this run's request (the newest human message with its text). */
+export function requestIndex(state: Pick<CoderStateValue, "messages" | "request">): number {
+  for (let i = state.messages.length - 1; i >= 0; i--) {
+    const m = state.messages[i]!;
+    if (HumanMessage.isInstance(m) && m.content === state.request) return i;
+  }
+  return 0;
+}
+
+/** The messages a fold keeps: the request and the newest plan note after it. */
+export function pinnedOf(messages: readonly BaseMessage[], request: number): number[] {
+  for (let i = messages.length - 1; i > request; i--) {
+    const m = messages[i]!;
+    if (
+      HumanMessage.isInstance(m) &&
+      typeof m.content === "string" &&
+      m.content.startsWith(PLAN_NOTE_HEADER)
+    )
+      return [request, i];
+  }
+  return [request];
+}
+
+/** The shared part of a turn's request, and the toolset and channel it uses. */
+export async function turnSetup(
+  state: CoderStateValue,
+  env: NodeEnv,
+  deps: GraphDeps,
+  config: LangGraphRunnableConfig,
+) {
+  const { profile, window, fit } = await modelFitOf(env, deps);
+  const mode = state.toolChannel?.pinned
+    ? "prompt"
+    : chooseToolMode(profile, env.settings.toolMode);
+  const format = promptFormat(profile?.format ?? "hermes");
+  const intent = state.intent?.intent ?? "build";
+  const tools = toolsForIntent(intent).map(toolDefinition);
+  const base: Omit<TurnRequest, "history" | "tools" | "mode"> = {
+    env,
+    model: env.model(fit),
+    system: ACT_SYSTEM(intent, state.workspaceAtStart),
+    format,
+    window,
+    fit: state.fit,
+    pinned: () => pinnedOf(state.messages, requestIndex(state)),
+    ...(config.signal ? { signal: config.signal } : {}),
+  };
+  return { intent, tools, mode, format, base };
+}
