@@ -108,7 +108,7 @@ async function runTask(agent: AgentName, turns: number) {
       const tools = toolsForIntent("analyze").map((t) =>
         tool(
           async (args: unknown) => {
-            const r = await t.run(args as never, {
+            const r = await t.run(args, {
               workspace: ws,
               commandTimeoutMs: 10_000,
               outputLimit: 16_000,
