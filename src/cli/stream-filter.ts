@@ -3,6 +3,7 @@
  * tool-call marker on is held back, so raw call markup never reaches the screen (the timeline shows
  * the parsed call instead). Pure and incremental: text may arrive split anywhere.
  */
+import { MARKUP_OPENERS } from "../models/tool-calls/formats.js";
 
 const THINK: Array<[string, string]> = [
   ["<think>", "</think>"],
@@ -10,19 +11,8 @@ const THINK: Array<[string, string]> = [
   ["◁think▷", "◁/think▷"],
 ];
 
-/** Where tool-call markup of any supported family can begin. */
-const CALL_MARKERS = [
-  "<tool_call>",
-  "<|",
-  "[TOOL_CALLS]",
-  "<function=",
-  "functools[",
-  "<start_function_call>",
-  "<｜",
-  ">>>",
-  "```tool_code",
-  "Action: ```",
-];
+/** Where tool-call markup of any supported family can begin: each format's openers. */
+const CALL_MARKERS = MARKUP_OPENERS;
 const CALL_PATTERNS = [
   /\{\s*"(name|tool|tool_name|function)"\s*:/,
   /(^|\n)\s*\[[A-Za-z_][\w.-]*\(/,

@@ -3,6 +3,7 @@
  * and the text format its chat template uses for tool calls. From it keel picks one tool channel
  * (F9): native when the model has the `tools` capability, else tools described in the prompt.
  */
+import { FORMATS } from "./tool-calls/formats.js";
 import type { FormatName } from "./tool-calls/types.js";
 import { withModelRetry, type RetryPolicy } from "./retry.js";
 
@@ -17,41 +18,11 @@ export interface ModelProfile {
 
 export type ToolMode = "native" | "prompt";
 
-/** Template markers first (they are what the model was trained on), then the family. */
-const TEMPLATE_MARKERS: Array<[RegExp, FormatName]> = [
-  [/<｜tool▁calls▁begin｜>/, "deepseek"],
-  [/<\|tool_calls_section_begin\|>/, "kimi-k2"],
-  [/<\|channel\|>|to=functions\./, "harmony"],
-  [/<\|tool_call_start\|>/, "lfm2"],
-  [/<\|tool_call\|>/, "granite"],
-  [/\[TOOL_CALLS\]/, "mistral"],
-  [/functools/, "phi4-mini"],
-  [/<\|START_ACTION\|>/, "command-r"],
-  [/<parameter=/, "qwen3-coder"],
-  [/<arg_key>/, "glm-4.5"],
-  [/<tool_call>/, "hermes"],
-  [/<\|python_start\|>/, "pythonic"],
-  [/<\|python_tag\|>/, "llama3-json"],
-];
-
-const FAMILY_FORMATS: Array<[RegExp, FormatName]> = [
-  [/^qwen3moe$|^qwen3$|^qwen2/, "hermes"],
-  [/^llama4/, "pythonic"],
-  [/^llama/, "llama3-json"],
-  [/^mistral|^mistral3|^devstral/, "mistral"],
-  [/^granite/, "granite"],
-  [/^phi3$/, "phi4-mini"],
-  [/^lfm2/, "lfm2"],
-  [/^glm4moe|^glm/, "glm-4.5"],
-  [/^deepseek/, "deepseek"],
-  [/^gptoss|^gpt-oss/, "harmony"],
-  [/^command-r|^cohere/, "command-r"],
-];
-
 /** The text tool-call format for a model, from its template and family; Hermes-style JSON otherwise. */
 export function formatFor(template: string | undefined, family: string | undefined): FormatName {
-  for (const [re, f] of TEMPLATE_MARKERS) if (template && re.test(template)) return f;
-  for (const [re, f] of FAMILY_FORMATS) if (family && re.test(family.toLowerCase())) return f;
+  // Template markers first (they are what the model was trained on), then the family.
+  for (const f of FORMATS) if (template && f.template?.test(template)) return f.name;
+  for (const f of FORMATS) if (family && f.family?.test(family.toLowerCase())) return f.name;
   return "hermes";
 }
 

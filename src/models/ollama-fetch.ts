@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { argumentsFromText } from "./tool-calls/parse.js";
 
 /**
  * A `fetch` for ChatOllama that repairs what it loses on the wire (ollama-protocol.md §3, §7),
@@ -60,14 +61,11 @@ export function repairResponseLine(line: string): string {
     for (const call of obj.message?.tool_calls ?? []) {
       const args = call.function?.arguments;
       if (typeof args === "string") {
-        try {
-          const parsed: unknown = JSON.parse(args || "{}");
-          if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
-            call.function!.arguments = parsed;
-            changed = true;
-          }
-        } catch {
-          // Not JSON: leave it; the call stays invalid and the reply is treated as unparseable.
+        // JSON text, or markup a server left there (XML parameters): read it as keel's parsers do.
+        const parsed = argumentsFromText(call.function?.name ?? "", args);
+        if (parsed) {
+          call.function!.arguments = parsed;
+          changed = true;
         }
       }
     }

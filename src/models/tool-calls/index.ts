@@ -1,4 +1,5 @@
-export { parseToolCalls } from "./parse.js";
+export { argumentsFromText, parseToolCalls } from "./parse.js";
+export { FORMATS, type FormatRecord } from "./formats.js";
 export {
   FORMAT_NAMES,
   type FormatName,

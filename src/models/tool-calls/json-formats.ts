@@ -3,7 +3,7 @@
  * Functionary, Command R, DeepSeek, Kimi K2 and gpt-oss harmony. Each extractor returns the spans
  * it claims; a span with markup but no valid call carries a `problem`.
  */
-import { balancedEnd, jsonAt, lenientJson } from "./scan.js";
+import { balancedEnd, jsonAt, lenientJson, parsePythonCalls, parsePythonLines } from "./scan.js";
 import type { Extraction, Extractor, RawCall } from "./types.js";
 
 /** Reads one call object in any of the common key spellings. */
@@ -35,8 +35,11 @@ export function callsFromJson(value: unknown): RawCall[] | undefined {
   return calls.length > 0 && calls.every((c): c is RawCall => c !== undefined) ? calls : undefined;
 }
 
-/** A span starting at a marker, followed by JSON (object or array) of calls. */
-function markerThenJson(marker: string | RegExp, closing?: string): Extractor {
+/**
+ * A span starting at a marker, followed by JSON (object or array) of calls. With `keepValid`, a
+ * list keeps its valid calls and drops the malformed ones (Command R writes a list of actions).
+ */
+function markerThenJson(marker: string | RegExp, closing?: string, keepValid = false): Extractor {
   return (text) => {
     const out: Extraction[] = [];
     const re =
@@ -51,7 +54,14 @@ function markerThenJson(marker: string | RegExp, closing?: string): Extractor {
         const close = text.indexOf(closing, end);
         if (close >= 0 && text.slice(end, close).trim() === "") end = close + closing.length;
       }
-      const calls = json ? callsFromJson(json.value) : undefined;
+      const listed = json
+        ? keepValid
+          ? (Array.isArray(json.value) ? json.value : [json.value])
+              .map(callFromObject)
+              .filter((c): c is RawCall => c !== undefined)
+          : callsFromJson(json.value)
+        : undefined;
+      const calls = listed?.length ? listed : undefined;
       out.push(
         calls
           ? { start, end, calls }
@@ -70,14 +80,16 @@ function markerThenJson(marker: string | RegExp, closing?: string): Extractor {
 export const graniteFormat: Extractor = markerThenJson("<|tool_call|>");
 export const phiFormat: Extractor = markerThenJson(/functools(?=\s*\[)/g);
 export const commandRFormat: Extractor = (text, ctx) => [
-  ...markerThenJson("<|START_ACTION|>", "<|END_ACTION|>")(text, ctx),
-  ...markerThenJson(/Action:\s*```(?:json)?/g, "```")(text, ctx),
+  ...markerThenJson("<|START_ACTION|>", "<|END_ACTION|>", true)(text, ctx),
+  ...markerThenJson(/Action:\s*```(?:json)?/g, "```", true)(text, ctx),
+  ...markerThenJson(/Action:\s*(?=[[{])/g, undefined, true)(text, ctx),
 ];
 
 /** `[TOOL_CALLS][{…}]` (v0.3) and `[TOOL_CALLS]name[ARGS]{…}` (newer tokenizers). */
 export const mistralFormat: Extractor = (text, ctx) => {
   const out: Extraction[] = [];
-  const re = /\[TOOL_CALLS\]\s*([A-Za-z_][\w.-]*)(?:\[CALL_ID\][\w-]*)?\[ARGS\]/g;
+  const re =
+    /\[TOOL_CALLS\]\s*([\p{L}_][\p{L}\p{N}_.-]*)(?:\[CALL_ID\][\w-]*)?(?:\[ARGS\]|(?=\s*\{))/gu;
   for (const m of text.matchAll(re)) {
     const json = jsonAt(text, m.index + m[0].length);
     const args = json?.value;
@@ -93,12 +105,16 @@ export const mistralFormat: Extractor = (text, ctx) => {
     );
   }
   const claimed = (i: number) => out.some((e) => i >= e.start && i < e.end);
-  for (const e of markerThenJson(/\[TOOL_CALLS\](?=\s*\[)/g)(text, ctx))
+  for (const e of markerThenJson(/\[TOOL_CALLS\](?=\s*[[{])/g)(text, ctx))
     if (!claimed(e.start)) out.push(e);
   return out;
 };
 
-/** `<tool_call>{json}</tool_call>`; also JSON arrays inside (Granite 3.3). XML bodies are left to their own formats. */
+/**
+ * `<tool_call>{json}</tool_call>`; also JSON arrays or several objects inside (Granite 3.3, small
+ * Qwen models), and a Python call (`<tool_call>f(a=1)</tool_call>`). XML bodies are left to their
+ * own formats.
+ */
 export const hermesFormat: Extractor = (text) => {
   const out: Extraction[] = [];
   for (const m of text.matchAll(/<tool_call>([\s\S]*?)(<\/tool_call>|(?=<tool_call>)|$)/g)) {
@@ -106,11 +122,24 @@ export const hermesFormat: Extractor = (text) => {
     if (body.startsWith("<function=") || /<arg_key>/.test(body)) continue;
     const start = m.index;
     const end = start + m[0].length;
-    const value =
-      body.startsWith("{") || body.startsWith("[")
-        ? lenientJson(body.slice(0, balancedEnd(body, 0) > 0 ? balancedEnd(body, 0) : body.length))
-        : undefined;
-    const calls = value === undefined ? undefined : callsFromJson(value);
+    let calls: RawCall[] | undefined;
+    if (body.startsWith("{") || body.startsWith("[")) {
+      const values: unknown[] = [];
+      let i = 0;
+      while (i < body.length) {
+        while (i < body.length && /[\s,;]/.test(body[i]!)) i++;
+        if (i >= body.length) break;
+        const close = balancedEnd(body, i);
+        const value = lenientJson(body.slice(i, close > 0 ? close : body.length));
+        if (value === undefined) break;
+        values.push(value);
+        if (close < 0) break;
+        i = close;
+      }
+      const found = values.flatMap((v): unknown[] => (Array.isArray(v) ? (v as unknown[]) : [v])).map(callFromObject);
+      calls = found.filter((c): c is RawCall => c !== undefined);
+      if (!calls.length) calls = undefined;
+    } else calls = parsePythonCalls(body);
     out.push(
       calls
         ? { start, end, calls }
@@ -134,7 +163,8 @@ export const llamaJsonFormat: Extractor = (text, ctx) => {
   const out: Extraction[] = [];
   const starts = new Set<number>();
   const lead = /^\s*(<\|python_tag\|>)?\s*/.exec(text)!;
-  if (text[lead[0].length] === "{" || text[lead[0].length] === "[") starts.add(lead[0].length);
+  // A reply that is a call object, or a list of them (not `[TOOL_CALLS]` or other bracketed text).
+  if (/^(\{|\[\s*\{)/.test(text.slice(lead[0].length))) starts.add(lead[0].length);
   for (const m of text.matchAll(/<\|python_tag\|>\s*/g)) starts.add(m.index + m[0].length);
   for (const m of text.matchAll(/```(?:json|tool_call|tool)?\s*\n?(?=[{[])/g))
     starts.add(m.index + m[0].length);
@@ -156,7 +186,21 @@ export const llamaJsonFormat: Extractor = (text, ctx) => {
       if (!sep) break;
       i = end + sep[0].length;
     }
-    if (calls.length === 0) continue;
+    if (calls.length === 0) {
+      // After <|python_tag|>: a built-in tool (`brave_search.call(query="…")`) or Python calls.
+      const tag = /<\|python_tag\|>\s*$/.exec(text.slice(0, s));
+      if (!tag) continue;
+      const stop = /<\|eom_id\|>|<\|eot_id\|>|$/.exec(text.slice(s))!;
+      const code = text.slice(s, s + stop.index).trim();
+      const py = parsePythonCalls(code) ?? parsePythonLines(code);
+      if (!py) continue;
+      out.push({
+        start: tag.index,
+        end: s + stop.index + stop[0].length,
+        calls: py.map((c) => ({ name: c.name.replace(/\.call$/, ""), arguments: c.arguments })),
+      });
+      continue;
+    }
     let start = s;
     const before = text.slice(0, s);
     const fence = /```(?:json|tool_call|tool)?\s*\n?$/.exec(before);
@@ -174,10 +218,14 @@ export const llamaJsonFormat: Extractor = (text, ctx) => {
   return out;
 };
 
-/** Functionary: `<function=name>{json}</function>` (v3.1) and `>>>name\n{json}` (v3.2). */
-export const functionaryFormat: Extractor = (text) => {
+/**
+ * Functionary: `<function=name>{json}</function>` (v3.1) and `>>>name\n{json}` (v3.2, where the
+ * first `>>>` is part of the prompt, so a reply may begin with `name\n{json}`: read only when the
+ * offered tools are known); `>>>python\n` is followed by raw code.
+ */
+export const functionaryFormat: Extractor = (text, ctx) => {
   const out: Extraction[] = [];
-  for (const m of text.matchAll(/<function=([\w.-]+)>\s*(?=\{)/g)) {
+  for (const m of text.matchAll(/<function=([^>\n]+)>\s*(?=\{)/gu)) {
     const json = jsonAt(text, m.index + m[0].length);
     if (!json || typeof json.value !== "object" || Array.isArray(json.value) || !json.value) {
       out.push({
@@ -192,15 +240,31 @@ export const functionaryFormat: Extractor = (text) => {
     out.push({
       start: m.index,
       end: json.end + (close?.[0].length ?? 0),
-      calls: [{ name: m[1]!, arguments: json.value }],
+      calls: [{ name: m[1]!.trim(), arguments: json.value }],
     });
   }
-  for (const m of text.matchAll(/>>>\s*([\w.-]+)\s*\n/g)) {
+  const v32 = ctx.salvage
+    ? /(?:^|>>>)\s*([\p{L}_][\p{L}\p{N}_.-]*)\s*\n/gu
+    : />>>\s*([\p{L}_][\p{L}\p{N}_.-]*)\s*\n/gu;
+  for (const m of text.matchAll(v32)) {
+    if (out.some((e) => m.index >= e.start && m.index < e.end)) continue;
+    const from = m.index + m[0].length;
     if (m[1] === "all") {
-      out.push({ start: m.index, end: m.index + m[0].length, calls: [] });
+      // `>>>all\n` introduces text for the user: only the header is markup.
+      if (m[0].includes(">>>")) out.push({ start: m.index, end: from, calls: [] });
       continue;
     }
-    const json = jsonAt(text, m.index + m[0].length);
+    const next = text.indexOf(">>>", from);
+    const until = next < 0 ? text.length : next;
+    if (m[1] === "python" && text[from] !== "{") {
+      out.push({
+        start: m.index,
+        end: until,
+        calls: [{ name: "python", arguments: { code: text.slice(from, until).trim() } }],
+      });
+      continue;
+    }
+    const json = jsonAt(text, from);
     if (json && json.value && typeof json.value === "object" && !Array.isArray(json.value)) {
       out.push({ start: m.index, end: json.end, calls: [{ name: m[1]!, arguments: json.value }] });
     }
@@ -208,23 +272,45 @@ export const functionaryFormat: Extractor = (text) => {
   return out;
 };
 
+/** DeepSeek's special tokens, with full-width or ASCII pipes (servers write both). */
+const ds = (word: string) => `<[｜|]${word.replace(/_/g, "▁")}[｜|]>`;
+const DS_SECTION = new RegExp(
+  `${ds("tool_calls_begin")}([\\s\\S]*?)(${ds("tool_calls_end")}|$)`,
+  "g",
+);
+const DS_CALL = new RegExp(
+  `${ds("tool_call_begin")}([\\s\\S]*?)(${ds("tool_call_end")}|(?=${ds("tool_call_begin")})|$)`,
+  "g",
+);
+const DS_SEP = ds("tool_sep");
+
 /** DeepSeek V3/R1 (`function<｜tool▁sep｜>name` + fenced JSON) and V3.1 (`name<｜tool▁sep｜>{json}`). */
 export const deepseekFormat: Extractor = (text) => {
   const out: Extraction[] = [];
-  const section = /<｜tool▁calls▁begin｜>([\s\S]*?)(<｜tool▁calls▁end｜>|$)/g;
-  for (const m of text.matchAll(section)) {
+  const readCalls = (section: string) => {
     const calls: RawCall[] = [];
     let problem: string | undefined;
-    for (const c of m[1]!.matchAll(/<｜tool▁call▁begin｜>([\s\S]*?)(<｜tool▁call▁end｜>|$)/g)) {
+    for (const c of section.matchAll(DS_CALL)) {
       const body = c[1]!;
-      const v3 = /^\s*function<｜tool▁sep｜>([\w.-]+)\s*```(?:json)?\s*([\s\S]*?)```/.exec(body);
-      const v31 = /^\s*([\w.-]+)<｜tool▁sep｜>\s*([\s\S]*)$/.exec(body);
-      const name = v3?.[1] ?? v31?.[1];
-      const args = lenientJson((v3?.[2] ?? v31?.[2] ?? "").trim());
-      if (name && args && typeof args === "object" && !Array.isArray(args))
-        calls.push({ name, arguments: args });
+      const v3 = new RegExp(
+        `^\\s*function${DS_SEP}([^\\s\`<]+)\\s*\`\`\`(?:json)?\\s*([\\s\\S]*?)\`\`\``,
+      ).exec(body);
+      const v31 = new RegExp(
+        `^\\s*(?:function${DS_SEP})?([^\\s<]+?)\\s*${DS_SEP}\\s*([\\s\\S]*)$`,
+      ).exec(body);
+      const v3bare = new RegExp(`^\\s*function${DS_SEP}([^\\s<{]+)\\s*\\n\\s*([\\s\\S]*)$`).exec(
+        body,
+      );
+      const hit = v3 ?? v31 ?? v3bare;
+      const args = hit ? lenientJson(hit[2]!.replace(/```\s*$/, "").trim()) : undefined;
+      if (hit && args && typeof args === "object" && !Array.isArray(args))
+        calls.push({ name: hit[1]!, arguments: args });
       else problem = `a DeepSeek tool call needs name<｜tool▁sep｜>{JSON arguments}`;
     }
+    return { calls, problem };
+  };
+  for (const m of text.matchAll(DS_SECTION)) {
+    const { calls, problem } = readCalls(m[1]!);
     out.push({
       start: m.index,
       end: m.index + m[0].length,
@@ -232,24 +318,43 @@ export const deepseekFormat: Extractor = (text) => {
       ...(calls.length ? {} : { problem: problem ?? "empty tool-call section" }),
     });
   }
+  // Calls without the section around them (a reply cut short, or a model that skips it).
+  if (!out.length)
+    for (const m of text.matchAll(DS_CALL)) {
+      const { calls, problem } = readCalls(m[0]);
+      out.push({
+        start: m.index,
+        end: m.index + m[0].length,
+        calls,
+        ...(calls.length ? {} : { problem: problem ?? "empty tool call" }),
+      });
+    }
   return out;
 };
 
-/** Kimi K2: `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{json}<|tool_call_end|>`. */
+/**
+ * Kimi K2: `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{json}<|tool_call_end|>`
+ * inside a section. A call id must end in `:index`; a call with any other id is skipped.
+ */
 export const kimiFormat: Extractor = (text) => {
   const out: Extraction[] = [];
+  const readCalls = (section: string) => {
+    const calls: RawCall[] = [];
+    for (const c of section.matchAll(
+      /<\|tool_call_begin\|>\s*([^<]*?)\s*<\|tool_call_argument_begin\|>([\s\S]*?)(<\|tool_call_end\|>|(?=<\|tool_call_begin\|>)|$)/g,
+    )) {
+      const id = /^(?:functions\.)?([^\s:<]+):\d+$/u.exec(c[1]!);
+      if (!id) continue;
+      const args = lenientJson(c[2]!);
+      if (args && typeof args === "object" && !Array.isArray(args))
+        calls.push({ name: id[1]!, arguments: args });
+    }
+    return calls;
+  };
   for (const m of text.matchAll(
     /<\|tool_calls_section_begin\|>([\s\S]*?)(<\|tool_calls_section_end\|>|$)/g,
   )) {
-    const calls: RawCall[] = [];
-    for (const c of m[1]!.matchAll(
-      /<\|tool_call_begin\|>\s*([\w.:-]+)\s*<\|tool_call_argument_begin\|>([\s\S]*?)(<\|tool_call_end\|>|$)/g,
-    )) {
-      const name = c[1]!.replace(/^functions\./, "").replace(/:\d+$/, "");
-      const args = lenientJson(c[2]!);
-      if (args && typeof args === "object" && !Array.isArray(args))
-        calls.push({ name, arguments: args });
-    }
+    const calls = readCalls(m[1]!);
     out.push({
       start: m.index,
       end: m.index + m[0].length,
@@ -257,14 +362,23 @@ export const kimiFormat: Extractor = (text) => {
       ...(calls.length ? {} : { problem: "the Kimi tool-call section holds no valid call" }),
     });
   }
+  if (!out.length)
+    for (const m of text.matchAll(
+      /<\|tool_call_begin\|>[\s\S]*?(<\|tool_call_end\|>|(?=<\|tool_call_begin\|>)|$)/g,
+    )) {
+      const calls = readCalls(m[0]);
+      if (calls.length) out.push({ start: m.index, end: m.index + m[0].length, calls });
+    }
   return out;
 };
 
 /** gpt-oss harmony: `<|channel|>commentary to=functions.name <|constrain|>json<|message|>{json}<|call|>`. */
 export const harmonyFormat: Extractor = (text) => {
   const out: Extraction[] = [];
+  // The recipient is in the channel header or in the role header, on any channel (models put
+  // calls on analysis too); `functions.` is sometimes left out.
   const re =
-    /(?:<\|start\|>assistant)?(?:<\|channel\|>commentary\s+to=functions\.([\w.-]+)|\s*to=functions\.([\w.-]+)\s*<\|channel\|>commentary)[^<]*(?:<\|constrain\|>\s*json\s*)?<\|message\|>/g;
+    /(?:<\|start\|>assistant)?(?:<\|channel\|>\w+\s+to=(?:functions\.)?([^\s<]+)|\s*to=(?:functions\.)?([^\s<]+)\s*<\|channel\|>\w+)[^<]*(?:<\|constrain\|>\s*\w*\s*)?<\|message\|>/gu;
   for (const m of text.matchAll(re)) {
     const name = m[1] ?? m[2]!;
     const json = jsonAt(text, m.index + m[0].length);

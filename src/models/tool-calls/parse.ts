@@ -3,28 +3,11 @@
  * families people run locally, and returns them with the remaining text. Thinking blocks are never
  * parsed; malformed markup stays in the content and is described in `problem`; nothing throws.
  */
-import {
-  commandRFormat,
-  deepseekFormat,
-  functionaryFormat,
-  graniteFormat,
-  harmonyFormat,
-  hermesFormat,
-  kimiFormat,
-  llamaJsonFormat,
-  mistralFormat,
-  phiFormat,
-} from "./json-formats.js";
+import { FORMATS } from "./formats.js";
 import { lenientJson } from "./scan.js";
-import {
-  gemmaFormat,
-  glmFormat,
-  lfm2Format,
-  pythonicFormat,
-  qwen3CoderFormat,
-} from "./text-formats.js";
 import type {
   ArgSchemas,
+  PropertySchema,
   Extraction,
   Extractor,
   FormatName,
@@ -34,31 +17,14 @@ import type {
   RawCall,
 } from "./types.js";
 
-/** Each format's marker and reader, in the order `auto` tries them (most specific first). */
-const FORMATS: Array<[FormatName, RegExp, Extractor]> = [
-  ["deepseek", /<｜tool▁calls▁begin｜>/, deepseekFormat],
-  ["kimi-k2", /<\|tool_calls_section_begin\|>/, kimiFormat],
-  ["harmony", /to=functions\.[\w.-]+/, harmonyFormat],
-  ["lfm2", /<\|tool_call_start\|>/, lfm2Format],
-  ["granite", /<\|tool_call\|>/, graniteFormat],
-  ["mistral", /\[TOOL_CALLS\]/, mistralFormat],
-  ["phi4-mini", /functools\s*\[/, phiFormat],
-  ["command-r", /<\|START_ACTION\|>|Action:\s*```/, commandRFormat],
-  ["qwen3-coder", /<function=[\w.-]+>(?!\s*\{)/, qwen3CoderFormat],
-  ["functionary", /<function=[\w.-]+>\s*\{|>>>\s*[\w.-]+\s*\n/, functionaryFormat],
-  ["glm-4.5", /<tool_call>\s*[\w.-]+\s*(<arg_key>|<\/tool_call>)/, glmFormat],
-  ["hermes", /<tool_call>/, hermesFormat],
-  ["gemma", /call:[\w.-]+\s*\{|```tool_code/, gemmaFormat],
-  ["pythonic", /\[[A-Za-z_][\w.-]*\(|<\|python_start\|>/, pythonicFormat],
-  ["llama3-json", /\{\s*"(name|tool|tool_name|function)"\s*:|<\|python_tag\|>/, llamaJsonFormat],
-];
-
 /** Reasoning is not action: blank out thinking so no call inside it is read (offsets stay valid). */
 const THINKING = [
   /<think>[\s\S]*?(<\/think>|$)/g,
   /\[THINK\][\s\S]*?(\[\/THINK\]|$)/g,
   /◁think▷[\s\S]*?(◁\/think▷|$)/g,
   /<\|channel\|>analysis<\|message\|>[\s\S]*?(<\|end\|>|$)/g,
+  /<\|channel>thought[\s\S]*?(<channel\|>|$)/g,
+  /<seed:think>[\s\S]*?(<\/seed:think>|$)/g,
 ];
 
 function maskThinking(text: string): string {
@@ -68,9 +34,20 @@ function maskThinking(text: string): string {
 }
 
 function typeOf(schemas: ArgSchemas | undefined, tool: string, key: string): string | undefined {
-  const t = schemas?.[tool]?.properties?.[key]?.type;
-  return Array.isArray(t) ? t.find((x) => x !== "null") : t;
+  const prop = schemas?.[tool]?.properties?.[key];
+  const types = (p: PropertySchema | undefined): string[] =>
+    p
+      ? [
+          ...[p.type ?? []].flat(),
+          ...(p.anyOf ?? []).flatMap(types),
+          ...(p.oneOf ?? []).flatMap(types),
+        ]
+      : [];
+  const all = types(prop).filter((t) => t !== "null");
+  return all.includes("string") ? "string" : all[0];
 }
+
+const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 
 /** Coerces text values by the tool's schema: "5" → 5 for a number, "true" → true, JSON for objects. */
 function coerce(call: RawCall, schemas?: ArgSchemas): ParsedCall {
@@ -79,12 +56,13 @@ function coerce(call: RawCall, schemas?: ArgSchemas): ParsedCall {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(args)) {
     const type = typeOf(schemas, call.name, k);
-    if (typeof v !== "string" || type === "string") out[k] = v;
-    else if ((type === "number" || type === "integer") && /^-?\d+(\.\d+)?$/.test(v.trim()))
-      out[k] = Number(v);
-    else if (type === "boolean" && /^(true|false)$/i.test(v.trim()))
-      out[k] = v.trim().toLowerCase() === "true";
-    else if (type === "object" || type === "array") out[k] = lenientJson(v) ?? v;
+    const t = typeof v === "string" ? v.trim() : "";
+    if (type === "string" && (typeof v === "number" || typeof v === "boolean")) out[k] = String(v);
+    else if (typeof v !== "string" || type === "string" || type === undefined) out[k] = v;
+    else if ((type === "number" || type === "integer") && NUMBER.test(t)) out[k] = Number(t);
+    else if (type === "boolean" && /^(true|false)$/i.test(t)) out[k] = t.toLowerCase() === "true";
+    else if (type === "null" && /^(null|none)$/i.test(t)) out[k] = null;
+    else if (type === "object" || type === "array") out[k] = lenientJson(t) ?? v;
     else out[k] = v;
   }
   return { name: call.name, arguments: out };
@@ -103,12 +81,16 @@ export function parseToolCalls(text: string, options: ParseOptions = {}): ParseR
   const ctx = { salvage: Boolean(allowed) };
   const candidates =
     options.format && options.format !== "auto"
-      ? FORMATS.filter(([name]) => name === options.format)
-      : FORMATS.filter(([, marker]) => marker.test(masked));
+      ? FORMATS.filter((f) => f.name === options.format)
+      : FORMATS.filter((f) => f.marker.test(masked));
 
   const kept: Array<Extraction & { format: FormatName }> = [];
   let problem: { format: FormatName; text: string } | undefined;
-  for (const [format, , extract] of candidates) {
+  const ran = new Set<Extractor>();
+  for (const { name: format, extract } of candidates) {
+    // Families that share a reader (Hunyuan, Jamba, MiniMax M1; Gemma and Gemma 4) read once.
+    if (ran.has(extract)) continue;
+    ran.add(extract);
     let found: Extraction[];
     try {
       found = extract(masked, ctx);
@@ -143,4 +125,33 @@ export function parseToolCalls(text: string, options: ParseOptions = {}): ParseR
     ...(format ? { format } : {}),
     ...(calls.length === 0 && problem ? { problem: problem.text } : {}),
   };
+}
+
+/**
+ * The arguments of a call whose `function.arguments` arrived as text (OpenAI-compatible servers
+ * sometimes put XML or other markup there: continue issue 11453): JSON first, then the parameter
+ * markup of the XML-style formats, typed by the tool's schema. Undefined when nothing is readable.
+ */
+export function argumentsFromText(
+  name: string,
+  text: string,
+  schemas?: ArgSchemas,
+): Record<string, unknown> | undefined {
+  const t = text.trim();
+  if (t === "") return {};
+  const json = lenientJson(t);
+  if (json && typeof json === "object" && !Array.isArray(json))
+    return json as Record<string, unknown>;
+  const args: Record<string, unknown> = {};
+  const pairs = [
+    ...t.matchAll(/<parameter=([^>\n]+)>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|$)/gu),
+    ...t.matchAll(
+      /<parameter\s+name\s*=\s*["']?([^"'>]+?)["']?\s*>([\s\S]*?)(?:<\/parameter>|$)/gu,
+    ),
+    ...t.matchAll(/<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)(?:<\/arg_value>|$)/gu),
+  ];
+  for (const p of pairs) args[p[1]!.trim()] = p[2]!.replace(/^\r?\n/, "").replace(/\r?\n$/, "");
+  if (pairs.length) return coerce({ name, arguments: args, textValues: true }, schemas).arguments;
+  const call = parseToolCalls(t, { schemas }).calls.find((c) => c.name === name);
+  return call?.arguments;
 }

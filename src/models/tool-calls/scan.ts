@@ -42,9 +42,16 @@ export function lenientJson(text: string): unknown {
   for (let i = 0; i < t.length; i++) {
     const ch = t[i]!;
     if (inString) {
-      out += ch;
-      if (ch === "\\") out += t[++i] ?? "";
-      else if (ch === '"') inString = false;
+      if (ch === "\\") {
+        const next = t[i + 1] ?? "";
+        // A backslash that starts no JSON escape (a Windows path) is a literal backslash.
+        out += /["\\/bfnrtu]/.test(next) ? ch + next : "\\\\" + next;
+        i++;
+      } else if (ch === "\n") out += "\\n";
+      else {
+        out += ch;
+        if (ch === '"') inString = false;
+      }
       continue;
     }
     if (ch === '"') {
@@ -63,6 +70,19 @@ export function lenientJson(text: string): unknown {
   out = out.replace(/,\s*([}\]])/g, "$1");
   try {
     return JSON.parse(out);
+  } catch {
+    return pythonLiteral(t);
+  }
+}
+
+/** A Python literal (`{'a': 1, 'b': [True, None]}`: single quotes, as some models write JSON). */
+function pythonLiteral(text: string): unknown {
+  if (!/^[{[]/.test(text)) return undefined;
+  const p = new PyReader(text);
+  try {
+    const v = p.value();
+    p.ws();
+    return p.done() ? v : undefined;
   } catch {
     return undefined;
   }
@@ -113,6 +133,38 @@ export function parsePythonCalls(text: string): PyCall[] | undefined {
   }
 }
 
+const ESCAPES: Record<string, string> = {
+  n: "\n",
+  t: "\t",
+  r: "\r",
+  "0": "\0",
+  "\\": "\\",
+  "'": "'",
+  '"': '"',
+  "\n": "",
+};
+
+/**
+ * Parses calls one per line or separated by commas, without brackets (`f(a=1)\ng(b=2)`, as OLMo 3
+ * writes them). Undefined unless every line is a call.
+ */
+export function parsePythonLines(text: string): PyCall[] | undefined {
+  const p = new PyReader(text.trim());
+  try {
+    const calls: PyCall[] = [];
+    for (;;) {
+      p.ws();
+      if (p.done()) break;
+      calls.push(p.call());
+      p.ws();
+      if (p.peek() === "," || p.peek() === ";") p.expect(p.peek()!);
+    }
+    return calls.length > 0 ? calls : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 class PyReader {
   private i = 0;
   constructor(private readonly s: string) {}
@@ -132,7 +184,7 @@ class PyReader {
   }
   ident(): string {
     this.ws();
-    const m = /^[A-Za-z_][\w.-]*/.exec(this.s.slice(this.i));
+    const m = /^[\p{L}_][\p{L}\p{N}_.-]*/u.exec(this.s.slice(this.i));
     if (!m) throw new Error("expected a name");
     this.i += m[0].length;
     return m[0];
@@ -212,7 +264,8 @@ class PyReader {
       const ch = this.s[this.i]!;
       if (ch === "\\") {
         const n = this.s[this.i + 1]!;
-        out += n === "n" ? "\n" : n === "t" ? "\t" : n;
+        // Python keeps the backslash of an escape it does not know (`C:\Users`).
+        out += ESCAPES[n] ?? `\\${n}`;
         this.i += 2;
         continue;
       }

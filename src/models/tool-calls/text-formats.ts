@@ -22,13 +22,13 @@ const xmlValue = (v: string) => v.replace(/^\r?\n/, "").replace(/\r?\n$/, "");
 export const qwen3CoderFormat: Extractor = (text) => {
   const out: Extraction[] = [];
   const re =
-    /(?:<tool_call>\s*)?<function=([\w.-]+)>(?!\s*\{)([\s\S]*?)(?:<\/function>\s*(?:<\/tool_call>)?|$)/g;
+    /(?:<tool_call>\s*)?<function=([^>\n]+)>(?!\s*\{)([\s\S]*?)(?:<\/function>\s*(?:<\/tool_call>)?|$)/gu;
   for (const m of text.matchAll(re)) {
     const args: Record<string, unknown> = {};
     for (const p of m[2]!.matchAll(
-      /<parameter=([\w.-]+)>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|$)/g,
+      /<parameter=([^>\n]+)>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|(?=<\/function>)|$)/gu,
     )) {
-      args[p[1]!] = xmlValue(p[2]!);
+      args[p[1]!.trim()] = xmlValue(p[2]!);
     }
     const unclosed =
       !/<\/function>/.test(m[0]) && /<parameter=/.test(m[2]!) === false && m[2]!.trim() !== "";
@@ -43,7 +43,7 @@ export const qwen3CoderFormat: Extractor = (text) => {
         : {
             start: m.index,
             end: m.index + m[0].length,
-            calls: [{ name: m[1]!, arguments: args, textValues: true }],
+            calls: [{ name: m[1]!.trim(), arguments: args, textValues: true }],
           },
     );
   }
@@ -54,7 +54,7 @@ export const qwen3CoderFormat: Extractor = (text) => {
 export const glmFormat: Extractor = (text) => {
   const out: Extraction[] = [];
   for (const m of text.matchAll(
-    /<tool_call>\s*([\w.-]+)\s*((?:<arg_key>[\s\S]*?)?)(<\/tool_call>|$)/g,
+    /<tool_call>\s*([^\s<{[]+)\s*((?:<arg_key>[\s\S]*?)?)(<\/tool_call>|$)/gu,
   )) {
     if (!/<arg_key>/.test(m[2]!) && m[3] !== "</tool_call>") continue;
     const args: Record<string, unknown> = {};
@@ -81,49 +81,94 @@ export const glmFormat: Extractor = (text) => {
   return out;
 };
 
-/** Reads Gemma's `{key:<escape>text<escape>,n:5}` argument block; undefined if malformed. */
-function gemmaArgs(body: string): { args: Record<string, unknown>; end: number } | undefined {
-  const args: Record<string, unknown> = {};
-  let i = 1;
-  const ws = () => {
-    while (/\s/.test(body[i] ?? "")) i++;
-  };
-  for (;;) {
-    ws();
-    if (body[i] === "}") return { args, end: i + 1 };
-    const key = /^"?([\w.-]+)"?\s*:/.exec(body.slice(i));
-    if (!key) return undefined;
-    i += key[0].length;
-    ws();
-    let value: unknown;
-    if (body.startsWith("<escape>", i)) {
-      const close = body.indexOf("<escape>", i + 8);
-      if (close < 0) return undefined;
-      value = body.slice(i + 8, close);
-      i = close + 8;
-    } else if (body[i] === '"') {
-      const m = /^"((?:[^"\\]|\\.)*)"/.exec(body.slice(i));
-      if (!m) return undefined;
-      value = lenientJson(m[0]);
-      i += m[0].length;
-    } else {
-      const m = /^[^,}]*/.exec(body.slice(i))!;
-      const raw = m[0].trim();
-      const parsed = lenientJson(raw);
-      value = parsed === undefined ? raw : parsed;
-      i += m[0].length;
+/** The string delimiters Gemma writes: Gemma 4's `<|"|>`, FunctionGemma's `<escape>`. */
+const GEMMA_QUOTES = ['<|"|>', "<escape>"];
+
+/**
+ * Reads one Gemma value at `i`: a delimited string, a bare-key object `{k:v,…}`, a list `[…]`, a
+ * JSON string, a number or literal, or bare text up to the next `,` `}` `]`. Throws when malformed.
+ */
+function gemmaValue(s: string, at: number): { value: unknown; end: number } {
+  let i = at;
+  while (/\s/.test(s[i] ?? "")) i++;
+  const quote = GEMMA_QUOTES.find((q) => s.startsWith(q, i));
+  if (quote) {
+    const close = s.indexOf(quote, i + quote.length);
+    if (close < 0) throw new Error("unterminated string");
+    return { value: s.slice(i + quote.length, close), end: close + quote.length };
+  }
+  if (s[i] === "{") {
+    const out: Record<string, unknown> = {};
+    i++;
+    for (;;) {
+      while (/[\s,]/.test(s[i] ?? "")) i++;
+      if (s[i] === "}") return { value: out, end: i + 1 };
+      const q = GEMMA_QUOTES.find((x) => s.startsWith(x, i));
+      let key: string;
+      if (q) {
+        const k = gemmaValue(s, i);
+        key = String(k.value);
+        i = k.end;
+      } else {
+        const m = /^"?([^":{}[\],]+?)"?\s*(?=:)/u.exec(s.slice(i));
+        if (!m) throw new Error("expected a key");
+        key = m[1]!.trim();
+        i += m[0].length;
+      }
+      while (/\s/.test(s[i] ?? "")) i++;
+      if (s[i] !== ":") throw new Error("expected :");
+      const v = gemmaValue(s, i + 1);
+      out[key] = v.value;
+      i = v.end;
     }
-    args[key[1]!] = value;
-    ws();
-    if (body[i] === ",") i++;
+  }
+  if (s[i] === "[") {
+    const out: unknown[] = [];
+    i++;
+    for (;;) {
+      while (/[\s,]/.test(s[i] ?? "")) i++;
+      if (s[i] === "]") return { value: out, end: i + 1 };
+      if (i >= s.length) throw new Error("unterminated list");
+      const v = gemmaValue(s, i);
+      out.push(v.value);
+      i = v.end;
+    }
+  }
+  if (s[i] === '"') {
+    const m = /^"((?:[^"\\]|\\.)*)"/.exec(s.slice(i));
+    if (!m) throw new Error("unterminated string");
+    return { value: lenientJson(m[0]), end: i + m[0].length };
+  }
+  const m = /^[^,}\]]*/.exec(s.slice(i))!;
+  const raw = m[0].trim();
+  if (!raw) throw new Error("expected a value");
+  const parsed = /^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null)$/.test(raw)
+    ? (JSON.parse(raw) as unknown)
+    : raw;
+  return { value: parsed, end: i + m[0].length };
+}
+
+/** Reads Gemma's `{key:<|"|>text<|"|>,n:5,…}` argument block; undefined if malformed. */
+function gemmaArgs(body: string): { args: Record<string, unknown>; end: number } | undefined {
+  try {
+    const v = gemmaValue(body, 0);
+    return v.value && typeof v.value === "object" && !Array.isArray(v.value)
+      ? { args: v.value as Record<string, unknown>, end: v.end }
+      : undefined;
+  } catch {
+    return undefined;
   }
 }
 
-/** Gemma: `<start_function_call>call:name{…}<end_function_call>`, bare `call:name{…}`, and ```tool_code blocks. */
+/**
+ * Gemma: Gemma 4's `<|tool_call>call:name{…}<tool_call|>`, FunctionGemma's
+ * `<start_function_call>call:name{…}<end_function_call>`, bare `call:name{…}`, and ```tool_code
+ * blocks.
+ */
 export const gemmaFormat: Extractor = (text) => {
   const out: Extraction[] = [];
   for (const m of text.matchAll(
-    /(<start_function_call>\s*)?(?:^|(?<=\s|>))call:([\w.-]+)\s*(?=\{)/gm,
+    /(<start_function_call>\s*|<\|tool_call>\s*)?(?:^|(?<=\s|>))call:([\p{L}\p{N}_.-]+)\s*(?=\{)/gmu,
   )) {
     const at = m.index + m[0].length;
     const parsed = gemmaArgs(text.slice(at));
@@ -137,9 +182,13 @@ export const gemmaFormat: Extractor = (text) => {
       continue;
     }
     let end = at + parsed.end;
-    const close = /^\s*<end_function_call>/.exec(text.slice(end));
+    const close = /^\s*(<end_function_call>|<tool_call\|>)/.exec(text.slice(end));
     if (close) end += close[0].length;
-    out.push({ start: m.index, end, calls: [{ name: m[2]!, arguments: parsed.args }] });
+    out.push({
+      start: m.index,
+      end,
+      calls: [{ name: m[2]!, arguments: parsed.args, textValues: true }],
+    });
   }
   for (const m of text.matchAll(/```tool_code\s*\n([\s\S]*?)```/g)) {
     const code = m[1]!.trim().replace(/^print\(([\s\S]*)\)$/, "$1");

@@ -15,6 +15,16 @@ export const FORMAT_NAMES = [
   "command-r",
   "kimi-k2",
   "harmony",
+  "gemma4",
+  "olmo3",
+  "nemotron",
+  "minimax-m1",
+  "minimax-m2",
+  "hunyuan",
+  "jamba",
+  "internlm2",
+  "granite-20b-fc",
+  "apertus",
 ] as const;
 
 export type FormatName = (typeof FORMAT_NAMES)[number];
@@ -34,11 +44,15 @@ export interface ParseResult {
   problem?: string;
 }
 
-/** A property's JSON-schema type, enough to coerce XML-style string values. */
-export type ArgSchemas = Record<
-  string,
-  { properties?: Record<string, { type?: string | string[] }> }
->;
+/** A property's JSON schema, as much as coercing text values needs. */
+export interface PropertySchema {
+  type?: string | string[];
+  anyOf?: PropertySchema[];
+  oneOf?: PropertySchema[];
+}
+
+/** Per-tool JSON schemas (their properties), enough to coerce XML-style string values. */
+export type ArgSchemas = Record<string, { properties?: Record<string, PropertySchema> }>;
 
 export interface ParseOptions {
   format?: "auto" | FormatName;

@@ -1,0 +1,161 @@
+/**
+ * Families whose calls sit inside their own tags: OLMo 3 (`<function_calls>` with Python calls),
+ * Nemotron (`<TOOLCALL>`), MiniMax M1 / Hunyuan / Jamba (`<tool_calls>` with JSON), MiniMax M2
+ * (`<minimax:tool_call>` XML), InternLM2 (`<|action_start|><|plugin|>`), Granite 20B FC
+ * (`<function_call>`), Apertus (`<|tools_prefix|>`). Formats learnt from the models' chat templates
+ * and model cards, and SGLang's function-call detectors.
+ */
+import { callFromObject } from "./json-formats.js";
+import { jsonAt, lenientJson, parsePythonLines } from "./scan.js";
+import type { Extraction, Extractor, RawCall } from "./types.js";
+
+/** The valid calls of a parsed JSON value (one object or a list); invalid elements are dropped. */
+export function validCalls(value: unknown): RawCall[] {
+  const list = Array.isArray(value) ? value : [value];
+  return list.map(callFromObject).filter((c): c is RawCall => c !== undefined);
+}
+
+/** Every JSON value in `body`, one after another (a list, or objects one per line). */
+export function jsonValues(body: string): unknown[] {
+  const out: unknown[] = [];
+  let i = 0;
+  for (;;) {
+    while (i < body.length && /[\s,;]/.test(body[i]!)) i++;
+    if (i >= body.length) return out;
+    const json = jsonAt(body, i);
+    if (!json) return out;
+    out.push(json.value);
+    i = json.end;
+  }
+}
+
+/** Spans `open … close` (or to the end when unclosed); each body read by `read`. */
+function tagged(
+  open: RegExp,
+  close: string,
+  read: (body: string) => RawCall[] | undefined,
+  problem: string,
+): Extractor {
+  return (text) => {
+    const out: Extraction[] = [];
+    for (const m of text.matchAll(open)) {
+      const from = m.index + m[0].length;
+      const at = text.indexOf(close, from);
+      const end = at < 0 ? text.length : at + close.length;
+      const calls = read(text.slice(from, at < 0 ? text.length : at));
+      out.push(
+        calls?.length
+          ? { start: m.index, end, calls }
+          : { start: m.index, end, calls: [], problem },
+      );
+    }
+    return out;
+  };
+}
+
+const jsonCalls = (body: string) => jsonValues(body).flatMap(validCalls);
+
+/** OLMo 3: `<function_calls>\nf(a=1)\ng(b="x")\n</function_calls>`. */
+export const olmo3Format = tagged(
+  /<function_calls>/g,
+  "</function_calls>",
+  (body) => parsePythonLines(body),
+  '<function_calls> must hold one call per line, like get_weather(city="Paris")',
+);
+
+/** Nemotron (v1, v2 Nano): `<TOOLCALL>[{"name": …, "arguments": {…}}]</TOOLCALL>`. */
+export const nemotronFormat = tagged(
+  /<TOOLCALL>/g,
+  "</TOOLCALL>",
+  jsonCalls,
+  '<TOOLCALL> must hold a JSON list like [{"name": …, "arguments": {…}}]',
+);
+
+/** MiniMax M1 (JSON objects one per line), Hunyuan and Jamba (a JSON list): `<tool_calls>…</tool_calls>`. */
+export const toolCallsBlockFormat = tagged(
+  /<tool_calls>/g,
+  "</tool_calls>",
+  jsonCalls,
+  '<tool_calls> must hold calls like {"name": …, "arguments": {…}}',
+);
+
+/** Granite 20B FC: `<function_call> {"name": …, "arguments": {…}}`, repeated for several calls. */
+export const granite20bFormat: Extractor = (text) => {
+  const out: Extraction[] = [];
+  for (const m of text.matchAll(/<function_call>/g)) {
+    const json = jsonAt(text, m.index + m[0].length);
+    const calls = json ? validCalls(json.value) : [];
+    out.push(
+      calls.length
+        ? { start: m.index, end: json!.end, calls }
+        : {
+            start: m.index,
+            end: m.index + m[0].length,
+            calls: [],
+            problem: '<function_call> must be followed by {"name": …, "arguments": {…}}',
+          },
+    );
+  }
+  return out;
+};
+
+/** InternLM2: `<|action_start|><|plugin|>\n{"name": …, "parameters": {…}}<|action_end|>`. */
+export const internlmFormat = tagged(
+  /<\|action_start\|>\s*<\|plugin\|>/g,
+  "<|action_end|>",
+  jsonCalls,
+  '<|plugin|> must hold {"name": …, "parameters": {…}}',
+);
+
+/** Apertus: `<|tools_prefix|>[{"name": {arguments}}, …]<|tools_suffix|>`. */
+export const apertusFormat = tagged(
+  /<\|tools_prefix\|>/g,
+  "<|tools_suffix|>",
+  (body) => {
+    const value = lenientJson(body);
+    const list = Array.isArray(value) ? value : value ? [value] : [];
+    const calls = list.flatMap((o): RawCall[] => {
+      if (!o || typeof o !== "object" || Array.isArray(o)) return [];
+      const entries = Object.entries(o as Record<string, unknown>);
+      if (entries.length !== 1) return validCalls(o);
+      const [name, args] = entries[0]!;
+      return args && typeof args === "object" && !Array.isArray(args)
+        ? [{ name, arguments: args }]
+        : [];
+    });
+    return calls.length ? calls : undefined;
+  },
+  '<|tools_prefix|> must hold a JSON list like [{"get_weather": {"city": "Paris"}}]',
+);
+
+/** Unescapes the XML entities models write inside values. */
+const xmlText = (v: string) =>
+  v
+    .replace(/^\r?\n/, "")
+    .replace(/\r?\n$/, "")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, "&");
+
+/** MiniMax M2: `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke></minimax:tool_call>`. */
+export const minimaxM2Format = tagged(
+  /<minimax:tool_call>/g,
+  "</minimax:tool_call>",
+  (body) => {
+    const calls: RawCall[] = [];
+    for (const inv of body.matchAll(
+      /<invoke\s+name\s*=\s*["']?([^"'>]+?)["']?\s*>([\s\S]*?)(?:<\/invoke>|$)/g,
+    )) {
+      const args: Record<string, unknown> = {};
+      for (const p of inv[2]!.matchAll(
+        /<parameter\s+name\s*=\s*["']?([^"'>]+?)["']?\s*>([\s\S]*?)(?:<\/parameter>|(?=<parameter\s)|$)/g,
+      ))
+        args[p[1]!.trim()] = xmlText(p[2]!);
+      calls.push({ name: inv[1]!.trim(), arguments: args, textValues: true });
+    }
+    return calls.length ? calls : undefined;
+  },
+  '<minimax:tool_call> must hold <invoke name="…"><parameter name="…">value</parameter></invoke>',
+);
