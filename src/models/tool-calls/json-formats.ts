@@ -136,7 +136,9 @@ export const hermesFormat: Extractor = (text) => {
         if (close < 0) break;
         i = close;
       }
-      const found = values.flatMap((v): unknown[] => (Array.isArray(v) ? (v as unknown[]) : [v])).map(callFromObject);
+      const found = values
+        .flatMap((v): unknown[] => (Array.isArray(v) ? (v as unknown[]) : [v]))
+        .map(callFromObject);
       calls = found.filter((c): c is RawCall => c !== undefined);
       if (!calls.length) calls = undefined;
     } else calls = parsePythonCalls(body);
