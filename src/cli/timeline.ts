@@ -5,7 +5,7 @@
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import pc from "picocolors";
 import type { KeelEvent } from "../agent/runtime.js";
-import type { CoderStateUpdate, TurnUsage } from "../agent/state.js";
+import type { CoderStateUpdate, Failure, TurnUsage } from "../agent/state.js";
 import { createStreamFilter } from "./stream-filter.js";
 
 const short = (s: string, n = 100) => {
@@ -25,6 +25,19 @@ function argsPreview(args: Record<string, unknown>): string {
 function asList(m: unknown): BaseMessage[] {
   return Array.isArray(m) ? (m as BaseMessage[]) : m ? [m as BaseMessage] : [];
 }
+
+/** How the timeline names each failure kind of a turn (one entry per kind of FailureSchema). */
+export const FAILURE_LABEL: Record<Failure["kind"], string> = {
+  empty: "empty reply",
+  prose: "prose instead of action",
+  unparseable: "a tool call keel could not read",
+  repetition: "the model repeats itself",
+  budget: "turn budget spent",
+  tool_error: "tool error",
+  unknown_tool: "unknown tool",
+  invalid_arguments: "invalid arguments",
+  loop: "loop",
+};
 
 /** Lines for one node's update. */
 export function describeUpdate(node: string, update: CoderStateUpdate | undefined): string[] {
@@ -67,7 +80,7 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
           lines.push(`${pc.cyan("act")}      ${turn} → ${pc.bold(c.name)}(${argsPreview(c.args)})`);
       } else if (update.failure)
         lines.push(
-          `${pc.yellow("act")}      ${turn} → ${update.failure.kind === "empty" ? "empty reply" : `prose instead of action: “${short(ai?.text ?? "", 60)}”`}`,
+          `${pc.yellow("act")}      ${turn} → ${FAILURE_LABEL[update.failure.kind]}${update.failure.kind === "empty" ? "" : `: “${short(ai?.text ?? "", 60)}”`}`,
         );
       else lines.push(`${pc.green("act")}      ${turn} → final answer`);
       const thinking = ai?.additional_kwargs?.reasoning_content;

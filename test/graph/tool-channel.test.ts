@@ -203,7 +203,11 @@ describe("native mode", () => {
     });
     const ws = tempWorkspace();
     const { state } = await runCoder(fake, "Explain what write_file would do", { workspace: ws });
-    expect(state.intent?.intent).toBe("analyze");
+    // a question (chat): the read-only toolset, without write_file
+    expect(state.intent?.intent).toBe("chat");
+    expect(
+      fake.chatBodies({ turnsOnly: true })[0]!.tools!.map((t) => t.function.name),
+    ).not.toContain("write_file");
     expect(existsSync(path.join(ws, "n.txt"))).toBe(false);
     expect(state.trail).toEqual([]);
   });

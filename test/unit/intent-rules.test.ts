@@ -65,7 +65,6 @@ const TABLE: Array<[string, string]> = [
   ["Analyze ./src", "analyze"],
   ["analyse the architecture of this repo", "analyze"],
   ["Review this code for security issues", "analyze"],
-  ["Explain how to build a REST API in Express", "analyze"],
   ["explain how src/cli works", "analyze"],
   ["Describe the data flow in the payment module", "analyze"],
   ["Summarize what this project does", "analyze"],
@@ -94,7 +93,8 @@ const TABLE: Array<[string, string]> = [
   ["Führe die Tests aus", "run"],
   ["Lance les tests", "run"],
   ["Ejecuta las pruebas", "run"],
-  // chat
+  // chat: general knowledge, even about building software (nothing in the workspace is involved)
+  ["Explain how to build a REST API in Express", "chat"],
   ["What is the capital of France?", "chat"],
   ["hello", "chat"],
   ["Thanks!", "chat"],
@@ -103,12 +103,111 @@ const TABLE: Array<[string, string]> = [
   ["Hola", "chat"],
 ];
 
+/**
+ * The kinds of miss found on held-out phrasings (issue 13), in the six languages: an overview of
+ * this codebase, where something is in it, general knowledge that mentions building, a search over
+ * the code, running something in the project, converting into a new file. The first block was
+ * written before the rules were rebuilt (49 of 52 passed); the second was written after and before
+ * any tuning on it (26 of 30 passed). Both are part of the table now.
+ */
+const KINDS: Array<[string, string]> = [
+  // overview / explanation of this codebase → analyze
+  ["Give me an overview of the architecture of this app", "analyze"],
+  ["give me a high-level overview of how the code is organised", "analyze"],
+  ["Can you give me a tour of the codebase?", "analyze"],
+  ["I'd like an explanation of the module structure here", "analyze"],
+  ["Gib mir einen Überblick über die Architektur dieses Projekts", "analyze"],
+  ["Donne-moi une vue d'ensemble de l'architecture du projet", "analyze"],
+  ["Dame una visión general de la arquitectura de este repositorio", "analyze"],
+  ["Me dê uma visão geral da arquitetura deste projeto", "analyze"],
+  ["Dammi una panoramica dell'architettura di questo progetto", "analyze"],
+  // where is … in this repository → analyze
+  ["Where is the database connection configured?", "analyze"],
+  ["where are the routes defined", "analyze"],
+  ["Where do we handle authentication errors?", "analyze"],
+  ["Wo wird die Datenbank konfiguriert?", "analyze"],
+  ["Où est définie la configuration du logger ?", "analyze"],
+  ["¿Dónde se configura la base de datos?", "analyze"],
+  ["Onde é configurado o banco de dados?", "analyze"],
+  ["Dove viene caricata la configurazione?", "analyze"],
+  // general knowledge that mentions building → chat
+  ["Explain how to build a REST API in Flask", "chat"],
+  ["explain closures in JavaScript", "chat"],
+  ["Explain the difference between TCP and UDP", "chat"],
+  ["How do I build a Docker image for a Go service?", "chat"],
+  ["What is the best way to structure a React app?", "chat"],
+  ["Erkläre Closures in JavaScript", "chat"],
+  ["Explique comment construire une API REST avec Flask", "chat"],
+  ["Explica cómo construir una API REST en Django", "chat"],
+  ["Explique como funcionam as closures em JavaScript", "chat"],
+  ["Spiega come costruire un'API REST con FastAPI", "chat"],
+  // search over the code → analyze
+  ["Find all TODO comments in the code", "analyze"],
+  ["find every place where we call fetch", "analyze"],
+  ["Check whether any function in utils is never called", "analyze"],
+  ["Search for hard-coded passwords", "analyze"],
+  ["List all the exported functions in src/lib", "analyze"],
+  ["Finde alle Stellen, an denen die API aufgerufen wird", "analyze"],
+  ["Trouve toutes les fonctions qui ne sont jamais appelées", "analyze"],
+  ["Encuentra todos los TODO del proyecto", "analyze"],
+  ["Encontre todas as funções não utilizadas", "analyze"],
+  ["Trova tutte le funzioni mai chiamate", "analyze"],
+  // run something in the project → run
+  ["Install the dependencies", "run"],
+  ["install dependencies and run the tests", "run"],
+  ["Please start the server on port 3000", "run"],
+  ["Installiere die Abhängigkeiten", "run"],
+  ["Installe les dépendances", "run"],
+  ["Instala las dependencias del proyecto", "run"],
+  ["Instale as dependências", "run"],
+  ["Installa le dipendenze", "run"],
+  // convert and save as a new file → build
+  ["Convert data.csv to JSON and save it as data.json", "build"],
+  ["convert the README to HTML and write it to docs/index.html", "build"],
+  ["Konvertiere data.csv in JSON und speichere es als data.json", "build"],
+  ["Convertis data.csv en JSON et enregistre-le sous data.json", "build"],
+  ["Convierte data.csv a JSON y guárdalo como data.json", "build"],
+  ["Converta data.csv para JSON e salve como data.json", "build"],
+  ["Converti data.csv in JSON e salvalo come data.json", "build"],
+
+  ["Could you walk me through how requests flow through the middleware?", "analyze"],
+  ["What's the overall design of this service?", "analyze"],
+  ["Explain the purpose of the utils folder", "analyze"],
+  ["where is the API key read from the environment?", "analyze"],
+  ["In which file is the main function defined?", "analyze"],
+  ["Wo ist der Logger definiert?", "analyze"],
+  ["Où se trouve la fonction de connexion ?", "analyze"],
+  ["¿En qué archivo está definida la ruta /users?", "analyze"],
+  ["Explain how to build a CLI in Rust with clap", "chat"],
+  ["What are generics in TypeScript?", "chat"],
+  ["Explain recursion to a beginner", "chat"],
+  ["Was ist der Unterschied zwischen let und const?", "chat"],
+  ["Qu'est-ce qu'une closure en JavaScript ?", "chat"],
+  ["¿Qué es una promesa en JavaScript?", "chat"],
+  ["Cos'è una closure in Python?", "chat"],
+  ["Look for any SQL built by string concatenation", "analyze"],
+  ["Find the functions that have no tests", "analyze"],
+  ["Check if any dependency is unused", "analyze"],
+  ["Cerca tutte le chiamate a console.log", "analyze"],
+  ["Install the Python requirements", "run"],
+  ["Run the linter and show me the warnings", "run"],
+  ["Installe toutes les dépendances avec npm", "run"],
+  ["Export the users table to users.csv", "build"],
+  ["Turn notes.md into a PDF called notes.pdf", "build"],
+  ["Convert config.yaml to TOML and save the result as config.toml", "build"],
+  ["Transforme data.xml en JSON et écris-le dans data.json", "build"],
+  ["Create a Makefile with build and test targets", "build"],
+  ["Fix the typo in the README", "modify"],
+  ["Rename the folder utils to helpers", "modify"],
+  ["Hi there!", "chat"],
+];
+
 describe("classifyByRules", () => {
   it("has a table of at least 80 phrasings", () => {
     expect(TABLE.length).toBeGreaterThanOrEqual(80);
   });
 
-  it.each(TABLE)("%j → %s", (text, intent) => {
+  it.each([...TABLE, ...KINDS])("%j → %s", (text, intent) => {
     const v = classifyByRules(text);
     expect(v.intent).toBe(intent);
     expect(v.confidence).toBeGreaterThanOrEqual(0.7);
