@@ -183,7 +183,9 @@ export function parseSettings<S extends z.ZodObject>(
   const inputs = Object.keys(schema.shape).map((k) => configurable[k]);
   const hit = run && parsed.get(run)?.get(schema);
   if (hit && hit.inputs.every((v, i) => v === inputs[i])) return hit.value as Out;
-  const s = schema.parse({ ...configurable, ...run }) as z.output<S> & { ollamaUrl?: string };
+  const s = schema.parse({ ...envDefaults(), ...configurable, ...run }) as z.output<S> & {
+    ollamaUrl?: string;
+  };
   const value = Object.freeze({
     ...s,
     ollamaUrl: s.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL,
@@ -202,6 +204,23 @@ interface ParsedSettings {
 }
 const parsed = new WeakMap<object, Map<z.ZodObject, ParsedSettings>>();
 
+/**
+ * Settings the environment supplies where a run does not say: `KEEL_MODEL`, `OLLAMA_HOST`. The same
+ * for every entry point — the CLI, Studio and the LangGraph server, `runAgent` and `runAnalysis`.
+ */
+export function envDefaults(): { model?: string; ollamaUrl?: string } {
+  const env = readEnv();
+  return {
+    ...(env.model ? { model: env.model } : {}),
+    ...(env.ollamaHost ? { ollamaUrl: env.ollamaHost } : {}),
+  };
+}
+
+/** The default of a run setting, as the schema declares it (for help texts). */
+export function settingDefault<K extends keyof typeof ContextSchema.shape>(key: K): unknown {
+  return ContextSchema.shape[key].parse(undefined);
+}
+
 /** The coder's settings of a run (see `parseSettings`). */
 export const settingsFrom = (config?: SettingsSource) => parseSettings(ContextSchema, config);
 
@@ -212,7 +231,7 @@ export function recursionLimitFor(s: Pick<Settings, "maxTurns" | "maxToolCalls">
 
 /** The invoke/stream config of a coder run: thread, validated context and the derived recursion limit. */
 export function runConfig(threadId: string, input: SettingsInput) {
-  const parsed = ContextSchema.parse(input);
+  const parsed = ContextSchema.parse({ ...envDefaults(), ...input });
   // LangGraph's context type wants every key present, optional ones as explicit undefined.
   const context = { ...parsed, ollamaUrl: parsed.ollamaUrl };
   return {

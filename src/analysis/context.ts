@@ -3,6 +3,7 @@ import { z } from "zod";
 import {
   ContextSchema,
   DEFAULT_MODEL,
+  envDefaults,
   parseSettings,
   type SettingsSource,
 } from "../agent/context.js";
@@ -54,7 +55,7 @@ export const analystSettingsFrom = (config?: SettingsSource) =>
 
 /** The invoke/stream config of an analysis run. Each unit batch and folder batch is one step. */
 export function analystRunConfig(threadId: string, input: AnalystSettingsInput) {
-  const parsed = AnalystContextSchema.parse(input);
+  const parsed = AnalystContextSchema.parse({ ...envDefaults(), ...input });
   return {
     configurable: { thread_id: threadId },
     context: { ...parsed, ollamaUrl: parsed.ollamaUrl, out: parsed.out },

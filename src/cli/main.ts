@@ -5,7 +5,12 @@ import path from "node:path";
 import { createInterface } from "node:readline/promises";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import pc from "picocolors";
-import { DEFAULT_MODEL, DEFAULT_OLLAMA_URL } from "../agent/context.js";
+import {
+  ContextSchema,
+  DEFAULT_MODEL,
+  DEFAULT_OLLAMA_URL,
+  settingDefault,
+} from "../agent/context.js";
 import { readEnv } from "../env.js";
 import { CheckpointUrlError, defaultCheckpoints } from "../persistence/checkpointer.js";
 import { PersistenceError } from "../persistence/open.js";
@@ -41,7 +46,7 @@ const contextWindowOption = () =>
       if (n < 1024) throw new InvalidArgumentError("expected at least 1024 tokens");
       return n;
     })
-    .default(undefined, "16384");
+    .default(undefined, String(settingDefault("contextWindow")));
 
 interface RunFlags {
   workspace: string;
@@ -151,33 +156,33 @@ function program(): Command {
     .addOption(
       new Option("--max-turns <n>", "most model turns")
         .argParser(positiveInt)
-        .default(undefined, "40"),
+        .default(undefined, String(settingDefault("maxTurns"))),
     )
     .addOption(
       new Option("--max-tool-calls <n>", "most tool calls")
         .argParser(positiveInt)
-        .default(undefined, "120"),
+        .default(undefined, String(settingDefault("maxToolCalls"))),
     )
     .addOption(
       new Option("--retries <n>", "retries of a failed model request (503, dropped connection)")
         .argParser(retryCount)
-        .default(undefined, "4"),
+        .default(undefined, String(settingDefault("retries"))),
     )
     .addOption(
       new Option(
         "--tool-mode <mode>",
         "how tools reach the model (auto: native iff Ollama lists the tools capability)",
       )
-        .choices(["auto", "native", "prompt"])
-        .default(undefined, "auto"),
+        .choices(ContextSchema.shape.toolMode.unwrap().options)
+        .default(undefined, String(settingDefault("toolMode"))),
     )
     .addOption(
       new Option(
         "--think <mode>",
         "thinking, for models with the thinking capability: on, off, or a level (low|medium|high) for models that take levels (gpt-oss); auto: the server's default (on)",
       )
-        .choices(["auto", "on", "off", "low", "medium", "high"])
-        .default(undefined, "auto"),
+        .choices(ContextSchema.shape.think.unwrap().options)
+        .default(undefined, String(settingDefault("think"))),
     )
     .addOption(contextWindowOption())
     .option(
