@@ -12,9 +12,10 @@ import {
 import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import type { TrailEntry } from "../guard/loop.js";
+import { INTENTS } from "../tools/registry.js";
 
 export const IntentSchema = z.object({
-  intent: z.enum(["build", "modify", "analyze", "run", "chat"]),
+  intent: z.enum(INTENTS),
   confidence: z.number(),
   source: z.enum(["rules", "model"]),
 });

@@ -4,6 +4,7 @@
  */
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import pc from "picocolors";
+import { NODE } from "../agent/routing.js";
 import type { KeelEvent } from "../agent/runtime.js";
 import type { CoderStateUpdate, Failure, TurnUsage } from "../agent/state.js";
 import { createStreamFilter } from "./stream-filter.js";
@@ -45,18 +46,18 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
   const lines: string[] = [];
   const messages = asList(update.messages);
   switch (node) {
-    case "intent-classify":
+    case NODE.intentClassify:
       if (update.intent)
         lines.push(
           `${pc.cyan("intent")}   ${update.intent.intent} ${pc.dim(`(${update.intent.source}, confidence ${update.intent.confidence.toFixed(2)})`)}`,
         );
       break;
-    case "plan":
+    case NODE.plan:
       lines.push(
         `${pc.cyan("plan")}     ${(update.planSteps ?? []).map((s, i) => `${i + 1}. ${s.title}`).join("  ")}`,
       );
       break;
-    case "act": {
+    case NODE.act: {
       const ai = messages.find((m) => AIMessage.isInstance(m));
       const turn = pc.dim(`turn ${update.turns ?? "?"}`);
       const ch = update.toolChannel;
@@ -90,7 +91,7 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
       if (usage) lines.push(pc.dim(`  ${describeUsage(usage)}`));
       break;
     }
-    case "tool-execute":
+    case NODE.toolExecute:
       for (const m of messages) {
         if (!ToolMessage.isInstance(m)) continue;
         const text = typeof m.content === "string" ? m.content : JSON.stringify(m.content);
@@ -102,7 +103,7 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
       }
       if (update.failure) lines.push(`${pc.yellow("guard")}    ${update.failure.detail}`);
       break;
-    case "recover":
+    case NODE.recover:
       if (update.recoverTo === "end")
         lines.push(`${pc.yellow("recover")}  stopping: ${short(update.summary ?? "", 120)}`);
       else if (update.recoverTo === "plan")

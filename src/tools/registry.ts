@@ -24,7 +24,9 @@ export const ALL_TOOLS: readonly KeelTool[] = [
   analyzeCodeTool,
 ] as KeelTool[];
 
-export type Intent = "build" | "modify" | "analyze" | "run" | "chat";
+/** What a request asks for; the intent picks the toolset and the prompt. The one list of intents. */
+export const INTENTS = ["build", "modify", "analyze", "run", "chat"] as const;
+export type Intent = (typeof INTENTS)[number];
 
 /** The tools an intent may use: analysis and chat get read-only tools only. */
 export function toolsForIntent(intent: Intent): KeelTool[] {

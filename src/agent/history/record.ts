@@ -27,8 +27,8 @@ const LINE_TOKENS = 40;
  * it gives to naming what the older ones worked on.
  */
 const shapeOf = (budget: number) => ({
-  lines: Math.max(6, Math.min(24, Math.floor(budget / 16 / LINE_TOKENS))),
-  targetChars: Math.floor((budget / 16) * 3.5),
+  lines: Math.max(6, Math.min(24, Math.floor(budget / 20 / LINE_TOKENS))),
+  targetChars: Math.floor((budget / 24) * 3.5),
 });
 
 /** The most tokens a record takes under `budget`: what folding must leave room for. */
