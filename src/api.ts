@@ -13,7 +13,7 @@ import {
 } from "@langchain/langgraph";
 import { runConfig, type SettingsInput } from "./agent/context.js";
 import { createCoderGraph } from "./agent/graph.js";
-import type { GraphDeps } from "./agent/runtime.js";
+import type { GraphDeps } from "./run/model.js";
 import type { CoderStateValue } from "./agent/state.js";
 import { analystRunConfig, type AnalystSettingsInput } from "./analysis/context.js";
 import { createAnalystGraph } from "./analysis/graph.js";

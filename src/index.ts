@@ -11,6 +11,9 @@
  *   runConfig("thread-1", { workspace: "./tmp", model: "qwen3:8b" }),
  * );
  * ```
+ *
+ * The text tool-call parser is `keel-agent/tool-calls`; the fake Ollama server for tests is
+ * `keel-agent/testing`.
  */
 export { runAgent, runAnalysis, type RunAgentOptions, type RunAnalysisOptions } from "./api.js";
 export { createCoderGraph } from "./agent/graph.js";
@@ -38,7 +41,8 @@ export {
 } from "./agent/context.js";
 export { CoderState, type CoderStateValue } from "./agent/state.js";
 export { NODE } from "./agent/routing.js";
-export type { GraphDeps, KeelEvent } from "./agent/runtime.js";
+export type { KeelEvent } from "./agent/runtime.js";
+export type { GraphDeps } from "./run/model.js";
 export { ALL_TOOLS, toolsForIntent, lookupTool, validateArgs } from "./tools/registry.js";
 export type { KeelTool, ToolResult, ToolContext, ToolClass } from "./tools/types.js";
 export { createOllamaChatModel, type ChatModelFactory } from "./models/chat-model.js";
@@ -51,14 +55,6 @@ export {
 } from "./persistence/checkpointer.js";
 export { callSignature, normalisePath } from "./guard/signature.js";
 export {
-  parseToolCalls,
-  FORMAT_NAMES,
-  type FormatName,
-  type ParseOptions,
-  type ParseResult,
-  type ParsedCall,
-} from "./models/tool-calls/index.js";
-export {
   createCapabilityProbe,
   chooseToolMode,
   formatFor,
@@ -66,10 +62,3 @@ export {
   type ToolMode,
 } from "./models/capabilities.js";
 export { runSession, type RunOutcome, type SessionOptions } from "./cli/session.js";
-export {
-  startFakeOllama,
-  type FakeOllama,
-  type Script,
-  type ChatView,
-  type Reply,
-} from "./testing/fake-ollama/index.js";

@@ -3,23 +3,16 @@
  * text. Read by every node through `settingsFrom(config)`.
  */
 import { z } from "zod";
-import { readEnv } from "../env.js";
+import {
+  envDefaults,
+  ModelSettingsSchema,
+  parseSettings,
+  type SettingsSource,
+} from "../run/settings.js";
 import type { LoopSettings } from "../guard/loop.js";
 
-export const DEFAULT_MODEL = "qwen3:8b";
-export const DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434";
-
-export const ContextSchema = z.object({
-  model: z
-    .string()
-    .default(DEFAULT_MODEL)
-    .describe("Ollama model name, e.g. qwen3:8b (must support tools in native mode)"),
-  ollamaUrl: z
-    .string()
-    .optional()
-    .describe(
-      "Base URL of the Ollama server; unset means OLLAMA_HOST, else http://127.0.0.1:11434",
-    ),
+/** The coder's run settings: the shared model settings and the coder's own. */
+export const ContextSchema = ModelSettingsSchema.extend({
   workspace: z
     .string()
     .default(".")
@@ -42,40 +35,6 @@ export const ContextSchema = z.object({
     .boolean()
     .default(false)
     .describe("Approve commands that reach beyond the workspace (the CLI's --yes)"),
-  temperature: z.number().min(0).max(2).default(0.2).describe("Sampling temperature for the model"),
-  think: z
-    .enum(["auto", "on", "off", "low", "medium", "high"])
-    .default("auto")
-    .describe(
-      "Thinking for models with the thinking capability: on, off, or a level (low|medium|high, for models that take levels such as gpt-oss; others think on). auto: the server's default (on). Structured requests never think",
-    ),
-  contextWindow: z
-    .number()
-    .int()
-    .min(1024)
-    .default(16384)
-    .describe(
-      "Context window keel asks Ollama for (num_ctx), capped by the model's own; every request is kept under it",
-    ),
-  retries: z
-    .number()
-    .int()
-    .min(0)
-    .max(10)
-    .default(4)
-    .describe("Retries of a failed model request (503, dropped connection, timeout)"),
-  retryBaseMs: z
-    .number()
-    .int()
-    .min(0)
-    .default(500)
-    .describe("First retry delay in ms; doubles each retry"),
-  requestTimeoutMs: z
-    .number()
-    .int()
-    .positive()
-    .default(300_000)
-    .describe("Most ms to wait for the model's first byte, and between streamed lines"),
   commandTimeoutMs: z
     .number()
     .int()
@@ -158,63 +117,6 @@ export const ContextSchema = z.object({
 
 export type Settings = z.output<typeof ContextSchema>;
 export type SettingsInput = z.input<typeof ContextSchema>;
-
-/** Where a node finds its run's settings. */
-export interface SettingsSource {
-  context?: unknown;
-  configurable?: Record<string, unknown>;
-}
-
-/**
- * A run's settings under `schema`: the run's `context` (LangGraph ≥ 1) or, for older clients,
- * `configurable`, with defaults applied and `ollamaUrl` resolved from OLLAMA_HOST when unset.
- *
- * Every node asks for them, so they are parsed once per run: the result is kept with the run's
- * context object (and the configurable values it was parsed from) and returned frozen.
- */
-export function parseSettings<S extends z.ZodObject>(
-  schema: S,
-  config?: SettingsSource,
-): Readonly<z.output<S> & { ollamaUrl: string }> {
-  type Out = Readonly<z.output<S> & { ollamaUrl: string }>;
-  const context = config?.context;
-  const configurable = config?.configurable ?? {};
-  const run = typeof context === "object" && context !== null ? context : undefined;
-  const inputs = Object.keys(schema.shape).map((k) => configurable[k]);
-  const hit = run && parsed.get(run)?.get(schema);
-  if (hit && hit.inputs.every((v, i) => v === inputs[i])) return hit.value as Out;
-  const s = schema.parse({ ...envDefaults(), ...configurable, ...run }) as z.output<S> & {
-    ollamaUrl?: string;
-  };
-  const value = Object.freeze({
-    ...s,
-    ollamaUrl: s.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL,
-  }) as Out;
-  if (run)
-    parsed.set(
-      run,
-      (parsed.get(run) ?? new Map<z.ZodObject, ParsedSettings>()).set(schema, { inputs, value }),
-    );
-  return value;
-}
-
-interface ParsedSettings {
-  inputs: unknown[];
-  value: unknown;
-}
-const parsed = new WeakMap<object, Map<z.ZodObject, ParsedSettings>>();
-
-/**
- * Settings the environment supplies where a run does not say: `KEEL_MODEL`, `OLLAMA_HOST`. The same
- * for every entry point — the CLI, Studio and the LangGraph server, `runAgent` and `runAnalysis`.
- */
-export function envDefaults(): { model?: string; ollamaUrl?: string } {
-  const env = readEnv();
-  return {
-    ...(env.model ? { model: env.model } : {}),
-    ...(env.ollamaHost ? { ollamaUrl: env.ollamaHost } : {}),
-  };
-}
 
 /** The default of a run setting, as the schema declares it (for help texts). */
 export function settingDefault<K extends keyof typeof ContextSchema.shape>(key: K): unknown {

@@ -15,7 +15,7 @@ import {
   routeAfterToolExecute,
   routed,
 } from "./routing.js";
-import { resolveDeps, type GraphDeps } from "./runtime.js";
+import { resolveDeps, type GraphDeps } from "../run/model.js";
 import { CoderState } from "./state.js";
 
 /**

@@ -6,7 +6,7 @@ import { END, START, StateGraph } from "@langchain/langgraph";
 import { ContextSchema } from "./context.js";
 import { createIntentClassifyNode } from "./nodes/intent-classify/index.js";
 import { NODE } from "./routing.js";
-import type { GraphDeps } from "./runtime.js";
+import type { GraphDeps } from "../run/model.js";
 import { CoderState } from "./state.js";
 
 export function createIntentGraph(deps: GraphDeps = {}) {

@@ -1,14 +1,14 @@
 /** The analyst's run settings: a zod schema with defaults, each field described for Studio. */
 import { z } from "zod";
 import {
-  ContextSchema,
   DEFAULT_MODEL,
   envDefaults,
+  ModelSettingsSchema,
   parseSettings,
   type SettingsSource,
-} from "../agent/context.js";
+} from "../run/settings.js";
 
-export const AnalystContextSchema = ContextSchema.pick({
+export const AnalystContextSchema = ModelSettingsSchema.pick({
   ollamaUrl: true,
   temperature: true,
   retries: true,

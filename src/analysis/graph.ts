@@ -1,6 +1,6 @@
 /** The analyst graph's wiring: enumerate → analyze-units ⟲ → summarize-folders ⟲ → write-report. */
 import { END, START, StateGraph } from "@langchain/langgraph";
-import { resolveDeps, type GraphDeps } from "../agent/runtime.js";
+import { resolveDeps, type GraphDeps } from "../run/model.js";
 import { AnalystContextSchema } from "./context.js";
 import { createAnalyzeUnitsNode } from "./nodes/analyze-units.js";
 import { createEnumerateNode } from "./nodes/enumerate.js";

@@ -6,7 +6,7 @@ import {
   runModel,
   type GraphDeps,
   type ModelFit,
-} from "../agent/runtime.js";
+} from "../run/model.js";
 import type { Budgeted } from "./analyze-unit.js";
 import { analystSettingsFrom, type AnalystSettings } from "./context.js";
 import { AnalysisRecords } from "./records.js";

@@ -12,7 +12,7 @@ import { analystRunConfig, type AnalystSettingsInput } from "../analysis/context
 import { createAnalystGraph } from "../analysis/graph.js";
 import type { AnalysisProgress } from "../analysis/runtime.js";
 import type { AnalystStateValue } from "../analysis/state.js";
-import type { GraphDeps } from "../agent/runtime.js";
+import type { GraphDeps } from "../run/model.js";
 import { ModelServerError } from "../models/errors.js";
 import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { openPersistence } from "../persistence/open.js";

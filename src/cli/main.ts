@@ -5,12 +5,8 @@ import path from "node:path";
 import { createInterface } from "node:readline/promises";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import pc from "picocolors";
-import {
-  ContextSchema,
-  DEFAULT_MODEL,
-  DEFAULT_OLLAMA_URL,
-  settingDefault,
-} from "../agent/context.js";
+import { ContextSchema, settingDefault } from "../agent/context.js";
+import { DEFAULT_MODEL, DEFAULT_OLLAMA_URL } from "../run/settings.js";
 import { readEnv } from "../env.js";
 import { CheckpointUrlError, defaultCheckpoints } from "../persistence/checkpointer.js";
 import { PersistenceError } from "../persistence/open.js";

@@ -79,14 +79,14 @@ describe("streaming timeline", () => {
 });
 
 describe("package entry", () => {
-  it("exports parseToolCalls under the package name", async () => {
+  it("exports parseToolCalls under the package's tool-calls entry", async () => {
     const { execFileSync } = await import("node:child_process");
     const out = execFileSync(
       process.execPath,
       [
         "--input-type=module",
         "-e",
-        'import { parseToolCalls } from \'keel-agent\'; console.log(JSON.stringify(parseToolCalls(\'<tool_call>{"name":"f","arguments":{"a":1}}</tool_call> ok\')))',
+        'import { parseToolCalls } from \'keel-agent/tool-calls\'; console.log(JSON.stringify(parseToolCalls(\'<tool_call>{"name":"f","arguments":{"a":1}}</tool_call> ok\')))',
       ],
       { cwd: path.resolve(import.meta.dirname, "../.."), encoding: "utf8" },
     );

@@ -55,9 +55,11 @@ describe("installed package", () => {
     const ws = tempWorkspace();
     writeFileSync(
       path.join(project, "use.mjs"),
-      `import { runAgent, parseToolCalls, createAnalystGraph, ContextSchema } from "keel-agent";
+      `import { runAgent, createAnalystGraph, ContextSchema } from "keel-agent";
+import { parseToolCalls } from "keel-agent/tool-calls";
+import { startFakeOllama } from "keel-agent/testing";
 const state = await runAgent("Create out.txt", { workspace: ${JSON.stringify(ws)}, ollamaUrl: ${JSON.stringify(fake.url)} });
-console.log(JSON.stringify({ status: state.status, files: state.filesWritten, parsed: parseToolCalls('[TOOL_CALLS]f[ARGS]{"a":1}').calls, analyst: typeof createAnalystGraph, fields: Object.keys(ContextSchema.shape).length }));`,
+console.log(JSON.stringify({ status: state.status, files: state.filesWritten, parsed: parseToolCalls('[TOOL_CALLS]f[ARGS]{"a":1}').calls, analyst: typeof createAnalystGraph, fake: typeof startFakeOllama, fields: Object.keys(ContextSchema.shape).length }));`,
     );
     const { stdout } = await run(process.execPath, ["use.mjs"], { cwd: project });
     expect(JSON.parse(stdout.trim().split("\n").at(-1)!)).toEqual({
@@ -65,6 +67,7 @@ console.log(JSON.stringify({ status: state.status, files: state.filesWritten, pa
       files: ["out.txt"],
       parsed: [{ name: "f", arguments: { a: 1 } }],
       analyst: "function",
+      fake: "function",
       fields: expect.any(Number),
     });
     expect(readFileSync(path.join(ws, "out.txt"), "utf8")).toBe("from the package");

@@ -7,7 +7,8 @@ import { lookupTool, toolsForIntent, validateArgs } from "../../tools/registry.j
 import { CallJournal, INTERRUPTED_CALL, settleOrphan } from "../../persistence/journal.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import { loopSettingsOf } from "../context.js";
-import { nodeEnv, type GraphDeps, type NodeEnv } from "../runtime.js";
+import { nodeEnv, type NodeEnv } from "../runtime.js";
+import { type GraphDeps } from "../../run/model.js";
 import type { CoderStateUpdate, CoderStateValue, Failure } from "../state.js";
 
 /** The calls of the newest assistant message that have no tool message yet, in call order. */

@@ -9,7 +9,8 @@ import { chooseToolMode } from "../../models/capabilities.js";
 import { toolDefinition, toolsForIntent } from "../../tools/registry.js";
 import { ACT_SYSTEM } from "../nodes/act/prompt.js";
 import { promptFormat } from "../nodes/act/tool-prompt.js";
-import { modelFitOf, type GraphDeps, type NodeEnv } from "../runtime.js";
+import { type NodeEnv } from "../runtime.js";
+import { modelFitOf, type GraphDeps } from "../../run/model.js";
 import type { CoderStateValue } from "../state.js";
 import type { TurnRequest } from "./ask.js";
 

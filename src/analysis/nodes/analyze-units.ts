@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { GraphDeps } from "../../agent/runtime.js";
+import type { GraphDeps } from "../../run/model.js";
 import { analyzeUnit } from "../analyze-unit.js";
 import type { UnitRecord } from "../records.js";
 import { analystStep } from "../runtime.js";

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { GraphDeps } from "../../agent/runtime.js";
+import type { GraphDeps } from "../../run/model.js";
 import { ModelServerError } from "../../models/errors.js";
 import { enumerateUnits } from "../enumerate.js";
 import { AnalysisRecords, merkles } from "../records.js";

@@ -1,6 +1,6 @@
 import path from "node:path";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { GraphDeps } from "../../agent/runtime.js";
+import type { GraphDeps } from "../../run/model.js";
 import { summarizeFolder } from "../analyze-unit.js";
 
 import { analystStep } from "../runtime.js";

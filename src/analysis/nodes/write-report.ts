@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { GraphDeps } from "../../agent/runtime.js";
+import type { GraphDeps } from "../../run/model.js";
 import { synthesize } from "../analyze-unit.js";
 import type { FolderRecord, UnitRecord } from "../records.js";
 import { buildReport, renderMarkdown } from "../report.js";

@@ -1,7 +1,8 @@
 import { HumanMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
-import { nodeEnv, type GraphDeps } from "../../runtime.js";
+import { nodeEnv } from "../../runtime.js";
+import { type GraphDeps } from "../../../run/model.js";
 import type { CoderStateUpdate, CoderStateValue } from "../../state.js";
 import { askTurn } from "../../turn/ask.js";
 import { planNote, turnSetup } from "../../turn/setup.js";
