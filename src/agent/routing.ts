@@ -4,7 +4,7 @@
  * graph.
  */
 import { Command, END, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { unansweredCalls } from "./nodes/tool-execute.js";
+import { unansweredCalls } from "./conversation.js";
 import { stateAfter, type CoderStateUpdate, type CoderStateValue } from "./state.js";
 
 export const NODE = {

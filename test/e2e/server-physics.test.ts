@@ -195,6 +195,39 @@ describe("windows", () => {
     expect(r.code).toBe(0);
   });
 
+  it("tool results are cut to the model's window, not to the window asked for", async () => {
+    fake = await startFake({
+      models: {
+        "small:4b": { capabilities: ["completion", "tools"], family: "qwen3", contextLength: 4096 },
+      },
+      script: keelScript((req) =>
+        req.toolResults.length === 0 && !req.messages.some((m) => m.role === "tool")
+          ? calls(call("read_file", { path: "big.txt" }))
+          : { content: "Read it." },
+      ),
+    });
+    const ws = tempWorkspace();
+    writeFileSync(path.join(ws, "big.txt"), "0123456789\n".repeat(2000));
+    const r = await runKeel([
+      "run",
+      "Summarise big.txt",
+      "-w",
+      ws,
+      "--model",
+      "small:4b",
+      "--ollama-url",
+      fake.url,
+      "--json",
+    ]);
+    expect(r.code).toBe(0);
+    const result = turns()
+      .flatMap((b) => b.messages ?? [])
+      .find((m) => m.role === "tool");
+    // a quarter of 16,384 tokens would allow 16,000 characters; the model's 4,096 allows 4,096
+    expect(result!.content.length).toBeLessThanOrEqual(4096 + 200);
+    expect(result!.content).toContain("keel cut");
+  });
+
   it("a prompt that cannot fit even after refits stops the run with an error naming the truncation", async () => {
     fake = await startFake({
       models: {

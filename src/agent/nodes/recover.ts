@@ -3,7 +3,7 @@ import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { decideRecovery, hintFor } from "../../guard/ladder.js";
 import { settingsFrom } from "../context.js";
 import type { CoderStateUpdate, CoderStateValue } from "../state.js";
-import { unansweredCalls } from "./tool-execute.js";
+import { unansweredCalls } from "../conversation.js";
 
 /** The message keel puts into the model's context; marked so a person reading the thread sees who spoke. */
 export const keelNote = (text: string) =>

@@ -1,26 +1,208 @@
-import { AIMessage, ToolMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
+import { ToolMessage, type ToolCall } from "@langchain/core/messages";
 import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { clipMiddle, toolResultLimit } from "../../guard/context-budget.js";
 import { detectLoop, loopHint, type TrailEntry } from "../../guard/loop.js";
 import { callParts, callSignature, resultHash } from "../../guard/signature.js";
-import { lookupTool, toolsForIntent, validateArgs } from "../../tools/registry.js";
 import { CallJournal, INTERRUPTED_CALL, settleOrphan } from "../../persistence/journal.js";
+import { modelFitOf, type GraphDeps } from "../../run/model.js";
+import { lookupTool, toolsForIntent, validateArgs } from "../../tools/registry.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import { loopSettingsOf } from "../context.js";
+import { unansweredCalls } from "../conversation.js";
 import { nodeEnv, type NodeEnv } from "../runtime.js";
-import { type GraphDeps } from "../../run/model.js";
 import type { CoderStateUpdate, CoderStateValue, Failure } from "../state.js";
 
-/** The calls of the newest assistant message that have no tool message yet, in call order. */
-export function unansweredCalls(messages: readonly BaseMessage[]): ToolCall[] {
-  const answered = new Set<string>();
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (ToolMessage.isInstance(m)) answered.add(m.tool_call_id);
-    else if (AIMessage.isInstance(m))
-      return (m.tool_calls ?? []).filter((c) => !c.id || !answered.has(c.id));
+/**
+ * Runs ONE unanswered tool call of the last reply and answers it with a ToolMessage carrying its
+ * tool_call_id, name and status. One call per step means each result is checkpointed as soon as it
+ * exists, so a resumed run never repeats a call that already has its answer. The steps, each its
+ * own function below: resolve (the tool, a repair if it is unambiguous, the arguments validated,
+ * the budget) → guard (the loop detectors: a loop is answered with a hint, the same loop again
+ * escalates to `recover`) → run once (commands journaled across crashes) → answer (the tool message,
+ * the trail, the error streak). Never throws into the graph except to interrupt for an approval.
+ */
+export function createToolExecuteNode(deps: GraphDeps) {
+  return async (
+    state: CoderStateValue,
+    config: LangGraphRunnableConfig,
+  ): Promise<CoderStateUpdate> => {
+    const pending = unansweredCalls(state.messages);
+    const call = pending[0];
+    if (!call) return {};
+    const env = nodeEnv(config, deps);
+    // Results are cut to the run's window: the model's, not only the one asked for.
+    const { window } = await modelFitOf(env, deps);
+    const update: CoderStateUpdate = {};
+    const step = resolve(call, state, env);
+    let result: ToolResult;
+    if ("refusal" in step) {
+      result = step.refusal;
+      if (step.failure) update.failure = step.failure;
+    } else {
+      const loop = guard(state, step.entry, env);
+      if (loop) {
+        result = loop.result;
+        update.loopHits = loop.loopHits;
+        if (loop.failure) update.failure = loop.failure;
+      } else {
+        result = await runOnce(step.tool, step.args, step.entry.id, env, config, window);
+      }
+      if (step.entry.repaired) result = withNote(result, step.entry.repaired);
+    }
+    return answer(state, call, step.entry, result, update, pending.length, env, window);
+  };
+}
+
+type Resolved =
+  | { entry: TrailEntry; tool: KeelTool; args: unknown }
+  | { entry: TrailEntry; refusal: ToolResult; failure?: Failure };
+
+/** The tool and arguments a call means, or why it cannot run (budget, unknown tool, bad arguments). */
+function resolve(call: ToolCall, state: CoderStateValue, env: NodeEnv): Resolved {
+  const entry: TrailEntry = {
+    // act gives every call an id (conversation.ts); an id-less call from elsewhere still gets one
+    id: call.id ?? `call_${state.trail.length}`,
+    name: call.name,
+    signature: callSignature(call.name, call.args),
+    toolClass: "unknown",
+    ok: false,
+  };
+  const max = env.settings.maxToolCalls;
+  if (state.trail.length >= max)
+    return {
+      entry,
+      refusal: fail("refused", `the tool-call budget (${max}) is spent; this call was not run.`),
+      failure: { kind: "budget", detail: `the tool-call budget (${max} calls) is spent` },
+    };
+  const found = lookupTool(call.name, call.args, toolsForIntent(state.intent?.intent ?? "build"));
+  if (!found.found) return { entry, refusal: fail("unknown_tool", found.message) };
+  const tool = found.tool;
+  const valid = validateArgs(tool, found.args);
+  const args = valid.ok ? valid.value : found.args;
+  const notes = [...found.notes, ...(valid.ok ? valid.notes : [])];
+  const resolved: TrailEntry = {
+    ...entry,
+    name: tool.name,
+    signature: callSignature(tool.name, args),
+    toolClass: tool.toolClass,
+    ...callParts(tool.name, args),
+    ...(notes.length ? { repaired: notes.join("; ") } : {}),
+  };
+  if (!valid.ok)
+    return { entry: resolved, refusal: withNote(fail("invalid_arguments", valid.message), notes) };
+  return { entry: resolved, tool, args };
+}
+
+/** The loop guard's verdict on a call about to run: undefined to run it, else the hint to answer. */
+function guard(state: CoderStateValue, entry: TrailEntry, env: NodeEnv) {
+  const loop = detectLoop(state.trail, entry, loopSettingsOf(env.settings));
+  if (!loop) return undefined;
+  const hits = (state.loopHits[loop.key] ?? 0) + 1;
+  return {
+    result: fail("loop", loopHint(loop, lastOutputOf(state, entry.signature))),
+    loopHits: { ...state.loopHits, [loop.key]: hits },
+    failure:
+      hits >= 2
+        ? {
+            kind: "loop" as const,
+            detail: `${loop.detector} loop on ${loop.calls.join(" → ")} (hit ${hits} times)`,
+          }
+        : undefined,
+  };
+}
+
+/**
+ * Runs the call, at most once across crashes for commands: the side-effect journal in the store says
+ * whether it already ran (its result), started and was cut off (the model is told), or never ran.
+ */
+async function runOnce(
+  tool: KeelTool,
+  args: unknown,
+  callId: string,
+  env: NodeEnv,
+  config: LangGraphRunnableConfig,
+  window: number,
+): Promise<ToolResult> {
+  const journal =
+    tool.toolClass === "command" && config.store
+      ? new CallJournal(config.store, String(config.configurable?.thread_id ?? ""))
+      : undefined;
+  const before = await journal?.get(callId);
+  if (before?.state === "done") return before.result;
+  if (before?.state === "started") {
+    const orphan = await settleOrphan(before, env.settings.commandTimeoutMs);
+    const note = {
+      none: "",
+      ended: " (It was still running after the restart; keel waited for it to end.)",
+      stopped: " (It was still running past its time limit after the restart; keel stopped it.)",
+    }[orphan];
+    return fail("interrupted", INTERRUPTED_CALL + note);
   }
-  return [];
+  await journal?.start(callId);
+  let recordPid: Promise<void> | undefined;
+  let result: ToolResult;
+  try {
+    result = await tool.run(args, {
+      workspace: env.workspace,
+      signal: config.signal,
+      approve: approver(env),
+      commandTimeoutMs: env.settings.commandTimeoutMs,
+      outputLimit: toolResultLimit(window),
+      onSpawn: (pid) => {
+        recordPid = journal?.spawned(callId, pid);
+      },
+    });
+  } catch (err) {
+    // Paused for approval before anything ran: the call is not "started".
+    await journal?.clear(callId);
+    throw err;
+  }
+  await recordPid; // the "done" record must land after the pid record
+  await journal?.finish(callId, result);
+  return result;
+}
+
+/** The tool message answering the call, and what the trail, the streak and `recover` learn from it. */
+function answer(
+  state: CoderStateValue,
+  call: ToolCall,
+  resolved: TrailEntry,
+  result: ToolResult,
+  update: CoderStateUpdate,
+  pending: number,
+  env: NodeEnv,
+  window: number,
+): CoderStateUpdate {
+  const text = clipMiddle(
+    result.ok ? result.output : `Error [${result.kind}]: ${result.message}`,
+    toolResultLimit(window),
+  );
+  const entry: TrailEntry = {
+    ...resolved,
+    ok: result.ok,
+    ...(result.ok ? {} : { kind: result.kind }),
+    ...(result.ok || result.kind !== "loop" ? { result: resultHash(text) } : {}),
+  };
+  const streak = result.ok ? 0 : state.errorStreak + 1;
+  update.messages = [
+    new ToolMessage({
+      content: text,
+      tool_call_id: entry.id,
+      name: call.name,
+      status: result.ok ? "success" : "error",
+    }),
+  ];
+  update.trail = entry;
+  if (streak !== state.errorStreak) update.errorStreak = streak;
+  if (result.ok && result.filesWritten) update.filesWritten = result.filesWritten;
+  if (!update.failure && pending === 1 && streak >= env.settings.errorStreak) {
+    const recent = [...state.trail, entry].slice(-streak);
+    update.failure = {
+      kind: streakKind(recent),
+      detail: `${streak} tool calls in a row failed: ${recent.map((t) => `${t.name} (${t.kind})`).join(", ")}`,
+    };
+  }
+  return update;
 }
 
 function approver(env: NodeEnv): Approver {
@@ -39,172 +221,22 @@ function approver(env: NodeEnv): Approver {
   };
 }
 
+/** A result with keel's repairs said first, so the model learns the right form. */
+function withNote(result: ToolResult, repaired: string | string[]): ToolResult {
+  const notes = Array.isArray(repaired) ? repaired.join("; ") : repaired;
+  if (!notes) return result;
+  const note = `(keel repaired the call: ${notes})\n`;
+  return result.ok
+    ? { ...result, output: note + result.output }
+    : { ...result, message: note + result.message };
+}
+
 /** The failure kind of an error streak: the one all its errors share, else tool_error. */
 function streakKind(entries: TrailEntry[]): Failure["kind"] {
   const kinds = new Set(entries.map((t) => t.kind));
   if (kinds.size === 1 && kinds.has("unknown_tool")) return "unknown_tool";
   if (kinds.size === 1 && kinds.has("invalid_arguments")) return "invalid_arguments";
   return "tool_error";
-}
-
-/** Runs a tool with the run's context (tools turn their own errors into failures). */
-function runTool(
-  tool: KeelTool,
-  args: unknown,
-  env: NodeEnv,
-  config: LangGraphRunnableConfig,
-  onSpawn?: (pid: number) => void,
-): Promise<ToolResult> {
-  return tool.run(args, {
-    workspace: env.workspace,
-    signal: config.signal,
-    approve: approver(env),
-    commandTimeoutMs: env.settings.commandTimeoutMs,
-    outputLimit: toolResultLimit(env.settings.contextWindow),
-    ...(onSpawn ? { onSpawn } : {}),
-  });
-}
-
-/**
- * Runs ONE unanswered tool call of the last reply and answers it with a ToolMessage carrying its
- * tool_call_id, name and status. One call per step means each result is checkpointed as soon as it
- * exists, so a resumed run never repeats a call that already has its answer. Before running, the
- * call is repaired if that is unambiguous, validated, and checked by the loop guard (a loop is
- * answered with a hint instead of a result; the same loop again escalates to `recover`). Never
- * throws into the graph except to interrupt for an approval.
- */
-export function createToolExecuteNode(deps: GraphDeps) {
-  return async (
-    state: CoderStateValue,
-    config: LangGraphRunnableConfig,
-  ): Promise<CoderStateUpdate> => {
-    const pending = unansweredCalls(state.messages);
-    const call = pending[0];
-    if (!call) return {};
-    const env = nodeEnv(config, deps);
-    const callId = call.id ?? `call_${state.trail.length}`;
-    const tools = toolsForIntent(state.intent?.intent ?? "build");
-    const update: CoderStateUpdate = {};
-    let entry: TrailEntry = {
-      id: callId,
-      name: call.name,
-      signature: callSignature(call.name, call.args),
-      toolClass: "unknown",
-      ok: false,
-    };
-    let result: ToolResult;
-
-    const found = lookupTool(call.name, call.args, tools);
-    if (state.trail.length >= env.settings.maxToolCalls) {
-      result = fail(
-        "refused",
-        `the tool-call budget (${env.settings.maxToolCalls}) is spent; this call was not run.`,
-      );
-      update.failure = {
-        kind: "budget",
-        detail: `the tool-call budget (${env.settings.maxToolCalls} calls) is spent`,
-      };
-    } else if (!found.found) {
-      result = fail("unknown_tool", found.message);
-    } else {
-      const tool = found.tool;
-      const valid = validateArgs(tool, found.args);
-      const args = valid.ok ? valid.value : found.args;
-      const notes = [...found.notes, ...(valid.ok ? valid.notes : [])];
-      entry = {
-        ...entry,
-        name: tool.name,
-        signature: callSignature(tool.name, args),
-        toolClass: tool.toolClass,
-        ...callParts(tool.name, args),
-        ...(notes.length ? { repaired: notes.join("; ") } : {}),
-      };
-      const loop = valid.ok
-        ? detectLoop(state.trail, entry, loopSettingsOf(env.settings))
-        : undefined;
-      if (!valid.ok) {
-        result = fail("invalid_arguments", valid.message);
-      } else if (loop) {
-        const hits = (state.loopHits[loop.key] ?? 0) + 1;
-        update.loopHits = { ...state.loopHits, [loop.key]: hits };
-        result = fail("loop", loopHint(loop, lastOutputOf(state, entry.signature)));
-        if (hits >= 2)
-          update.failure = {
-            kind: "loop",
-            detail: `${loop.detector} loop on ${loop.calls.join(" → ")} (hit ${hits} times)`,
-          };
-      } else {
-        const journal =
-          tool.toolClass === "command" && config.store
-            ? new CallJournal(config.store, String(config.configurable?.thread_id ?? ""))
-            : undefined;
-        const before = await journal?.get(callId);
-        if (before?.state === "done") {
-          result = before.result;
-        } else if (before?.state === "started") {
-          const orphan = await settleOrphan(before, env.settings.commandTimeoutMs);
-          const note = {
-            none: "",
-            ended: " (It was still running after the restart; keel waited for it to end.)",
-            stopped:
-              " (It was still running past its time limit after the restart; keel stopped it.)",
-          }[orphan];
-          result = fail("interrupted", INTERRUPTED_CALL + note);
-        } else {
-          await journal?.start(callId);
-          let recordPid: Promise<void> | undefined;
-          try {
-            result = await runTool(tool, valid.value, env, config, (pid) => {
-              recordPid = journal?.spawned(callId, pid);
-            });
-          } catch (err) {
-            // Paused for approval before anything ran: the call is not "started".
-            await journal?.clear(callId);
-            throw err;
-          }
-          await recordPid; // the "done" record must land after the pid record
-          await journal?.finish(callId, result);
-        }
-      }
-      if (entry.repaired) {
-        const note = `(keel repaired the call: ${entry.repaired})\n`;
-        result = result.ok
-          ? { ...result, output: note + result.output }
-          : { ...result, message: note + result.message };
-      }
-    }
-
-    const text = clipMiddle(
-      result.ok ? result.output : `Error [${result.kind}]: ${result.message}`,
-      toolResultLimit(env.settings.contextWindow),
-    );
-    entry = {
-      ...entry,
-      ok: result.ok,
-      ...(result.ok ? {} : { kind: result.kind }),
-      ...(result.ok || result.kind !== "loop" ? { result: resultHash(text) } : {}),
-    };
-    const streak = result.ok ? 0 : state.errorStreak + 1;
-    update.messages = [
-      new ToolMessage({
-        content: text,
-        tool_call_id: callId,
-        name: call.name,
-        status: result.ok ? "success" : "error",
-      }),
-    ];
-    update.trail = entry;
-    if (streak !== state.errorStreak) update.errorStreak = streak;
-    if (result.ok && result.filesWritten) update.filesWritten = result.filesWritten;
-    if (!update.failure && pending.length === 1 && streak >= env.settings.errorStreak) {
-      const recent = [...state.trail, entry].slice(-streak);
-      update.failure = {
-        kind: streakKind(recent),
-        detail: `${streak} tool calls in a row failed: ${recent.map((t) => `${t.name} (${t.kind})`).join(", ")}`,
-      };
-    }
-    return update;
-  };
 }
 
 /** The result text of the latest run of this call, for a loop hint that shows the model what it has. */

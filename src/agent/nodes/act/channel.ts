@@ -23,8 +23,6 @@ export interface ReadOptions {
   format: FormatName;
   toolNames: string[];
   schemas: ArgSchemas;
-  /** Prefix for ids of calls found in text. */
-  idPrefix: string;
 }
 
 /**
@@ -40,8 +38,8 @@ export function readReply(ai: AIMessage, o: ReadOptions): ReadReply {
     schemas: o.schemas,
     ...(o.mode === "native" ? { toolNames: o.toolNames } : {}),
   });
-  const calls: ToolCall[] = parsed.calls.map((c, i) => ({
-    id: `${o.idPrefix}_${i}`,
+  // Ids are given where the reply becomes a message (conversation.ts `withCallIds`).
+  const calls: ToolCall[] = parsed.calls.map((c) => ({
     name: c.name,
     args: c.arguments,
     type: "tool_call",

@@ -3,6 +3,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { SUMMARY_REQUEST } from "../../../guard/ladder.js";
 import { findRepetition } from "../../../guard/repetition.js";
 import type { ArgSchemas } from "../../../models/tool-calls/types.js";
+import { withCallIds } from "../../conversation.js";
 import { nodeEnv } from "../../runtime.js";
 import { type GraphDeps } from "../../../run/model.js";
 import type { CoderStateUpdate, CoderStateValue } from "../../state.js";
@@ -68,8 +69,7 @@ export function createActNode(deps: GraphDeps) {
         messages: [ask, new AIMessage({ id: reply.id, content: text, ...turnMetadata(answer) })],
         turns: state.turns + 1,
         summary: visibleText(
-          readReply(reply, { mode: "prompt", format, toolNames: [], schemas: {}, idPrefix: "x" })
-            .content,
+          readReply(reply, { mode: "prompt", format, toolNames: [], schemas: {} }).content,
         ),
         summaryFor: null,
         failure: { ...state.summaryFor, summarized: true },
@@ -90,13 +90,12 @@ export function createActNode(deps: GraphDeps) {
       format,
       toolNames: tools.map((t) => t.function.name),
       schemas,
-      idPrefix: `call_${state.turns}`,
     });
     const raw = typeof reply.content === "string" ? reply.content : reply.text;
     const ai = new AIMessage({
       id: reply.id,
       content: read.fromText ? read.content : raw,
-      tool_calls: read.calls.map((c, i) => ({ ...c, id: c.id || `call_${state.turns}_${i}` })),
+      tool_calls: withCallIds(read.calls, state.turns),
       ...turnMetadata(answer, read.fromText ? { keel_raw_text: raw } : {}),
     });
     // Only a reply without calls can be a repetition; only then are earlier replies looked at.

@@ -1,0 +1,23 @@
+/**
+ * Reading the conversation, pure: which calls of the newest reply still wait for their answer, and
+ * the one place call ids are given (a call a model wrote as text, or a server that sent none, gets
+ * one here, so every tool message can name the call it answers: F8).
+ */
+import { AIMessage, ToolMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
+
+/** The calls of the newest assistant message that have no tool message yet, in call order. */
+export function unansweredCalls(messages: readonly BaseMessage[]): ToolCall[] {
+  const answered = new Set<string>();
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (ToolMessage.isInstance(m)) answered.add(m.tool_call_id);
+    else if (AIMessage.isInstance(m))
+      return (m.tool_calls ?? []).filter((c) => !c.id || !answered.has(c.id));
+  }
+  return [];
+}
+
+/** The calls of turn `turn` with an id each: the server's when it sent one, else `call_<turn>_<i>`. */
+export function withCallIds(calls: readonly ToolCall[], turn: number): ToolCall[] {
+  return calls.map((c, i) => ({ ...c, id: c.id || `call_${turn}_${i}` }));
+}
