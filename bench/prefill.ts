@@ -19,9 +19,9 @@ import { runConfig } from "../src/agent/context.js";
 import { createCoderGraph } from "../src/agent/graph.js";
 import {
   MACHINES,
+  simulatedSeconds,
   startFakeOllama,
   type ChatView,
-  type MachineProfile,
   type PrefillRecord,
   type Reply,
 } from "../src/testing/fake-ollama/index.js";
@@ -131,10 +131,7 @@ async function runTask(agent: AgentName, turns: number) {
   }
 }
 
-const seconds = (r: PrefillRecord, m: MachineProfile) =>
-  (r.loaded ? m.loadSec : 0) +
-  r.evaluatedTokens / m.prefillTokensPerSec +
-  r.generatedTokens / m.generateTokensPerSec;
+const seconds = simulatedSeconds;
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
 /** One agent's figures on one task length. */

@@ -6,16 +6,14 @@
  */
 import {
   commandRFormat,
-  deepseekFormat,
   functionaryFormat,
   graniteFormat,
-  harmonyFormat,
   hermesFormat,
-  kimiFormat,
   llamaJsonFormat,
   mistralFormat,
   phiFormat,
 } from "./json-formats.js";
+import { deepseekFormat, harmonyFormat, kimiFormat } from "./token-formats.js";
 import {
   apertusFormat,
   granite20bFormat,

@@ -95,6 +95,18 @@ export function renderMessage(m: {
   return `<|im_start|>${m.role}\n${m.content ?? ""}${calls}<|im_end|>\n`;
 }
 
+/** Seconds a request costs on `machine`: loading the model if it had to, prefill, generation. */
+export function simulatedSeconds(
+  r: Pick<PrefillRecord, "loaded" | "evaluatedTokens" | "generatedTokens">,
+  machine: MachineProfile,
+): number {
+  return (
+    (r.loaded ? machine.loadSec : 0) +
+    r.evaluatedTokens / machine.prefillTokensPerSec +
+    r.generatedTokens / machine.generateTokensPerSec
+  );
+}
+
 function commonPrefix(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
@@ -139,7 +151,7 @@ export class KvCache {
     const cachedTokens = Math.min(promptTokens, Math.floor(cachedChars / cpt));
     const evaluatedTokens = promptTokens - cachedTokens;
     const rewrote = this.held.length > 0 && cachedChars < this.held.length;
-    return {
+    const account = {
       numCtx,
       sentTokens,
       promptTokens,
@@ -151,6 +163,9 @@ export class KvCache {
       truncated,
       loaded,
       rendered: seen,
+    };
+    return {
+      ...account,
       /** Completes the record once the reply is known; the cache then holds prompt + reply. */
       finish: (reply: {
         content: string;
@@ -166,25 +181,8 @@ export class KvCache {
             (reply.content.length + JSON.stringify(reply.tool_calls ?? []).length - 2) / cpt,
           ),
         );
-        const seconds =
-          (loaded ? this.machine.loadSec : 0) +
-          evaluatedTokens / this.machine.prefillTokensPerSec +
-          generatedTokens / this.machine.generateTokensPerSec;
-        return {
-          numCtx,
-          sentTokens,
-          promptTokens,
-          cachedTokens,
-          evaluatedTokens,
-          cachedChars,
-          promptChars: seen.length,
-          rewrote,
-          truncated,
-          loaded,
-          generatedTokens,
-          seconds,
-          rendered: seen,
-        };
+        const done = { ...account, generatedTokens };
+        return { ...done, seconds: simulatedSeconds(done, this.machine) };
       },
     };
   }
