@@ -24,14 +24,13 @@ export async function structuredCall<S extends z.ZodObject>(
     );
     const checked = schema.safeParse(out.parsed);
     if (checked.success) return checked.data;
-    const raw =
-      typeof out.raw.content === "string" ? out.raw.content : JSON.stringify(out.raw.content);
-    messages.push(
-      out.raw,
-      new HumanMessage(
-        `That answer was not valid: ${checked.error.issues.map((i) => `${i.path.join(".") || "answer"}: ${i.message}`).join("; ")}. Reply again with JSON matching the schema only. (You sent: ${raw.slice(0, 200)})`,
-      ),
-    );
+    messages.push(out.raw, new HumanMessage(repairNote(checked.error, out.raw.content)));
   }
   return null;
+}
+
+/** The one repair turn's message: what was wrong with an answer that did not validate. */
+export function repairNote(error: z.ZodError, sent: unknown): string {
+  const raw = typeof sent === "string" ? sent : JSON.stringify(sent);
+  return `That answer was not valid: ${error.issues.map((i) => `${i.path.join(".") || "answer"}: ${i.message}`).join("; ")}. Reply again with JSON matching the schema only. (You sent: ${raw.slice(0, 200)})`;
 }

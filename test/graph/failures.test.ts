@@ -410,3 +410,31 @@ describe("budgets", () => {
     expect(state.summary).toContain("tool-call budget (3 calls) is spent");
   });
 });
+
+describe("planning", () => {
+  it("a plan that does not validate gets one repair turn: the bad answer and what was wrong with it", async () => {
+    let plans = 0;
+    fake = await startFake({
+      script: keelScript((req) =>
+        req.turn === 0 || req.messages.every((m) => m.role !== "tool")
+          ? calls(call("write_file", { path: "a.txt", content: "a" }))
+          : { content: "Done." },
+      ),
+    });
+    fake.onChat((req) => {
+      if (req.structured && req.formatKeys.includes("steps") && plans++ === 0)
+        fake!.inject({ content: '{"steps": []}' });
+    });
+    const { state } = await runCoder(fake, "Create a.txt", { workspace: tempWorkspace() });
+    const planRequests = fake
+      .chatBodies()
+      .filter((b) => JSON.stringify(b.format ?? "").includes("steps"));
+    expect(planRequests).toHaveLength(2);
+    const repair = planRequests[1]!.messages!;
+    expect(repair.at(-2)).toMatchObject({ role: "assistant", content: '{"steps": []}' });
+    expect(repair.at(-1)!.content).toMatch(/^That answer was not valid: steps: /);
+    // the repaired plan is the one the run follows
+    expect(state.planSteps.map((s) => s.title)).toEqual(["Do what the request asks"]);
+    expect(state.status).toBe("done");
+  });
+});

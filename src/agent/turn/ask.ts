@@ -198,3 +198,18 @@ function usageOf(
     },
   };
 }
+
+/** The fit state to write after a request: only when it changed (every write is a row in the checkpointer). */
+export function fitUpdate(
+  before: FitState | undefined,
+  after: FitState | undefined,
+): { fit?: FitState } {
+  if (!after) return {};
+  const same =
+    before &&
+    before.foldedUpTo === after.foldedUpTo &&
+    before.model === after.model &&
+    before.prefix === after.prefix &&
+    Math.abs(before.scale - after.scale) <= 0.03 * before.scale;
+  return same ? {} : { fit: after };
+}

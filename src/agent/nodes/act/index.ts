@@ -7,7 +7,7 @@ import { withCallIds } from "../../conversation.js";
 import { nodeEnv } from "../../runtime.js";
 import { type GraphDeps } from "../../../run/model.js";
 import type { CoderStateUpdate, CoderStateValue } from "../../state.js";
-import { askTurn, type TurnAnswer } from "../../turn/ask.js";
+import { askTurn, fitUpdate, type TurnAnswer } from "../../turn/ask.js";
 import { turnSetup } from "../../turn/setup.js";
 import { readReply } from "./channel.js";
 import { classifyReply, visibleText } from "./classify.js";
@@ -73,7 +73,7 @@ export function createActNode(deps: GraphDeps) {
         ),
         summaryFor: null,
         failure: { ...state.summaryFor, summarized: true },
-        ...fitUpdate(state, answer),
+        ...fitUpdate(state.fit, answer.fit),
       };
     }
 
@@ -122,7 +122,7 @@ export function createActNode(deps: GraphDeps) {
     const update: CoderStateUpdate = {
       messages: [ai],
       turns: state.turns + 1,
-      ...fitUpdate(state, answer),
+      ...fitUpdate(state.fit, answer.fit),
     };
     if (state.failure) update.failure = null;
     if (JSON.stringify(channel) !== JSON.stringify(next)) update.toolChannel = next;
@@ -155,19 +155,6 @@ function turnMetadata(answer: TurnAnswer, extra: Record<string, unknown> = {}) {
     },
     ...(reply.usage_metadata ? { usage_metadata: reply.usage_metadata } : {}),
   };
-}
-
-/** The fit state to write: only when it changed (every write is a row in the checkpointer). */
-function fitUpdate(state: CoderStateValue, answer: TurnAnswer): CoderStateUpdate {
-  const before = state.fit;
-  const after = answer.fit;
-  const same =
-    before &&
-    before.foldedUpTo === after.foldedUpTo &&
-    before.model === after.model &&
-    before.prefix === after.prefix &&
-    Math.abs(before.scale - after.scale) <= 0.03 * before.scale;
-  return same ? {} : { fit: after };
 }
 
 /** The tool channel after a turn: a tool-channel failure counts, and pins prompt mode when it must. */

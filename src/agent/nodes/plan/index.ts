@@ -1,24 +1,26 @@
-import { HumanMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
 import { nodeEnv } from "../../runtime.js";
 import { type GraphDeps } from "../../../run/model.js";
 import type { CoderStateUpdate, CoderStateValue } from "../../state.js";
-import { askTurn } from "../../turn/ask.js";
+import { repairNote } from "../../../models/structured.js";
+import { askTurn, fitUpdate } from "../../turn/ask.js";
 import { planNote, turnSetup } from "../../turn/setup.js";
 import { PLAN_ASK } from "./prompt.js";
 import { PlanAnswer } from "./schema.js";
 
 const PLAN_SCHEMA = z.toJSONSchema(PlanAnswer) as Record<string, unknown>;
 
-/** The JSON answer, validated; null when it is not a plan. */
-function parsePlan(text: string): string[] | null {
+/** The JSON answer, validated; the zod error when it is not a plan. */
+function parsePlan(text: string) {
+  let value: unknown;
   try {
-    const checked = PlanAnswer.safeParse(JSON.parse(text));
-    return checked.success ? checked.data.steps : null;
+    value = JSON.parse(text);
   } catch {
-    return null;
+    value = text;
   }
+  return PlanAnswer.safeParse(value);
 }
 
 /**
@@ -40,28 +42,30 @@ export function createPlanNode(deps: GraphDeps) {
       content: PLAN_ASK(intent, state.replanReason, previous),
       name: "keel",
     });
-    let steps: string[] | null = null;
+    let steps: string[] | undefined;
     let fit = state.fit;
-    // One repair turn for an answer that does not validate: small local models drift.
+    let history = [...state.messages, ask];
+    // One repair turn for an answer that does not validate (small local models drift): the answer
+    // and what was wrong with it join the planning conversation, as structuredCall does.
     for (let attempt = 0; attempt < 2 && !steps; attempt++) {
-      const answer = await askTurn({
-        ...base,
-        fit,
-        tools,
-        mode,
-        history: [...state.messages, ask],
-        structured: PLAN_SCHEMA,
-      });
+      const answer = await askTurn({ ...base, fit, tools, mode, history, structured: PLAN_SCHEMA });
       fit = answer.fit;
       const text = typeof answer.reply.content === "string" ? answer.reply.content : "";
-      steps = parsePlan(text);
+      const checked = parsePlan(text);
+      if (checked.success) steps = checked.data.steps;
+      else
+        history = [
+          ...history,
+          new AIMessage({ content: text }),
+          new HumanMessage({ content: repairNote(checked.error, text), name: "keel" }),
+        ];
     }
     const planSteps = steps ?? [state.request.split("\n")[0]!.slice(0, 200)];
     return {
       messages: [planNote(planSteps)],
       planSteps: planSteps.map((title) => ({ title, status: "todo" as const })),
       replanReason: undefined,
-      ...(fit && fit !== state.fit ? { fit } : {}),
+      ...fitUpdate(state.fit, fit),
     };
   };
 }
