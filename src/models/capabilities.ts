@@ -47,7 +47,13 @@ export function windowFor(
   return Math.min(requested, profile?.contextLength ?? Infinity);
 }
 
-export type ThinkSetting = "auto" | "on" | "off" | "low" | "medium" | "high";
+/** The thinking levels a model that takes levels (gpt-oss) accepts in `think`. */
+export const THINK_LEVELS = ["low", "medium", "high"] as const;
+/** The run's thinking setting (`--think`): the one list the settings schema and the CLI read. */
+export const THINK_SETTINGS = ["auto", "on", "off", ...THINK_LEVELS] as const;
+export type ThinkSetting = (typeof THINK_SETTINGS)[number];
+/** Ollama's `think` field as keel sends it. */
+export type ThinkField = boolean | (typeof THINK_LEVELS)[number];
 
 /**
  * The `think` field for a model: nothing for a model without the thinking capability; a level only
@@ -57,7 +63,7 @@ export type ThinkSetting = "auto" | "on" | "off" | "low" | "medium" | "high";
 export function thinkFor(
   setting: ThinkSetting,
   profile: Pick<ModelProfile, "capabilities" | "format"> | undefined,
-): boolean | "low" | "medium" | "high" | undefined {
+): ThinkField | undefined {
   if (!profile?.capabilities.includes("thinking")) return undefined;
   if (setting === "off") return false;
   if (setting === "auto" || setting === "on") return true;

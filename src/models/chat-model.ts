@@ -1,5 +1,6 @@
 import { ChatOllama } from "@langchain/ollama";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { ThinkField } from "./capabilities.js";
 import { createOllamaFetch } from "./ollama-fetch.js";
 
 export interface ChatModelSettings {
@@ -9,7 +10,7 @@ export interface ChatModelSettings {
   numCtx?: number;
   requestTimeoutMs: number;
   /** The `think` field of model turns (see `thinkFor`); structured requests always send false. */
-  thinking?: boolean | "low" | "medium" | "high";
+  thinking?: ThinkField;
 }
 
 /** Builds a model from run settings; graphs take one of these so tests and users can swap it. */

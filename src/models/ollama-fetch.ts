@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { ThinkField } from "./capabilities.js";
 import { argumentsFromText } from "./tool-calls/parse.js";
 
 /**
@@ -79,7 +80,7 @@ export interface OllamaFetchOptions {
   /** Most ms to wait for response headers, and between two streamed chunks. */
   timeoutMs: number;
   /** `think` for requests without `format`; unset sends none (a model without the capability). */
-  think?: boolean | string;
+  think?: ThinkField;
   baseFetch?: typeof fetch;
 }
 
@@ -99,7 +100,7 @@ export function withWireTurn<T>(turn: WireTurn, call: () => Promise<T>): Promise
 /** Applies the run's `think` and the turn's thinking to a chat request body. Mutates and returns it. */
 export function addThinking<
   T extends { messages?: WireMessage[]; format?: unknown; think?: unknown },
->(body: T, think: boolean | string | undefined, turn: WireTurn | undefined): T {
+>(body: T, think: ThinkField | undefined, turn: WireTurn | undefined): T {
   // `false` is accepted by every model; only a truthy `think` needs the capability.
   if (body.format !== undefined && body.format !== null && body.format !== "") body.think = false;
   else if (think !== undefined) body.think = think;

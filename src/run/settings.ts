@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { readEnv } from "../env.js";
+import { THINK_SETTINGS } from "../models/capabilities.js";
 
 export const DEFAULT_MODEL = "qwen3:8b";
 export const DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434";
@@ -23,7 +24,7 @@ export const ModelSettingsSchema = z.object({
     ),
   temperature: z.number().min(0).max(2).default(0.2).describe("Sampling temperature for the model"),
   think: z
-    .enum(["auto", "on", "off", "low", "medium", "high"])
+    .enum(THINK_SETTINGS)
     .default("auto")
     .describe(
       "Thinking for models with the thinking capability: on, off, or a level (low|medium|high, for models that take levels such as gpt-oss; others think on). auto: the server's default (on). Structured requests never think",

@@ -16,10 +16,11 @@ import { call, calls, keelScript, fakeOllamaPerTest, tempWorkspace } from "../su
 let fake: FakeOllama | undefined;
 const startFake = fakeOllamaPerTest();
 
-const run = (ws: string, model: string, ...more: string[]) =>
+/** `keel run <request> --json` on a workspace with a model of the fake. */
+const runRequest = (request: string, ws: string, model: string, ...more: string[]) =>
   runKeel([
     "run",
-    "Create notes.txt with the word done",
+    request,
     "-w",
     ws,
     "--model",
@@ -29,6 +30,8 @@ const run = (ws: string, model: string, ...more: string[]) =>
     "--json",
     ...more,
   ]);
+const run = (ws: string, model: string, ...more: string[]) =>
+  runRequest("Create notes.txt with the word done", ws, model, ...more);
 
 /** Model turns: requests without `format` (not the planning call). */
 const turns = () => fake!.chatBodies({ turnsOnly: true });
@@ -170,19 +173,7 @@ describe("windows", () => {
     const first = await run(ws, "qwen3:8b", "--thread", "long");
     expect(first.code).toBe(0);
     const from = fake.prefill.length;
-    const r = await runKeel([
-      "run",
-      "Now create more.txt as well",
-      "-w",
-      ws,
-      "--model",
-      "dense:4b",
-      "--ollama-url",
-      fake.url,
-      "--thread",
-      "long",
-      "--json",
-    ]);
+    const r = await runRequest("Now create more.txt as well", ws, "dense:4b", "--thread", "long");
     const seen = fake.prefill.slice(from);
     const cut = seen.map((p, i) => ({ ...p, i })).filter((p) => p.truncated);
     expect(cut.length).toBeGreaterThan(0);
@@ -208,17 +199,7 @@ describe("windows", () => {
     });
     const ws = tempWorkspace();
     writeFileSync(path.join(ws, "big.txt"), "0123456789\n".repeat(2000));
-    const r = await runKeel([
-      "run",
-      "Summarise big.txt",
-      "-w",
-      ws,
-      "--model",
-      "small:4b",
-      "--ollama-url",
-      fake.url,
-      "--json",
-    ]);
+    const r = await runRequest("Summarise big.txt", ws, "small:4b");
     expect(r.code).toBe(0);
     const result = turns()
       .flatMap((b) => b.messages ?? [])

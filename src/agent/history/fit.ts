@@ -9,8 +9,9 @@
  * is kept in the thread's state, so the prefix is rewritten once per fold, not once per turn.
  *
  * The prompt is `[pinned messages if folded] [record] [tail…]` after the system prompt: the pinned
- * messages (the request, the current plan) and the record change only at a fold. If the pinned newest turns alone are too big, the largest
- * texts are clipped head-and-tail as a last resort.
+ * messages (the request, the current plan) and the record change only at a fold. If the newest
+ * turns, which are never folded, are too big alone, the largest texts are clipped head-and-tail as a
+ * last resort.
  */
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { clipMiddle, estimateTokens, replyReserve } from "../../guard/context-budget.js";
