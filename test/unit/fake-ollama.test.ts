@@ -218,3 +218,28 @@ describe("ChatOllama through the fake", () => {
     );
   });
 });
+
+describe("thinking with format and tools (ollama issue 10976)", () => {
+  const request = (think?: boolean) => ({
+    model: "qwen3:8b",
+    stream: false,
+    format: { type: "object", properties: { steps: { type: "array" } } },
+    tools: [{ type: "function", function: { name: "read_file", parameters: { type: "object" } } }],
+    messages: [{ role: "user", content: "plan" }],
+    ...(think === undefined ? {} : { think }),
+  });
+
+  it("a thinking model answers nothing when thinking is on (also when `think` is absent), and JSON with think:false", async () => {
+    fake = await startFake({ script: () => ({ content: '{"steps": ["read"]}' }) });
+    for (const think of [undefined, true]) {
+      const body = (await (await post("/api/chat", request(think))).json()) as {
+        message: { content: string };
+      };
+      expect(body.message.content).toBe("");
+    }
+    const off = (await (await post("/api/chat", request(false))).json()) as {
+      message: { content: string };
+    };
+    expect(off.message.content).toBe('{"steps": ["read"]}');
+  });
+});

@@ -181,9 +181,15 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
     const account = cache.prefill(b.model, b, model.contextLength ?? 8192);
     const view = viewOf(b, prefix, account);
     chatHook?.(view, chatCount++);
-    const reply = queue.length ? queue.shift()! : await script(view);
+    const scripted = queue.length ? queue.shift()! : await script(view);
     const stream = b.stream !== false;
     const thinks = model.capabilities.includes("thinking") && b.think !== false;
+    // A thinking model asked for `format` with tools answers nothing (servers.md: ollama issue
+    // 10976); thinking is on when `think` is absent.
+    const reply =
+      thinks && view.structured && b.tools?.length && !("fault" in scripted)
+        ? { content: "", allowInvalidJson: true }
+        : scripted;
     await writeReply(reply, {
       res,
       view,
