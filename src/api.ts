@@ -11,6 +11,7 @@ import {
   type BaseCheckpointSaver,
   type BaseStore,
 } from "@langchain/langgraph";
+import { isolationNotice } from "./sandbox/runtime.js";
 import { runConfig, type SettingsInput } from "./agent/context.js";
 import { createCoderGraph } from "./agent/graph.js";
 import type { GraphDeps } from "./run/model.js";
@@ -48,10 +49,11 @@ export async function runAgent(
     checkpointer: checkpointer ?? new MemorySaver(),
     store: store ?? new InMemoryStore(),
   });
-  return graph.invoke(
-    { messages: [new HumanMessage(request)] },
-    runConfig(threadId ?? randomUUID(), settings),
-  );
+  const config = runConfig(threadId ?? randomUUID(), settings);
+  // Commands without the OS sandbox are said once per run, as the CLI says it.
+  const notice = await isolationNotice(config.context.runCommandsUnsandboxed);
+  if (notice) process.emitWarning(notice, "KeelSandboxWarning");
+  return graph.invoke({ messages: [new HumanMessage(request)] }, config);
 }
 
 export interface RunAnalysisOptions extends Omit<AnalystSettingsInput, "target">, GraphDeps {

@@ -2,6 +2,8 @@
  * The one module that reads `process.env`. Everything else receives these values as arguments, so
  * graphs behave the same in the CLI, in tests and on the LangGraph server.
  */
+import { commandEnv } from "./sandbox/policy.js";
+
 export interface KeelEnv {
   /** `OLLAMA_HOST`, normalised to a URL; undefined when unset. */
   ollamaHost: string | undefined;
@@ -9,6 +11,8 @@ export interface KeelEnv {
   model: string | undefined;
   /** `NO_COLOR` / `FORCE_COLOR` are honoured by picocolors itself; this only records CI. */
   ci: boolean;
+  /** The environment commands run with: `PASSED_ENV`'s variables only (no API keys or tokens). */
+  commandEnv: Record<string, string>;
 }
 
 /** Reads keel's environment variables once. */
@@ -17,6 +21,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): KeelEnv {
     ollamaHost: env.OLLAMA_HOST ? normaliseOllamaHost(env.OLLAMA_HOST) : undefined,
     model: env.KEEL_MODEL || undefined,
     ci: Boolean(env.CI),
+    commandEnv: commandEnv(env),
   };
 }
 

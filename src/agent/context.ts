@@ -10,6 +10,7 @@ import {
   type SettingsSource,
 } from "../run/settings.js";
 import type { LoopSettings } from "../guard/loop.js";
+import type { Isolation } from "../sandbox/policy.js";
 
 /** The coder's run settings: the shared model settings and the coder's own. */
 export const ContextSchema = ModelSettingsSchema.extend({
@@ -35,6 +36,28 @@ export const ContextSchema = ModelSettingsSchema.extend({
     .boolean()
     .default(false)
     .describe("Approve commands that reach beyond the workspace (the CLI's --yes)"),
+  allowRead: z
+    .array(z.string())
+    .default([])
+    .describe(
+      "Sandbox: folders or files outside the workspace that commands may read (absolute or ~/...)",
+    ),
+  allowWrite: z
+    .array(z.string())
+    .default([])
+    .describe("Sandbox: folders outside the workspace that commands may write"),
+  allowHosts: z
+    .array(z.string())
+    .default([])
+    .describe(
+      "Sandbox: hosts commands may reach (e.g. api.github.com, *.example.com); approved installs also reach the package registries",
+    ),
+  runCommandsUnsandboxed: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Run commands without the OS sandbox: they can then read and write all of your files. Off: commands run sandboxed, or (where the OS cannot sandbox) only after a person approves each one",
+    ),
   commandTimeoutMs: z
     .number()
     .int()
@@ -144,6 +167,14 @@ export function runConfig(threadId: string, input: SettingsInput) {
     // are also journaled in the store, so one cut off between its effect and its checkpoint is
     // never run twice.)
     durability: "sync" as const,
+  };
+}
+
+/** How the run isolates its commands, from the run settings. */
+export function isolationOf(s: Settings): Isolation {
+  return {
+    grants: { allowRead: s.allowRead, allowWrite: s.allowWrite, allowHosts: s.allowHosts },
+    unsandboxed: s.runCommandsUnsandboxed,
   };
 }
 

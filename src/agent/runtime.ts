@@ -6,7 +6,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { RetryPolicy } from "../models/retry.js";
 import { customEmitter, runModel, type GraphDeps, type ModelFit } from "../run/model.js";
-import { realWorkspace } from "../tools/sandbox.js";
+import { realWorkspace } from "../tools/workspace-path.js";
 import { settingsFrom, type Settings } from "./context.js";
 
 /** A timeline event a node reports through LangGraph's `custom` stream. */

@@ -12,6 +12,8 @@ import { CheckpointUrlError, defaultCheckpoints } from "../persistence/checkpoin
 import { PersistenceError } from "../persistence/open.js";
 import { formatAnalyzeOutcome, runAnalyze } from "./analyze.js";
 import { runDemo } from "./demo.js";
+import { formatDoctor, runDoctor } from "./doctor.js";
+import { closeSandbox } from "../sandbox/runtime.js";
 import { installCtrlC } from "./interrupt.js";
 import { formatModels, listModels, ModelServerError } from "./models.js";
 import { runSession, UsageError, type RunOutcome } from "./session.js";
@@ -44,6 +46,9 @@ const contextWindowOption = () =>
     })
     .default(undefined, String(settingDefault("contextWindow")));
 
+/** Commander's collector of a repeatable option. */
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
 interface RunFlags {
   workspace: string;
   model?: string;
@@ -57,6 +62,10 @@ interface RunFlags {
   think?: "auto" | "on" | "off" | "low" | "medium" | "high";
   contextWindow?: number;
   yes?: boolean;
+  allowRead?: string[];
+  allowWrite?: string[];
+  allowHost?: string[];
+  runCommandsUnsandboxed?: boolean;
   json?: boolean;
 }
 
@@ -114,6 +123,10 @@ async function runCommand(request: string | undefined, flags: RunFlags): Promise
         ...(flags.think ? { think: flags.think } : {}),
         ...(flags.contextWindow ? { contextWindow: flags.contextWindow } : {}),
         autoApprove: Boolean(flags.yes),
+        ...(flags.allowRead ? { allowRead: flags.allowRead.map((p) => path.resolve(p)) } : {}),
+        ...(flags.allowWrite ? { allowWrite: flags.allowWrite.map((p) => path.resolve(p)) } : {}),
+        ...(flags.allowHost ? { allowHosts: flags.allowHost } : {}),
+        runCommandsUnsandboxed: Boolean(flags.runCommandsUnsandboxed),
       },
       log,
       ask: rl ? (q) => rl.question(`${pc.cyan("?")} ${q}\n> `) : undefined,
@@ -184,6 +197,25 @@ function program(): Command {
     .option(
       "-y, --yes",
       "approve commands that reach beyond the workspace (installs, network, sudo)",
+    )
+    .option(
+      "--allow-read <path>",
+      "sandbox: let commands read this folder or file outside the workspace (repeatable)",
+      collect,
+    )
+    .option(
+      "--allow-write <path>",
+      "sandbox: let commands write this folder outside the workspace (repeatable)",
+      collect,
+    )
+    .option(
+      "--allow-host <host>",
+      "sandbox: let commands reach this host, e.g. api.github.com or *.example.com (repeatable)",
+      collect,
+    )
+    .option(
+      "--run-commands-unsandboxed",
+      "run commands WITHOUT the OS sandbox (they can read and write all your files); for machines where `keel doctor` says the sandbox cannot run",
     )
     .option(
       "--json",
@@ -306,6 +338,19 @@ Examples:
     });
 
   cli
+    .command("doctor")
+    .description(
+      "Check this machine: the OS sandbox for commands (with a real sandboxed command), what commands may read, and the model server",
+    )
+    .option("--ollama-url <url>", `Ollama server (default: $OLLAMA_HOST or ${DEFAULT_OLLAMA_URL})`)
+    .option("--json", "print the report as JSON")
+    .action(async (flags: { ollamaUrl?: string; json?: boolean }) => {
+      const report = await runDoctor(flags.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL);
+      process.stdout.write(`${flags.json ? JSON.stringify(report) : formatDoctor(report)}\n`);
+      process.exitCode = report.sandbox.ok ? 0 : 1;
+    });
+
+  cli
     .command("demo")
     .description(
       "Run the real graph against a SCRIPTED model (no Ollama needed) that makes the classic agent mistakes and recovers",
@@ -341,6 +386,9 @@ async function main(): Promise<void> {
     }
     process.stderr.write(`keel: unexpected failure: ${(err as Error)?.stack ?? String(err)}\n`);
     process.exitCode = 1;
+  } finally {
+    // The sandbox's proxies would keep the process alive for another second.
+    await closeSandbox();
   }
 }
 

@@ -12,6 +12,7 @@ import type { GraphDeps } from "../run/model.js";
 import type { CoderStateUpdate, CoderStateValue, TurnUsage } from "../agent/state.js";
 import { ModelServerError } from "../models/errors.js";
 import { openPersistence } from "../persistence/open.js";
+import { isolationNotice } from "../sandbox/runtime.js";
 import { createReplyPrinter, describeEvent, describeUpdate } from "./timeline.js";
 
 export type RunStatus = "done" | "gave_up" | "needs_human" | "error";
@@ -97,6 +98,8 @@ export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
       input = { messages: [new HumanMessage(opts.request)] };
       opts.log(`thread ${threadId}`);
     }
+    const notice = await isolationNotice(config.context.runCommandsUnsandboxed);
+    if (notice) opts.log(`⚠ ${notice}`);
     const reply = createReplyPrinter(opts.log);
     for (;;) {
       const stream = await graph.stream(input as never, {

@@ -96,8 +96,15 @@ const PATH_MUTATORS = new Set([
 const isOp = (e: ParseEntry): e is Extract<ParseEntry, { op: string }> =>
   typeof e === "object" && e !== null && "op" in e;
 
-/** Classifies a command: run it, refuse it (with what to do instead), or ask for approval. */
-export function checkCommand(command: string, workspace: string): CommandVerdict {
+/**
+ * Classifies a command: run it, refuse it (with what to do instead), or ask for approval. `granted`:
+ * absolute paths outside the workspace the user opened to commands (`--allow-write`, `--allow-read`).
+ */
+export function checkCommand(
+  command: string,
+  workspace: string,
+  granted: string[] = [],
+): CommandVerdict {
   const trimmed = command.trim();
   if (!trimmed) return { verdict: "refuse", reason: "the command is empty" };
   const limit = maxCommandLength();
@@ -165,7 +172,7 @@ export function checkCommand(command: string, workspace: string): CommandVerdict
       };
     }
     if (PATH_MUTATORS.has(program)) {
-      const escaping = args.find((a) => !a.startsWith("-") && escapes(workspace, a));
+      const escaping = args.find((a) => !a.startsWith("-") && escapes(workspace, a, granted));
       if (escaping)
         return {
           verdict: "approve",
@@ -176,9 +183,12 @@ export function checkCommand(command: string, workspace: string): CommandVerdict
   return { verdict: "run" };
 }
 
-function escapes(workspace: string, arg: string): boolean {
+/** Whether a path argument (relative to the workspace) lies outside it and outside every grant. */
+function escapes(workspace: string, arg: string, granted: string[]): boolean {
   if (arg.startsWith("~")) return true;
   const abs = path.resolve(workspace, arg);
-  const rel = path.relative(workspace, abs);
-  return rel.startsWith("..") || path.isAbsolute(rel);
+  return [workspace, ...granted].every((root) => {
+    const rel = path.relative(root, abs);
+    return rel.startsWith("..") || path.isAbsolute(rel);
+  });
 }

@@ -5,7 +5,7 @@
 import { mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { resolveInWorkspace } from "./sandbox.js";
+import { resolveInWorkspace } from "./workspace-path.js";
 import { defineTool, fail, ok, type ToolResult } from "./types.js";
 
 const PathArg = z.string().describe("Path relative to the workspace root, e.g. src/app.ts");

@@ -1,7 +1,9 @@
 import { spawn } from "node:child_process";
 import { z } from "zod";
+import { NO_GRANTS } from "../sandbox/policy.js";
+import { prepareCommand, probeSandbox, type PreparedCommand } from "../sandbox/runtime.js";
 import { checkCommand } from "./command-policy.js";
-import { defineTool, fail, ok } from "./types.js";
+import { defineTool, fail, ok, type ToolContext, type ToolResult } from "./types.js";
 
 /**
  * Collects a command's output in bounded memory: the first and the last `limit / 2` characters,
@@ -35,7 +37,7 @@ export class OutputTail {
 export const runCommandTool = defineTool({
   name: "run_command",
   description:
-    "Run a shell command in the workspace (tests, builds, git status). Not for writing files: use write_file.",
+    "Run a shell command in the workspace (tests, builds, git status). Not for writing files: use write_file. Commands run in a sandbox that sees only the workspace and the system's folders.",
   toolClass: "command",
   schema: z.object({
     command: z.string().describe("The shell command, e.g. npm test"),
@@ -47,65 +49,105 @@ export const runCommandTool = defineTool({
       .describe("Time limit in milliseconds (default 120000)"),
   }),
   async run({ command, timeout_ms }, ctx) {
-    const check = checkCommand(command, ctx.workspace);
+    const isolation = ctx.isolation ?? { grants: NO_GRANTS, unsandboxed: false };
+    // Paths the user granted are not "outside" for the cheap first check; the sandbox holds the rest.
+    const { allowRead, allowWrite } = isolation.grants;
+    const check = checkCommand(command, ctx.workspace, [...allowWrite, ...allowRead]);
     if (check.verdict === "refuse") return fail("refused", `run_command refused: ${check.reason}`);
-    if (check.verdict === "approve") {
-      const approved =
-        ctx.approve?.({ tool: "run_command", command, reason: check.reason }) ?? false;
-      if (!approved) {
-        return fail(
-          "needs_approval",
-          `run_command refused: ${check.reason}, and no one approved it. (The user can allow such commands by running keel with --yes.) Do the task without it, or finish and explain what command is needed.`,
-        );
-      }
+    const sandbox = isolation.unsandboxed ? undefined : await probeSandbox();
+    // Without the OS sandbox (and no opt-out) every command needs a person; --yes is not enough.
+    const unsandboxed = sandbox !== undefined && !sandbox.ok;
+    let approved = false;
+    if (check.verdict === "approve" || unsandboxed) {
+      const reason = [
+        check.verdict === "approve" ? check.reason : undefined,
+        unsandboxed
+          ? `keel cannot sandbox commands on this machine (${sandbox.reason})`
+          : undefined,
+      ]
+        .filter(Boolean)
+        .join("; and ");
+      approved =
+        ctx.approve?.({
+          tool: "run_command",
+          command,
+          reason,
+          ...(unsandboxed && { unsandboxed }),
+        }) ?? false;
+      if (!approved) return fail("needs_approval", refusal(reason, unsandboxed));
     }
-    const timeout = timeout_ms ?? ctx.commandTimeoutMs;
-    return new Promise((resolve) => {
-      const child = spawn("bash", ["-c", command], {
-        cwd: ctx.workspace,
-        detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      if (child.pid) ctx.onSpawn?.(child.pid);
-      const out = new OutputTail(ctx.outputLimit);
-      let timedOut = false;
-      const onData = (d: Buffer) => out.push(d.toString("utf8"));
-      child.stdout.on("data", onData);
-      child.stderr.on("data", onData);
-      const killGroup = () => {
-        try {
-          if (child.pid) process.kill(-child.pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        killGroup();
-      }, timeout);
-      const onAbort = () => killGroup();
-      ctx.signal?.addEventListener("abort", onAbort, { once: true });
-      child.on("error", (e) => {
-        clearTimeout(timer);
-        resolve(fail("failed", `run_command: could not start bash: ${e.message}`));
-      });
-      child.on("close", (code, signal) => {
-        clearTimeout(timer);
-        ctx.signal?.removeEventListener("abort", onAbort);
-        const output = out.text().trimEnd() || "(no output)";
-        if (timedOut) {
-          resolve(
-            fail(
-              "timeout",
-              `run_command: timed out after ${timeout} ms and was killed. Output so far:\n${output}`,
-            ),
-          );
-        } else if (code === 0) {
-          resolve(ok(`exit code 0\n${output}`));
-        } else {
-          resolve(fail("failed", `run_command: exit code ${code ?? signal}\n${output}`));
-        }
-      });
+    const prepared = await prepareCommand(command, {
+      workspace: ctx.workspace,
+      grants: isolation.grants,
+      approved,
+      sandboxed: sandbox?.ok === true,
     });
+    return spawnCommand(prepared, timeout_ms ?? ctx.commandTimeoutMs, ctx);
   },
 });
+
+function refusal(reason: string, unsandboxed: boolean): string {
+  const allow = unsandboxed
+    ? "The user can install the sandbox's helpers (see `keel doctor`) or run keel with --run-commands-unsandboxed."
+    : "The user can allow such commands by running keel with --yes.";
+  return `run_command refused: ${reason}, and no one approved it. (${allow}) Do the task without it, or finish and explain what command is needed.`;
+}
+
+/** Runs a prepared command in its own process group, bounded in time and output. */
+function spawnCommand(
+  prepared: PreparedCommand,
+  timeout: number,
+  ctx: ToolContext,
+): Promise<ToolResult> {
+  return new Promise((resolve) => {
+    const [program, ...args] = prepared.argv;
+    const child = spawn(program, args, {
+      cwd: ctx.workspace,
+      env: prepared.env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    if (child.pid) ctx.onSpawn?.(child.pid);
+    const out = new OutputTail(ctx.outputLimit);
+    let timedOut = false;
+    const onData = (d: Buffer) => out.push(d.toString("utf8"));
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    const killGroup = () => {
+      try {
+        if (child.pid) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, timeout);
+    const onAbort = () => killGroup();
+    ctx.signal?.addEventListener("abort", onAbort, { once: true });
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      prepared.finish("");
+      resolve(fail("failed", `run_command: could not start bash: ${e.message}`));
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      ctx.signal?.removeEventListener("abort", onAbort);
+      const text = out.text().trimEnd();
+      const output = [text || "(no output)", prepared.finish(text)].filter(Boolean).join("\n");
+      if (timedOut) {
+        resolve(
+          fail(
+            "timeout",
+            `run_command: timed out after ${timeout} ms and was killed. Output so far:\n${output}`,
+          ),
+        );
+      } else if (code === 0) {
+        resolve(ok(`exit code 0\n${output}`));
+      } else {
+        resolve(fail("failed", `run_command: exit code ${code ?? signal}\n${output}`));
+      }
+    });
+  });
+}

@@ -1,5 +1,6 @@
 import { isGraphInterrupt } from "@langchain/langgraph";
 import type { z } from "zod";
+import type { Isolation } from "../sandbox/policy.js";
 
 /** What a tool does to the world; the loop guard and the approval policy read it. */
 export type ToolClass = "explore" | "mutate" | "command";
@@ -31,8 +32,16 @@ export type ToolResult =
     }
   | { ok: false; kind: ToolFailureKind; message: string };
 
-/** What a tool may ask of its caller when a command needs a person's approval. */
-export type Approver = (request: { tool: string; command: string; reason: string }) => boolean;
+/**
+ * What a tool may ask of its caller when a command needs a person's approval. `unsandboxed`: the
+ * command would run without the OS sandbox, which only a person (not `--yes`) can allow.
+ */
+export type Approver = (request: {
+  tool: string;
+  command: string;
+  reason: string;
+  unsandboxed?: boolean;
+}) => boolean;
 
 /** Everything a tool needs from the run; no tool reads globals. */
 export interface ToolContext {
@@ -41,6 +50,8 @@ export interface ToolContext {
   signal?: AbortSignal;
   /** Decides on commands that reach beyond the workspace; absent means "refuse". */
   approve?: Approver;
+  /** How commands are isolated (src/sandbox); absent means the OS sandbox with no grants. */
+  isolation?: Isolation;
   /** Default timeout of a command, in ms. */
   commandTimeoutMs: number;
   /** Bytes of output kept from a command or file read before truncation. */

@@ -7,7 +7,7 @@ import { CallJournal, INTERRUPTED_CALL, settleOrphan } from "../../persistence/j
 import { modelFitOf, type GraphDeps } from "../../run/model.js";
 import { lookupTool, toolsForIntent, validateArgs } from "../../tools/registry.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
-import { loopSettingsOf } from "../context.js";
+import { isolationOf, loopSettingsOf } from "../context.js";
 import { unansweredCalls } from "../conversation.js";
 import { nodeEnv, type NodeEnv } from "../runtime.js";
 import type { CoderStateUpdate, CoderStateValue, Failure } from "../state.js";
@@ -146,6 +146,7 @@ async function runOnce(
       workspace: env.workspace,
       signal: config.signal,
       approve: approver(env),
+      isolation: isolationOf(env.settings),
       commandTimeoutMs: env.settings.commandTimeoutMs,
       outputLimit: toolResultLimit(window),
       onSpawn: (pid) => {
@@ -207,7 +208,7 @@ function answer(
 
 function approver(env: NodeEnv): Approver {
   return (req) => {
-    if (env.settings.autoApprove) return true;
+    if (env.settings.autoApprove && !req.unsandboxed) return true;
     if (!env.settings.interactive) return false;
     const answer: unknown = interrupt({
       type: "approval",

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ALL_TOOLS } from "../../src/tools/registry.js";
-import { resolveInWorkspace } from "../../src/tools/sandbox.js";
+import { resolveInWorkspace } from "../../src/tools/workspace-path.js";
 import type { ToolContext } from "../../src/tools/types.js";
 import { tempWorkspace } from "../support/harness.js";
 

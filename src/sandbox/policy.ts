@@ -1,0 +1,339 @@
+/**
+ * The OS sandbox's policy as data, and the pure functions that turn it into the configuration of
+ * `@anthropic-ai/sandbox-runtime` for one command (F1: the workspace promise kept by the kernel).
+ *
+ * Reads: nothing of the machine is readable except the system's own folders, the toolchains on
+ * PATH, the workspace and what the user allowed. Hidden folders appear empty inside the sandbox
+ * (bubblewrap mounts an empty tmpfs over them), so a write there succeeds and is discarded when the
+ * command ends. Writes: the workspace and what the user allowed. Network: none, except hosts the user
+ * allowed, plus the package registries for a command a person approved (an install).
+ */
+import path from "node:path";
+
+/** What the user allowed beyond the defaults (flags, settings). Paths absolute or `~/…`. */
+export interface SandboxGrants {
+  allowRead: string[];
+  allowWrite: string[];
+  allowHosts: string[];
+}
+
+export const NO_GRANTS: SandboxGrants = { allowRead: [], allowWrite: [], allowHosts: [] };
+
+/** How a run isolates its commands. */
+export interface Isolation {
+  grants: SandboxGrants;
+  /** The user opted out (`--run-commands-unsandboxed`): commands run without the OS sandbox. */
+  unsandboxed: boolean;
+}
+
+/** The system's own folders: readable by every command. */
+export const SYSTEM_READ: Record<"linux" | "darwin", string[]> = {
+  linux: [
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/nix/store",
+    "/snap",
+    "/var/lib/dpkg",
+  ],
+  darwin: [
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/System",
+    "/Library",
+    "/Applications/Xcode.app",
+    "/opt/homebrew",
+    "/usr/local",
+    "/private/etc",
+    "/etc",
+    "/nix/store",
+  ],
+};
+
+/**
+ * Toolchain managers that live in the home folder. A PATH entry under one of these makes the whole
+ * root readable (pyenv's shims read `versions/`, nvm's node reads its `lib/`); any other PATH entry in
+ * the home folder is readable by itself only.
+ */
+export const HOME_TOOLCHAINS = [
+  ".pyenv",
+  ".nvm",
+  ".volta",
+  ".fnm",
+  ".asdf",
+  ".rbenv",
+  ".goenv",
+  ".sdkman",
+  ".cargo",
+  ".rustup",
+  ".bun",
+  ".deno",
+  ".local/share/pnpm",
+  ".local/share/fnm",
+  ".local/share/mise",
+  ".juliaup",
+  "miniconda3",
+  "anaconda3",
+  ".pixi",
+];
+
+/** Package registries an approved command (an install) may reach, besides the user's hosts. */
+export const INSTALL_HOSTS = [
+  "registry.npmjs.org",
+  "registry.yarnpkg.com",
+  "pypi.org",
+  "files.pythonhosted.org",
+  "crates.io",
+  "index.crates.io",
+  "static.crates.io",
+  "proxy.golang.org",
+  "sum.golang.org",
+  "rubygems.org",
+  "github.com",
+  "codeload.github.com",
+  "objects.githubusercontent.com",
+];
+
+/**
+ * Environment variables a command inherits; every other one (API keys, tokens, keel's own
+ * settings) stays out of the sandbox. `LC_*` passes as a prefix.
+ */
+export const PASSED_ENV = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "LANG",
+  "LANGUAGE",
+  "TERM",
+  "TZ",
+  "COLORTERM",
+  "NO_COLOR",
+  "PYENV_ROOT",
+  "PYENV_VERSION",
+  "NVM_DIR",
+  "VOLTA_HOME",
+  "CARGO_HOME",
+  "RUSTUP_HOME",
+  "GOROOT",
+  "GOPATH",
+  "JAVA_HOME",
+  "VIRTUAL_ENV",
+  "CONDA_PREFIX",
+  "PNPM_HOME",
+];
+
+/** The subset of an environment a command may see (`PASSED_ENV`). */
+export function commandEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v !== undefined && (PASSED_ENV.includes(k) || k.startsWith("LC_"))) out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * Files in the workspace that run code outside the sandbox later (git's hooks and config run in the
+ * user's next git command; keel's own folder holds its settings and checkpoints): commands may not
+ * write them where they exist. (A missing one cannot be protected without a placeholder that breaks
+ * `git init` and `git add`.)
+ */
+export const PROTECTED_IN_WORKSPACE = [".git/hooks", ".git/config", ".keel"];
+
+/** What the policy needs to know about the machine. */
+export interface Machine {
+  platform: NodeJS.Platform;
+  home: string;
+  /** The PATH commands get. */
+  pathVar: string;
+  /** The real path of the running node binary (its install prefix is a toolchain). */
+  nodeBinary: string;
+  /** Folders the sandbox itself needs readable (its seccomp helper). */
+  runtimeDirs: string[];
+}
+
+/** The filesystem part of sandbox-runtime's configuration for a command in `workspace`. */
+export interface FilesystemPolicy {
+  denyRead: string[];
+  allowRead: string[];
+  allowWrite: string[];
+  denyWrite: string[];
+}
+
+/** Expands `~` and makes a path absolute (relative ones against the workspace). */
+export function absoluteGrant(p: string, workspace: string, home: string): string {
+  if (p === "~") return home;
+  if (p.startsWith("~/")) return path.join(home, p.slice(2));
+  return path.resolve(workspace, p);
+}
+
+/** The folders readable by every command on this machine, besides the workspace and grants. */
+export function readableRoots(m: Machine): string[] {
+  const roots = new Set(SYSTEM_READ[m.platform === "darwin" ? "darwin" : "linux"]);
+  roots.add(path.dirname(path.dirname(m.nodeBinary)));
+  for (const dir of m.runtimeDirs) roots.add(dir);
+  for (const entry of m.pathVar.split(path.delimiter)) {
+    if (!path.isAbsolute(entry)) continue;
+    const inHome = path.relative(m.home, entry);
+    if (inHome.startsWith("..") || path.isAbsolute(inHome) || inHome === "") {
+      roots.add(entry);
+      continue;
+    }
+    const manager = HOME_TOOLCHAINS.find((t) => inHome === t || inHome.startsWith(`${t}/`));
+    roots.add(manager ? path.join(m.home, manager) : entry);
+  }
+  return [...roots].sort();
+}
+
+/** The filesystem policy of one command; `protectedPaths`: those of `PROTECTED_IN_WORKSPACE` that exist. */
+export function filesystemPolicy(
+  workspace: string,
+  grants: SandboxGrants,
+  m: Machine,
+  protectedPaths: string[] = [],
+): FilesystemPolicy {
+  const abs = (p: string) => absoluteGrant(p, workspace, m.home);
+  const writable = [workspace, ...grants.allowWrite.map(abs)];
+  return {
+    denyRead: ["/"],
+    allowRead: [...readableRoots(m), ...writable, ...grants.allowRead.map(abs)],
+    allowWrite: writable,
+    denyWrite: protectedPaths.map((p) => path.join(workspace, p)),
+  };
+}
+
+/** The hosts one command may reach. */
+export function allowedHosts(grants: SandboxGrants, approved: boolean): string[] {
+  return approved ? [...new Set([...grants.allowHosts, ...INSTALL_HOSTS])] : grants.allowHosts;
+}
+
+/** What a sandboxed command did that the model should hear about. */
+export interface CommandTrace {
+  command: string;
+  output: string;
+  /** Hosts the sandbox's proxy refused while it ran. */
+  blockedHosts: string[];
+  /** Git hooks and config keys keel removed after the command (see `RISKY_GIT_CONFIG`). */
+  removed: string[];
+}
+
+/** Outputs of a program that found no network (DNS fails first inside the sandbox). */
+const NO_NETWORK =
+  /EAI_AGAIN|ENOTFOUND|ENETUNREACH|Could not resolve host|Temporary failure in name resolution|Name or service not known|getaddrinfo/;
+
+/**
+ * What a command's output needs added so the model understands the sandbox: the paths the command
+ * named that lie outside everything it may see (they looked empty or missing, and writes there were
+ * discarded), the hosts it was refused, protected files, and what keel removed. Empty when the
+ * sandbox did not get in the way.
+ */
+export function sandboxNotes(
+  t: CommandTrace,
+  workspace: string,
+  policy: FilesystemPolicy,
+  home: string,
+): string {
+  const notes: string[] = [];
+  const one = <T>(list: T[], a: string, b: string) => (list.length === 1 ? a : b);
+  const hidden = hiddenPaths(t.command, workspace, policy, home);
+  if (hidden.length > 0) {
+    notes.push(
+      `[sandbox] Commands run in keel's OS sandbox and see only the workspace and the system's folders. ${hidden.join(", ")} ${one(hidden, "is", "are")} outside them: hidden from the command (it sees nothing there), and anything written there is discarded. Work inside the workspace. If the task really needs ${one(hidden, "that path", "those paths")}, say so in your answer: the user can allow ${one(hidden, "it", "them")} with --allow-read PATH (or --allow-write PATH).`,
+    );
+  }
+  if (t.blockedHosts.length > 0) {
+    notes.push(
+      `[sandbox] The network is closed to commands: ${t.blockedHosts.join(", ")} ${one(t.blockedHosts, "was", "were")} blocked. If the task needs ${one(t.blockedHosts, "it", "them")}, say so in your answer: the user can allow a host with --allow-host HOST.`,
+    );
+  } else if (NO_NETWORK.test(t.output)) {
+    notes.push(
+      "[sandbox] The network is closed to commands (names do not resolve). If the task needs a host, say so in your answer: the user can allow it with --allow-host HOST.",
+    );
+  }
+  const touched = PROTECTED_IN_WORKSPACE.filter(
+    (p) => policy.denyWrite.includes(path.join(workspace, p)) && (t.command + t.output).includes(p),
+  );
+  if (touched.length > 0) {
+    notes.push(
+      `[sandbox] ${touched.join(", ")} ${one(touched, "is", "are")} read-only to commands: git runs its hooks and config outside the sandbox, and .keel holds keel's own state.`,
+    );
+  }
+  if (t.removed.length > 0) {
+    notes.push(
+      `[sandbox] keel removed ${t.removed.join(", ")}: git would run ${one(t.removed, "it", "them")} outside the sandbox. Do not set up git hooks or commands in git's config.`,
+    );
+  }
+  return notes.join("\n");
+}
+
+/**
+ * Keys of a git config that make git run a program: a repository a command created (where
+ * `.git/config` could not be protected yet) is cleaned of them. Matched on `section.key`, lower case.
+ */
+export const RISKY_GIT_CONFIG =
+  /^(core\.(hookspath|fsmonitor|sshcommand|gitproxy|pager|editor|askpass)|alias\..*|filter\..*\.(clean|smudge|process)|diff\..*\.(textconv|command)|merge\..*\.driver|credential\..*|sequence\.editor|gpg\..*program|uploadpack\..*|receive\..*)$/;
+
+/**
+ * A git config's text without the risky keys, and the keys removed. Understands git's INI form:
+ * `[section]`, `[section "sub"]`, `key = value`; continuation lines of a removed key go with it.
+ */
+export function withoutRiskyGitConfig(text: string): { text: string; removed: string[] } {
+  const removed: string[] = [];
+  const out: string[] = [];
+  let section = "";
+  let continued = false; // a removed value that ends in a backslash goes on
+  for (const line of text.split("\n")) {
+    if (continued) {
+      continued = line.endsWith("\\");
+      continue;
+    }
+    const head = /^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]/.exec(line);
+    if (head) section = (head[2] !== undefined ? `${head[1]}.${head[2]}` : head[1]!).toLowerCase();
+    // A key may follow its section header on the same line.
+    const body = head ? line.slice(head[0].length) : line;
+    const key = /^\s*([A-Za-z][A-Za-z0-9-]*)\s*(=|$)/.exec(body)?.[1];
+    const name = key && `${section}.${key.toLowerCase()}`;
+    if (name && RISKY_GIT_CONFIG.test(name)) {
+      removed.push(name);
+      continued = line.endsWith("\\");
+      if (head) out.push(head[0]);
+    } else out.push(line);
+  }
+  return { text: out.join("\n"), removed };
+}
+
+const PATH_TOKEN = /(?:^|[\s'"=:(<>|;&`])((?:~|\.\.|\/)[^\s'"():;,|&<>`]*)/g;
+
+/** Paths named in a command that the policy does not let it see. */
+export function hiddenPaths(
+  command: string,
+  workspace: string,
+  policy: FilesystemPolicy,
+  home: string,
+): string[] {
+  const visible = [...policy.allowRead, ...policy.allowWrite];
+  const out = new Set<string>();
+  for (const match of command.matchAll(PATH_TOKEN)) {
+    const token = match[1]!;
+    // "/" alone shows the system's folders; "//host" is a URL's, not a path.
+    if (token === "/" || token.startsWith("//") || token === "/dev" || token.startsWith("/dev/"))
+      continue;
+    // /proc/<pid>/root and /cwd lead to the root the process sees: inside, the sandbox's own.
+    if (/^\/proc\/[^/]+\/(?:root|cwd)(?:\/|$)/.test(token)) {
+      out.add(token);
+      continue;
+    }
+    if (token.startsWith("/proc")) continue;
+    const abs = absoluteGrant(token, workspace, home);
+    if (!visible.some((root) => abs === root || abs.startsWith(root + path.sep))) out.add(token);
+  }
+  return [...out];
+}

@@ -1,0 +1,216 @@
+/** The OS sandbox's policy as data: what commands may read, write and reach, and what the model is told. */
+import { describe, expect, it } from "vitest";
+import {
+  allowedHosts,
+  commandEnv,
+  filesystemPolicy,
+  hiddenPaths,
+  INSTALL_HOSTS,
+  NO_GRANTS,
+  readableRoots,
+  sandboxNotes,
+  withoutRiskyGitConfig,
+  type Machine,
+} from "../../src/sandbox/policy.js";
+
+const machine: Machine = {
+  platform: "linux",
+  home: "/home/ann",
+  pathVar: [
+    "/home/ann/.pyenv/shims",
+    "/home/ann/.nvm/versions/node/v20.1.0/bin",
+    "/home/ann/bin",
+    "/usr/local/bin",
+    "/usr/bin",
+    "relative/bin",
+  ].join(":"),
+  nodeBinary: "/home/ann/.nvm/versions/node/v20.1.0/bin/node",
+  runtimeDirs: ["/opt/keel/node_modules/@anthropic-ai/sandbox-runtime/vendor"],
+};
+const WS = "/home/ann/projects/app";
+
+describe("readableRoots", () => {
+  const roots = readableRoots(machine);
+  it("opens the system's folders, toolchain managers whole and other PATH entries alone", () => {
+    expect(roots).toEqual(
+      expect.arrayContaining([
+        "/usr",
+        "/etc",
+        "/home/ann/.pyenv",
+        "/home/ann/.nvm",
+        "/home/ann/bin",
+        "/usr/local/bin",
+        "/opt/keel/node_modules/@anthropic-ai/sandbox-runtime/vendor",
+      ]),
+    );
+  });
+  it("never opens the home folder, its secrets or a relative PATH entry", () => {
+    expect(roots).not.toContain("/home/ann");
+    expect(roots).not.toContain("/home");
+    expect(roots.some((r) => r.includes(".ssh") || r.includes(".aws"))).toBe(false);
+    expect(roots).not.toContain("relative/bin");
+  });
+  it("uses macOS's folders on macOS", () => {
+    const mac = readableRoots({ ...machine, platform: "darwin", pathVar: "/usr/bin" });
+    expect(mac).toEqual(expect.arrayContaining(["/System", "/Library", "/opt/homebrew"]));
+    expect(mac).not.toContain("/lib64");
+  });
+});
+
+describe("filesystemPolicy", () => {
+  it("hides everything, then opens the readable roots and the workspace; writes only the workspace", () => {
+    const p = filesystemPolicy(WS, NO_GRANTS, machine);
+    expect(p.denyRead).toEqual(["/"]);
+    expect(p.allowRead).toContain(WS);
+    expect(p.allowWrite).toEqual([WS]);
+    expect(p.denyWrite).toEqual([]);
+  });
+  it("adds the user's grants, with ~ and relative paths made absolute", () => {
+    const p = filesystemPolicy(
+      WS,
+      { allowRead: ["~/data", "../shared"], allowWrite: ["/tmp/out"], allowHosts: [] },
+      machine,
+    );
+    expect(p.allowRead).toEqual(
+      expect.arrayContaining(["/home/ann/data", "/home/ann/projects/shared", "/tmp/out"]),
+    );
+    expect(p.allowWrite).toEqual([WS, "/tmp/out"]);
+  });
+  it("protects the given workspace paths from writes", () => {
+    const p = filesystemPolicy(WS, NO_GRANTS, machine, [".git/hooks", ".keel"]);
+    expect(p.denyWrite).toEqual([`${WS}/.git/hooks`, `${WS}/.keel`]);
+  });
+});
+
+describe("allowedHosts", () => {
+  it("none by default; the user's hosts always; the registries only for an approved command", () => {
+    expect(allowedHosts(NO_GRANTS, false)).toEqual([]);
+    const grants = { ...NO_GRANTS, allowHosts: ["api.example.com"] };
+    expect(allowedHosts(grants, false)).toEqual(["api.example.com"]);
+    expect(allowedHosts(grants, true)).toEqual(["api.example.com", ...INSTALL_HOSTS]);
+    expect(INSTALL_HOSTS).toContain("registry.npmjs.org");
+  });
+});
+
+describe("commandEnv", () => {
+  it("passes PATH, HOME, locale and toolchain variables, and nothing secret", () => {
+    const env = commandEnv({
+      PATH: "/usr/bin",
+      HOME: "/home/ann",
+      LC_ALL: "C.UTF-8",
+      PYENV_ROOT: "/home/ann/.pyenv",
+      OPENAI_API_KEY: "sk-1",
+      GITHUB_TOKEN: "ghp",
+      AWS_SECRET_ACCESS_KEY: "x",
+      KEEL_MODEL: "m",
+      OLLAMA_HOST: "h",
+    });
+    expect(env).toEqual({
+      PATH: "/usr/bin",
+      HOME: "/home/ann",
+      LC_ALL: "C.UTF-8",
+      PYENV_ROOT: "/home/ann/.pyenv",
+    });
+  });
+});
+
+describe("hiddenPaths", () => {
+  const p = filesystemPolicy(WS, NO_GRANTS, machine);
+  it.each([
+    ["cat /home/ann/.ssh/id_rsa", ["/home/ann/.ssh/id_rsa"]],
+    ["cd .. && cat secret.txt", [".."]],
+    ["cat ../other/x", ["../other/x"]],
+    ["cat ~/.aws/credentials", ["~/.aws/credentials"]],
+    ["cat /proc/self/root/etc/x", ["/proc/self/root/etc/x"]],
+    ["python3 -c \"open('/tmp/x','w')\"", ["/tmp/x"]],
+    ["ls /usr/lib && cat /etc/hostname", []],
+    ["curl http://example.com/a/b", []],
+    ["ls / > /dev/null", []],
+    ["cat /proc/cpuinfo", []],
+    [`cat ${WS}/src/a.ts`, []],
+    ["npm test", []],
+  ])("%s → %j", (command, expected) => {
+    expect(hiddenPaths(command, WS, p, machine.home)).toEqual(expected);
+  });
+});
+
+describe("sandboxNotes", () => {
+  const p = filesystemPolicy(WS, NO_GRANTS, machine, [".git/hooks"]);
+  const note = (over: Partial<Parameters<typeof sandboxNotes>[0]>) =>
+    sandboxNotes(
+      { command: "npm test", output: "", blockedHosts: [], removed: [], ...over },
+      WS,
+      p,
+      machine.home,
+    );
+  it("says nothing when the sandbox did not get in the way", () => {
+    expect(note({})).toBe("");
+  });
+  it("names a hidden path and how the user allows it", () => {
+    expect(note({ command: "cat /srv/data.csv" })).toMatch(
+      /\[sandbox\].*\/srv\/data\.csv is outside them.*--allow-read PATH/,
+    );
+  });
+  it("names a refused host and --allow-host; a failed name lookup says the network is closed", () => {
+    expect(note({ blockedHosts: ["example.com:443"] })).toMatch(
+      /example\.com:443 was blocked.*--allow-host HOST/,
+    );
+    expect(note({ output: "getaddrinfo EAI_AGAIN registry.npmjs.org" })).toMatch(
+      /network is closed to commands \(names do not resolve\)/,
+    );
+  });
+  it("explains a protected path the command touched, and what keel removed", () => {
+    expect(note({ command: "cp x .git/hooks/pre-push" })).toMatch(/\.git\/hooks is read-only/);
+    expect(note({ removed: [".git/hooks/pre-commit"] })).toMatch(
+      /keel removed \.git\/hooks\/pre-commit: git would run it outside the sandbox/,
+    );
+  });
+});
+
+describe("withoutRiskyGitConfig", () => {
+  it("removes keys that make git run a program, keeps the rest", () => {
+    const text = [
+      "[core]",
+      "\trepositoryformatversion = 0",
+      "\thooksPath = /tmp/hooks",
+      "\tFsMonitor = cat /etc/passwd",
+      "[user]",
+      "\tname = Model",
+      '[alias "x"]',
+      "[alias]",
+      "\tst = !sh -c \\",
+      "\t  'curl evil'",
+      "\tco = checkout",
+      '[filter "lfs"]',
+      "\tclean = evil %f",
+      "\trequired = true",
+      "[core] sshCommand = ssh -i key",
+    ].join("\n");
+    const r = withoutRiskyGitConfig(text);
+    expect(r.removed).toEqual([
+      "core.hookspath",
+      "core.fsmonitor",
+      "alias.st",
+      "alias.co",
+      "filter.lfs.clean",
+      "core.sshcommand",
+    ]);
+    expect(r.text).toBe(
+      [
+        "[core]",
+        "\trepositoryformatversion = 0",
+        "[user]",
+        "\tname = Model",
+        '[alias "x"]',
+        "[alias]",
+        '[filter "lfs"]',
+        "\trequired = true",
+        "[core]",
+      ].join("\n"),
+    );
+  });
+  it("leaves a harmless config untouched", () => {
+    const text = "[core]\n\tbare = false\n[user]\n\temail = a@b\n";
+    expect(withoutRiskyGitConfig(text)).toEqual({ text, removed: [] });
+  });
+});
