@@ -9,6 +9,12 @@ export interface KeelEnv {
   ollamaHost: string | undefined;
   /** `KEEL_MODEL`: the default model name when none is configured. */
   model: string | undefined;
+  /** `KEEL_PROVIDER`: `ollama` or `openai` (an OpenAI-compatible server). */
+  provider: string | undefined;
+  /** `KEEL_BASE_URL`: the OpenAI-compatible server's `/v1` root. */
+  baseUrl: string | undefined;
+  /** `OPENAI_API_KEY`: sent to an OpenAI-compatible server that wants one. */
+  apiKey: string | undefined;
   /** `NO_COLOR` / `FORCE_COLOR` are honoured by picocolors itself; this only records CI. */
   ci: boolean;
   /** The environment commands run with: `PASSED_ENV`'s variables only (no API keys or tokens). */
@@ -20,6 +26,9 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): KeelEnv {
   return {
     ollamaHost: env.OLLAMA_HOST ? normaliseOllamaHost(env.OLLAMA_HOST) : undefined,
     model: env.KEEL_MODEL || undefined,
+    provider: env.KEEL_PROVIDER || undefined,
+    baseUrl: env.KEEL_BASE_URL || undefined,
+    apiKey: env.OPENAI_API_KEY || undefined,
     ci: Boolean(env.CI),
     commandEnv: commandEnv(env),
   };

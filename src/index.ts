@@ -45,8 +45,14 @@ export type { KeelEvent } from "./agent/runtime.js";
 export type { GraphDeps } from "./run/model.js";
 export { ALL_TOOLS, toolsForIntent, lookupTool, validateArgs } from "./tools/registry.js";
 export type { KeelTool, ToolResult, ToolContext, ToolClass } from "./tools/types.js";
-export { createOllamaChatModel, type ChatModelFactory } from "./models/chat-model.js";
-export { createOllamaFetch, addToolIdentity } from "./models/ollama-fetch.js";
+export { createOllamaChatModel } from "./models/ollama/chat-model.js";
+export { createOpenAIChatModel } from "./models/openai/chat-model.js";
+export {
+  createChatModel,
+  type ChatModelFactory,
+  type ChatModelSettings,
+} from "./models/chat-model.js";
+export { createOllamaFetch, addToolIdentity } from "./models/ollama/fetch.js";
 export { ModelServerError, classifyModelError } from "./models/errors.js";
 export {
   createCheckpointer,
@@ -55,10 +61,10 @@ export {
 } from "./persistence/checkpointer.js";
 export { callSignature, normalisePath } from "./guard/signature.js";
 export {
-  createCapabilityProbe,
   chooseToolMode,
   formatFor,
   type ModelProfile,
   type ToolMode,
 } from "./models/capabilities.js";
+export { createCapabilityProbe } from "./models/probe.js";
 export { runSession, type RunOutcome, type SessionOptions } from "./cli/session.js";

@@ -158,7 +158,12 @@ export function recursionLimitFor(s: Pick<Settings, "maxTurns" | "maxToolCalls">
 export function runConfig(threadId: string, input: SettingsInput) {
   const parsed = ContextSchema.parse({ ...envDefaults(), ...input });
   // LangGraph's context type wants every key present, optional ones as explicit undefined.
-  const context = { ...parsed, ollamaUrl: parsed.ollamaUrl };
+  const context = {
+    ...parsed,
+    ollamaUrl: parsed.ollamaUrl,
+    baseUrl: parsed.baseUrl,
+    apiKey: parsed.apiKey,
+  };
   return {
     configurable: { thread_id: threadId },
     context,

@@ -6,6 +6,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { RetryPolicy } from "../models/retry.js";
 import { customEmitter, runModel, type GraphDeps, type ModelFit } from "../run/model.js";
+import type { ServerSettings } from "../run/settings.js";
 import { realWorkspace } from "../tools/workspace-path.js";
 import { settingsFrom, type Settings } from "./context.js";
 
@@ -26,7 +27,7 @@ export type KeelEvent =
   | { type: "tool-channel"; reason: string; pinned: boolean };
 
 export interface NodeEnv {
-  settings: Settings & { ollamaUrl: string };
+  settings: Settings & ServerSettings;
   model: (fit?: ModelFit) => BaseChatModel;
   policy: RetryPolicy;
   workspace: string;

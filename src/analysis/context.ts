@@ -9,7 +9,10 @@ import {
 } from "../run/settings.js";
 
 export const AnalystContextSchema = ModelSettingsSchema.pick({
+  provider: true,
   ollamaUrl: true,
+  baseUrl: true,
+  apiKey: true,
   temperature: true,
   retries: true,
   retryBaseMs: true,
@@ -19,7 +22,9 @@ export const AnalystContextSchema = ModelSettingsSchema.pick({
   model: z
     .string()
     .default(DEFAULT_MODEL)
-    .describe('Ollama model, or "none" for the structural report without a model'),
+    .describe(
+      'Model name as the server lists it, or "none" for the structural report without a model',
+    ),
   target: z.string().default(".").describe("Folder to analyse"),
   depth: z
     .enum(["quick", "deep"])
@@ -58,7 +63,13 @@ export function analystRunConfig(threadId: string, input: AnalystSettingsInput) 
   const parsed = AnalystContextSchema.parse({ ...envDefaults(), ...input });
   return {
     configurable: { thread_id: threadId },
-    context: { ...parsed, ollamaUrl: parsed.ollamaUrl, out: parsed.out },
+    context: {
+      ...parsed,
+      ollamaUrl: parsed.ollamaUrl,
+      baseUrl: parsed.baseUrl,
+      apiKey: parsed.apiKey,
+      out: parsed.out,
+    },
     recursionLimit: 1_000_000,
     // Every batch is on disk before the next starts (the findings themselves are in the store).
     durability: "sync" as const,

@@ -7,6 +7,7 @@ import {
   type GraphDeps,
   type ModelFit,
 } from "../run/model.js";
+import type { ServerSettings } from "../run/settings.js";
 import type { Budgeted } from "./analyze-unit.js";
 import { analystSettingsFrom, type AnalystSettings } from "./context.js";
 import { AnalysisRecords } from "./records.js";
@@ -24,7 +25,7 @@ export interface AnalysisProgress {
 }
 
 export interface AnalystEnv {
-  settings: AnalystSettings & { ollamaUrl: string };
+  settings: AnalystSettings & ServerSettings;
   store: BaseStore;
   threadId: string;
   emit: (e: AnalysisProgress) => void;

@@ -15,7 +15,13 @@ import { runDemo } from "./demo.js";
 import { formatDoctor, runDoctor } from "./doctor.js";
 import { closeSandbox } from "../sandbox/runtime.js";
 import { installCtrlC } from "./interrupt.js";
-import { formatModels, listModels, ModelServerError } from "./models.js";
+import { formatModels, listModels, ModelServerError, startCommands } from "./models.js";
+import {
+  addServerOptions,
+  serverSettings,
+  serverUrlOf,
+  type ServerFlags,
+} from "./server-options.js";
 import { runSession, UsageError, type RunOutcome } from "./session.js";
 
 const VERSION = "0.1.0";
@@ -49,10 +55,8 @@ const contextWindowOption = () =>
 /** Commander's collector of a repeatable option. */
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-interface RunFlags {
+interface RunFlags extends ServerFlags {
   workspace: string;
-  model?: string;
-  ollamaUrl?: string;
   thread?: string;
   checkpoints?: string;
   maxTurns?: number;
@@ -114,8 +118,7 @@ async function runCommand(request: string | undefined, flags: RunFlags): Promise
       checkpoints: flags.checkpoints ?? defaultCheckpoints(workspace),
       settings: {
         workspace,
-        model: flags.model ?? env.model ?? DEFAULT_MODEL,
-        ollamaUrl: flags.ollamaUrl ?? env.ollamaHost ?? DEFAULT_OLLAMA_URL,
+        ...serverSettings(flags),
         ...(flags.maxTurns ? { maxTurns: flags.maxTurns } : {}),
         ...(flags.maxToolCalls ? { maxToolCalls: flags.maxToolCalls } : {}),
         ...(flags.retries !== undefined ? { retries: flags.retries } : {}),
@@ -150,13 +153,16 @@ function program(): Command {
     .showHelpAfterError("(run keel --help for usage)")
     .exitOverride();
 
-  cli
+  const run = cli
     .command("run")
     .description("Run the coder agent on a request in a workspace (or resume a thread)")
     .argument("[request]", 'what to do, e.g. "Build a REST API endpoint GET /users"')
-    .option("-w, --workspace <dir>", "folder the agent works in; every path is confined to it", ".")
-    .option("-m, --model <name>", `Ollama model (default: $KEEL_MODEL or ${DEFAULT_MODEL})`)
-    .option("--ollama-url <url>", `Ollama server (default: $OLLAMA_HOST or ${DEFAULT_OLLAMA_URL})`)
+    .option(
+      "-w, --workspace <dir>",
+      "folder the agent works in; every path is confined to it",
+      ".",
+    );
+  addServerOptions(run, `model as the server lists it (default: $KEEL_MODEL or ${DEFAULT_MODEL})`)
     .option("-t, --thread <id>", "thread id: an existing thread resumes, a new one starts")
     .option(
       "--checkpoints <url>",
@@ -235,7 +241,7 @@ Examples:
       process.exitCode = await runCommand(request, flags);
     });
 
-  cli
+  const analyze = cli
     .command("analyze")
     .alias("analyse")
     .description(
@@ -259,12 +265,11 @@ Examples:
       new Option("--depth <depth>", "quick: the start of each file; deep: all of it")
         .choices(["quick", "deep"])
         .default("deep"),
-    )
-    .option(
-      "-m, --model <name>",
-      `Ollama model, or "none" for the structural report (default: $KEEL_MODEL or ${DEFAULT_MODEL})`,
-    )
-    .option("--ollama-url <url>", `Ollama server (default: $OLLAMA_HOST or ${DEFAULT_OLLAMA_URL})`)
+    );
+  addServerOptions(
+    analyze,
+    `model as the server lists it, or "none" for the structural report (default: $KEEL_MODEL or ${DEFAULT_MODEL})`,
+  )
     .option("--checkpoints <url>", "memory | sqlite:PATH (default: sqlite:<dir>/.keel/keel.db)")
     .addOption(
       new Option("--retries <n>", "retries of a failed model request").argParser(retryCount),
@@ -274,20 +279,17 @@ Examples:
     .action(
       async (
         dir: string,
-        flags: {
+        flags: ServerFlags & {
           thread?: string;
           out?: string;
           concurrency?: number;
           depth: "quick" | "deep";
-          model?: string;
-          ollamaUrl?: string;
           checkpoints?: string;
           retries?: number;
           contextWindow?: number;
           json?: boolean;
         },
       ) => {
-        const env = readEnv();
         const stop = installCtrlC((line) => process.stderr.write(`\n${line}\n`));
         try {
           const outcome = await runAnalyze({
@@ -298,8 +300,7 @@ Examples:
             control: stop.control,
             signal: stop.signal,
             settings: {
-              model: flags.model ?? env.model ?? DEFAULT_MODEL,
-              ollamaUrl: flags.ollamaUrl ?? env.ollamaHost ?? DEFAULT_OLLAMA_URL,
+              ...serverSettings(flags),
               depth: flags.depth,
               ...(flags.out ? { out: path.resolve(flags.out) } : {}),
               ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
@@ -318,18 +319,25 @@ Examples:
       },
     );
 
-  cli
+  const models = cli
     .command("models")
     .description(
-      "Show each model on the Ollama server: capabilities, the tool mode keel uses, and the text format it reads",
-    )
-    .option("--ollama-url <url>", `Ollama server (default: $OLLAMA_HOST or ${DEFAULT_OLLAMA_URL})`)
+      "Show each model on the server: capabilities, context, the tool mode keel uses, and the text format it reads",
+    );
+  addServerOptions(models, false)
     .option("--json", "print the table as JSON")
-    .action(async (flags: { ollamaUrl?: string; json?: boolean }) => {
-      const url = flags.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL;
+    .addHelpText(
+      "after",
+      `\nStarting an OpenAI-compatible server with tool calling:\n${startCommands()}`,
+    )
+    .action(async (flags: ServerFlags & { json?: boolean }) => {
+      const server = serverSettings(flags);
+      const url = serverUrlOf(server);
       try {
-        const rows = await listModels(url);
-        process.stdout.write(`${flags.json ? JSON.stringify(rows) : formatModels(rows, url)}\n`);
+        const rows = await listModels({ ...server, url });
+        process.stdout.write(
+          `${flags.json ? JSON.stringify(rows) : formatModels(rows, url, server.provider)}\n`,
+        );
       } catch (err) {
         if (!(err instanceof ModelServerError)) throw err;
         process.stderr.write(`keel: ${err.message}\n`);

@@ -1,42 +1,72 @@
-/** `keel models`: what each model on the Ollama server offers keel, and why it does or doesn't call tools. */
+/** `keel models`: what each model on the server offers keel, and why it does or doesn't call tools. */
 import pc from "picocolors";
-import {
-  chooseToolMode,
-  createCapabilityProbe,
-  type ModelProfile,
-  type ToolMode,
-} from "../models/capabilities.js";
+import { chooseToolMode, type ModelProfile, type ToolMode } from "../models/capabilities.js";
+import { createCapabilityProbe } from "../models/probe.js";
+import { ServerHttpError } from "../models/capabilities.js";
 import { ModelServerError } from "../models/errors.js";
+import { listOpenAIModels } from "../models/openai/probe.js";
+import { QUIRKS, SERVER_KINDS } from "../models/openai/quirks.js";
+import type { Provider } from "../run/settings.js";
 import { withModelRetry, type RetryPolicy } from "../models/retry.js";
 
 export interface ModelRow extends ModelProfile {
   toolMode: ToolMode;
 }
 
+/** The server to list: its kind, URL and key. */
+export interface ListedServer {
+  provider: Provider;
+  url: string;
+  apiKey?: string;
+}
+
+/** The names of the models a server has: Ollama's `/api/tags`, an OpenAI-compatible `/v1/models`. */
+async function modelNames(server: ListedServer, fetchImpl: typeof fetch): Promise<string[]> {
+  if (server.provider === "openai")
+    return (await listOpenAIModels(fetchImpl, server.url, server.apiKey)).map((m) => m.id);
+  const res = await fetchImpl(`${server.url.replace(/\/$/, "")}/api/tags`);
+  if (!res.ok) throw new ServerHttpError(`GET /api/tags answered ${res.status}`, res.status);
+  const tags = (await res.json()) as { models?: Array<{ name: string }> };
+  return (tags.models ?? []).map((m) => m.name);
+}
+
 /** Lists the server's models with their capabilities, tool mode and text format. */
-export async function listModels(url: string, retries = 2): Promise<ModelRow[]> {
-  const policy: RetryPolicy = { retries, baseMs: 300, url, model: "(listing)" };
-  const tags = await withModelRetry(async () => {
-    const res = await fetch(`${url.replace(/\/$/, "")}/api/tags`);
-    if (!res.ok)
-      throw Object.assign(new Error(`GET /api/tags answered ${res.status}`), {
-        name: "ResponseError",
-        status_code: res.status,
-      });
-    return (await res.json()) as { models?: Array<{ name: string }> };
-  }, policy);
-  const probe = createCapabilityProbe();
+export async function listModels(
+  server: ListedServer,
+  retries = 2,
+  fetchImpl: typeof fetch = fetch,
+): Promise<ModelRow[]> {
+  const policy: RetryPolicy = {
+    retries,
+    baseMs: 300,
+    url: server.url,
+    model: "(listing)",
+    provider: server.provider,
+    ...(server.apiKey ? { apiKey: server.apiKey } : {}),
+  };
+  const names = await withModelRetry(() => modelNames(server, fetchImpl), policy);
+  const probe = createCapabilityProbe(fetchImpl);
   const rows: ModelRow[] = [];
-  for (const m of tags.models ?? []) {
-    const profile = await probe(url, m.name, { ...policy, model: m.name });
+  for (const name of names) {
+    const profile = await probe(server.url, name, { ...policy, model: name });
     rows.push({ ...profile, toolMode: chooseToolMode(profile, "auto") });
   }
   return rows;
 }
 
+/** How each OpenAI-compatible server is started with tool calling on (help texts, README). */
+export function startCommands(): string {
+  return SERVER_KINDS.filter((k) => k !== "generic")
+    .map((k) => `  ${QUIRKS[k].label.padEnd(24)} ${QUIRKS[k].start}`)
+    .join("\n");
+}
+
 /** The table people read. */
-export function formatModels(rows: ModelRow[], url: string): string {
-  if (rows.length === 0) return `No models on ${url}. Download one with \`ollama pull qwen3:8b\`.`;
+export function formatModels(rows: ModelRow[], url: string, provider: Provider = "ollama"): string {
+  if (rows.length === 0)
+    return provider === "openai"
+      ? `No models on ${url}. Load one in the server (see \`keel models --help\`).`
+      : `No models on ${url}. Download one with \`ollama pull qwen3:8b\`.`;
   const head = ["MODEL", "FAMILY", "CONTEXT", "CAPABILITIES", "TOOL MODE", "TEXT FORMAT"];
   const body = rows.map((r) => [
     r.model,
@@ -52,7 +82,9 @@ export function formatModels(rows: ModelRow[], url: string): string {
       .map((c, i) => c.padEnd(widths[i]!))
       .join("  ")
       .trimEnd();
+  const server = rows[0]?.server;
   return [
+    ...(server ? [pc.dim(`${QUIRKS[server].label} at ${url}`)] : []),
     pc.bold(line(head)),
     ...body.map(line),
     "",

@@ -5,7 +5,8 @@
  */
 import { FORMATS } from "./tool-calls/formats.js";
 import type { FormatName } from "./tool-calls/types.js";
-import { withModelRetry, type RetryPolicy } from "./retry.js";
+import type { ServerKind } from "./openai/quirks.js";
+import type { RetryPolicy } from "./retry.js";
 
 export interface ModelProfile {
   model: string;
@@ -14,6 +15,8 @@ export interface ModelProfile {
   contextLength?: number;
   /** The text format the template's tool markup points at (what prompt mode asks for and parses first). */
   format: FormatName;
+  /** provider openai: which server it is (its quirks). */
+  server?: ServerKind;
 }
 
 export type ToolMode = "native" | "prompt";
@@ -70,15 +73,8 @@ export function thinkFor(
   return profile.format === "harmony" ? setting : true;
 }
 
-interface ShowResponse {
-  capabilities?: string[];
-  template?: string;
-  details?: { family?: string };
-  model_info?: Record<string, unknown>;
-}
-
 /** An HTTP failure shaped like ollama-js's ResponseError, so one classifier handles both. */
-class ShowError extends Error {
+export class ServerHttpError extends Error {
   override name = "ResponseError";
   constructor(
     message: string,
@@ -88,52 +84,16 @@ class ShowError extends Error {
   }
 }
 
+/** Reads a model's profile from its server (no retries, no cache). */
+export type DescribeModel = (
+  fetchImpl: typeof fetch,
+  url: string,
+  model: string,
+  apiKey: string | undefined,
+) => Promise<ModelProfile>;
+
 export type CapabilityProbe = (
   url: string,
   model: string,
   policy: RetryPolicy,
 ) => Promise<ModelProfile>;
-
-/** A probe with its own cache: one `/api/show` per (server, model) for the life of the probe. */
-export function createCapabilityProbe(fetchImpl: typeof fetch = fetch): CapabilityProbe {
-  const cache = new Map<string, Promise<ModelProfile>>();
-  return (url, model, policy) => {
-    const key = `${url}\n${model}`;
-    let hit = cache.get(key);
-    if (!hit) {
-      hit = withModelRetry(() => show(fetchImpl, url, model), policy);
-      cache.set(key, hit);
-      hit.catch(() => cache.delete(key));
-    }
-    return hit;
-  };
-}
-
-async function show(fetchImpl: typeof fetch, url: string, model: string): Promise<ModelProfile> {
-  const res = await fetchImpl(`${url.replace(/\/$/, "")}/api/show`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ model }),
-  });
-  const text = await res.text();
-  if (!res.ok) {
-    let message = text;
-    try {
-      message = (JSON.parse(text) as { error?: string }).error ?? text;
-    } catch {
-      // a non-JSON error body is its own message
-    }
-    throw new ShowError(message || `HTTP ${res.status}`, res.status);
-  }
-  const body = JSON.parse(text) as ShowResponse;
-  const family = body.details?.family;
-  const ctxKey = Object.keys(body.model_info ?? {}).find((k) => k.endsWith(".context_length"));
-  const contextLength = ctxKey ? Number(body.model_info![ctxKey]) : undefined;
-  return {
-    model,
-    capabilities: body.capabilities ?? [],
-    ...(family ? { family } : {}),
-    ...(contextLength ? { contextLength } : {}),
-    format: formatFor(body.template, family),
-  };
-}

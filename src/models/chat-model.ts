@@ -1,11 +1,24 @@
-import { ChatOllama } from "@langchain/ollama";
+/**
+ * The chat model of a run, whatever the server: the settings a factory takes, and the default
+ * factory, which builds Ollama's (ollama/) or an OpenAI-compatible server's (openai/) model.
+ */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { Provider } from "../run/settings.js";
 import type { ThinkField } from "./capabilities.js";
-import { createOllamaFetch } from "./ollama-fetch.js";
+import { createOllamaChatModel } from "./ollama/chat-model.js";
+import { createOpenAIChatModel } from "./openai/chat-model.js";
+import type { ServerKind } from "./openai/quirks.js";
 
 export interface ChatModelSettings {
+  /** Default ollama. */
+  provider?: Provider;
   model: string;
   ollamaUrl: string;
+  /** The server's URL (Ollama's, or the OpenAI-compatible `/v1` root); default `ollamaUrl`. */
+  serverUrl?: string;
+  apiKey?: string;
+  /** provider openai: which server it is (its quirks), from discovery. */
+  server?: ServerKind;
   temperature: number;
   numCtx?: number;
   requestTimeoutMs: number;
@@ -16,15 +29,24 @@ export interface ChatModelSettings {
 /** Builds a model from run settings; graphs take one of these so tests and users can swap it. */
 export type ChatModelFactory = (s: ChatModelSettings) => BaseChatModel;
 
-/** ChatOllama with keel's repairing fetch (tool identities, string arguments, deadlines). */
-export const createOllamaChatModel: ChatModelFactory = (s) =>
-  new ChatOllama({
-    model: s.model,
-    baseUrl: s.ollamaUrl,
-    temperature: s.temperature,
-    ...(s.numCtx ? { numCtx: s.numCtx } : {}),
-    fetch: createOllamaFetch({
-      timeoutMs: s.requestTimeoutMs,
-      ...(s.thinking !== undefined ? { think: s.thinking } : {}),
-    }),
-  });
+/** The provider's model with keel's wire fixes. */
+export const createChatModel: ChatModelFactory = (s) =>
+  s.provider === "openai" ? createOpenAIChatModel(s) : createOllamaChatModel(s);
+
+/**
+ * The call options that ask a provider's model for JSON of a schema: Ollama's `format`, or the
+ * OpenAI `response_format` with a JSON schema.
+ */
+export function structuredOptions(
+  provider: Provider | undefined,
+  schema: Record<string, unknown>,
+): Record<string, unknown> {
+  return provider === "openai"
+    ? {
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: "answer", schema, strict: false },
+        },
+      }
+    : { format: schema };
+}

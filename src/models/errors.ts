@@ -3,6 +3,9 @@
  * user should do about it. ChatOllama surfaces ollama-js errors unchanged (ollama-protocol.md §7),
  * so classification reads `status_code`, `name` and the fetch error's cause.
  */
+import type { Provider } from "../run/settings.js";
+import { serverErrorRule } from "./openai/quirks.js";
+
 export type ModelErrorKind =
   | "unreachable"
   | "model_missing"
@@ -24,6 +27,8 @@ export interface ClassifiedError {
   retryable: boolean;
   status?: number;
   message: string;
+  /** What the user can do, when the server's own error text says (openai/quirks.ts). */
+  fix?: string;
 }
 
 function causeCode(err: unknown): string | undefined {
@@ -43,16 +48,32 @@ function causeCode(err: unknown): string | undefined {
 const TOOL_PARSE =
   /error parsing tool call|XML syntax error|failed to parse tool call|tool call.{0,40}(?:parse|invalid)|unexpected end of JSON input.{0,40}tool/i;
 
-/** Sorts any error thrown by a model call into a kind. */
+function causeNamed(err: unknown, names: string[]): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e && typeof e === "object"; depth++) {
+    if (names.includes((e as { name?: string }).name ?? "")) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Sorts any error thrown by a model call into a kind: ollama-js errors (`status_code`), the openai
+ * SDK's (`status`), fetch failures (the cause's code), keel's own deadlines.
+ */
 export function classifyModelError(err: unknown): ClassifiedError {
-  const e = err as { name?: string; message?: string; status_code?: number } | undefined;
+  const e = err as
+    { name?: string; message?: string; status_code?: number; status?: number } | undefined;
   const message = e?.message ?? String(err);
-  const status = typeof e?.status_code === "number" ? e.status_code : undefined;
+  const raw = e?.status_code ?? e?.status;
+  const status = typeof raw === "number" ? raw : undefined;
   if (TOOL_PARSE.test(message) && (status === undefined || status >= 500))
     return { kind: "tool_parse", retryable: false, ...(status ? { status } : {}), message };
   if (status === 400 && /does not support tools/.test(message))
     return { kind: "no_tools", retryable: false, status, message };
-  if (e?.name === "ModelTimeoutError" || e?.name === "TimeoutError") {
+  const rule = status !== undefined && status >= 400 ? serverErrorRule(message) : undefined;
+  if (rule) return { kind: rule.kind, retryable: false, status, message, fix: rule.fix };
+  if (causeNamed(err, ["ModelTimeoutError", "TimeoutError"])) {
     return { kind: "timeout", retryable: true, message };
   }
   if (status !== undefined) {
@@ -80,11 +101,18 @@ export function classifyModelError(err: unknown): ClassifiedError {
   ) {
     return { kind: "dropped", retryable: true, message };
   }
-  if (/fetch failed/i.test(message)) return { kind: "unreachable", retryable: true, message };
+  if (/fetch failed|^Connection error/i.test(message))
+    return { kind: "unreachable", retryable: true, message };
   if (/Failed to parse|Unexpected token|JSON/i.test(message))
     return { kind: "protocol", retryable: true, message };
   // A streamed {"error": ...} line arrives as a plain Error: the runner failed mid-answer.
   return { kind: "server_error", retryable: true, message };
+}
+
+/** Which server a failure came from, and what its own error text says to do. */
+export interface ServerOrigin {
+  provider?: Provider;
+  fix?: string;
 }
 
 /** A model server failure that retries could not fix; the CLI turns it into exit code 3. */
@@ -96,12 +124,43 @@ export class ModelServerError extends Error {
     readonly model: string,
     readonly detail: string,
     readonly attempts: number,
+    readonly origin: ServerOrigin = {},
   ) {
-    super(describeModelError(kind, url, model, detail, attempts));
+    super(
+      origin.provider === "openai"
+        ? describeOpenAIError(kind, url, model, detail, attempts, origin.fix)
+        : describeModelError(kind, url, model, detail, attempts),
+    );
   }
 }
 
-/** One sentence on what failed and one on what to do. */
+/** One sentence on what failed and one on what to do, for an OpenAI-compatible server. */
+export function describeOpenAIError(
+  kind: ModelErrorKind,
+  url: string,
+  model: string,
+  detail: string,
+  attempts: number,
+  fix: string | undefined,
+): string {
+  const tries = attempts > 1 ? ` (after ${attempts} attempts)` : "";
+  const server = `the OpenAI-compatible server at ${url}`;
+  const todo: Partial<Record<ModelErrorKind, string>> = {
+    unreachable:
+      "Start it (see `keel models --provider openai --help` for each server's start command), or point keel at it with --base-url / KEEL_BASE_URL",
+    model_missing: `List its models with \`keel models --provider openai --base-url ${url}\` and choose one with --model`,
+    overloaded: "Wait for other requests to finish, then run the same command again to resume",
+    timeout:
+      "A large model may still be loading; raise requestTimeoutMs or try again — the run resumes where it stopped",
+    dropped: "Check the server's log, then run the same command again to resume",
+    protocol: "Check that --base-url points at the server's /v1 root",
+    truncated: "Lower --context-window or start the server with a larger context",
+  };
+  const what = fix ?? todo[kind] ?? "Check the server's log; run the same command again to resume";
+  return `${server} failed (${kind})${tries} for model "${model}": ${detail}. ${what[0]!.toUpperCase()}${what.slice(1)}.`;
+}
+
+/** One sentence on what failed and one on what to do (Ollama). */
 export function describeModelError(
   kind: ModelErrorKind,
   url: string,

@@ -1,3 +1,4 @@
+import type { Provider } from "../run/settings.js";
 import { classifyModelError, ModelServerError, type ClassifiedError } from "./errors.js";
 
 export interface RetryPolicy {
@@ -7,6 +8,10 @@ export interface RetryPolicy {
   maxMs?: number;
   url: string;
   model: string;
+  /** The server's kind, for the error people read and the discovery to use (default ollama). */
+  provider?: Provider;
+  /** Credentials for the server's own endpoints (an OpenAI-compatible server's discovery). */
+  apiKey?: string;
   onRetry?: (info: { attempt: number; delayMs: number; error: ClassifiedError }) => void;
   signal?: AbortSignal;
 }
@@ -31,7 +36,10 @@ export async function withModelRetry<T>(call: () => Promise<T>, policy: RetryPol
       const budget =
         c.kind === "unreachable" ? Math.min(UNREACHABLE_RETRIES, policy.retries) : policy.retries;
       if (!c.retryable || attempt > budget) {
-        throw new ModelServerError(c.kind, policy.url, policy.model, c.message, attempt);
+        throw new ModelServerError(c.kind, policy.url, policy.model, c.message, attempt, {
+          ...(policy.provider ? { provider: policy.provider } : {}),
+          ...(c.fix ? { fix: c.fix } : {}),
+        });
       }
       const exp = policy.baseMs * 2 ** (attempt - 1);
       const delayMs = Math.min(policy.maxMs ?? 30_000, exp) * (0.75 + Math.random() * 0.5);

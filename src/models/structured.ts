@@ -4,7 +4,8 @@ import type { z } from "zod";
 import { withModelRetry, type RetryPolicy } from "./retry.js";
 
 /**
- * Asks the model for output matching `schema` (Ollama's `format` with the JSON schema). Transport
+ * Asks the model for output matching `schema` (a JSON schema: Ollama's `format`, OpenAI's
+ * `response_format`). Transport
  * failures are retried and then thrown as `ModelServerError`; an answer that does not validate gets
  * one repair turn with the error, then `null` — small local models drift, callers fall back.
  */
@@ -15,7 +16,9 @@ export async function structuredCall<S extends z.ZodObject>(
   user: string,
   policy: RetryPolicy,
 ): Promise<z.infer<S> | null> {
-  const runnable = model.withStructuredOutput(schema, { includeRaw: true });
+  // A JSON schema on every provider (Ollama's `format`, OpenAI's `response_format`), never a forced
+  // tool call: servers without auto tool choice reject those.
+  const runnable = model.withStructuredOutput(schema, { includeRaw: true, method: "jsonSchema" });
   const messages: BaseMessage[] = [new SystemMessage(system), new HumanMessage(user)];
   for (let attempt = 0; attempt < 2; attempt++) {
     const out = await withModelRetry(

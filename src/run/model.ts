@@ -6,15 +6,15 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import {
-  createCapabilityProbe,
   thinkFor,
   windowFor,
   type CapabilityProbe,
   type ModelProfile,
   type ThinkSetting,
 } from "../models/capabilities.js";
+import { createCapabilityProbe } from "../models/probe.js";
 import {
-  createOllamaChatModel,
+  createChatModel,
   type ChatModelFactory,
   type ChatModelSettings,
 } from "../models/chat-model.js";
@@ -33,6 +33,8 @@ export interface ModelFit {
   /** num_ctx: the run's window for this model (see `windowFor`). */
   numCtx?: number;
   think?: ChatModelSettings["thinking"];
+  /** provider openai: which server it is (its quirks). */
+  server?: ChatModelSettings["server"];
 }
 
 /**
@@ -78,16 +80,19 @@ export function runModel(
   let model: BaseChatModel | undefined;
   return {
     model: (fit) =>
-      (model ??= (deps.createModel ?? createOllamaChatModel)({
+      (model ??= (deps.createModel ?? createChatModel)({
         ...s,
         numCtx: fit?.numCtx ?? s.contextWindow,
         ...(fit?.think !== undefined ? { thinking: fit.think } : {}),
+        ...(fit?.server ? { server: fit.server } : {}),
       })),
     policy: {
       retries: s.retries,
       baseMs: s.retryBaseMs,
-      url: s.ollamaUrl,
+      url: s.serverUrl ?? s.ollamaUrl,
       model: s.model,
+      ...(s.provider ? { provider: s.provider } : {}),
+      ...(s.apiKey ? { apiKey: s.apiKey } : {}),
       signal: config.signal,
       ...(onRetry ? { onRetry } : {}),
     },
@@ -100,18 +105,22 @@ export function runModel(
  */
 export async function modelFitOf(
   env: {
-    settings: { ollamaUrl: string; model: string; contextWindow: number; think?: ThinkSetting };
+    settings: { serverUrl: string; model: string; contextWindow: number; think?: ThinkSetting };
     policy: RetryPolicy;
   },
   deps: GraphDeps,
 ): Promise<{ profile?: ModelProfile; window: number; fit: ModelFit }> {
   const s = env.settings;
-  const profile = deps.probe ? await deps.probe(s.ollamaUrl, s.model, env.policy) : undefined;
+  const profile = deps.probe ? await deps.probe(s.serverUrl, s.model, env.policy) : undefined;
   const window = windowFor(s.contextWindow, profile);
   const think = thinkFor(s.think ?? "auto", profile);
   return {
     ...(profile ? { profile } : {}),
     window,
-    fit: { numCtx: window, ...(think !== undefined ? { think } : {}) },
+    fit: {
+      numCtx: window,
+      ...(think !== undefined ? { think } : {}),
+      ...(profile?.server ? { server: profile.server } : {}),
+    },
   };
 }

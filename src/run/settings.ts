@@ -9,13 +9,36 @@ import { THINK_SETTINGS } from "../models/capabilities.js";
 
 export const DEFAULT_MODEL = "qwen3:8b";
 export const DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434";
+/** llama.cpp's `llama-server` default address. */
+export const DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1";
+/** The kinds of model server keel speaks to: Ollama's native API, or an OpenAI-compatible `/v1`. */
+export const PROVIDERS = ["ollama", "openai"] as const;
+export type Provider = (typeof PROVIDERS)[number];
 
 /** The model and how to reach it: the settings both graphs take. */
 export const ModelSettingsSchema = z.object({
+  provider: z
+    .enum(PROVIDERS)
+    .default("ollama")
+    .describe(
+      "The model server: ollama (its native API) or openai (an OpenAI-compatible /v1 server: llama.cpp, LM Studio, vLLM, MLX)",
+    ),
   model: z
     .string()
     .default(DEFAULT_MODEL)
-    .describe("Ollama model name, e.g. qwen3:8b (must support tools in native mode)"),
+    .describe("Model name as the server lists it, e.g. qwen3:8b"),
+  baseUrl: z
+    .string()
+    .optional()
+    .describe(
+      "provider openai: the server's /v1 root, e.g. http://127.0.0.1:1234/v1; unset means KEEL_BASE_URL, else http://127.0.0.1:8080/v1",
+    ),
+  apiKey: z
+    .string()
+    .optional()
+    .describe(
+      "provider openai: the API key, where the server wants one; unset means OPENAI_API_KEY",
+    ),
   ollamaUrl: z
     .string()
     .optional()
@@ -66,7 +89,8 @@ export interface SettingsSource {
 
 /**
  * A run's settings under `schema`: the run's `context` (LangGraph ≥ 1) or, for older clients,
- * `configurable`, with defaults applied and `ollamaUrl` resolved from OLLAMA_HOST when unset.
+ * `configurable`, with defaults applied, `ollamaUrl` resolved from OLLAMA_HOST when unset, and
+ * `serverUrl`: the URL of the run's model server (Ollama's, or the OpenAI-compatible `/v1` root).
  *
  * Every node asks for them, so they are parsed once per run: the result is kept with the run's
  * context object (and the configurable values it was parsed from) and returned frozen.
@@ -74,8 +98,8 @@ export interface SettingsSource {
 export function parseSettings<S extends z.ZodObject>(
   schema: S,
   config?: SettingsSource,
-): Readonly<z.output<S> & { ollamaUrl: string }> {
-  type Out = Readonly<z.output<S> & { ollamaUrl: string }>;
+): Readonly<z.output<S> & ServerSettings> {
+  type Out = Readonly<z.output<S> & ServerSettings>;
   const context = config?.context;
   const configurable = config?.configurable ?? {};
   const run = typeof context === "object" && context !== null ? context : undefined;
@@ -84,10 +108,15 @@ export function parseSettings<S extends z.ZodObject>(
   if (hit && hit.inputs.every((v, i) => v === inputs[i])) return hit.value as Out;
   const s = schema.parse({ ...envDefaults(), ...configurable, ...run }) as z.output<S> & {
     ollamaUrl?: string;
+    baseUrl?: string;
+    provider?: Provider;
   };
+  const ollamaUrl = s.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL;
+  const baseUrl = (s.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
   const value = Object.freeze({
     ...s,
-    ollamaUrl: s.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL,
+    ollamaUrl,
+    serverUrl: s.provider === "openai" ? baseUrl : ollamaUrl,
   }) as Out;
   if (run)
     parsed.set(
@@ -97,6 +126,13 @@ export function parseSettings<S extends z.ZodObject>(
   return value;
 }
 
+/** What `parseSettings` resolves of the server. */
+export interface ServerSettings {
+  ollamaUrl: string;
+  /** The model server's URL: `ollamaUrl`, or for provider openai the `/v1` root. */
+  serverUrl: string;
+}
+
 interface ParsedSettings {
   inputs: unknown[];
   value: unknown;
@@ -104,13 +140,23 @@ interface ParsedSettings {
 const parsed = new WeakMap<object, Map<z.ZodObject, ParsedSettings>>();
 
 /**
- * Settings the environment supplies where a run does not say: `KEEL_MODEL`, `OLLAMA_HOST`. The same
- * for every entry point — the CLI, Studio and the LangGraph server, `runAgent` and `runAnalysis`.
+ * Settings the environment supplies where a run does not say: `KEEL_MODEL`, `OLLAMA_HOST`,
+ * `KEEL_PROVIDER`, `KEEL_BASE_URL`, `OPENAI_API_KEY`. The same for every entry point — the CLI,
+ * Studio and the LangGraph server, `runAgent` and `runAnalysis`.
  */
-export function envDefaults(): { model?: string; ollamaUrl?: string } {
+export function envDefaults(): {
+  model?: string;
+  ollamaUrl?: string;
+  provider?: string;
+  baseUrl?: string;
+  apiKey?: string;
+} {
   const env = readEnv();
   return {
     ...(env.model ? { model: env.model } : {}),
     ...(env.ollamaHost ? { ollamaUrl: env.ollamaHost } : {}),
+    ...(env.provider ? { provider: env.provider } : {}),
+    ...(env.baseUrl ? { baseUrl: env.baseUrl } : {}),
+    ...(env.apiKey ? { apiKey: env.apiKey } : {}),
   };
 }

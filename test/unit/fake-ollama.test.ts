@@ -5,7 +5,7 @@
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { ChatOllama } from "@langchain/ollama";
 import { describe, expect, it } from "vitest";
-import { createOllamaFetch } from "../../src/models/ollama-fetch.js";
+import { createOllamaFetch } from "../../src/models/ollama/fetch.js";
 import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { call, fakeOllamaPerTest } from "../support/harness.js";
 

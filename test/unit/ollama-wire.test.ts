@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { classifyModelError } from "../../src/models/errors.js";
-import { addToolIdentity, repairResponseLine } from "../../src/models/ollama-fetch.js";
+import { addToolIdentity, repairResponseLine } from "../../src/models/ollama/fetch.js";
 
 describe("addToolIdentity", () => {
   it("pairs tool messages with the preceding assistant's calls by order", () => {

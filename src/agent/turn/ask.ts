@@ -13,8 +13,9 @@ import { estimatePrompt, fitToWindow } from "../history/fit.js";
 import { toPromptHistory } from "../history/prompt-form.js";
 import { RECORD_HEADER } from "../history/record.js";
 import type { ToolMode } from "../../models/capabilities.js";
+import { structuredOptions } from "../../models/chat-model.js";
 import { ModelServerError } from "../../models/errors.js";
-import { withWireTurn } from "../../models/ollama-fetch.js";
+import { withWireTurn } from "../../models/ollama/fetch.js";
 import { withModelRetry } from "../../models/retry.js";
 import type { FormatName } from "../../models/tool-calls/types.js";
 import type { toolDefinition } from "../../tools/registry.js";
@@ -89,7 +90,10 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
     // A structured request keeps the turn's tools (so its prompt is the turn's prompt) and adds `format`.
     const runnable = native && !r.structured ? r.model.bindTools!(r.tools) : r.model;
     const options = r.structured
-      ? { format: r.structured, ...(native ? { tools: r.tools } : {}) }
+      ? {
+          ...structuredOptions(env.settings.provider, r.structured),
+          ...(native ? { tools: r.tools } : {}),
+        }
       : {};
     const thinking = fitted.messages
       .filter((m) => AIMessage.isInstance(m))
@@ -117,19 +121,20 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       throw err;
     }
     const estimated = estimatePrompt(fixed, fitted.messages);
-    const meta = reply.response_metadata as Record<string, number | undefined>;
-    const verdict = judgePrompt(estimated, meta.prompt_eval_count, r.window, scale);
+    const counts = serverCounts(reply);
+    const verdict = judgePrompt(estimated, counts.prompt, r.window, scale);
     scale = verdict.scale;
     if (verdict.truncated) {
-      const reported = meta.prompt_eval_count!;
+      const reported = counts.prompt!;
       env.emit({ type: "truncated", reported, numCtx: r.window, estimated });
       if (refits++ < TRUNCATION_REFITS) continue;
       throw new ModelServerError(
         "truncated",
-        env.settings.ollamaUrl,
+        env.settings.serverUrl,
         env.settings.model,
         `it counted ${reported} prompt tokens under num_ctx ${r.window} for a prompt keel estimated at ${Math.round(estimated * scale)} tokens, after ${TRUNCATION_REFITS} refits`,
         refits,
+        { provider: env.settings.provider },
       );
     }
     const fit: FitState = {
@@ -143,7 +148,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       mode,
       ...(fallback ? { fallback } : {}),
       fit,
-      ...usageOf(meta, reusedEstimate(r.fit, key, fixed, fitted) / estimated),
+      ...usageOf(counts, reusedEstimate(r.fit, key, fixed, fitted) / estimated),
     };
   }
 }
@@ -172,20 +177,39 @@ function reusedEstimate(
   return last < 0 ? estimatePrompt(fixed, []) : estimatePrompt(fixed, ms.slice(0, last + 1));
 }
 
+/** What the server counted for one answer, whichever API it speaks. */
+interface ServerCounts {
+  prompt?: number;
+  generated?: number;
+  /** Nanoseconds of generation (Ollama only). */
+  evalNs?: number;
+}
+
 /**
- * Per-turn figures from the server's counts (Ollama: eval_duration in nanoseconds); the reused
- * share is keel's estimate, since Ollama does not report cache hits.
+ * The server's counts: Ollama's `prompt_eval_count`/`eval_count`/`eval_duration`, or the standard
+ * usage (an OpenAI-compatible server's `usage.prompt_tokens`, when it sent usage).
  */
-function usageOf(
-  meta: Record<string, number | undefined>,
-  reusedShare: number,
-): { usage?: TurnUsage } {
-  const prompt = meta.prompt_eval_count;
-  const generated = meta.eval_count;
+function serverCounts(reply: AIMessage): ServerCounts {
+  const meta = reply.response_metadata as Record<string, number | undefined>;
+  const usage = reply.usage_metadata;
+  const prompt = meta.prompt_eval_count ?? (usage?.input_tokens || undefined);
+  const generated = meta.eval_count ?? (usage?.output_tokens || undefined);
+  return {
+    ...(prompt !== undefined ? { prompt } : {}),
+    ...(generated !== undefined ? { generated } : {}),
+    ...(meta.eval_duration !== undefined ? { evalNs: meta.eval_duration } : {}),
+  };
+}
+
+/**
+ * Per-turn figures from the server's counts; the reused share is keel's estimate, since servers
+ * do not report cache hits.
+ */
+function usageOf(counts: ServerCounts, reusedShare: number): { usage?: TurnUsage } {
+  const { prompt, generated, evalNs } = counts;
   if (!prompt && !generated) return {};
   const promptTokens = prompt ?? 0;
   const reusedTokens = Math.round(promptTokens * Math.min(1, reusedShare));
-  const evalNs = meta.eval_duration;
   return {
     usage: {
       promptTokens,

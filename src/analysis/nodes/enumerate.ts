@@ -25,10 +25,12 @@ export function createEnumerateNode(deps: GraphDeps) {
     let noModelReason = model ? undefined : "no model was requested (--model none)";
     if (model && deps.probe) {
       try {
-        const profile = await deps.probe(env.settings.ollamaUrl, model, {
+        const profile = await deps.probe(env.settings.serverUrl, model, {
           retries: 1,
           baseMs: 200,
-          url: env.settings.ollamaUrl,
+          url: env.settings.serverUrl,
+          provider: env.settings.provider,
+          ...(env.settings.apiKey ? { apiKey: env.settings.apiKey } : {}),
           model,
           signal: config.signal,
         });

@@ -21,6 +21,7 @@ import {
   type Reply,
   type Script,
 } from "./types.js";
+import { readBody } from "../http.js";
 
 export const DEFAULT_FAKE_MODELS: Record<string, FakeModel> = {
   "qwen3:8b": {
@@ -60,19 +61,11 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
   const cache = new KvCache(machine, (name) => lookupModel(models, name)?.charsPerToken ?? 4);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks).toString("utf8");
+    const { raw, body } = await readBody(req);
     const url = new URL(req.url ?? "/", "http://x");
     const apiAt = url.pathname.indexOf("/api/");
     const prefix = apiAt > 0 ? url.pathname.slice(0, apiAt) : "";
     const route = apiAt >= 0 ? url.pathname.slice(apiAt) : url.pathname;
-    let body: unknown;
-    try {
-      body = raw ? JSON.parse(raw) : undefined;
-    } catch {
-      body = raw;
-    }
     requests.push({
       method: req.method ?? "GET",
       path: url.pathname,

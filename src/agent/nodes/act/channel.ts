@@ -5,6 +5,7 @@
 import type { AIMessage, ToolCall } from "@langchain/core/messages";
 import type { ToolMode } from "../../../models/capabilities.js";
 import { parseToolCalls } from "../../../models/tool-calls/index.js";
+import { argumentsFromText } from "../../../models/tool-calls/parse.js";
 import type { ArgSchemas, FormatName } from "../../../models/tool-calls/types.js";
 import { callSyntax } from "./tool-prompt.js";
 
@@ -32,8 +33,10 @@ export interface ReadOptions {
  */
 export function readReply(ai: AIMessage, o: ReadOptions): ReadReply {
   const text = typeof ai.content === "string" ? ai.content : ai.text;
-  if (o.mode === "native" && ai.tool_calls?.length)
-    return { calls: ai.tool_calls, content: text, fromText: false };
+  if (o.mode === "native") {
+    const calls = nativeCalls(ai, o.schemas);
+    if (calls.length) return { calls, content: text, fromText: false };
+  }
   const parsed = parseToolCalls(text, {
     schemas: o.schemas,
     ...(o.mode === "native" ? { toolNames: o.toolNames } : {}),
@@ -58,4 +61,29 @@ export function readReply(ai: AIMessage, o: ReadOptions): ReadReply {
     };
   }
   return { calls: [], content: text, fromText: false };
+}
+
+/**
+ * The API's calls, with those whose arguments the client could not parse as JSON (XML or other
+ * markup a server put in `function.arguments`: continue issue 11453) read by keel's parsers, in the
+ * order the server sent them, ids kept. A call whose arguments stay unreadable is left out here;
+ * the model hears about it from the empty turn.
+ */
+function nativeCalls(ai: AIMessage, schemas: ArgSchemas): ToolCall[] {
+  const valid = ai.tool_calls ?? [];
+  const invalid = ai.invalid_tool_calls ?? [];
+  if (invalid.length === 0) return valid;
+  const salvaged: ToolCall[] = [];
+  for (const bad of invalid) {
+    const args = bad.name && bad.args ? argumentsFromText(bad.name, bad.args, schemas) : undefined;
+    if (bad.name && args)
+      salvaged.push({ name: bad.name, args, ...(bad.id ? { id: bad.id } : {}), type: "tool_call" });
+  }
+  // The server's order: the raw calls as the client kept them (OpenAI's `tool_calls`), by id.
+  const raw = (ai.additional_kwargs?.tool_calls ?? []) as Array<{ id?: string }>;
+  const position = (c: ToolCall) => {
+    const at = raw.findIndex((r) => r.id !== undefined && r.id === c.id);
+    return at < 0 ? Number.MAX_SAFE_INTEGER : at;
+  };
+  return [...valid, ...salvaged].sort((a, b) => position(a) - position(b));
 }

@@ -1,6 +1,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { ThinkField } from "./capabilities.js";
-import { argumentsFromText } from "./tool-calls/parse.js";
+import type { ThinkField } from "../capabilities.js";
+import { argumentsFromText } from "../tool-calls/parse.js";
+import { createWireFetch } from "../wire.js";
+
+export { ModelTimeoutError } from "../wire.js";
 
 /**
  * A `fetch` for ChatOllama that repairs what it loses on the wire (ollama-protocol.md §3, §7),
@@ -13,13 +16,8 @@ import { argumentsFromText } from "./tool-calls/parse.js";
  *   answers (paired by order with the preceding assistant message's `tool_calls`);
  * - responses: a tool call whose `arguments` arrives as a JSON string is parsed into an object,
  *   so ChatOllama does not drop the call silently;
- * - both: a deadline for the first byte and between streamed lines, so a silent server fails
- *   with a timeout instead of hanging the run.
+ * - both: the deadlines of every provider's fetch (wire.ts).
  */
-
-export class ModelTimeoutError extends Error {
-  override name = "ModelTimeoutError";
-}
 
 interface WireToolCall {
   id?: string;
@@ -117,77 +115,16 @@ export function addThinking<
 
 /** Builds the repairing fetch. */
 export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
-  const base = opts.baseFetch ?? fetch;
-  return async (input, init) => {
-    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-    const isChat = /\/api\/chat$/.test(new URL(url).pathname);
-    let body = init?.body;
-    if (isChat && typeof body === "string") {
-      try {
-        const parsed = JSON.parse(body) as { messages?: WireMessage[]; format?: unknown };
-        if (Array.isArray(parsed.messages)) addToolIdentity(parsed.messages);
-        addThinking(parsed, opts.think, wireTurn.getStore());
-        body = JSON.stringify(parsed);
-      } catch {
-        // Leave a body we cannot read as it is.
-      }
-    }
-    const controller = new AbortController();
-    const signal = init?.signal
-      ? AbortSignal.any([init.signal, controller.signal])
-      : controller.signal;
-    const arm = (what: string) =>
-      setTimeout(
-        () =>
-          controller.abort(
-            new ModelTimeoutError(`no ${what} from ${url} within ${opts.timeoutMs} ms`),
-          ),
-        opts.timeoutMs,
-      );
-    let timer = arm("response");
-    let res: Response;
-    try {
-      res = await base(input, { ...init, body, signal });
-    } finally {
-      clearTimeout(timer);
-    }
-    if (!res.body || !isChat) return res;
-
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-    const decoder = new TextDecoder();
-    const encoder = new TextEncoder();
-    let pending = "";
-    const stream = new ReadableStream<Uint8Array>({
-      async pull(ctrl) {
-        timer = arm("data");
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            if (pending) ctrl.enqueue(encoder.encode(repairResponseLine(pending)));
-            ctrl.close();
-            return;
-          }
-          pending += decoder.decode(value, { stream: true });
-          const cut = pending.lastIndexOf("\n");
-          if (cut >= 0) {
-            const lines = pending.slice(0, cut).split("\n").map(repairResponseLine);
-            pending = pending.slice(cut + 1);
-            ctrl.enqueue(encoder.encode(lines.join("\n") + "\n"));
-          }
-        } catch (err) {
-          ctrl.error(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
-        } finally {
-          clearTimeout(timer);
-        }
-      },
-      cancel(reason) {
-        return reader.cancel(reason);
-      },
-    });
-    return new Response(stream, {
-      status: res.status,
-      statusText: res.statusText,
-      headers: res.headers,
-    });
-  };
+  return createWireFetch({
+    timeoutMs: opts.timeoutMs,
+    isChat: (pathname) => /\/api\/chat$/.test(pathname),
+    request: (body) => {
+      const parsed = body as { messages?: WireMessage[]; format?: unknown };
+      if (Array.isArray(parsed.messages)) addToolIdentity(parsed.messages);
+      addThinking(parsed, opts.think, wireTurn.getStore());
+      return body;
+    },
+    line: repairResponseLine,
+    ...(opts.baseFetch ? { baseFetch: opts.baseFetch } : {}),
+  });
 }

@@ -1,0 +1,39 @@
+/**
+ * An OpenAI-compatible server's chat model: `@langchain/openai`'s ChatOpenAI with keel's wire
+ * around it (deadlines, the server's quirks) and keel's retries instead of the SDK's.
+ */
+import { ChatOpenAI } from "@langchain/openai";
+import type { ChatModelFactory } from "../chat-model.js";
+import { createWireFetch } from "../wire.js";
+import { QUIRKS } from "./quirks.js";
+
+/**
+ * ChatOpenAI for the run's server. `streaming` stays off: with it on, `invoke` counts tokens with
+ * tiktoken, which downloads its tables and hangs offline (servers.md). The reply still streams
+ * wherever someone listens (LangGraph's `messages` mode, the CLI), through the chunk path, which asks
+ * for usage in the stream only where the server takes `stream_options`. It never retries by itself
+ * (keel's `withModelRetry` does, with the error classified) and sends the server's quirks on the wire.
+ */
+export const createOpenAIChatModel: ChatModelFactory = (s) => {
+  const quirks = QUIRKS[s.server ?? "generic"];
+  return new ChatOpenAI({
+    model: s.model,
+    temperature: s.temperature,
+    streamUsage: quirks.streamUsage,
+    maxRetries: 0,
+    apiKey: s.apiKey ?? "no-key",
+    configuration: {
+      baseURL: s.serverUrl ?? s.ollamaUrl,
+      fetch: createWireFetch({
+        timeoutMs: s.requestTimeoutMs,
+        isChat: (pathname) => pathname.endsWith("/chat/completions"),
+        request: (body) => {
+          if (!quirks.streamUsage) delete body.stream_options;
+          if (quirks.serialCalls && Array.isArray(body.tools) && body.tools.length > 0)
+            body.parallel_tool_calls = false;
+          return body;
+        },
+      }),
+    },
+  });
+};

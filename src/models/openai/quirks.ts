@@ -1,0 +1,121 @@
+/**
+ * What each OpenAI-compatible server needs, as named profiles (servers.md): the request options it
+ * takes, where it says its context size, and its own error texts mapped to what the user can do.
+ * Pure data and pure functions; discovery (probe.ts) picks the profile.
+ */
+
+/** The servers keel knows; `generic` is any other OpenAI-compatible server. */
+export const SERVER_KINDS = ["llama.cpp", "lmstudio", "vllm", "mlx", "generic"] as const;
+export type ServerKind = (typeof SERVER_KINDS)[number];
+
+export interface ServerQuirks {
+  /** What people call it. */
+  label: string;
+  /**
+   * Ask for usage in the stream (`stream_options.include_usage`). Without it there is no
+   * `usage.prompt_tokens` to check a prompt against; some servers answer 400 to the field
+   * (langchainjs 6533).
+   */
+  streamUsage: boolean;
+  /** Send `parallel_tool_calls: false` (servers whose parallel calls break under streaming). */
+  serialCalls: boolean;
+  /** How the user starts the server with tools on (README and error fixes). */
+  start: string;
+}
+
+export const QUIRKS: Record<ServerKind, ServerQuirks> = {
+  "llama.cpp": {
+    label: "llama.cpp llama-server",
+    streamUsage: true,
+    serialCalls: false,
+    start: "llama-server -m model.gguf --jinja -c 32768 --port 8080",
+  },
+  lmstudio: {
+    label: "LM Studio",
+    streamUsage: true,
+    // Parallel calls break under streaming (lmstudio-bug-tracker 759).
+    serialCalls: true,
+    start: "lms server start --port 1234 (load the model with a context length of 32768 or more)",
+  },
+  vllm: {
+    label: "vLLM",
+    streamUsage: true,
+    serialCalls: false,
+    start:
+      "vllm serve <model> --enable-auto-tool-choice --tool-call-parser <parser, e.g. hermes or qwen3_coder> --max-model-len 32768",
+  },
+  mlx: {
+    label: "mlx_lm.server",
+    streamUsage: false,
+    serialCalls: true,
+    start: "mlx_lm.server --model <model> --port 8080",
+  },
+  generic: {
+    label: "OpenAI-compatible server",
+    streamUsage: false,
+    serialCalls: false,
+    start: "start the server with tool calling enabled",
+  },
+};
+
+/** A server's error text → what keel makes of it and what the user can do. */
+export interface ServerErrorRule {
+  pattern: RegExp;
+  /** no_tools: native tool calling is off on this server (keel falls back to tools in the prompt). */
+  kind: "no_tools" | "truncated" | "bad_request";
+  fix: string;
+}
+
+export const SERVER_ERRORS: ServerErrorRule[] = [
+  {
+    pattern: /tools param requires --jinja/i,
+    kind: "no_tools",
+    fix: "start llama-server with --jinja for native tool calls (keel uses tools in the prompt until then)",
+  },
+  {
+    pattern: /tool choice requires --enable-auto-tool-choice/i,
+    kind: "no_tools",
+    fix: "start vLLM with --enable-auto-tool-choice --tool-call-parser <parser for the model, e.g. hermes, llama3_json, qwen3_coder> (keel uses tools in the prompt until then)",
+  },
+  {
+    pattern: /does not support tools|tool(?:s| calling) (?:is )?not supported/i,
+    kind: "no_tools",
+    fix: "choose a model whose chat template supports tools, or keep --tool-mode prompt",
+  },
+  {
+    pattern:
+      /exceeds? the available context size|maximum context length is|context length exceeded|prompt is too long|n_ctx/i,
+    kind: "truncated",
+    fix: "the prompt is larger than the server's context: lower --context-window, or restart the server with a larger context (llama-server -c, vLLM --max-model-len, LM Studio's context length)",
+  },
+  {
+    pattern: /JSON schema conversion failed|failed to convert.{0,40}schema|grammar/i,
+    kind: "bad_request",
+    fix: "the server could not turn a tool's JSON Schema into a grammar; run with --tool-mode prompt",
+  },
+  {
+    pattern: /stream_options/i,
+    kind: "bad_request",
+    fix: "the server rejects stream_options; tell keel which server it is or use a newer server version",
+  },
+];
+
+/** The rule an error message matches, if any. */
+export function serverErrorRule(message: string): ServerErrorRule | undefined {
+  return SERVER_ERRORS.find((r) => r.pattern.test(message));
+}
+
+/** Guesses the server from what it answered to discovery (see probe.ts). */
+export function serverKindOf(seen: {
+  props?: boolean;
+  lmstudioApi?: boolean;
+  maxModelLen?: boolean;
+  modelId: string;
+  ownedBy?: string;
+}): ServerKind {
+  if (seen.props) return "llama.cpp";
+  if (seen.lmstudioApi) return "lmstudio";
+  if (seen.maxModelLen || seen.ownedBy === "vllm") return "vllm";
+  if (/(^|\/)mlx-community\/|mlx/i.test(seen.modelId)) return "mlx";
+  return "generic";
+}

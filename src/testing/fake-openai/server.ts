@@ -1,0 +1,434 @@
+/**
+ * A fake OpenAI-compatible server: a real HTTP server on 127.0.0.1 that speaks `/v1/chat/completions`
+ * (SSE streaming and plain JSON) and `/v1/models` the way llama.cpp, LM Studio, vLLM and
+ * mlx_lm.server do, each with its own discovery endpoints and quirks (servers.md): llama.cpp's
+ * `/props` and `500 tools param requires --jinja flag`, vLLM's `max_model_len` and its auto tool
+ * choice error, LM Studio's `/api/v0/models`, servers that reject `stream_options`, and a prompt over
+ * the context refused with the server's own 400 (these servers do not cut it silently). Replies come
+ * from the same scripts as the fake Ollama (the request is shown to them as a `ChatView`), so a
+ * scenario runs against both.
+ */
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ServerKind } from "../../models/openai/quirks.js";
+import { KvCache, MACHINES } from "../fake-ollama/prefill.js";
+import { sleep } from "../fake-ollama/replies.js";
+import {
+  viewOf,
+  type AnswerReply,
+  type ChatBody,
+  type RecordedRequest,
+  type Reply,
+  type Script,
+  type WireMessage,
+} from "../fake-ollama/types.js";
+import { readBody } from "../http.js";
+
+export interface FakeOpenAIModel {
+  /** The context the server was started with (llama-server -c, vLLM --max-model-len). */
+  contextLength?: number;
+  /** The chat template llama.cpp's `/props` returns. */
+  template?: string;
+  /** Whether the template takes tools (llama.cpp's chat_template_caps, LM Studio's tool_use). */
+  tools?: boolean;
+  charsPerToken?: number;
+}
+
+export interface FakeOpenAIOptions {
+  /** The server imitated: its discovery endpoints and error texts (default llama.cpp). */
+  server?: ServerKind;
+  models?: Record<string, FakeOpenAIModel>;
+  script?: Script;
+  /** llama.cpp started without --jinja: tools are refused with a 500. */
+  requireJinja?: boolean;
+  /** vLLM started without --enable-auto-tool-choice: tools are refused with a 400. */
+  noAutoToolChoice?: boolean;
+  /** Answer 400 to `stream_options` (default: for the generic and mlx servers). */
+  rejectStreamOptions?: boolean;
+  /** Require this bearer token. */
+  apiKey?: string;
+}
+
+/** An OpenAI chat request as received. */
+export interface OpenAIChatBody {
+  model: string;
+  messages: Array<{
+    role: string;
+    content?: string | Array<{ type: string; text?: string }> | null;
+    tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+    tool_call_id?: string;
+    reasoning_content?: string;
+  }>;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  tools?: ChatBody["tools"];
+  tool_choice?: unknown;
+  parallel_tool_calls?: boolean;
+  response_format?: { type: string; json_schema?: { schema?: unknown } };
+  temperature?: number;
+}
+
+export interface FakeOpenAI {
+  /** The server's root, e.g. http://127.0.0.1:40123 (llama.cpp's /props lives here). */
+  url: string;
+  /** The `/v1` root clients are given (`--base-url`). */
+  baseUrl: string;
+  requests: RecordedRequest[];
+  /** The chat request bodies, in order (only model turns with `turnsOnly`: no response_format). */
+  chatBodies(opts?: { turnsOnly?: boolean }): OpenAIChatBody[];
+  violations: string[];
+  setScript(script: Script): void;
+  inject(...replies: Reply[]): void;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_OPENAI_MODELS: Record<string, FakeOpenAIModel> = {
+  "qwen2.5-coder-7b-instruct": {
+    contextLength: 32768,
+    template:
+      "{%- if tools %}<|im_start|>system\n<tools>{{ tools }}</tools> Return <tool_call>{...}</tool_call>{%- endif %}",
+    tools: true,
+  },
+  "llama-3.2-3b-instruct": {
+    contextLength: 8192,
+    template: "{{- '<|start_header_id|>' }}{%- if tools %}{{ tools }}{% endif %}",
+    tools: true,
+  },
+};
+
+/** mlx_lm.server names models by their Hugging Face repository. */
+export const DEFAULT_MLX_MODELS: Record<string, FakeOpenAIModel> = {
+  "mlx-community/Qwen2.5-Coder-7B-Instruct-4bit": { contextLength: 32768, tools: true },
+};
+
+const id = (prefix: string) => `${prefix}${randomBytes(6).toString("hex")}`;
+
+/** The body each server sends with an error status. */
+function errorBody(server: ServerKind, status: number, message: string): unknown {
+  if (server === "vllm")
+    return { object: "error", message, type: "BadRequestError", param: null, code: status };
+  if (server === "llama.cpp")
+    return {
+      error: {
+        code: status,
+        message,
+        type: status >= 500 ? "server_error" : "invalid_request_error",
+      },
+    };
+  return { error: { message, type: "invalid_request_error", param: null, code: null } };
+}
+
+function sendJson(res: ServerResponse, status: number, obj: unknown): void {
+  const text = JSON.stringify(obj);
+  res.writeHead(status, { "Content-Type": "application/json; charset=utf-8" });
+  res.end(text);
+}
+
+/** The request as a script sees it: Ollama's shape (arguments as objects, tools by name). */
+export function asChatBody(b: OpenAIChatBody): ChatBody {
+  const names = new Map<string, string>();
+  const messages: WireMessage[] = b.messages.map((m) => {
+    const content =
+      typeof m.content === "string"
+        ? m.content
+        : Array.isArray(m.content)
+          ? m.content.map((p) => p.text ?? "").join("")
+          : "";
+    const out: WireMessage = { role: m.role, content };
+    if (m.tool_calls?.length) {
+      out.tool_calls = m.tool_calls.map((c) => {
+        names.set(c.id, c.function.name);
+        let args: unknown = c.function.arguments;
+        try {
+          args = JSON.parse(c.function.arguments);
+        } catch {
+          // arguments a client sent as text stay text
+        }
+        return { id: c.id, function: { name: c.function.name, arguments: args } };
+      });
+    }
+    if (m.tool_call_id) {
+      out.tool_call_id = m.tool_call_id;
+      const name = names.get(m.tool_call_id);
+      if (name) out.tool_name = name;
+    }
+    if (m.reasoning_content) out.thinking = m.reasoning_content;
+    return out;
+  });
+  const schema = b.response_format?.json_schema?.schema;
+  return {
+    model: b.model,
+    messages,
+    ...(b.tools ? { tools: b.tools } : {}),
+    ...(schema
+      ? { format: schema }
+      : b.response_format?.type === "json_object"
+        ? { format: "json" }
+        : {}),
+    stream: b.stream === true,
+  };
+}
+
+/** Starts the fake on 127.0.0.1 with an OS-assigned port. */
+export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
+  const kind = opts.server ?? "llama.cpp";
+  const models = opts.models ?? (kind === "mlx" ? DEFAULT_MLX_MODELS : DEFAULT_OPENAI_MODELS);
+  const rejectStreamOptions = opts.rejectStreamOptions ?? (kind === "generic" || kind === "mlx");
+  let script: Script = opts.script ?? (() => ({ content: "Hello from the scripted fake model." }));
+  const queue: Reply[] = [];
+  const requests: RecordedRequest[] = [];
+  const violations: string[] = [];
+  const hanging = new Set<ServerResponse>();
+  const cache = new KvCache(MACHINES.gpu, (name) => models[name]?.charsPerToken ?? 4);
+  const fail = (res: ServerResponse, status: number, message: string) =>
+    sendJson(res, status, errorBody(kind, status, message));
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const { body } = await readBody(req);
+    const url = new URL(req.url ?? "/", "http://x");
+    requests.push({
+      method: req.method ?? "GET",
+      path: url.pathname,
+      prefix: "",
+      headers: req.headers,
+      body,
+      at: Date.now(),
+    });
+    if (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`)
+      return fail(res, 401, "Invalid API Key");
+    const route = url.pathname;
+    if (req.method === "GET" && route === "/v1/models") {
+      return sendJson(res, 200, {
+        object: "list",
+        data: Object.entries(models).map(([name, m]) => ({
+          id: name,
+          object: "model",
+          created: 1_763_900_000,
+          owned_by:
+            kind === "vllm" ? "vllm" : kind === "llama.cpp" ? "llamacpp" : "organization_owner",
+          ...(kind === "vllm" ? { max_model_len: m.contextLength ?? 8192 } : {}),
+          ...(kind === "llama.cpp" ? { meta: { n_ctx_train: 131072 } } : {}),
+        })),
+      });
+    }
+    if (req.method === "GET" && route === "/props" && kind === "llama.cpp") {
+      const [name, m] = Object.entries(models)[0]!;
+      return sendJson(res, 200, {
+        default_generation_settings: { n_ctx: m.contextLength ?? 8192 },
+        total_slots: 1,
+        model_path: `/models/${name}.gguf`,
+        chat_template: m.template ?? "{{ messages }}",
+        chat_template_caps: {
+          supports_tools: m.tools ?? true,
+          supports_tool_calls: m.tools ?? true,
+        },
+      });
+    }
+    if (req.method === "GET" && route.startsWith("/api/v0/models/") && kind === "lmstudio") {
+      const name = decodeURIComponent(route.slice("/api/v0/models/".length));
+      const m = models[name];
+      if (!m) return fail(res, 404, `Model "${name}" not found`);
+      return sendJson(res, 200, {
+        id: name,
+        object: "model",
+        type: "llm",
+        arch: "qwen2",
+        state: "loaded",
+        max_context_length: 131072,
+        loaded_context_length: m.contextLength ?? 8192,
+        capabilities: m.tools === false ? [] : ["tool_use"],
+      });
+    }
+    if (req.method === "POST" && route === "/v1/chat/completions") return chat(body, res);
+    fail(res, 404, `File Not Found`);
+  };
+
+  const chat = async (body: unknown, res: ServerResponse) => {
+    if (
+      typeof body !== "object" ||
+      body === null ||
+      !Array.isArray((body as OpenAIChatBody).messages)
+    )
+      return fail(res, 400, "'messages' is required");
+    const b = body as OpenAIChatBody;
+    const model = models[b.model];
+    if (!model) return fail(res, 404, `The model \`${b.model}\` does not exist.`);
+    if (b.stream_options && rejectStreamOptions)
+      return fail(res, 400, "Unrecognized request argument supplied: stream_options");
+    if (b.tools?.length && opts.requireJinja)
+      return fail(res, 500, "tools param requires --jinja flag");
+    if (b.tools?.length && opts.noAutoToolChoice)
+      return fail(
+        res,
+        400,
+        '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+      );
+    const chatBody = asChatBody(b);
+    const context = model.contextLength ?? 8192;
+    const account = cache.prefill(
+      b.model,
+      { ...chatBody, options: { num_ctx: Infinity } },
+      Infinity,
+    );
+    if (account.promptTokens > context) {
+      return fail(
+        res,
+        400,
+        kind === "vllm"
+          ? `This model's maximum context length is ${context} tokens. However, you requested ${account.promptTokens} tokens in the messages. Please reduce the length of the messages.`
+          : "the request exceeds the available context size, try increasing it",
+      );
+    }
+    const view = viewOf(chatBody, "", { truncated: false, promptTokens: account.promptTokens });
+    const reply = queue.length ? queue.shift()! : await script(view);
+    if ("fault" in reply) {
+      switch (reply.fault) {
+        case "status":
+          if (reply.delayMs) await sleep(reply.delayMs);
+          return fail(res, reply.status, reply.error);
+        case "reset-before":
+          res.socket?.destroy();
+          return;
+        case "hang":
+          hanging.add(res);
+          return;
+        default:
+          return fail(res, 500, `fake-openai: fault ${reply.fault} is not imitated`);
+      }
+    }
+    const unknown = (reply.toolCalls ?? []).find(
+      (c) => !reply.allowUnknownTools && !view.toolNames.includes(c.name),
+    );
+    if (unknown) {
+      const why = `script called tool "${unknown.name}" which the request did not offer (offered: ${view.toolNames.join(", ") || "none"})`;
+      violations.push(why);
+      return fail(res, 500, `fake-openai: ${why}`);
+    }
+    const content = reply.content ?? "";
+    const calls = (reply.toolCalls ?? []).map((c) => ({
+      id: id("call_"),
+      type: "function",
+      function: {
+        name: c.name,
+        arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
+      },
+    }));
+    const record = account.finish({
+      content,
+      ...(calls.length
+        ? {
+            tool_calls: calls.map((c) => ({
+              function: { name: c.function.name, arguments: c.function.arguments },
+            })),
+          }
+        : {}),
+    });
+    const usage = {
+      prompt_tokens: record.promptTokens,
+      completion_tokens: record.generatedTokens,
+      total_tokens: record.promptTokens + record.generatedTokens,
+    };
+    const finish = calls.length ? "tool_calls" : (reply.doneReason ?? "stop");
+    if (reply.delayMs) await sleep(reply.delayMs);
+    if (b.stream) return stream(res, b, reply, content, calls, finish, usage);
+    sendJson(res, 200, {
+      id: id("chatcmpl-"),
+      object: "chat.completion",
+      created: Math.floor(Date.now() / 1000),
+      model: b.model,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: "assistant",
+            content: content || (calls.length ? null : ""),
+            ...(reply.thinking ? { reasoning_content: reply.thinking } : {}),
+            ...(calls.length ? { tool_calls: calls } : {}),
+          },
+          finish_reason: finish,
+        },
+      ],
+      usage,
+    });
+  };
+
+  const stream = (
+    res: ServerResponse,
+    b: OpenAIChatBody,
+    reply: AnswerReply,
+    content: string,
+    calls: Array<{ id: string; type: string; function: { name: string; arguments: string } }>,
+    finish: string,
+    usage: Record<string, number>,
+  ) => {
+    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+    const chatId = id("chatcmpl-");
+    const created = Math.floor(Date.now() / 1000);
+    const event = (delta: unknown, finishReason: string | null = null) =>
+      res.write(
+        `data: ${JSON.stringify({
+          id: chatId,
+          object: "chat.completion.chunk",
+          created,
+          model: b.model,
+          choices: [{ index: 0, delta, finish_reason: finishReason }],
+        })}\n\n`,
+      );
+    event({ role: "assistant", content: "" });
+    if (reply.thinking) event({ reasoning_content: reply.thinking });
+    const pieces = Math.max(1, reply.pieces ?? 3);
+    const size = Math.ceil(content.length / pieces) || 1;
+    for (let i = 0; i < content.length; i += size) event({ content: content.slice(i, i + size) });
+    calls.forEach((c, index) => {
+      event({
+        tool_calls: [
+          { index, id: c.id, type: "function", function: { name: c.function.name, arguments: "" } },
+        ],
+      });
+      const half = Math.ceil(c.function.arguments.length / 2);
+      for (const part of [c.function.arguments.slice(0, half), c.function.arguments.slice(half)])
+        if (part) event({ tool_calls: [{ index, function: { arguments: part } }] });
+    });
+    event({}, finish);
+    if (b.stream_options?.include_usage)
+      res.write(
+        `data: ${JSON.stringify({ id: chatId, object: "chat.completion.chunk", created, model: b.model, choices: [], usage })}\n\n`,
+      );
+    res.write("data: [DONE]\n\n");
+    res.end();
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) fail(res, 500, `fake-openai: ${(err as Error).message}`);
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const root = `http://127.0.0.1:${port}`;
+  const chatBodies = (o?: { turnsOnly?: boolean }) =>
+    requests
+      .filter((r) => r.method === "POST" && r.path === "/v1/chat/completions")
+      .map((r) => r.body as OpenAIChatBody)
+      .filter((b) => !o?.turnsOnly || b.response_format === undefined);
+  return {
+    url: root,
+    baseUrl: `${root}/v1`,
+    requests,
+    chatBodies,
+    violations,
+    setScript: (s) => {
+      script = s;
+    },
+    inject: (...replies) => {
+      queue.push(...replies);
+    },
+    close: async () => {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
