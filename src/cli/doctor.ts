@@ -4,6 +4,7 @@
  */
 import pc from "picocolors";
 import { readableRoots } from "../sandbox/policy.js";
+import type { Provider } from "../run/settings.js";
 import { machine, probeSandbox, type SandboxStatus } from "../sandbox/runtime.js";
 
 export interface DoctorReport {
@@ -15,21 +16,36 @@ export interface DoctorReport {
 }
 
 /** Checks the sandbox and the model server; never throws. */
-export async function runDoctor(serverUrl: string): Promise<DoctorReport> {
-  const [sandbox, server] = await Promise.all([probeSandbox(), pingServer(serverUrl)]);
-  return { node: process.version, sandbox, readable: readableRoots(machine()), server };
+export async function runDoctor(server: {
+  provider: Provider;
+  url: string;
+  apiKey?: string;
+}): Promise<DoctorReport> {
+  const [sandbox, reached] = await Promise.all([probeSandbox(), pingServer(server)]);
+  return { node: process.version, sandbox, readable: readableRoots(machine()), server: reached };
 }
 
-async function pingServer(url: string): Promise<DoctorReport["server"]> {
+/** Ollama's `/api/version`, or an OpenAI-compatible server's `/v1/models`. */
+async function pingServer(s: {
+  provider: Provider;
+  url: string;
+  apiKey?: string;
+}): Promise<DoctorReport["server"]> {
+  const { url } = s;
+  const openai = s.provider === "openai";
   try {
-    const res = await fetch(`${url.replace(/\/$/, "")}/api/version`, {
+    const res = await fetch(`${url.replace(/\/$/, "")}${openai ? "/models" : "/api/version"}`, {
       signal: AbortSignal.timeout(3000),
+      ...(s.apiKey ? { headers: { Authorization: `Bearer ${s.apiKey}` } } : {}),
     });
-    const body = res.ok ? ((await res.json()) as { version?: string }) : {};
+    if (!res.ok) return { url, reachable: false, detail: `answered ${res.status}` };
+    const body = (await res.json()) as { version?: string; data?: unknown[] };
     return {
       url,
-      reachable: res.ok,
-      detail: res.ok ? `version ${body.version ?? "?"}` : `answered ${res.status}`,
+      reachable: true,
+      detail: openai
+        ? `OpenAI-compatible, ${body.data?.length ?? 0} models`
+        : `Ollama ${body.version ?? "?"}`,
     };
   } catch (e) {
     return { url, reachable: false, detail: `not reachable (${(e as Error).message})` };

@@ -6,7 +6,7 @@ import { createInterface } from "node:readline/promises";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import pc from "picocolors";
 import { ContextSchema, settingDefault } from "../agent/context.js";
-import { DEFAULT_MODEL, DEFAULT_OLLAMA_URL } from "../run/settings.js";
+import { DEFAULT_MODEL } from "../run/settings.js";
 import { readEnv } from "../env.js";
 import { CheckpointUrlError, defaultCheckpoints } from "../persistence/checkpointer.js";
 import { PersistenceError } from "../persistence/open.js";
@@ -345,15 +345,20 @@ Examples:
       }
     });
 
-  cli
+  const doctor = cli
     .command("doctor")
     .description(
       "Check this machine: the OS sandbox for commands (with a real sandboxed command), what commands may read, and the model server",
-    )
-    .option("--ollama-url <url>", `Ollama server (default: $OLLAMA_HOST or ${DEFAULT_OLLAMA_URL})`)
+    );
+  addServerOptions(doctor, false)
     .option("--json", "print the report as JSON")
-    .action(async (flags: { ollamaUrl?: string; json?: boolean }) => {
-      const report = await runDoctor(flags.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL);
+    .action(async (flags: ServerFlags & { json?: boolean }) => {
+      const server = serverSettings(flags);
+      const report = await runDoctor({
+        provider: server.provider,
+        url: serverUrlOf(server),
+        ...(server.apiKey ? { apiKey: server.apiKey } : {}),
+      });
       process.stdout.write(`${flags.json ? JSON.stringify(report) : formatDoctor(report)}\n`);
       process.exitCode = report.sandbox.ok ? 0 : 1;
     });

@@ -87,6 +87,17 @@ describe("keel on an OpenAI-compatible server", () => {
     expect(rows[1]).toMatchObject({ format: "llama3-json" });
     const text = await runKeel(["models", "--provider", "openai", "--base-url", f.baseUrl]);
     expect(text.stdout).toMatch(/LM Studio at http/);
+    const doctor = await runKeel([
+      "doctor",
+      "--provider",
+      "openai",
+      "--base-url",
+      f.baseUrl,
+      "--json",
+    ]);
+    expect(doctor.json).toMatchObject({
+      server: { reachable: true, detail: "OpenAI-compatible, 2 models" },
+    });
     const help = await runKeel(["models", "--help"]);
     expect(help.stdout).toMatch(/llama-server -m model\.gguf --jinja/);
     expect(help.stdout).toMatch(/--enable-auto-tool-choice/);
