@@ -90,6 +90,8 @@ export const CoderState = new StateSchema({
   request: z.string().default(""),
   /** The workspace's top level when the run started. Written by intent-classify; read by act's prompt. */
   workspaceAtStart: z.string().default(""),
+  /** The project's instructions (AGENTS.md), capped, as of the request. Written by intent-classify; read by act's prompt. */
+  instructions: z.string().default(""),
   /** Intent and how it was decided. Written by intent-classify; read by plan, act (toolset, prompt), routers. */
   intent: IntentSchema.optional(),
   /** Short plan. Written by plan (and recover via re-plan); read by act's prompt. */

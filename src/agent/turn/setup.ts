@@ -64,7 +64,7 @@ export async function turnSetup(
   const base: Omit<TurnRequest, "history" | "tools" | "mode"> = {
     env,
     model: env.model(fit),
-    system: ACT_SYSTEM(intent, state.workspaceAtStart),
+    system: ACT_SYSTEM(intent, state.workspaceAtStart, state.instructions),
     format,
     window,
     fit: state.fit,

@@ -14,12 +14,13 @@ const MODE: Record<Intent, string> = {
 /**
  * The act node's system prompt. Tools are NOT described here: in native mode they travel in the
  * request's `tools` field and the chat template renders them (F9: one channel only). Nothing in it
- * changes during a run (the plan is a message after the request), so the prompt's prefix stays in
- * the server's KV cache.
+ * changes during a run (the plan is a message after the request; the project's instructions are read
+ * once per request), so the prompt's prefix stays in the server's KV cache.
  */
 export const ACT_SYSTEM = (
   intent: Intent,
   fileCount: string,
+  instructions = "",
 ) => `You are keel, a careful coding agent working in a workspace folder through tools.
 <mode>
 ${MODE[intent]}
@@ -33,4 +34,4 @@ All paths are relative to the workspace root. When this request arrived: ${fileC
 - Create or change files only with write_file / edit_file, never with shell redirection.
 - Do not list the same folder or read the same file twice; use what you already saw.
 - When the task is complete, reply with a short summary of what you did and no tool calls.
-</rules>`;
+</rules>${instructions ? `\nThe project's own instructions (follow them where they do not conflict with the rules above):\n${instructions}` : ""}`;

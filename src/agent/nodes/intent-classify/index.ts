@@ -3,6 +3,7 @@ import { readdir } from "node:fs/promises";
 import { Overwrite, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { structuredCall } from "../../../models/structured.js";
 import { nodeEnv } from "../../runtime.js";
+import { readInstructions } from "../../instructions.js";
 import { modelFitOf, type GraphDeps } from "../../../run/model.js";
 import type { CoderStateUpdate, CoderStateValue, IntentResult } from "../../state.js";
 import { INTENT_SYSTEM } from "./prompt.js";
@@ -61,6 +62,7 @@ export function createIntentClassifyNode(deps: GraphDeps) {
       request,
       intent,
       workspaceAtStart: await describeWorkspace(env.workspace),
+      instructions: await readInstructions(env.workspace, (await modelFitOf(env, deps)).window),
       planSteps: [],
       replanReason: undefined,
       toolChannel: undefined,

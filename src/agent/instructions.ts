@@ -1,0 +1,40 @@
+/**
+ * Project instructions: the workspace's `AGENTS.md` (or, where there is none, `CLAUDE.md` or
+ * `GEMINI.md`), read once when a request starts and kept in the thread's state, so every turn of the
+ * run — and a resumed run — sends the same system prompt (the server's KV cache keeps its prefix).
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+
+/** The files read, first found wins. */
+export const INSTRUCTION_FILES = ["AGENTS.md", "CLAUDE.md", "GEMINI.md"];
+
+/** Most of the window project instructions may take. */
+export const INSTRUCTIONS_SHARE = 0.15;
+/** Characters per token keel assumes for the cap (its estimate elsewhere is 3.5). */
+const CHARS_PER_TOKEN = 3.5;
+
+/** The instructions as the system prompt carries them, capped; "" when the workspace has none. */
+export async function readInstructions(workspace: string, window: number): Promise<string> {
+  for (const name of INSTRUCTION_FILES) {
+    let text: string;
+    try {
+      text = await readFile(path.join(workspace, name), "utf8");
+    } catch {
+      continue;
+    }
+    return instructionsBlock(name, text, Math.floor(window * INSTRUCTIONS_SHARE * CHARS_PER_TOKEN));
+  }
+  return "";
+}
+
+/** The prompt section for one file's text, cut at `maxChars` on a line boundary with a note. */
+export function instructionsBlock(file: string, text: string, maxChars: number): string {
+  let body = text.trim();
+  if (!body) return "";
+  if (body.length > maxChars) {
+    const cut = body.lastIndexOf("\n", maxChars);
+    body = `${body.slice(0, cut > maxChars / 2 ? cut : maxChars)}\n[... ${file} cut here: ${text.length} characters in all; read the file for the rest]`;
+  }
+  return `<project_instructions file="${file}">\n${body}\n</project_instructions>`;
+}
