@@ -2,6 +2,8 @@
  * The one module that reads `process.env`. Everything else receives these values as arguments, so
  * graphs behave the same in the CLI, in tests and on the LangGraph server.
  */
+import { homedir } from "node:os";
+import { userSettingsPath } from "./run/settings-file.js";
 import { commandEnv } from "./sandbox/policy.js";
 
 export interface KeelEnv {
@@ -19,6 +21,8 @@ export interface KeelEnv {
   ci: boolean;
   /** The environment commands run with: `PASSED_ENV`'s variables only (no API keys or tokens). */
   commandEnv: Record<string, string>;
+  /** The user's settings file (`$XDG_CONFIG_HOME/keel/settings.json`, default under `~/.config`). */
+  userSettingsFile: string;
 }
 
 /** Reads keel's environment variables once. */
@@ -31,6 +35,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): KeelEnv {
     apiKey: env.OPENAI_API_KEY || undefined,
     ci: Boolean(env.CI),
     commandEnv: commandEnv(env),
+    userSettingsFile: userSettingsPath(env.HOME || homedir(), env.XDG_CONFIG_HOME),
   };
 }
 

@@ -46,7 +46,7 @@ export type { GraphDeps } from "./run/model.js";
 export { ALL_TOOLS, toolsForIntent, lookupTool, validateArgs } from "./tools/registry.js";
 export type { KeelTool, ToolResult, ToolContext, ToolClass } from "./tools/types.js";
 export { createOllamaChatModel } from "./models/ollama/chat-model.js";
-export { createOpenAIChatModel } from "./models/openai/chat-model.js";
+export { createOpenAIChatModel, loadOpenAIProvider } from "./models/openai/chat-model.js";
 export {
   createChatModel,
   type ChatModelFactory,

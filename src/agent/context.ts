@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import {
-  envDefaults,
+  layered,
   ModelSettingsSchema,
   parseSettings,
   type SettingsSource,
@@ -156,7 +156,7 @@ export function recursionLimitFor(s: Pick<Settings, "maxTurns" | "maxToolCalls">
 
 /** The invoke/stream config of a coder run: thread, validated context and the derived recursion limit. */
 export function runConfig(threadId: string, input: SettingsInput) {
-  const parsed = ContextSchema.parse({ ...envDefaults(), ...input });
+  const parsed = ContextSchema.parse(layered(ContextSchema, input));
   // LangGraph's context type wants every key present, optional ones as explicit undefined.
   const context = {
     ...parsed,

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import {
   DEFAULT_MODEL,
-  envDefaults,
+  layered,
   ModelSettingsSchema,
   parseSettings,
   type SettingsSource,
@@ -60,7 +60,7 @@ export const analystSettingsFrom = (config?: SettingsSource) =>
 
 /** The invoke/stream config of an analysis run. Each unit batch and folder batch is one step. */
 export function analystRunConfig(threadId: string, input: AnalystSettingsInput) {
-  const parsed = AnalystContextSchema.parse({ ...envDefaults(), ...input });
+  const parsed = AnalystContextSchema.parse(layered(AnalystContextSchema, input));
   return {
     configurable: { thread_id: threadId },
     context: {

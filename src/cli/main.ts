@@ -5,11 +5,13 @@ import path from "node:path";
 import { createInterface } from "node:readline/promises";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import pc from "picocolors";
+import { ZodError } from "zod";
 import { ContextSchema, settingDefault } from "../agent/context.js";
 import { DEFAULT_MODEL } from "../run/settings.js";
 import { readEnv } from "../env.js";
 import { CheckpointUrlError, defaultCheckpoints } from "../persistence/checkpointer.js";
 import { PersistenceError } from "../persistence/open.js";
+import { SettingsFileError } from "../run/settings-file.js";
 import { formatAnalyzeOutcome, runAnalyze } from "./analyze.js";
 import { runDemo } from "./demo.js";
 import { formatDoctor, runDoctor } from "./doctor.js";
@@ -18,8 +20,9 @@ import { installCtrlC } from "./interrupt.js";
 import { formatModels, listModels, ModelServerError, startCommands } from "./models.js";
 import {
   addServerOptions,
+  checkSettingsFiles,
+  resolvedServer,
   serverSettings,
-  serverUrlOf,
   type ServerFlags,
 } from "./server-options.js";
 import { runSession, UsageError, type RunOutcome } from "./session.js";
@@ -104,6 +107,7 @@ async function runCommand(request: string | undefined, flags: RunFlags): Promise
       `workspace ${workspace} is not an existing folder; create it or pass --workspace <dir>`,
     );
   }
+  checkSettingsFiles(workspace);
   const env = readEnv();
   const interactive = !flags.json && Boolean(process.stdin.isTTY) && !env.ci;
   const rl = interactive
@@ -125,11 +129,11 @@ async function runCommand(request: string | undefined, flags: RunFlags): Promise
         ...(flags.toolMode ? { toolMode: flags.toolMode } : {}),
         ...(flags.think ? { think: flags.think } : {}),
         ...(flags.contextWindow ? { contextWindow: flags.contextWindow } : {}),
-        autoApprove: Boolean(flags.yes),
+        ...(flags.yes ? { autoApprove: true } : {}),
         ...(flags.allowRead ? { allowRead: flags.allowRead.map((p) => path.resolve(p)) } : {}),
         ...(flags.allowWrite ? { allowWrite: flags.allowWrite.map((p) => path.resolve(p)) } : {}),
         ...(flags.allowHost ? { allowHosts: flags.allowHost } : {}),
-        runCommandsUnsandboxed: Boolean(flags.runCommandsUnsandboxed),
+        ...(flags.runCommandsUnsandboxed ? { runCommandsUnsandboxed: true } : {}),
       },
       log,
       ask: rl ? (q) => rl.question(`${pc.cyan("?")} ${q}\n> `) : undefined,
@@ -290,6 +294,7 @@ Examples:
           json?: boolean;
         },
       ) => {
+        checkSettingsFiles(path.resolve(dir));
         const stop = installCtrlC((line) => process.stderr.write(`\n${line}\n`));
         try {
           const outcome = await runAnalyze({
@@ -331,10 +336,10 @@ Examples:
       `\nStarting an OpenAI-compatible server with tool calling:\n${startCommands()}`,
     )
     .action(async (flags: ServerFlags & { json?: boolean }) => {
-      const server = serverSettings(flags);
-      const url = serverUrlOf(server);
+      const server = resolvedServer(flags);
+      const url = server.url;
       try {
-        const rows = await listModels({ ...server, url });
+        const rows = await listModels(server);
         process.stdout.write(
           `${flags.json ? JSON.stringify(rows) : formatModels(rows, url, server.provider)}\n`,
         );
@@ -353,12 +358,7 @@ Examples:
   addServerOptions(doctor, false)
     .option("--json", "print the report as JSON")
     .action(async (flags: ServerFlags & { json?: boolean }) => {
-      const server = serverSettings(flags);
-      const report = await runDoctor({
-        provider: server.provider,
-        url: serverUrlOf(server),
-        ...(server.apiKey ? { apiKey: server.apiKey } : {}),
-      });
+      const report = await runDoctor(resolvedServer(flags));
       process.stdout.write(`${flags.json ? JSON.stringify(report) : formatDoctor(report)}\n`);
       process.exitCode = report.sandbox.ok ? 0 : 1;
     });
@@ -392,7 +392,17 @@ async function main(): Promise<void> {
       process.exitCode = 4;
       return;
     }
-    if (err instanceof UsageError || err instanceof CheckpointUrlError) {
+    if (err instanceof ZodError) {
+      const issues = err.issues.map((i) => `${i.path.join(".") || "settings"}: ${i.message}`);
+      process.stderr.write(`keel: invalid settings: ${issues.join("; ")}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    if (
+      err instanceof UsageError ||
+      err instanceof CheckpointUrlError ||
+      err instanceof SettingsFileError
+    ) {
       process.stderr.write(`keel: ${err.message}\n`);
       process.exitCode = 2;
       return;

@@ -1,18 +1,22 @@
 /**
  * The model-server options every command shares (`--provider`, `--model`, `--ollama-url`,
- * `--base-url`, `--api-key`) and the settings they give, with the environment's defaults. One
- * definition for `keel run`, `keel analyze` and `keel models`.
+ * `--base-url`, `--api-key`), the settings they give, the server they resolve to with the
+ * environment and the settings files beneath them, and the check of those files. One definition for
+ * `keel run`, `keel analyze`, `keel models` and `keel doctor`.
  */
 import { Option, type Command } from "commander";
-import { readEnv } from "../env.js";
+import { ContextSchema } from "../agent/context.js";
+import { AnalystContextSchema } from "../analysis/context.js";
+import { fileSettings } from "../run/settings-file.js";
 import {
   DEFAULT_BASE_URL,
-  DEFAULT_MODEL,
   DEFAULT_OLLAMA_URL,
+  ModelSettingsSchema,
+  parseSettings,
   PROVIDERS,
+  settingsFiles,
   type Provider,
 } from "../run/settings.js";
-import { UsageError } from "./session.js";
 
 export interface ServerFlags {
   provider?: Provider;
@@ -43,26 +47,44 @@ export function addServerOptions(cmd: Command, model: string | false): Command {
     );
 }
 
-/** The run settings the flags and the environment give (flags first). */
-export function serverSettings(flags: ServerFlags) {
-  const env = readEnv();
-  const provider = flags.provider ?? env.provider ?? "ollama";
-  if (!(PROVIDERS as readonly string[]).includes(provider)) {
-    throw new UsageError(
-      `KEEL_PROVIDER=${provider} is not a provider; use ${PROVIDERS.join(" or ")}`,
-    );
-  }
-  const baseUrl = flags.baseUrl ?? env.baseUrl;
-  const apiKey = flags.apiKey ?? env.apiKey;
+/**
+ * The settings the flags give, and nothing else: the environment, the settings files and the
+ * defaults apply beneath them when the run's settings are parsed.
+ */
+export function serverSettings(flags: ServerFlags): ServerFlags {
+  return Object.fromEntries(
+    (["provider", "model", "ollamaUrl", "baseUrl", "apiKey"] as const)
+      .filter((k) => flags[k] !== undefined)
+      .map((k) => [k, flags[k]]),
+  );
+}
+
+/** The server the flags, the environment and the settings files of `dir` name. */
+export function resolvedServer(flags: ServerFlags, dir = ".") {
+  checkSettingsFiles(dir);
+  const s = parseSettings(ModelSettingsSchema, {
+    context: { ...serverSettings(flags), workspace: dir },
+  });
   return {
-    provider: provider as Provider,
-    model: flags.model ?? env.model ?? DEFAULT_MODEL,
-    ollamaUrl: flags.ollamaUrl ?? env.ollamaHost ?? DEFAULT_OLLAMA_URL,
-    ...(baseUrl ? { baseUrl } : {}),
-    ...(apiKey ? { apiKey } : {}),
+    provider: s.provider,
+    url: s.serverUrl,
+    model: s.model,
+    ...(s.apiKey ? { apiKey: s.apiKey } : {}),
   };
 }
 
-/** The URL of the server the settings name. */
-export const serverUrlOf = (s: ReturnType<typeof serverSettings>): string =>
-  s.provider === "openai" ? (s.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "") : s.ollamaUrl;
+/** Every setting a settings file may hold (the coder's and the analyst's). */
+const KNOWN = new Set([
+  ...Object.keys(ContextSchema.shape),
+  ...Object.keys(AnalystContextSchema.shape),
+]);
+
+/**
+ * Checks the settings files `dir`'s runs would read, with unknown fields refused (a typo would
+ * otherwise be ignored). Throws `SettingsFileError` naming the file and the field.
+ */
+export function checkSettingsFiles(dir: string): void {
+  const files = settingsFiles({ workspace: dir });
+  fileSettings(ContextSchema, files, KNOWN);
+  fileSettings(AnalystContextSchema, files, KNOWN);
+}

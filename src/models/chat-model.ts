@@ -6,7 +6,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { Provider } from "../run/settings.js";
 import type { ThinkField } from "./capabilities.js";
 import { createOllamaChatModel } from "./ollama/chat-model.js";
-import { createOpenAIChatModel } from "./openai/chat-model.js";
+import { createOpenAIChatModel, loadOpenAIProvider } from "./openai/chat-model.js";
 import type { ServerKind } from "./openai/quirks.js";
 
 export interface ChatModelSettings {
@@ -32,6 +32,11 @@ export type ChatModelFactory = (s: ChatModelSettings) => BaseChatModel;
 /** The provider's model with keel's wire fixes. */
 export const createChatModel: ChatModelFactory = (s) =>
   s.provider === "openai" ? createOpenAIChatModel(s) : createOllamaChatModel(s);
+
+/** Loads what a provider's model needs (once); call before building its model. */
+export async function loadProvider(provider: Provider | undefined): Promise<void> {
+  if (provider === "openai") await loadOpenAIProvider();
+}
 
 /**
  * The call options that ask a provider's model for JSON of a schema: Ollama's `format`, or the

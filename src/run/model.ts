@@ -15,10 +15,12 @@ import {
 import { createCapabilityProbe } from "../models/probe.js";
 import {
   createChatModel,
+  loadProvider,
   type ChatModelFactory,
   type ChatModelSettings,
 } from "../models/chat-model.js";
 import type { RetryPolicy } from "../models/retry.js";
+import type { Provider } from "./settings.js";
 
 /** Dependencies a graph is built with. Defaults talk to Ollama; tests and library users swap them. */
 export interface GraphDeps {
@@ -105,12 +107,19 @@ export function runModel(
  */
 export async function modelFitOf(
   env: {
-    settings: { serverUrl: string; model: string; contextWindow: number; think?: ThinkSetting };
+    settings: {
+      provider?: Provider;
+      serverUrl: string;
+      model: string;
+      contextWindow: number;
+      think?: ThinkSetting;
+    };
     policy: RetryPolicy;
   },
   deps: GraphDeps,
 ): Promise<{ profile?: ModelProfile; window: number; fit: ModelFit }> {
   const s = env.settings;
+  await loadProvider(s.provider);
   const profile = deps.probe ? await deps.probe(s.serverUrl, s.model, env.policy) : undefined;
   const window = windowFor(s.contextWindow, profile);
   const think = thinkFor(s.think ?? "auto", profile);

@@ -3,9 +3,11 @@
  * schema with defaults, each field described for Studio), their defaults from the environment, and
  * parsing a run's settings once.
  */
+import path from "node:path";
 import { z } from "zod";
 import { readEnv } from "../env.js";
 import { THINK_SETTINGS } from "../models/capabilities.js";
+import { fileSettings, PROJECT_SETTINGS } from "./settings-file.js";
 
 export const DEFAULT_MODEL = "qwen3:8b";
 export const DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434";
@@ -89,7 +91,8 @@ export interface SettingsSource {
 
 /**
  * A run's settings under `schema`: the run's `context` (LangGraph ≥ 1) or, for older clients,
- * `configurable`, with defaults applied, `ollamaUrl` resolved from OLLAMA_HOST when unset, and
+ * `configurable`, over the environment's defaults, over the settings files (settings-file.ts), over
+ * the schema's defaults; `ollamaUrl` resolved from OLLAMA_HOST when unset, and
  * `serverUrl`: the URL of the run's model server (Ollama's, or the OpenAI-compatible `/v1` root).
  *
  * Every node asks for them, so they are parsed once per run: the result is kept with the run's
@@ -106,7 +109,7 @@ export function parseSettings<S extends z.ZodObject>(
   const inputs = Object.keys(schema.shape).map((k) => configurable[k]);
   const hit = run && parsed.get(run)?.get(schema);
   if (hit && hit.inputs.every((v, i) => v === inputs[i])) return hit.value as Out;
-  const s = schema.parse({ ...envDefaults(), ...configurable, ...run }) as z.output<S> & {
+  const s = schema.parse(layered(schema, { ...configurable, ...run })) as z.output<S> & {
     ollamaUrl?: string;
     baseUrl?: string;
     provider?: Provider;
@@ -124,6 +127,30 @@ export function parseSettings<S extends z.ZodObject>(
       (parsed.get(run) ?? new Map<z.ZodObject, ParsedSettings>()).set(schema, { inputs, value }),
     );
   return value;
+}
+
+/**
+ * A run's settings before the schema's defaults: what the run gives, over the environment, over the
+ * settings files. Throws `SettingsFileError` for a bad file.
+ */
+export function layered(
+  schema: z.ZodObject,
+  given: Record<string, unknown>,
+): Record<string, unknown> {
+  return { ...fileSettings(schema, settingsFiles(given)), ...envDefaults(), ...given };
+}
+
+/**
+ * The settings files of a run: the user's, and the project's in the run's workspace (the coder's
+ * `workspace`, the analyst's `target`, else the working directory).
+ */
+export function settingsFiles(given: Record<string, unknown>): { user: string; project: string } {
+  const dir =
+    [given.workspace, given.target].find((v): v is string => typeof v === "string") ?? ".";
+  return {
+    user: readEnv().userSettingsFile,
+    project: path.join(path.resolve(dir), PROJECT_SETTINGS),
+  };
 }
 
 /** What `parseSettings` resolves of the server. */

@@ -21,7 +21,7 @@ import { createRequire } from "node:module";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
-import { SandboxManager } from "@anthropic-ai/sandbox-runtime";
+import type { SandboxManager as Manager } from "@anthropic-ai/sandbox-runtime";
 import { readEnv } from "../env.js";
 import {
   allowedHosts,
@@ -50,6 +50,11 @@ const FIX: Record<string, string> = {
     "keel has no OS sandbox on this system; run keel under WSL 2 or Linux, or accept the risk with --run-commands-unsandboxed",
 };
 
+/** sandbox-runtime, loaded on first use (it costs a CLI start ~0.15 s that most commands never need). */
+let loaded: Promise<typeof Manager> | undefined;
+const sandboxManager = () =>
+  (loaded ??= import("@anthropic-ai/sandbox-runtime").then((m) => m.SandboxManager));
+
 let status: Promise<SandboxStatus> | undefined;
 /** Hosts the proxies refused, collected per running command. */
 const collectors = new Set<string[]>();
@@ -65,7 +70,15 @@ let idle: NodeJS.Timeout | undefined;
 
 function start(): Promise<void> {
   clearTimeout(idle);
-  return (running ??= SandboxManager.initialize(
+  return (running ??= startManager());
+}
+
+async function startManager(): Promise<void> {
+  const SandboxManager = await sandboxManager();
+  // sandbox-runtime stops itself on SIGINT and SIGTERM (and so keeps the process alive on SIGTERM);
+  // keel has its own Ctrl-C handling (the step in flight finishes) and stops the sandbox on exit.
+  const before = { SIGINT: process.listeners("SIGINT"), SIGTERM: process.listeners("SIGTERM") };
+  await SandboxManager.initialize(
     {
       network: { allowedDomains: [], deniedDomains: [] },
       filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
@@ -77,7 +90,10 @@ function start(): Promise<void> {
   ).catch((e: unknown) => {
     running = undefined;
     throw e;
-  }));
+  });
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    for (const l of process.listeners(signal))
+      if (!before[signal].includes(l)) process.removeListener(signal, l);
 }
 
 function release(): void {
@@ -93,7 +109,7 @@ export async function closeSandbox(): Promise<void> {
   clearTimeout(idle);
   if (!running || active > 0) return;
   running = undefined;
-  await SandboxManager.reset();
+  await (await sandboxManager()).reset();
 }
 
 /**
@@ -109,6 +125,17 @@ async function probe(): Promise<SandboxStatus> {
   const fix = FIX[platform] ?? FIX.other!;
   if (platform !== "linux" && platform !== "darwin") {
     return { ok: false, platform, reason: `there is no OS sandbox for ${platform}`, fix };
+  }
+  let SandboxManager: typeof Manager;
+  try {
+    SandboxManager = await sandboxManager();
+  } catch (e) {
+    return {
+      ok: false,
+      platform,
+      reason: `sandbox-runtime did not load: ${(e as Error).message}`,
+      fix,
+    };
   }
   const deps = SandboxManager.checkDependencies();
   if (deps.errors.length > 0) {
@@ -162,7 +189,7 @@ export function machine(): Machine {
  * What the sandbox itself needs visible besides its seccomp helper: on Linux, the Unix sockets of its
  * network bridges (they live in the temp folder, which the policy hides).
  */
-function runtimePaths(m: Machine): string[] {
+function runtimePaths(SandboxManager: typeof Manager, m: Machine): string[] {
   const sockets = [
     SandboxManager.getLinuxHttpSocketPath(),
     SandboxManager.getLinuxSocksSocketPath(),
@@ -233,6 +260,7 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
   const m = machine();
   const commandId = randomBytes(16).toString("base64url");
   const hosts = allowedHosts(run.grants, run.approved);
+  const SandboxManager = await sandboxManager();
   active += 1;
   let wrapped: string;
   let fs: FilesystemPolicy;
@@ -241,7 +269,7 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
     fs = filesystemPolicy(
       run.workspace,
       run.grants,
-      { ...m, runtimeDirs: runtimePaths(m) },
+      { ...m, runtimeDirs: runtimePaths(SandboxManager, m) },
       PROTECTED_IN_WORKSPACE.filter((p) => existsSync(path.join(run.workspace, p))),
     );
     wrapped = await outsideWorkspace(run.workspace, () =>

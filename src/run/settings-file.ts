@@ -1,0 +1,141 @@
+/**
+ * Settings files: the project's `<workspace>/.keel/settings.json` and the user's
+ * `$XDG_CONFIG_HOME/keel/settings.json` (default `~/.config/keel/settings.json`). Precedence, high to
+ * low: flags (the run's own settings) > environment > project file > user file > defaults.
+ *
+ * A project's file travels with the repository, so it cannot widen what the agent may do on the
+ * machine (`USER_ONLY`: the sandbox's grants, running unsandboxed, approving everything); those
+ * belong in the user's file. A bad file is an error that names the file and the field.
+ */
+import { readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import type { z } from "zod";
+
+/** The project's settings file, relative to the workspace. */
+export const PROJECT_SETTINGS = ".keel/settings.json";
+
+/** Settings only the user's own file may set (a repository must not widen its own sandbox). */
+export const USER_ONLY = [
+  "allowRead",
+  "allowWrite",
+  "allowHosts",
+  "runCommandsUnsandboxed",
+  "autoApprove",
+] as const;
+
+/** A settings file that cannot be used, named with the field at fault. */
+export class SettingsFileError extends Error {
+  override name = "SettingsFileError";
+  constructor(
+    readonly file: string,
+    readonly field: string | undefined,
+    detail: string,
+  ) {
+    super(`settings file ${file}${field ? `, field "${field}"` : ""}: ${detail}`);
+  }
+}
+
+/** The user's settings file for a home folder and `XDG_CONFIG_HOME`. */
+export const userSettingsPath = (home: string, xdgConfigHome: string | undefined): string =>
+  path.join(xdgConfigHome || path.join(home, ".config"), "keel", "settings.json");
+
+/** A file's JSON object; undefined when there is no file. */
+export function readSettingsFile(file: string): Record<string, unknown> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new SettingsFileError(file, undefined, (e as Error).message);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new SettingsFileError(file, undefined, `not valid JSON: ${(e as Error).message}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new SettingsFileError(file, undefined, "must be a JSON object of settings");
+  return value as Record<string, unknown>;
+}
+
+/**
+ * One file's settings checked against `schema`: each field it knows is validated (the error names
+ * the file and the field); with `known`, a field no schema knows is an error (a typo would
+ * otherwise be ignored silently); a project file may not set `USER_ONLY` fields.
+ */
+export function checkSettings(
+  file: string,
+  values: Record<string, unknown>,
+  schema: z.ZodObject,
+  opts: { project: boolean; known?: ReadonlySet<string> },
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(values)) {
+    if (key === "$schema") continue;
+    if (opts.project && (USER_ONLY as readonly string[]).includes(key)) {
+      throw new SettingsFileError(
+        file,
+        key,
+        `only your user settings file may set it (a project's file must not widen what the agent may do on your machine)`,
+      );
+    }
+    const field = schema.shape[key] as z.ZodType | undefined;
+    if (!field) {
+      if (opts.known && !opts.known.has(key))
+        throw new SettingsFileError(
+          file,
+          key,
+          `unknown setting (known: ${[...opts.known].sort().join(", ")})`,
+        );
+      continue;
+    }
+    const parsed = field.safeParse(value);
+    if (!parsed.success)
+      throw new SettingsFileError(file, key, parsed.error.issues.map((i) => i.message).join("; "));
+    out[key] = value;
+  }
+  return out;
+}
+
+interface Cached {
+  mtimeMs: number;
+  values: Record<string, unknown> | undefined;
+}
+const cache = new Map<string, Cached>();
+
+/** A file's settings, read again only when it changed on disk. */
+function cachedFile(file: string): Record<string, unknown> | undefined {
+  let mtimeMs = -1;
+  try {
+    mtimeMs = statSync(file).mtimeMs;
+  } catch {
+    // no file
+  }
+  const hit = cache.get(file);
+  if (hit && hit.mtimeMs === mtimeMs) return hit.values;
+  const values = mtimeMs < 0 ? undefined : readSettingsFile(file);
+  cache.set(file, { mtimeMs, values });
+  return values;
+}
+
+/** The settings the two files give for `schema` (project over user); throws `SettingsFileError`. */
+export function fileSettings(
+  schema: z.ZodObject,
+  files: { user: string; project: string },
+  known?: ReadonlySet<string>,
+): Record<string, unknown> {
+  const user = cachedFile(files.user);
+  const project = cachedFile(files.project);
+  return {
+    ...(user
+      ? checkSettings(files.user, user, schema, { project: false, ...(known ? { known } : {}) })
+      : {}),
+    ...(project
+      ? checkSettings(files.project, project, schema, {
+          project: true,
+          ...(known ? { known } : {}),
+        })
+      : {}),
+  };
+}
