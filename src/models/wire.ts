@@ -2,8 +2,26 @@
  * The `fetch` keel gives every chat model, whatever the provider: the request body rewritten where
  * the client library cannot say what the server needs, each line of the response repaired where the
  * server sends what the library cannot read, and deadlines for the first byte and between streamed
- * chunks, so a silent server fails with a timeout instead of hanging the run.
+ * chunks, so a silent server fails with a timeout instead of hanging the run. What a call adds that
+ * the library cannot carry (the thinking of earlier turns) travels beside it in `withWireTurn`.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/** What one model call adds on the wire that the client library cannot carry. */
+export interface WireTurn {
+  /** The thinking of each assistant message of the call's history, in order (undefined: none). */
+  thinking: Array<string | undefined>;
+}
+
+const wireTurn = new AsyncLocalStorage<WireTurn>();
+
+/** Runs one model call with `turn`'s additions applied to the request it sends. */
+export function withWireTurn<T>(turn: WireTurn, call: () => Promise<T>): Promise<T> {
+  return wireTurn.run(turn, call);
+}
+
+/** The additions of the model call in progress, if any. */
+export const currentWireTurn = (): WireTurn | undefined => wireTurn.getStore();
 
 export class ModelTimeoutError extends Error {
   override name = "ModelTimeoutError";

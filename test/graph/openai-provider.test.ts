@@ -112,6 +112,25 @@ describe("native tool calls on each server", () => {
     expect(answered).toEqual(ids);
   });
 
+  it("sends each tool-call turn's reasoning_content back with it (ChatOpenAI drops it)", async () => {
+    const f = await fake({
+      server: "llama.cpp",
+      script: keelScript((req) =>
+        req.turn === 0
+          ? {
+              thinking: "The user wants hello.py; write it.",
+              ...calls(call("write_file", { path: "hello.py", content: "print('hi')\n" })),
+            }
+          : { content: "Wrote hello.py." },
+      ),
+    });
+    const { state } = await run(f, "Create hello.py that prints hi");
+    expect(state.status).toBe("done");
+    const second = f.chatBodies({ turnsOnly: true })[1]!;
+    const assistant = second.messages.find((m) => m.role === "assistant")!;
+    expect(assistant.reasoning_content).toBe("The user wants hello.py; write it.");
+  });
+
   it("reads the server's usage: prompt tokens per turn", async () => {
     const f = await fake({ server: "vllm", script: writeHello });
     const { state } = await run(f, "Create hello.py that prints hi");

@@ -15,7 +15,7 @@ import { RECORD_HEADER } from "../history/record.js";
 import type { ToolMode } from "../../models/capabilities.js";
 import { structuredOptions } from "../../models/chat-model.js";
 import { ModelServerError } from "../../models/errors.js";
-import { withWireTurn } from "../../models/ollama/fetch.js";
+import { withWireTurn } from "../../models/wire.js";
 import { withModelRetry } from "../../models/retry.js";
 import type { FormatName } from "../../models/tool-calls/types.js";
 import type { toolDefinition } from "../../tools/registry.js";

@@ -1,9 +1,8 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { ThinkField } from "../capabilities.js";
 import { argumentsFromText } from "../tool-calls/parse.js";
-import { createWireFetch } from "../wire.js";
+import { createWireFetch, currentWireTurn, type WireTurn } from "../wire.js";
 
-export { ModelTimeoutError } from "../wire.js";
+export { ModelTimeoutError, withWireTurn, type WireTurn } from "../wire.js";
 
 /**
  * A `fetch` for ChatOllama that repairs what it loses on the wire (ollama-protocol.md §3, §7),
@@ -82,19 +81,6 @@ export interface OllamaFetchOptions {
   baseFetch?: typeof fetch;
 }
 
-/** What one model call adds on the wire that ChatOllama cannot carry. */
-export interface WireTurn {
-  /** The thinking of each assistant message of the call's history, in order (undefined: none). */
-  thinking: Array<string | undefined>;
-}
-
-const wireTurn = new AsyncLocalStorage<WireTurn>();
-
-/** Runs one model call with `turn`'s additions applied to the request it sends. */
-export function withWireTurn<T>(turn: WireTurn, call: () => Promise<T>): Promise<T> {
-  return wireTurn.run(turn, call);
-}
-
 /** Applies the run's `think` and the turn's thinking to a chat request body. Mutates and returns it. */
 export function addThinking<
   T extends { messages?: WireMessage[]; format?: unknown; think?: unknown },
@@ -121,7 +107,7 @@ export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
     request: (body) => {
       const parsed = body as { messages?: WireMessage[]; format?: unknown };
       if (Array.isArray(parsed.messages)) addToolIdentity(parsed.messages);
-      addThinking(parsed, opts.think, wireTurn.getStore());
+      addThinking(parsed, opts.think, currentWireTurn());
       return body;
     },
     line: repairResponseLine,

@@ -4,7 +4,7 @@
  */
 import type * as OpenAIModule from "@langchain/openai";
 import type { ChatModelFactory } from "../chat-model.js";
-import { createWireFetch } from "../wire.js";
+import { createWireFetch, currentWireTurn, type WireTurn } from "../wire.js";
 import { QUIRKS } from "./quirks.js";
 
 let openai: typeof OpenAIModule | undefined;
@@ -43,6 +43,7 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
         isChat: (pathname) => pathname.endsWith("/chat/completions"),
         request: (body) => {
           if (!quirks.streamUsage) delete body.stream_options;
+          addReasoning(body.messages, currentWireTurn());
           if (quirks.serialCalls && Array.isArray(body.tools) && body.tools.length > 0)
             body.parallel_tool_calls = false;
           return body;
@@ -51,3 +52,21 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
     },
   });
 };
+
+/**
+ * Gives each assistant tool-call message back the `reasoning_content` it was produced with
+ * (ChatOpenAI drops it from history; llama.cpp keeps gpt-oss on track with it: PR 15181). Mutates.
+ */
+export function addReasoning(messages: unknown, turn: WireTurn | undefined): void {
+  if (!turn || !Array.isArray(messages)) return;
+  let k = 0;
+  for (const m of messages as Array<{
+    role?: string;
+    tool_calls?: unknown[];
+    reasoning_content?: string;
+  }>) {
+    if (m.role !== "assistant") continue;
+    const t = turn.thinking[k++];
+    if (t && m.tool_calls?.length && !m.reasoning_content) m.reasoning_content = t;
+  }
+}
