@@ -11,6 +11,7 @@ import {
 } from "../run/settings.js";
 import type { LoopSettings } from "../guard/loop.js";
 import type { Isolation } from "../sandbox/policy.js";
+import { McpServersSchema } from "../mcp/config.js";
 
 /** The coder's run settings: the shared model settings and the coder's own. */
 export const ContextSchema = ModelSettingsSchema.extend({
@@ -58,6 +59,9 @@ export const ContextSchema = ModelSettingsSchema.extend({
     .describe(
       "Run commands without the OS sandbox: they can then read and write all of your files. Off: commands run sandboxed, or (where the OS cannot sandbox) only after a person approves each one",
     ),
+  mcpServers: McpServersSchema.default({}).describe(
+    "MCP servers whose tools the agent may use, in the mcpServers shape (command/args/env or url/headers; includeTools, excludeTools, timeout, trust); the workspace's .mcp.json adds its own (never trusted)",
+  ),
   commandTimeoutMs: z
     .number()
     .int()

@@ -7,6 +7,9 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { RetryPolicy } from "../models/retry.js";
 import { customEmitter, runModel, type GraphDeps, type ModelFit } from "../run/model.js";
 import type { ServerSettings } from "../run/settings.js";
+import { mcpServersOf, mcpSession } from "../mcp/session.js";
+import { ALL_TOOLS } from "../tools/registry.js";
+import type { KeelTool } from "../tools/types.js";
 import { realWorkspace } from "../tools/workspace-path.js";
 import { settingsFrom, type Settings } from "./context.js";
 
@@ -24,7 +27,9 @@ export type KeelEvent =
   /** The server cut the prompt (its count `reported` under `numCtx`); keel refits and asks again. */
   | { type: "truncated"; reported: number; numCtx: number; estimated: number }
   /** The server's tool channel failed for this turn; it is asked again with tools in the prompt. */
-  | { type: "tool-channel"; reason: string; pinned: boolean };
+  | { type: "tool-channel"; reason: string; pinned: boolean }
+  /** An MCP server could not start or list its tools; the run goes on without them. */
+  | { type: "mcp-failed"; server: string; target: string; detail: string };
 
 export interface NodeEnv {
   settings: Settings & ServerSettings;
@@ -32,7 +37,12 @@ export interface NodeEnv {
   policy: RetryPolicy;
   workspace: string;
   emit: (e: KeelEvent) => void;
+  /** The run's MCP tools (`.mcp.json` and the settings' `mcpServers`), connected on first use. */
+  mcpTools: () => Promise<KeelTool[]>;
 }
+
+/** Runs (settings objects) whose MCP failures were already reported. */
+const reported = new WeakSet<object>();
 
 /** The workspace's real path, resolved once per run (per settings object). */
 const workspaces = new WeakMap<object, string>();
@@ -48,5 +58,18 @@ export function nodeEnv(config: LangGraphRunnableConfig, deps: GraphDeps): NodeE
   const { model, policy } = runModel(config, deps, settings, ({ attempt, delayMs, error }) =>
     emit({ type: "retry", attempt, delayMs, error: `${error.kind}: ${error.message}` }),
   );
-  return { settings, model, workspace: runWorkspace(settings), emit, policy };
+  const workspace = runWorkspace(settings);
+  const mcpTools = async () => {
+    const session = await mcpSession(
+      mcpServersOf(workspace, settings.mcpServers),
+      workspace,
+      new Set(ALL_TOOLS.map((t) => t.name)),
+    );
+    if (!reported.has(settings)) {
+      reported.add(settings);
+      for (const f of session.failures) emit({ type: "mcp-failed", ...f });
+    }
+    return session.tools;
+  };
+  return { settings, model, workspace, emit, policy, mcpTools };
 }

@@ -12,10 +12,13 @@ import { readEnv } from "../env.js";
 import { CheckpointUrlError, defaultCheckpoints } from "../persistence/checkpointer.js";
 import { PersistenceError } from "../persistence/open.js";
 import { SettingsFileError } from "../run/settings-file.js";
+import { McpConfigError } from "../mcp/config.js";
 import { formatAnalyzeOutcome, runAnalyze } from "./analyze.js";
 import { runDemo } from "./demo.js";
 import { formatDoctor, runDoctor } from "./doctor.js";
 import { closeSandbox } from "../sandbox/runtime.js";
+import { closeMcp } from "../mcp/session.js";
+import { formatMcp, listMcp } from "./mcp.js";
 import { installCtrlC } from "./interrupt.js";
 import { formatModels, listModels, ModelServerError, startCommands } from "./models.js";
 import {
@@ -350,6 +353,23 @@ Examples:
       }
     });
 
+  cli
+    .command("mcp")
+    .description(
+      "List the MCP servers a run here would use (.mcp.json and settings), their tools, and what the tools cost in tokens",
+    )
+    .option("-w, --workspace <dir>", "the workspace whose .mcp.json and settings to read", ".")
+    .option("--json", "print the report as JSON")
+    .action(async (flags: { workspace: string; json?: boolean }) => {
+      const workspace = path.resolve(flags.workspace);
+      checkSettingsFiles(workspace);
+      const report = await listMcp(workspace);
+      process.stdout.write(
+        `${flags.json ? JSON.stringify({ ...report, tools: undefined }) : formatMcp(report)}\n`,
+      );
+      process.exitCode = report.failures.length ? 1 : 0;
+    });
+
   const doctor = cli
     .command("doctor")
     .description(
@@ -401,7 +421,8 @@ async function main(): Promise<void> {
     if (
       err instanceof UsageError ||
       err instanceof CheckpointUrlError ||
-      err instanceof SettingsFileError
+      err instanceof SettingsFileError ||
+      err instanceof McpConfigError
     ) {
       process.stderr.write(`keel: ${err.message}\n`);
       process.exitCode = 2;
@@ -410,7 +431,8 @@ async function main(): Promise<void> {
     process.stderr.write(`keel: unexpected failure: ${(err as Error)?.stack ?? String(err)}\n`);
     process.exitCode = 1;
   } finally {
-    // The sandbox's proxies would keep the process alive for another second.
+    // MCP servers keel started, and the sandbox's proxies, would keep the process alive.
+    await closeMcp();
     await closeSandbox();
   }
 }

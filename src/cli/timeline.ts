@@ -146,6 +146,10 @@ export function describeEvent(e: KeelEvent): string[] {
     return [
       `${pc.yellow("channel")}  the server's tool channel failed (${short(e.reason, 90)}); ${e.pinned ? "the rest of the run uses" : "this turn is asked again in"} prompt mode`,
     ];
+  if (e.type === "mcp-failed")
+    return [
+      `${pc.yellow("mcp")}      server "${e.server}" (${short(e.target, 60)}) is not available: ${short(e.detail, 200)}; the run goes on without its tools`,
+    ];
   return [`${pc.cyan("approval")} ${e.command}: ${e.approved ? "approved" : "refused"}`];
 }
 

@@ -14,13 +14,17 @@ import type { z } from "zod";
 /** The project's settings file, relative to the workspace. */
 export const PROJECT_SETTINGS = ".keel/settings.json";
 
-/** Settings only the user's own file may set (a repository must not widen its own sandbox). */
+/**
+ * Settings only the user's own file may set (a repository must not widen its own sandbox, nor
+ * trust its own MCP servers: a project names its servers in `.mcp.json`).
+ */
 export const USER_ONLY = [
   "allowRead",
   "allowWrite",
   "allowHosts",
   "runCommandsUnsandboxed",
   "autoApprove",
+  "mcpServers",
 ] as const;
 
 /** A settings file that cannot be used, named with the field at fault. */

@@ -28,15 +28,19 @@ export const ALL_TOOLS: readonly KeelTool[] = [
 export const INTENTS = ["build", "modify", "analyze", "run", "chat"] as const;
 export type Intent = (typeof INTENTS)[number];
 
-/** The tools an intent may use: analysis and chat get read-only tools only. */
-export function toolsForIntent(intent: Intent): KeelTool[] {
+/**
+ * The tools an intent may use, keel's then the run's MCP tools: analysis and chat get read-only
+ * tools only (an MCP tool is read-only when its server says so: `readOnlyHint`).
+ */
+export function toolsForIntent(intent: Intent, extra: readonly KeelTool[] = []): KeelTool[] {
+  const all = [...ALL_TOOLS, ...extra];
   return intent === "analyze" || intent === "chat"
-    ? ALL_TOOLS.filter((t) => t.toolClass === "explore")
-    : [...ALL_TOOLS];
+    ? all.filter((t) => t.toolClass === "explore")
+    : all;
 }
 
 function describeTool(tool: KeelTool) {
-  const schema = z.toJSONSchema(tool.schema, { io: "input" }) as Record<string, unknown>;
+  const schema = tool.parameters ?? z.toJSONSchema(tool.schema, { io: "input" });
   delete schema.$schema;
   return {
     type: "function" as const,

@@ -66,6 +66,8 @@ export interface KeelTool<S extends z.ZodType = z.ZodType> {
   description: string;
   toolClass: ToolClass;
   schema: S;
+  /** The JSON Schema the model is shown, where it is not the schema's own (MCP tools). */
+  parameters?: Record<string, unknown>;
   run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 

@@ -33,7 +33,7 @@ export function createToolExecuteNode(deps: GraphDeps) {
     // Results are cut to the run's window: the model's, not only the one asked for.
     const { window } = await modelFitOf(env, deps);
     const update: CoderStateUpdate = {};
-    const step = resolve(call, state, env);
+    const step = resolve(call, state, env, await env.mcpTools());
     let result: ToolResult;
     if ("refusal" in step) {
       result = step.refusal;
@@ -58,7 +58,12 @@ type Resolved =
   | { entry: TrailEntry; refusal: ToolResult; failure?: Failure };
 
 /** The tool and arguments a call means, or why it cannot run (budget, unknown tool, bad arguments). */
-function resolve(call: ToolCall, state: CoderStateValue, env: NodeEnv): Resolved {
+function resolve(
+  call: ToolCall,
+  state: CoderStateValue,
+  env: NodeEnv,
+  mcp: readonly KeelTool[],
+): Resolved {
   const entry: TrailEntry = {
     // act gives every call an id (conversation.ts); an id-less call from elsewhere still gets one
     id: call.id ?? `call_${state.trail.length}`,
@@ -74,7 +79,11 @@ function resolve(call: ToolCall, state: CoderStateValue, env: NodeEnv): Resolved
       refusal: fail("refused", `the tool-call budget (${max}) is spent; this call was not run.`),
       failure: { kind: "budget", detail: `the tool-call budget (${max} calls) is spent` },
     };
-  const found = lookupTool(call.name, call.args, toolsForIntent(state.intent?.intent ?? "build"));
+  const found = lookupTool(
+    call.name,
+    call.args,
+    toolsForIntent(state.intent?.intent ?? "build", mcp),
+  );
   if (!found.found) return { entry, refusal: fail("unknown_tool", found.message) };
   const tool = found.tool;
   const valid = validateArgs(tool, found.args);

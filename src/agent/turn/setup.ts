@@ -60,7 +60,7 @@ export async function turnSetup(
     : chooseToolMode(profile, env.settings.toolMode);
   const format = promptFormat(profile?.format ?? "hermes");
   const intent = state.intent?.intent ?? "build";
-  const tools = toolsForIntent(intent).map(toolDefinition);
+  const tools = toolsForIntent(intent, await env.mcpTools()).map(toolDefinition);
   const base: Omit<TurnRequest, "history" | "tools" | "mode"> = {
     env,
     model: env.model(fit),

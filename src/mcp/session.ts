@@ -1,0 +1,301 @@
+/**
+ * MCP servers at work: connected with the MCP SDK's client (stdio — in the OS sandbox unless trusted
+ * — or streamable HTTP), their tools turned into keel tools that go through the same guards as
+ * keel's own (schema validation with per-field feedback and safe repairs, unknown names, loops, the
+ * ladder), and every failure — an `isError` result, a thrown error, a timeout, a dead server —
+ * answered as a tool error the model sees. One session per server set, kept for the process (the
+ * CLI closes it on exit); a server that cannot start is named with its command and stderr tail, and
+ * the run goes on with the other tools.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { quote } from "shell-quote";
+import { z } from "zod";
+import { readEnv } from "../env.js";
+import { NO_GRANTS } from "../sandbox/policy.js";
+import { prepareCommand, probeSandbox, type PreparedCommand } from "../sandbox/runtime.js";
+import { defineTool, fail, ok, type KeelTool } from "../tools/types.js";
+import {
+  McpConfigError,
+  parseMcpJson,
+  schemaForModel,
+  toolNameFor,
+  toolWanted,
+  type McpServerConfig,
+} from "./config.js";
+
+/** A server that could not start or list its tools. */
+export interface McpFailure {
+  server: string;
+  /** The command (stdio) or URL (HTTP). */
+  target: string;
+  detail: string;
+}
+
+export interface McpSession {
+  tools: KeelTool[];
+  failures: McpFailure[];
+  /** Each server's tools as the model sees them (for `keel mcp` and the token budget). */
+  servers: Array<{
+    name: string;
+    target: string;
+    sandboxed: boolean;
+    tools: string[];
+    schemaChars: number;
+  }>;
+}
+
+interface Connected {
+  client: Client;
+  prepared?: PreparedCommand;
+}
+
+const sessions = new Map<string, Promise<McpSession>>();
+const open: Connected[] = [];
+
+/** The servers of a run: the workspace's `.mcp.json` (never trusted) under the settings' own. */
+export function mcpServersOf(
+  workspace: string,
+  fromSettings: Record<string, McpServerConfig>,
+): Record<string, McpServerConfig> {
+  const file = path.join(workspace, ".mcp.json");
+  let text: string | undefined;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    text = undefined;
+  }
+  return { ...(text ? parseMcpJson(file, text) : {}), ...fromSettings };
+}
+
+/** The session for a set of servers (connected on first use, then shared). */
+export function mcpSession(
+  servers: Record<string, McpServerConfig>,
+  workspace: string,
+  reserved: ReadonlySet<string>,
+): Promise<McpSession> {
+  if (Object.keys(servers).length === 0)
+    return Promise.resolve({ tools: [], failures: [], servers: [] });
+  const key = JSON.stringify({ servers, workspace });
+  let hit = sessions.get(key);
+  if (!hit) {
+    hit = connectAll(servers, workspace, reserved);
+    sessions.set(key, hit);
+  }
+  return hit;
+}
+
+/** Closes every server keel started (the CLI calls it before exiting). */
+export async function closeMcp(): Promise<void> {
+  sessions.clear();
+  const all = open.splice(0);
+  await Promise.all(
+    all.map(async (c) => {
+      await c.client.close().catch(() => undefined);
+      c.prepared?.finish("");
+    }),
+  );
+}
+
+async function connectAll(
+  servers: Record<string, McpServerConfig>,
+  workspace: string,
+  reserved: ReadonlySet<string>,
+): Promise<McpSession> {
+  const session: McpSession = { tools: [], failures: [], servers: [] };
+  const taken = new Set(reserved);
+  for (const [name, config] of Object.entries(servers)) {
+    const target = config.url ?? quote([config.command!, ...config.args]);
+    let connected: Connected & { sandboxed: boolean; stderr: () => string };
+    try {
+      connected = await connect(name, config, workspace);
+    } catch (e) {
+      session.failures.push({ server: name, target, detail: (e as Error).message });
+      continue;
+    }
+    try {
+      const listed = await connected.client.listTools(undefined, { timeout: startupMs(config) });
+      const names: string[] = [];
+      let schemaChars = 0;
+      for (const t of listed.tools) {
+        if (!toolWanted(config, t.name)) continue;
+        const toolName = toolNameFor(name, t.name, taken);
+        taken.add(toolName);
+        const tool = mcpTool(name, config, connected.client, t, toolName);
+        session.tools.push(tool);
+        names.push(toolName);
+        schemaChars += JSON.stringify(tool.parameters).length + tool.description.length;
+      }
+      open.push(connected);
+      session.servers.push({
+        name,
+        target,
+        sandboxed: connected.sandboxed,
+        tools: names,
+        schemaChars,
+      });
+    } catch (e) {
+      session.failures.push({
+        server: name,
+        target,
+        detail: `${(e as Error).message}${tail(connected.stderr())}`,
+      });
+      await connected.client.close().catch(() => undefined);
+    }
+  }
+  return session;
+}
+
+/** How long a server may take to start and list its tools (`timeout` is for tool calls). */
+const startupMs = (s: McpServerConfig) => Math.max(s.timeout, 30_000);
+
+const tail = (stderr: string) =>
+  stderr.trim() ? `; its stderr: ${stderr.trim().slice(-400)}` : "";
+
+/** Starts (stdio) or reaches (HTTP) one server. A stdio server runs in the sandbox unless trusted. */
+async function connect(name: string, s: McpServerConfig, workspace: string) {
+  const client = new Client({ name: "keel", version: "0.1.0" });
+  if (s.url) {
+    const transport = new StreamableHTTPClientTransport(new URL(s.url), {
+      requestInit: { headers: s.headers },
+    });
+    await client.connect(transport, { timeout: startupMs(s) });
+    return { client, sandboxed: false, stderr: () => "" };
+  }
+  const status = s.trust ? undefined : await probeSandbox();
+  const sandboxed = status?.ok === true;
+  let command = s.command!;
+  let args = s.args;
+  let env: Record<string, string> = { ...readEnv().commandEnv, ...s.env };
+  let prepared: PreparedCommand | undefined;
+  if (sandboxed) {
+    prepared = await prepareCommand(quote([s.command!, ...s.args]), {
+      workspace,
+      grants: { ...NO_GRANTS, allowRead: serverReads(s, workspace), allowHosts: s.allowHosts },
+      approved: false,
+      sandboxed: true,
+    });
+    [command, ...args] = prepared.argv;
+    env = { ...prepared.env, ...s.env };
+  }
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    env,
+    cwd: workspace,
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  try {
+    await client.connect(transport, { timeout: startupMs(s) });
+  } catch (e) {
+    prepared?.finish("");
+    throw new McpConfigError(
+      `MCP server "${name}" did not start (${(e as Error).message})${tail(stderr)}`,
+    );
+  }
+  return { client, prepared, sandboxed, stderr: () => stderr };
+}
+
+/**
+ * What a sandboxed stdio server may read besides the system's folders and the workspace: its own
+ * program — the files its command and arguments name, each with the package it belongs to (the
+ * nearest folder with a package.json or pyproject.toml: its dependencies) — and the package caches
+ * `npx` and `uvx` run from.
+ */
+function serverReads(s: McpServerConfig, workspace: string): string[] {
+  const named = [s.command!, ...s.args]
+    .filter((a) => a.includes("/") && !a.startsWith("-"))
+    .map((a) => path.resolve(workspace, a))
+    .filter((p) => existsSync(p));
+  return [...new Set([...named, ...named.map(packageRoot)])].concat([
+    "~/.npm",
+    "~/.cache/uv",
+    "~/.local/share/uv",
+  ]);
+}
+
+/** The nearest folder above a file that holds a package manifest (else the file's folder). */
+function packageRoot(file: string): string {
+  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+    if (["package.json", "pyproject.toml"].some((m) => existsSync(path.join(dir, m)))) return dir;
+    if (path.dirname(dir) === dir) return path.dirname(file);
+  }
+}
+
+/** Text of an MCP tool result (text parts; other kinds named). */
+function resultText(content: unknown): string {
+  if (!Array.isArray(content)) return JSON.stringify(content);
+  return content
+    .map((c: { type?: string; text?: string }) =>
+      c.type === "text" ? (c.text ?? "") : `[${c.type ?? "content"} not shown]`,
+    )
+    .join("\n");
+}
+
+/** One MCP tool as a keel tool: validated by its own schema, answered with errors as results. */
+function mcpTool(
+  server: string,
+  config: McpServerConfig,
+  client: Client,
+  t: {
+    name: string;
+    description?: string;
+    inputSchema: unknown;
+    annotations?: { readOnlyHint?: boolean };
+  },
+  name: string,
+): KeelTool {
+  let schema: z.ZodType;
+  try {
+    schema = z.fromJSONSchema(t.inputSchema as Parameters<typeof z.fromJSONSchema>[0]);
+  } catch {
+    schema = z.record(z.string(), z.unknown());
+  }
+  const readOnly = t.annotations?.readOnlyHint === true;
+  return {
+    ...defineTool({
+      name,
+      description: `${t.description ?? t.name} (MCP server "${server}")`,
+      toolClass: readOnly ? "explore" : "command",
+      schema,
+      async run(args, ctx) {
+        if (!config.trust) {
+          const approved =
+            ctx.approve?.({
+              tool: name,
+              command: `${server}.${t.name} ${JSON.stringify(args)}`,
+              reason: `an MCP tool acts outside keel's file tools (server "${server}")`,
+            }) ?? false;
+          if (!approved)
+            return fail(
+              "needs_approval",
+              `${name} refused: MCP tools act outside keel's file tools and no one approved this call. (The user can allow them with --yes, or mark the server "trust": true in the user settings.) Do the task without it, or finish and say what is needed.`,
+            );
+        }
+        try {
+          const result = await client.callTool(
+            { name: t.name, arguments: args as Record<string, unknown> },
+            undefined,
+            {
+              timeout: config.timeout,
+              ...(ctx.signal ? { signal: ctx.signal } : {}),
+            },
+          );
+          const text = resultText(result.content) || "(no output)";
+          return result.isError ? fail("failed", `${name} (MCP) failed: ${text}`) : ok(text);
+        } catch (e) {
+          const message = (e as Error).message;
+          return /timed out|timeout/i.test(message)
+            ? fail("timeout", `${name} (MCP) did not answer within ${config.timeout} ms.`)
+            : fail("failed", `${name} (MCP) failed: ${message}. The server may have stopped.`);
+        }
+      },
+    }),
+    parameters: schemaForModel(t.inputSchema),
+  };
+}
