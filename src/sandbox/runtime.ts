@@ -142,12 +142,16 @@ async function probe(): Promise<SandboxStatus> {
     return { ok: false, platform, reason: deps.errors.join("; "), fix };
   }
   active += 1;
+  // The trial runs in a folder of its own: sandbox-runtime protects the dotfiles of a writable
+  // working directory with placeholders, which must not appear in the user's folder (nor be
+  // removed under another keel process's feet).
+  const dir = mkdtempSync(path.join(tmpdir(), "keel-probe-"));
   try {
     await start();
     const trial = await SandboxManager.wrapWithSandbox("true", "bash", {
-      filesystem: filesystemPolicy(process.cwd(), NO_GRANTS, machine()),
+      filesystem: filesystemPolicy(dir, NO_GRANTS, machine()),
     });
-    const run = spawnSync("bash", ["-c", trial], { encoding: "utf8", timeout: 20_000 });
+    const run = spawnSync("bash", ["-c", trial], { cwd: dir, encoding: "utf8", timeout: 20_000 });
     SandboxManager.cleanupAfterCommand();
     if (run.status !== 0) {
       const why = (run.stderr || run.error?.message || `exit ${run.status}`).trim().slice(-400);
@@ -157,6 +161,7 @@ async function probe(): Promise<SandboxStatus> {
     return { ok: false, platform, reason: (e as Error).message, fix };
   } finally {
     release();
+    rmSync(dir, { recursive: true, force: true });
   }
   const version = platform === "linux" ? bwrapVersion() : "sandbox-exec";
   return {
