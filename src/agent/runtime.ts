@@ -29,7 +29,9 @@ export type KeelEvent =
   /** The server's tool channel failed for this turn; it is asked again with tools in the prompt. */
   | { type: "tool-channel"; reason: string; pinned: boolean }
   /** An MCP server could not start or list its tools; the run goes on without them. */
-  | { type: "mcp-failed"; server: string; target: string; detail: string };
+  | { type: "mcp-failed"; server: string; target: string; detail: string }
+  /** The run's MCP tools and the share of the window their schemas take. */
+  | { type: "mcp-tools"; tools: number; tokens: number; share: number };
 
 export interface NodeEnv {
   settings: Settings & ServerSettings;
@@ -40,6 +42,9 @@ export interface NodeEnv {
   /** The run's MCP tools (`.mcp.json` and the settings' `mcpServers`), connected on first use. */
   mcpTools: () => Promise<KeelTool[]>;
 }
+
+/** keel's estimate of characters per token, for the MCP tools' share of the window. */
+const MCP_CHARS_PER_TOKEN = 3.5;
 
 /** Runs (settings objects) whose MCP failures were already reported. */
 const reported = new WeakSet<object>();
@@ -68,6 +73,16 @@ export function nodeEnv(config: LangGraphRunnableConfig, deps: GraphDeps): NodeE
     if (!reported.has(settings)) {
       reported.add(settings);
       for (const f of session.failures) emit({ type: "mcp-failed", ...f });
+      const tokens = Math.round(
+        session.servers.reduce((n, s) => n + s.schemaChars, 0) / MCP_CHARS_PER_TOKEN,
+      );
+      if (session.tools.length)
+        emit({
+          type: "mcp-tools",
+          tools: session.tools.length,
+          tokens,
+          share: tokens / settings.contextWindow,
+        });
     }
     return session.tools;
   };

@@ -7,9 +7,8 @@ import pc from "picocolors";
 import { settingsFrom } from "../agent/context.js";
 import { mcpServersOf, mcpSession, type McpSession } from "../mcp/session.js";
 import { ALL_TOOLS } from "../tools/registry.js";
+import { MCP_WARN_SHARE } from "./timeline.js";
 
-/** Tools may take at most this share of the window before keel warns. */
-export const TOOLS_WARN_SHARE = 0.25;
 const CHARS_PER_TOKEN = 3.5;
 
 export interface McpReport extends McpSession {
@@ -47,9 +46,9 @@ export function formatMcp(r: McpReport): string {
   lines.push(
     "",
     `MCP tools take ~${total} tokens of the ${r.window}-token window (${Math.round(share * 100)}%)` +
-      (share > TOOLS_WARN_SHARE
+      (share > MCP_WARN_SHARE
         ? pc.yellow(
-            ` — more than ${TOOLS_WARN_SHARE * 100}%: small models pick tools worse with many; narrow them with includeTools`,
+            ` — more than ${MCP_WARN_SHARE * 100}%: small models pick tools worse with many; narrow them with includeTools`,
           )
         : ""),
   );

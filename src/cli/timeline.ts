@@ -146,12 +146,24 @@ export function describeEvent(e: KeelEvent): string[] {
     return [
       `${pc.yellow("channel")}  the server's tool channel failed (${short(e.reason, 90)}); ${e.pinned ? "the rest of the run uses" : "this turn is asked again in"} prompt mode`,
     ];
+  if (e.type === "mcp-tools")
+    return [
+      `${pc.cyan("mcp")}      ${e.tools} MCP tools, ~${e.tokens} tokens of schema (${Math.round(e.share * 100)}% of the window)` +
+        (e.share > MCP_WARN_SHARE
+          ? pc.yellow(
+              ` — more than ${MCP_WARN_SHARE * 100}%: small models pick tools worse with many; narrow them with includeTools`,
+            )
+          : ""),
+    ];
   if (e.type === "mcp-failed")
     return [
       `${pc.yellow("mcp")}      server "${e.server}" (${short(e.target, 60)}) is not available: ${short(e.detail, 200)}; the run goes on without its tools`,
     ];
   return [`${pc.cyan("approval")} ${e.command}: ${e.approved ? "approved" : "refused"}`];
 }
+
+/** MCP tools may take at most this share of the window before the timeline warns. */
+export const MCP_WARN_SHARE = 0.25;
 
 /**
  * Shows a model's reply as it streams, line by line, through the markup filter: people see the

@@ -79,6 +79,7 @@ describe("MCP tools", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(received()).toEqual([{ tool: "add", args: { a: 2, b: 3 } }]);
     expect(readFileSync(path.join(ws, "total.txt"), "utf8")).toBe("5");
+    expect(r.stderr).toMatch(/mcp\s+4 MCP tools, ~\d+ tokens of schema \(\d+% of the window\)/);
     const turns = fake.chatBodies({ turnsOnly: true });
     expect(turns[0]!.tools!.map((t) => t.function.name)).toContain("add");
     const feedback = turns[1]!.messages!.filter((m) => m.role === "tool").at(-1)!.content;
