@@ -5,14 +5,13 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { CHARS_PER_TOKEN } from "../guard/context-budget.js";
 
 /** The files read, first found wins. */
 export const INSTRUCTION_FILES = ["AGENTS.md", "CLAUDE.md", "GEMINI.md"];
 
 /** Most of the window project instructions may take. */
 export const INSTRUCTIONS_SHARE = 0.15;
-/** Characters per token keel assumes for the cap (its estimate elsewhere is 3.5). */
-const CHARS_PER_TOKEN = 3.5;
 
 /** The instructions as the system prompt carries them, capped; "" when the workspace has none. */
 export async function readInstructions(workspace: string, window: number): Promise<string> {

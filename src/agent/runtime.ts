@@ -43,9 +43,6 @@ export interface NodeEnv {
   mcpTools: () => Promise<KeelTool[]>;
 }
 
-/** keel's estimate of characters per token, for the MCP tools' share of the window. */
-const MCP_CHARS_PER_TOKEN = 3.5;
-
 /** Runs (settings objects) whose MCP failures were already reported. */
 const reported = new WeakSet<object>();
 
@@ -73,9 +70,7 @@ export function nodeEnv(config: LangGraphRunnableConfig, deps: GraphDeps): NodeE
     if (!reported.has(settings)) {
       reported.add(settings);
       for (const f of session.failures) emit({ type: "mcp-failed", ...f });
-      const tokens = Math.round(
-        session.servers.reduce((n, s) => n + s.schemaChars, 0) / MCP_CHARS_PER_TOKEN,
-      );
+      const tokens = session.servers.reduce((n, s) => n + s.tokens, 0);
       if (session.tools.length)
         emit({
           type: "mcp-tools",

@@ -9,8 +9,6 @@ import { mcpServersOf, mcpSession, type McpSession } from "../mcp/session.js";
 import { ALL_TOOLS } from "../tools/registry.js";
 import { MCP_WARN_SHARE } from "./timeline.js";
 
-const CHARS_PER_TOKEN = 3.5;
-
 export interface McpReport extends McpSession {
   window: number;
 }
@@ -33,10 +31,9 @@ export function formatMcp(r: McpReport): string {
   const lines: string[] = [];
   let total = 0;
   for (const s of r.servers) {
-    const tokens = Math.round(s.schemaChars / CHARS_PER_TOKEN);
-    total += tokens;
+    total += s.tokens;
     lines.push(
-      `${pc.bold(s.name)}  ${pc.dim(s.target)}  ${s.sandboxed ? "sandboxed" : "not sandboxed"} · ${s.tools.length} tools · ~${tokens} tokens`,
+      `${pc.bold(s.name)}  ${pc.dim(s.target)}  ${s.sandboxed ? "sandboxed" : "not sandboxed"} · ${s.tools.length} tools · ~${s.tokens} tokens`,
       `  ${s.tools.join(", ") || "(no tools)"}`,
     );
   }

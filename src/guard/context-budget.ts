@@ -4,9 +4,12 @@
  * the act node's `fitToWindow` applies them.
  */
 
-/** A conservative token estimate: ~3.5 characters per token for code-heavy English. */
+/** Characters per token keel assumes for code-heavy English (conservative). */
+export const CHARS_PER_TOKEN = 3.5;
+
+/** A conservative token estimate (`CHARS_PER_TOKEN`). */
 export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 3.5);
+  return Math.ceil(text.length / CHARS_PER_TOKEN);
 }
 
 /** What keel leaves free for the model's answer. */

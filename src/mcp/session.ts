@@ -15,6 +15,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { quote } from "shell-quote";
 import { z } from "zod";
 import { readEnv } from "../env.js";
+import { estimateTokens } from "../guard/context-budget.js";
 import { NO_GRANTS } from "../sandbox/policy.js";
 import { prepareCommand, probeSandbox, type PreparedCommand } from "../sandbox/runtime.js";
 import { defineTool, fail, ok, type KeelTool } from "../tools/types.js";
@@ -44,7 +45,8 @@ export interface McpSession {
     target: string;
     sandboxed: boolean;
     tools: string[];
-    schemaChars: number;
+    /** What its tools' schemas cost in tokens of the window (keel's estimate). */
+    tokens: number;
   }>;
 }
 
@@ -119,7 +121,7 @@ async function connectAll(
     try {
       const listed = await connected.client.listTools(undefined, { timeout: startupMs(config) });
       const names: string[] = [];
-      let schemaChars = 0;
+      let tokens = 0;
       for (const t of listed.tools) {
         if (!toolWanted(config, t.name)) continue;
         const toolName = toolNameFor(name, t.name, taken);
@@ -127,7 +129,7 @@ async function connectAll(
         const tool = mcpTool(name, config, connected.client, t, toolName);
         session.tools.push(tool);
         names.push(toolName);
-        schemaChars += JSON.stringify(tool.parameters).length + tool.description.length;
+        tokens += estimateTokens(JSON.stringify(tool.parameters) + tool.description);
       }
       open.push(connected);
       session.servers.push({
@@ -135,7 +137,7 @@ async function connectAll(
         target,
         sandboxed: connected.sandboxed,
         tools: names,
-        schemaChars,
+        tokens,
       });
     } catch (e) {
       session.failures.push({

@@ -8,26 +8,18 @@
  * the grants, the host allow-list) goes with the command.
  */
 import { randomBytes } from "node:crypto";
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
 import type { SandboxManager as Manager } from "@anthropic-ai/sandbox-runtime";
 import { readEnv } from "../env.js";
+import { removeCreated } from "./aftercare.js";
 import {
   allowedHosts,
   filesystemPolicy,
   sandboxNotes,
-  withoutRiskyGitConfig,
   NO_GRANTS,
   PROTECTED_IN_WORKSPACE,
   type FilesystemPolicy,
@@ -317,42 +309,6 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
       return (notes = sandboxNotes(trace, run.workspace, fs, m.home));
     },
   };
-}
-
-/**
- * Removes what a command created where the sandbox could not protect it yet (`PROTECTED_IN_WORKSPACE`
- * that did not exist before it ran): git hooks other than git's own samples, risky keys of a new
- * git config, an `.mcp.json` (servers keel would start), a `.keel` folder. Returns what was removed,
- * workspace-relative.
- */
-function removeCreated(workspace: string, paths: string[]): string[] {
-  const removed: string[] = [];
-  const at = (p: string) => path.join(workspace, p);
-  try {
-    if (paths.includes(".git/hooks") && existsSync(at(".git/hooks"))) {
-      for (const name of readdirSync(at(".git/hooks"))) {
-        if (name.endsWith(".sample")) continue;
-        rmSync(at(`.git/hooks/${name}`), { recursive: true, force: true });
-        removed.push(`.git/hooks/${name}`);
-      }
-    }
-    if (paths.includes(".git/config") && existsSync(at(".git/config"))) {
-      const clean = withoutRiskyGitConfig(readFileSync(at(".git/config"), "utf8"));
-      if (clean.removed.length > 0) {
-        writeFileSync(at(".git/config"), clean.text);
-        removed.push(...clean.removed.map((k) => `${k} from .git/config`));
-      }
-    }
-    for (const p of [".mcp.json", ".keel"]) {
-      if (paths.includes(p) && existsSync(at(p))) {
-        rmSync(at(p), { recursive: true, force: true });
-        removed.push(p);
-      }
-    }
-  } catch (e) {
-    removed.push(`(keel could not check ${paths.join(", ")}: ${(e as Error).message})`);
-  }
-  return removed;
 }
 
 /**

@@ -198,7 +198,7 @@ describe("MCP tools", () => {
     const r = await runKeel(["mcp", "-w", ws, "--json"]);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout) as {
-      servers: Array<{ name: string; tools: string[]; sandboxed: boolean; schemaChars: number }>;
+      servers: Array<{ name: string; tools: string[]; sandboxed: boolean; tokens: number }>;
     };
     expect(report.servers[0]).toMatchObject({
       name: "calc",
