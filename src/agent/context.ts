@@ -12,6 +12,16 @@ import {
 import type { LoopSettings } from "../guard/loop.js";
 import type { Isolation } from "../sandbox/policy.js";
 import { McpServersSchema } from "../mcp/config.js";
+import { APPROVAL_MODE_HELP, APPROVAL_MODES, parseRule } from "../tools/permissions.js";
+
+/** Approval rules: each `tool` or `tool(pattern)`. */
+const RuleList = z
+  .array(
+    z.string().refine((r) => !("error" in parseRule(r)), {
+      message: "a rule is tool or tool(pattern), e.g. run_command(git push*) or edit_file(src/**)",
+    }),
+  )
+  .default([]);
 
 /** The coder's run settings: the shared model settings and the coder's own. */
 export const ContextSchema = ModelSettingsSchema.extend({
@@ -36,7 +46,36 @@ export const ContextSchema = ModelSettingsSchema.extend({
   autoApprove: z
     .boolean()
     .default(false)
-    .describe("Approve commands that reach beyond the workspace (the CLI's --yes)"),
+    .describe(
+      "Answer yes to every approval question (the CLI's --yes), except running a command without the OS sandbox",
+    ),
+  approval: z
+    .enum(APPROVAL_MODES)
+    .default("auto")
+    .describe(
+      `What runs without asking: ${APPROVAL_MODES.map((m) => `${m} (${APPROVAL_MODE_HELP[m]})`).join("; ")}. Deny rules win in every mode`,
+    ),
+  allowRules: RuleList.describe(
+    "Calls that run without asking, as tool or tool(pattern): edit_file(src/**), run_command(npm test*). User settings only",
+  ),
+  askRules: RuleList.describe(
+    "Calls a person is asked about in every mode but plan, e.g. run_command(git push*), write_file(*.lock)",
+  ),
+  denyRules: RuleList.describe(
+    "Calls refused in every mode, even with --yes, e.g. run_command(rm -rf*), *(.env), edit_file(migrations/**)",
+  ),
+  checkCommand: z
+    .string()
+    .optional()
+    .describe(
+      "A command run (sandboxed) after each file change, its output added to the change's result, e.g. npx tsc --noEmit or python -m py_compile {file} ({file}: the changed file)",
+    ),
+  undo: z
+    .boolean()
+    .default(true)
+    .describe(
+      "Snapshot the files each changing step touches (a shadow git repository in .keel/undo), for keel undo and keel diff",
+    ),
   allowRead: z
     .array(z.string())
     .default([])
@@ -167,6 +206,7 @@ export function runConfig(threadId: string, input: SettingsInput) {
     ollamaUrl: parsed.ollamaUrl,
     baseUrl: parsed.baseUrl,
     apiKey: parsed.apiKey,
+    checkCommand: parsed.checkCommand,
   };
   return {
     configurable: { thread_id: threadId },

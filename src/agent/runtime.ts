@@ -30,6 +30,8 @@ export type KeelEvent =
   | { type: "tool-channel"; reason: string; pinned: boolean }
   /** An MCP server could not start or list its tools; the run goes on without them. */
   | { type: "mcp-failed"; server: string; target: string; detail: string }
+  /** A changing step ran without an undo snapshot (no git, or the shadow repository failed). */
+  | { type: "undo-unavailable"; detail: string }
   /** The run's MCP tools and the share of the window their schemas take. */
   | { type: "mcp-tools"; tools: number; tokens: number; share: number };
 

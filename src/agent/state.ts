@@ -135,6 +135,20 @@ export const CoderState = new StateSchema({
       reducer: (current: string[], next: string | string[]) => [...new Set(current.concat(next))],
     },
   ),
+  /**
+   * Files as the model last saw them (read or written), by content hash: edit_file refuses a file
+   * missing here or changed on disk since. Merged by tool-execute; kept across the thread's runs.
+   */
+  seen: new ReducedValue(
+    z.record(z.string(), z.string()).default(() => ({})),
+    {
+      inputSchema: z.record(z.string(), z.string()),
+      reducer: (current: Record<string, string>, next: Record<string, string>) => ({
+        ...current,
+        ...next,
+      }),
+    },
+  ),
   /** Hits per loop (detector + calls). Written by tool-execute; read by tool-execute (a second hit escalates). */
   loopHits: z.record(z.string(), z.number()).default(() => ({})),
   /** Set by recover for the forced tool-less summary turn; read and cleared by act. */

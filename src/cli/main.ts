@@ -29,6 +29,9 @@ import {
   type ServerFlags,
 } from "./server-options.js";
 import { runSession, UsageError, type RunOutcome } from "./session.js";
+import { diffCommand, undoCommand } from "./undo.js";
+import { APPROVAL_MODE_HELP, APPROVAL_MODES, type ApprovalMode } from "../tools/permissions.js";
+import { UndoError } from "../undo/undo.js";
 
 const VERSION = "0.1.0";
 
@@ -72,6 +75,8 @@ interface RunFlags extends ServerFlags {
   think?: "auto" | "on" | "off" | "low" | "medium" | "high";
   contextWindow?: number;
   yes?: boolean;
+  approval?: ApprovalMode;
+  check?: string;
   allowRead?: string[];
   allowWrite?: string[];
   allowHost?: string[];
@@ -133,6 +138,8 @@ async function runCommand(request: string | undefined, flags: RunFlags): Promise
         ...(flags.think ? { think: flags.think } : {}),
         ...(flags.contextWindow ? { contextWindow: flags.contextWindow } : {}),
         ...(flags.yes ? { autoApprove: true } : {}),
+        ...(flags.approval ? { approval: flags.approval } : {}),
+        ...(flags.check ? { checkCommand: flags.check } : {}),
         ...(flags.allowRead ? { allowRead: flags.allowRead.map((p) => path.resolve(p)) } : {}),
         ...(flags.allowWrite ? { allowWrite: flags.allowWrite.map((p) => path.resolve(p)) } : {}),
         ...(flags.allowHost ? { allowHosts: flags.allowHost } : {}),
@@ -207,9 +214,21 @@ function program(): Command {
         .default(undefined, String(settingDefault("think"))),
     )
     .addOption(contextWindowOption())
+    .addOption(
+      new Option(
+        "--approval <mode>",
+        `what runs without asking: ${APPROVAL_MODES.map((m) => `${m} (${APPROVAL_MODE_HELP[m]})`).join("; ")}. Rules in the settings (allowRules, askRules, denyRules) refine it; deny rules win in every mode`,
+      )
+        .choices(APPROVAL_MODES)
+        .default(undefined, String(settingDefault("approval"))),
+    )
     .option(
       "-y, --yes",
-      "approve commands that reach beyond the workspace (installs, network, sudo)",
+      "answer yes to every approval question (commands beyond the workspace, --approval ask|edits); deny rules and running unsandboxed still refuse",
+    )
+    .option(
+      "--check <command>",
+      "run this command (sandboxed) after each file change and show its output to the model, e.g. 'npx tsc --noEmit' or 'python -m py_compile {file}'",
     )
     .option(
       "--allow-read <path>",
@@ -241,7 +260,9 @@ Exit codes: 0 done · 1 not completed (gave up / needs a human) · 2 usage error
 
 Examples:
   keel run "Build a REST API endpoint GET /users in src/api/users.js" -w ./my-app
-  keel run --thread run-2026-11-22-ab12cd          # resume after a crash or Ctrl-C
+  keel run --thread run-2026-11-22-ab12cd          # resume after a crash, Ctrl-C or keel undo
+  keel run "add input validation" --approval edits  # ask before each command
+  keel diff && keel undo                           # what the agent changed; put it back
   keel run "explain how src/cli works" --json | tail -n 1 | jq .status`,
     )
     .action(async (request: string | undefined, flags: RunFlags) => {
@@ -383,6 +404,8 @@ Examples:
       process.exitCode = report.sandbox.ok ? 0 : 1;
     });
 
+  cli.addCommand(undoCommand()).addCommand(diffCommand());
+
   cli
     .command("demo")
     .description(
@@ -420,6 +443,7 @@ async function main(): Promise<void> {
     }
     if (
       err instanceof UsageError ||
+      err instanceof UndoError ||
       err instanceof CheckpointUrlError ||
       err instanceof SettingsFileError ||
       err instanceof McpConfigError

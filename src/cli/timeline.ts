@@ -159,6 +159,8 @@ export function describeEvent(e: KeelEvent): string[] {
     return [
       `${pc.yellow("mcp")}      server "${e.server}" (${short(e.target, 60)}) is not available: ${short(e.detail, 200)}; the run goes on without its tools`,
     ];
+  if (e.type === "undo-unavailable")
+    return [`${pc.yellow("undo")}     ${short(e.detail, 200)}; this step cannot be undone`];
   return [`${pc.cyan("approval")} ${e.command}: ${e.approved ? "approved" : "refused"}`];
 }
 

@@ -66,7 +66,7 @@ export function hintFor(kind: FailureKind, strike: number, detail: string): stri
     case "repetition":
       return `You are repeating yourself: ${detail}. Say something new: take the next step with a tool, or give a short final answer.`;
     case "tool_error":
-      return `Your last tool calls failed: ${detail}. Read the error messages in the tool results, fix the cause, and try a different approach.`;
+      return `Your last tool calls failed: ${detail}. Read the error messages in the tool results, fix the cause, and try a different approach.${detail.includes("edit_file") ? " For a file edit_file keeps failing on, call write_file with the file's complete new content instead." : ""}`;
     default:
       return detail;
   }

@@ -266,7 +266,7 @@ function mcpTool(
       toolClass: readOnly ? "explore" : "command",
       schema,
       async run(args, ctx) {
-        if (!config.trust) {
+        if (!config.trust && !ctx.approved) {
           const approved =
             ctx.approve?.({
               tool: name,

@@ -25,7 +25,15 @@ export const USER_ONLY = [
   "runCommandsUnsandboxed",
   "autoApprove",
   "mcpServers",
+  "approval",
+  "allowRules",
 ] as const;
+
+/**
+ * List settings a project's file adds to the user's instead of replacing them: a repository may
+ * add rules that ask or refuse, never remove the user's.
+ */
+export const ADDITIVE = ["askRules", "denyRules"] as const;
 
 /** A settings file that cannot be used, named with the field at fault. */
 export class SettingsFileError extends Error {
@@ -131,15 +139,15 @@ export function fileSettings(
 ): Record<string, unknown> {
   const user = cachedFile(files.user);
   const project = cachedFile(files.project);
-  return {
-    ...(user
-      ? checkSettings(files.user, user, schema, { project: false, ...(known ? { known } : {}) })
-      : {}),
-    ...(project
-      ? checkSettings(files.project, project, schema, {
-          project: true,
-          ...(known ? { known } : {}),
-        })
-      : {}),
-  };
+  const mine = user
+    ? checkSettings(files.user, user, schema, { project: false, ...(known ? { known } : {}) })
+    : {};
+  const theirs = project
+    ? checkSettings(files.project, project, schema, { project: true, ...(known ? { known } : {}) })
+    : {};
+  const merged = { ...mine, ...theirs };
+  for (const key of ADDITIVE)
+    if (Array.isArray(mine[key]) && Array.isArray(theirs[key]))
+      merged[key] = [...(mine[key] as unknown[]), ...(theirs[key] as unknown[])];
+  return merged;
 }

@@ -1,14 +1,15 @@
 /**
- * The file tools: read_file, write_file, edit_file, list_dir, make_dir. Each validates its input,
+ * The file tools: read_file, write_file, list_dir, make_dir (edit_file has its own module). Each validates its input,
  * resolves every path through the workspace sandbox and answers with a result or a typed failure.
  */
+import { createHash } from "node:crypto";
 import { mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { resolveInWorkspace } from "./workspace-path.js";
 import { defineTool, fail, ok, type ToolResult } from "./types.js";
 
-const PathArg = z.string().describe("Path relative to the workspace root, e.g. src/app.ts");
+export const PathArg = z.string().describe("Path relative to the workspace root, e.g. src/app.ts");
 
 /** Resolves a path, or hands back the sandbox's refusal as a tool failure. */
 export function sandboxed(
@@ -19,12 +20,22 @@ export function sandboxed(
   return r.ok ? r : { failure: fail(r.kind, r.message) };
 }
 
-async function statOrNull(abs: string) {
+/** A file content's fingerprint, for "has it changed since the thread saw it". */
+export const contentHash = (text: string) =>
+  createHash("sha256").update(text).digest("hex").slice(0, 16);
+
+export async function statOrNull(abs: string) {
   try {
     return await stat(abs);
   } catch {
     return null;
   }
+}
+
+/** The workspace-relative path a file tool's call names (none when it is outside). */
+export function pathOf(workspace: string, p: string): string[] {
+  const r = resolveInWorkspace(workspace, p);
+  return r.ok ? [r.rel] : [];
 }
 
 /** The message every read-only tool gives for a missing path (F3). */
@@ -69,7 +80,7 @@ export const readFileTool = defineTool({
       body = body.slice(0, ctx.outputLimit);
       note += `[truncated at ${ctx.outputLimit} characters; read further with offset/limit]\n`;
     }
-    return ok(note + body);
+    return { ...ok(note + body), seen: { [r.rel]: contentHash(text) } };
   },
 });
 
@@ -82,6 +93,7 @@ export const writeFileTool = defineTool({
     path: PathArg,
     content: z.string().describe("The complete new content of the file"),
   }),
+  touches: ({ path: p }, workspace) => pathOf(workspace, p),
   async run({ path: p, content }, ctx) {
     const r = sandboxed(ctx.workspace, p);
     if ("failure" in r) return r.failure;
@@ -95,42 +107,10 @@ export const writeFileTool = defineTool({
     await mkdir(path.dirname(r.abs), { recursive: true });
     await writeFile(r.abs, content, "utf8");
     const verb = st ? "overwrote" : "created";
-    return ok(`${verb} ${r.rel} (${Buffer.byteLength(content)} bytes)`, [r.rel]);
-  },
-});
-
-export const editFileTool = defineTool({
-  name: "edit_file",
-  description:
-    "Replace one exact occurrence of old_text with new_text in an existing file. old_text must match exactly once.",
-  toolClass: "mutate",
-  schema: z.object({
-    path: PathArg,
-    old_text: z.string().min(1).describe("Exact text to replace; must occur exactly once"),
-    new_text: z.string().describe("Replacement text"),
-  }),
-  async run({ path: p, old_text, new_text }, ctx) {
-    const r = sandboxed(ctx.workspace, p);
-    if ("failure" in r) return r.failure;
-    const st = await statOrNull(r.abs);
-    if (!st) return missingPath("edit_file", r.rel);
-    if (st.isDirectory()) return fail("wrong_tool", `edit_file: ${r.rel} is a directory.`);
-    const text = await readFile(r.abs, "utf8");
-    const count = text.split(old_text).length - 1;
-    if (count !== 1) {
-      return fail(
-        "failed",
-        count === 0
-          ? `edit_file: old_text was not found in ${r.rel}. Call read_file to see the current text, then copy it exactly.`
-          : `edit_file: old_text occurs ${count} times in ${r.rel}; include more surrounding lines so it matches once.`,
-      );
-    }
-    await writeFile(
-      r.abs,
-      text.replace(old_text, () => new_text),
-      "utf8",
-    );
-    return ok(`edited ${r.rel}`, [r.rel]);
+    return {
+      ...ok(`${verb} ${r.rel} (${Buffer.byteLength(content)} bytes)`, [r.rel]),
+      seen: { [r.rel]: contentHash(content) },
+    };
   },
 });
 
@@ -162,6 +142,7 @@ export const makeDirTool = defineTool({
   description: "Create an empty folder (and its parents). Not for files: use write_file for those.",
   toolClass: "mutate",
   schema: z.object({ path: PathArg }),
+  touches: () => [],
   async run({ path: p }, ctx) {
     const base = path.posix.basename(p.replace(/\\/g, "/").replace(/\/+$/, ""));
     if (FILE_EXTENSION.test(base) && !base.startsWith(".")) {

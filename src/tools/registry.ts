@@ -5,7 +5,8 @@
 import { distance } from "fastest-levenshtein";
 import { z } from "zod";
 import { analyzeCodeTool } from "./analyze-code.js";
-import { editFileTool, listDirTool, makeDirTool, readFileTool, writeFileTool } from "./fs-tools.js";
+import { editFileTool } from "./edit-file.js";
+import { listDirTool, makeDirTool, readFileTool, writeFileTool } from "./fs-tools.js";
 import { runCommandTool } from "./run-command.js";
 import { repairArguments, repairToolName } from "./repair.js";
 import { globTool, grepTool } from "./search-tools.js";
@@ -30,11 +31,16 @@ export type Intent = (typeof INTENTS)[number];
 
 /**
  * The tools an intent may use, keel's then the run's MCP tools: analysis and chat get read-only
- * tools only (an MCP tool is read-only when its server says so: `readOnlyHint`).
+ * tools only (an MCP tool is read-only when its server says so: `readOnlyHint`), and so does every
+ * request in plan mode (`readOnly`).
  */
-export function toolsForIntent(intent: Intent, extra: readonly KeelTool[] = []): KeelTool[] {
+export function toolsForIntent(
+  intent: Intent,
+  extra: readonly KeelTool[] = [],
+  readOnly = false,
+): KeelTool[] {
   const all = [...ALL_TOOLS, ...extra];
-  return intent === "analyze" || intent === "chat"
+  return readOnly || intent === "analyze" || intent === "chat"
     ? all.filter((t) => t.toolClass === "explore")
     : all;
 }
@@ -84,7 +90,7 @@ export function lookupTool(name: string, args: unknown, tools: readonly KeelTool
     .slice(0, 2)
     .map((t) => t.name);
   const hidden = ALL_TOOLS.some((t) => t.name === name)
-    ? ` ${name} is not available for this request (it changes files, and this request only reads).`
+    ? ` ${name} is not available for this request (it changes files or runs commands, and this request only reads).`
     : "";
   return {
     found: false,

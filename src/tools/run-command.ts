@@ -67,13 +67,17 @@ export const runCommandTool = defineTool({
       ]
         .filter(Boolean)
         .join("; and ");
+      // Already approved at the gate (a rule, or a person asked by the approval mode) covers what
+      // --yes could approve; running unsandboxed is asked about on its own.
       approved =
-        ctx.approve?.({
+        (ctx.approved === true && !unsandboxed) ||
+        (ctx.approve?.({
           tool: "run_command",
           command,
           reason,
           ...(unsandboxed && { unsandboxed }),
-        }) ?? false;
+        }) ??
+          false);
       if (!approved) return fail("needs_approval", refusal(reason, unsandboxed));
     }
     const prepared = await prepareCommand(command, {

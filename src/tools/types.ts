@@ -29,6 +29,8 @@ export type ToolResult =
       output: string;
       /** Workspace-relative files this call created or changed. */
       filesWritten?: string[];
+      /** Files whose content the model now knows (read or written), by content hash. */
+      seen?: Record<string, string>;
     }
   | { ok: false; kind: ToolFailureKind; message: string };
 
@@ -58,6 +60,18 @@ export interface ToolContext {
   outputLimit: number;
   /** Told the process-group id of a spawned command, so a crash can find it again. */
   onSpawn?: (pid: number) => void;
+  /**
+   * Content hashes of the files as this thread last read or wrote them. edit_file refuses a file
+   * missing here or changed since. Absent: a tool run outside a thread, with no such check.
+   */
+  seen?: Readonly<Record<string, string>>;
+  /** Earlier failed calls of this tool on the same path this run (edit_file then steers to write_file). */
+  failuresOnTarget?: number;
+  /**
+   * A person (or the run's policy) already approved this call: a tool does not ask again for what
+   * `--yes` could approve.
+   */
+  approved?: boolean;
 }
 
 /** A single-purpose tool: a described zod schema and a function that never throws. */
@@ -68,6 +82,11 @@ export interface KeelTool<S extends z.ZodType = z.ZodType> {
   schema: S;
   /** The JSON Schema the model is shown, where it is not the schema's own (MCP tools). */
   parameters?: Record<string, unknown>;
+  /**
+   * The workspace-relative paths a call may change, for undo snapshots and path rules. Absent on a
+   * changing tool: it may change anything (commands, MCP tools).
+   */
+  touches?(args: z.infer<S>, workspace: string): string[];
   run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 

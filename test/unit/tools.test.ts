@@ -76,7 +76,7 @@ describe("file tools", () => {
     const ctx = context();
     writeFileSync(path.join(ctx.workspace, "n.txt"), "1\n2\n3\n4\n5");
     const r = await run("read_file", { path: "n.txt", offset: 2, limit: 2 }, ctx);
-    expect(r).toEqual({ ok: true, output: "[lines 2-3 of 5]\n2\n3" });
+    expect(r).toMatchObject({ ok: true, output: "[lines 2-3 of 5]\n2\n3" });
     const dir = await run("read_file", { path: "." }, ctx);
     expect(!dir.ok && dir.message).toContain("call list_dir");
   });

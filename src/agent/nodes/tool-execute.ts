@@ -1,16 +1,19 @@
 import { ToolMessage, type ToolCall } from "@langchain/core/messages";
-import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { clipMiddle, toolResultLimit } from "../../guard/context-budget.js";
 import { detectLoop, loopHint, type TrailEntry } from "../../guard/loop.js";
 import { callParts, callSignature, resultHash } from "../../guard/signature.js";
 import { CallJournal, INTERRUPTED_CALL, settleOrphan } from "../../persistence/journal.js";
 import { modelFitOf, type GraphDeps } from "../../run/model.js";
 import { lookupTool, toolsForIntent, validateArgs } from "../../tools/registry.js";
-import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
+import { withCheck } from "../../tools/post-edit.js";
+import { fail, type KeelTool, type ToolContext, type ToolResult } from "../../tools/types.js";
+import { recordStep } from "../../undo/record.js";
 import { isolationOf, loopSettingsOf } from "../context.js";
 import { unansweredCalls } from "../conversation.js";
 import { nodeEnv, type NodeEnv } from "../runtime.js";
 import type { CoderStateUpdate, CoderStateValue, Failure } from "../state.js";
+import { approver, checkAllowed, gate } from "./tool-gate.js";
 
 /**
  * Runs ONE unanswered tool call of the last reply and answers it with a ToolMessage carrying its
@@ -45,7 +48,10 @@ export function createToolExecuteNode(deps: GraphDeps) {
         update.loopHits = loop.loopHits;
         if (loop.failure) update.failure = loop.failure;
       } else {
-        result = await runOnce(step.tool, step.args, step.entry.id, env, config, window);
+        const gated = gate(step.tool, step.args, step.entry, env);
+        result = gated.run
+          ? await runOnce(step, state, env, config, window, gated.approved)
+          : gated.result;
       }
       if (step.entry.repaired) result = withNote(result, step.entry.repaired);
     }
@@ -82,7 +88,7 @@ function resolve(
   const found = lookupTool(
     call.name,
     call.args,
-    toolsForIntent(state.intent?.intent ?? "build", mcp),
+    toolsForIntent(state.intent?.intent ?? "build", mcp, env.settings.approval === "plan"),
   );
   if (!found.found) return { entry, refusal: fail("unknown_tool", found.message) };
   const tool = found.tool;
@@ -123,18 +129,21 @@ function guard(state: CoderStateValue, entry: TrailEntry, env: NodeEnv) {
 /**
  * Runs the call, at most once across crashes for commands: the side-effect journal in the store says
  * whether it already ran (its result), started and was cut off (the model is told), or never ran.
+ * A changing call runs between undo snapshots, and a file change is followed by the check command.
  */
 async function runOnce(
-  tool: KeelTool,
-  args: unknown,
-  callId: string,
+  { tool, args, entry }: { tool: KeelTool; args: unknown; entry: TrailEntry },
+  state: CoderStateValue,
   env: NodeEnv,
   config: LangGraphRunnableConfig,
   window: number,
+  approved: boolean,
 ): Promise<ToolResult> {
+  const callId = entry.id;
+  const thread = String(config.configurable?.thread_id ?? "");
   const journal =
     tool.toolClass === "command" && config.store
-      ? new CallJournal(config.store, String(config.configurable?.thread_id ?? ""))
+      ? new CallJournal(config.store, thread)
       : undefined;
   const before = await journal?.get(callId);
   if (before?.state === "done") return before.result;
@@ -149,19 +158,40 @@ async function runOnce(
   }
   await journal?.start(callId);
   let recordPid: Promise<void> | undefined;
+  const ctx: ToolContext = {
+    workspace: env.workspace,
+    signal: config.signal,
+    approve: approver(env),
+    isolation: isolationOf(env.settings),
+    commandTimeoutMs: env.settings.commandTimeoutMs,
+    outputLimit: toolResultLimit(window),
+    onSpawn: (pid) => {
+      recordPid = journal?.spawned(callId, pid);
+    },
+    seen: state.seen,
+    failuresOnTarget: state.trail.filter(
+      (t) => t.name === entry.name && !t.ok && t.target === entry.target,
+    ).length,
+    approved,
+  };
+  const run = () => tool.run(args, ctx);
   let result: ToolResult;
   try {
-    result = await tool.run(args, {
-      workspace: env.workspace,
-      signal: config.signal,
-      approve: approver(env),
-      isolation: isolationOf(env.settings),
-      commandTimeoutMs: env.settings.commandTimeoutMs,
-      outputLimit: toolResultLimit(window),
-      onSpawn: (pid) => {
-        recordPid = journal?.spawned(callId, pid);
-      },
-    });
+    result =
+      tool.toolClass !== "explore" && env.settings.undo && thread
+        ? await recordStep(
+            {
+              workspace: env.workspace,
+              thread,
+              callId,
+              messages: state.messages.length,
+              label: entry.target ? `${entry.name} ${entry.target}` : callLabel(entry.name, args),
+              paths: tool.touches?.(args as never, env.workspace),
+            },
+            run,
+            (detail) => env.emit({ type: "undo-unavailable", detail }),
+          )
+        : await run();
   } catch (err) {
     // Paused for approval before anything ran: the call is not "started".
     await journal?.clear(callId);
@@ -169,7 +199,16 @@ async function runOnce(
   }
   await recordPid; // the "done" record must land after the pid record
   await journal?.finish(callId, result);
-  return result;
+  const check = env.settings.checkCommand;
+  return check && tool.toolClass === "mutate"
+    ? withCheck(result, check, ctx, checkAllowed(env))
+    : result;
+}
+
+/** A short label of a call without a path: the command, or the tool's name. */
+function callLabel(name: string, args: unknown): string {
+  const command = (args as { command?: unknown } | null)?.command;
+  return typeof command === "string" ? `${name} ${command.slice(0, 80)}` : name;
 }
 
 /** The tool message answering the call, and what the trail, the streak and `recover` learn from it. */
@@ -205,6 +244,7 @@ function answer(
   update.trail = entry;
   if (streak !== state.errorStreak) update.errorStreak = streak;
   if (result.ok && result.filesWritten) update.filesWritten = result.filesWritten;
+  if (result.ok && result.seen) update.seen = result.seen;
   if (!update.failure && pending === 1 && streak >= env.settings.errorStreak) {
     const recent = [...state.trail, entry].slice(-streak);
     update.failure = {
@@ -213,22 +253,6 @@ function answer(
     };
   }
   return update;
-}
-
-function approver(env: NodeEnv): Approver {
-  return (req) => {
-    if (env.settings.autoApprove && !req.unsandboxed) return true;
-    if (!env.settings.interactive) return false;
-    const answer: unknown = interrupt({
-      type: "approval",
-      ...req,
-      question: `Allow \`${req.command}\`? (${req.reason})`,
-    });
-    const approved =
-      answer === true || (typeof answer === "string" && /^y(es)?$/i.test(answer.trim()));
-    env.emit({ type: "approval", command: req.command, approved });
-    return approved;
-  };
 }
 
 /** A result with keel's repairs said first, so the model learns the right form. */

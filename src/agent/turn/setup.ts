@@ -60,11 +60,12 @@ export async function turnSetup(
     : chooseToolMode(profile, env.settings.toolMode);
   const format = promptFormat(profile?.format ?? "hermes");
   const intent = state.intent?.intent ?? "build";
-  const tools = toolsForIntent(intent, await env.mcpTools()).map(toolDefinition);
+  const plan = env.settings.approval === "plan";
+  const tools = toolsForIntent(intent, await env.mcpTools(), plan).map(toolDefinition);
   const base: Omit<TurnRequest, "history" | "tools" | "mode"> = {
     env,
     model: env.model(fit),
-    system: ACT_SYSTEM(intent, state.workspaceAtStart, state.instructions),
+    system: ACT_SYSTEM(intent, state.workspaceAtStart, state.instructions, plan),
     format,
     window,
     fit: state.fit,

@@ -115,7 +115,8 @@ export function createActNode(deps: GraphDeps) {
             toolCallCount: ai.tool_calls?.length ?? 0,
             content: read.content,
             intent,
-            acted: !ai.tool_calls?.length && hasActed(state),
+            // In plan mode a plan in prose is the answer: nothing may be changed.
+            acted: !ai.tool_calls?.length && (env.settings.approval === "plan" || hasActed(state)),
           });
     // Only changed fields are written: every write is a row in the checkpointer.
     const next = channelAfter(channel, answer, format, read.fromText && answer.mode === "native");

@@ -1,0 +1,83 @@
+/**
+ * The gate before a tool call runs: the approval mode and the user's rules decide (tools/permissions),
+ * and where they say "ask", a person is asked: interactively through a LangGraph interrupt (the CLI's
+ * prompt, Studio's resume), by `--yes`, or, with nobody there, the call is refused with the fix.
+ */
+import { interrupt } from "@langchain/langgraph";
+import type { TrailEntry } from "../../guard/loop.js";
+import { decide } from "../../tools/permissions.js";
+import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
+import type { NodeEnv } from "../runtime.js";
+
+export type GateVerdict = { run: true; approved: boolean } | { run: false; result: ToolResult };
+
+/** Whether a resolved call may run, asking a person where the rules say so. */
+export function gate(tool: KeelTool, args: unknown, entry: TrailEntry, env: NodeEnv): GateVerdict {
+  const s = env.settings;
+  const given = (args as { command?: unknown } | null)?.command;
+  const command = tool.name === "run_command" && typeof given === "string" ? given : undefined;
+  const verdict = decide(
+    {
+      tool: tool.name,
+      toolClass: tool.toolClass,
+      ...(entry.target !== undefined ? { path: entry.target } : {}),
+      ...(command !== undefined ? { command } : {}),
+    },
+    s.approval,
+    { allow: s.allowRules, ask: s.askRules, deny: s.denyRules },
+  );
+  if (verdict.decision === "allow") return { run: true, approved: verdict.approved };
+  if (verdict.decision === "deny")
+    return {
+      run: false,
+      result: fail(
+        "refused",
+        `${tool.name} refused: ${verdict.reason}. Do not retry it; do the task another way or say what is needed.`,
+      ),
+    };
+  const what = command ?? describeCall(tool.name, entry);
+  if (approver(env)({ tool: tool.name, command: what, reason: verdict.reason }))
+    return { run: true, approved: true };
+  return {
+    run: false,
+    result: fail(
+      "needs_approval",
+      `${tool.name} was not run: it needs a person's approval (${verdict.reason}) and none was given. (The user can answer interactively, pass --yes, or change --approval / the rules.) Do the task without it, or finish and say what is needed.`,
+    ),
+  };
+}
+
+/** Whether the check command after a file change may run without asking (tools/post-edit). */
+export function checkAllowed(env: NodeEnv) {
+  return (command: string): { run: true } | { run: false; why: string } => {
+    const s = env.settings;
+    const verdict = decide({ tool: "run_command", toolClass: "command", command }, s.approval, {
+      allow: s.allowRules,
+      ask: s.askRules,
+      deny: s.denyRules,
+    });
+    if (verdict.decision === "allow" || (verdict.decision === "ask" && s.autoApprove))
+      return { run: true };
+    return { run: false, why: verdict.reason };
+  };
+}
+
+const describeCall = (name: string, entry: TrailEntry) =>
+  entry.target ? `${name} ${entry.target}` : name;
+
+/** Asks a person through an interrupt; `--yes` answers yes except for running unsandboxed. */
+export function approver(env: NodeEnv): Approver {
+  return (req) => {
+    if (env.settings.autoApprove && !req.unsandboxed) return true;
+    if (!env.settings.interactive) return false;
+    const answer: unknown = interrupt({
+      type: "approval",
+      ...req,
+      question: `Allow \`${req.command}\`? (${req.reason})`,
+    });
+    const approved =
+      answer === true || (typeof answer === "string" && /^y(es)?$/i.test(answer.trim()));
+    env.emit({ type: "approval", command: req.command, approved });
+    return approved;
+  };
+}

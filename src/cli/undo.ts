@@ -1,0 +1,171 @@
+/**
+ * `keel undo` and `keel diff`: the agent's file changes in a workspace, shown and put back. Undo
+ * previews what it will do, asks (or takes --yes), never overwrites a file changed since the agent's
+ * last step, and rewinds the thread's conversation to the undone step.
+ */
+import path from "node:path";
+import { createInterface } from "node:readline/promises";
+import { Command, InvalidArgumentError } from "commander";
+import pc from "picocolors";
+import { createCoderGraph } from "../agent/graph.js";
+import { readEnv } from "../env.js";
+import { defaultCheckpoints } from "../persistence/checkpointer.js";
+import { openPersistence } from "../persistence/open.js";
+import { describeAction } from "../undo/plan.js";
+import { rewindTo } from "../undo/rewind.js";
+import { applyUndo, planThreadUndo, threadDiff, type UndoPlan } from "../undo/undo.js";
+
+interface UndoFlags {
+  workspace: string;
+  thread?: string;
+  to?: number;
+  yes?: boolean;
+  dryRun?: boolean;
+  checkpoints?: string;
+  json?: boolean;
+}
+
+const stepNumber = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a step number ≥ 1");
+  return n;
+};
+
+export function undoCommand(): Command {
+  return new Command("undo")
+    .description(
+      "Put back the files the agent changed in a thread (restore edited files, remove created ones), with a preview; files changed since by someone else are left alone",
+    )
+    .option("-w, --workspace <dir>", "the workspace the agent worked in", ".")
+    .option("-t, --thread <id>", "the thread (default: the one that changed files last)")
+    .option("--to <step>", "undo from this step on (steps as keel diff lists them)", stepNumber)
+    .option("-y, --yes", "apply without asking")
+    .option("--dry-run", "only show what would be done")
+    .option(
+      "--checkpoints <url>",
+      "the run's checkpoints (default: sqlite:<workspace>/.keel/keel.db)",
+    )
+    .option("--json", "print the plan and what was done as JSON")
+    .addHelpText(
+      "after",
+      `
+The conversation is rewound too: keel run --thread <id> then continues from before the undone step,
+and the model is told what was undone.
+
+Examples:
+  keel undo                 # everything the last thread changed, after a preview
+  keel undo --to 3 --yes    # keep steps 1-2, undo the rest`,
+    )
+    .action(async (flags: UndoFlags) => {
+      process.exitCode = await runUndo(flags);
+    });
+}
+
+async function runUndo(flags: UndoFlags): Promise<number> {
+  const workspace = path.resolve(flags.workspace);
+  const plan = await planThreadUndo(workspace, {
+    ...(flags.thread ? { thread: flags.thread } : {}),
+    ...(flags.to ? { from: flags.to } : {}),
+  });
+  const say = (line: string) => (flags.json ? process.stderr : process.stdout).write(`${line}\n`);
+  say(preview(plan));
+  const changes = plan.actions.filter((a) => a.action !== "keep");
+  if (flags.dryRun) return 0;
+  if (!flags.yes) {
+    const env = readEnv();
+    if (!process.stdin.isTTY || env.ci) {
+      say(pc.yellow("not applied: run again with --yes to apply (or --dry-run to only look)"));
+      return 1;
+    }
+    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    const answer = await rl.question(`${pc.cyan("?")} Apply? [y/N] `);
+    rl.close();
+    if (!/^y(es)?$/i.test(answer.trim())) {
+      say("nothing changed");
+      return 1;
+    }
+  }
+  await applyUndo(workspace, plan);
+  const rewound = await rewind(plan, flags.checkpoints ?? defaultCheckpoints(workspace));
+  const kept = plan.actions.length - changes.length;
+  const summary = {
+    thread: plan.thread,
+    steps: plan.steps.map((s) => s.step),
+    restored: plan.actions.filter((a) => a.action === "restore").map((a) => a.path),
+    removed: plan.actions.filter((a) => a.action === "remove").map((a) => a.path),
+    kept: plan.actions.filter((a) => a.action === "keep").map((a) => a.path),
+    rewound,
+  };
+  if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+  else
+    say(
+      [
+        `${pc.green("undone")}: ${summary.restored.length} restored, ${summary.removed.length} removed${kept ? `, ${kept} left as they are` : ""}`,
+        rewound
+          ? `the conversation is back before step ${plan.steps[0]!.step}; continue with: keel run --thread ${plan.thread}`
+          : pc.dim(
+              `(the conversation was not rewound: no checkpoint of thread ${plan.thread} before step ${plan.steps[0]!.step} in the checkpoints)`,
+            ),
+      ].join("\n"),
+    );
+  return 0;
+}
+
+function preview(plan: UndoPlan): string {
+  const steps = plan.steps.map((s) => `  ${pc.dim(`step ${s.step}`)}  ${s.label}`);
+  const actions = plan.actions.length
+    ? plan.actions.map(
+        (a) => `  ${a.action === "keep" ? pc.yellow(describeAction(a)) : describeAction(a)}`,
+      )
+    : ["  (every file is already as it was)"];
+  return [`Undo in thread ${plan.thread}:`, ...steps, "", ...actions].join("\n");
+}
+
+async function rewind(plan: UndoPlan, checkpoints: string): Promise<boolean> {
+  const persistence = await openPersistence(checkpoints);
+  try {
+    const graph = createCoderGraph().compile({
+      checkpointer: persistence.checkpointer,
+      store: persistence.store,
+    });
+    return await rewindTo(graph, plan.thread, plan.steps[0]!);
+  } finally {
+    await persistence.close();
+  }
+}
+
+export function diffCommand(): Command {
+  return new Command("diff")
+    .description("Show what the agent changed in a thread: its steps and a unified diff")
+    .option("-w, --workspace <dir>", "the workspace the agent worked in", ".")
+    .option("-t, --thread <id>", "the thread (default: the one that changed files last)")
+    .option("--stat", "only the steps and files, no diff")
+    .action(async (flags: { workspace: string; thread?: string; stat?: boolean }) => {
+      const workspace = path.resolve(flags.workspace);
+      const { thread, steps, patch } = await threadDiff(workspace, flags.thread);
+      const lines = [
+        `thread ${thread}:`,
+        ...steps.map(
+          (s) =>
+            `  ${pc.dim(`step ${s.step}`)}  ${s.label}  ${pc.dim(s.files.map((f) => f.path).join(", "))}`,
+        ),
+      ];
+      process.stdout.write(`${lines.join("\n")}\n${flags.stat ? "" : `\n${colorPatch(patch)}`}`);
+    });
+}
+
+function colorPatch(patch: string): string {
+  if (!process.stdout.isTTY) return patch;
+  return patch
+    .split("\n")
+    .map((l) =>
+      l.startsWith("+") && !l.startsWith("+++")
+        ? pc.green(l)
+        : l.startsWith("-") && !l.startsWith("---")
+          ? pc.red(l)
+          : l.startsWith("@@")
+            ? pc.cyan(l)
+            : l,
+    )
+    .join("\n");
+}

@@ -1,0 +1,129 @@
+/**
+ * Who decides whether a tool call runs: the approval mode and the user's rules, as data. Pure.
+ *
+ * Order (the first that applies decides):
+ *   1. a deny rule → refused, in every mode, whatever `--yes` says;
+ *   2. plan mode → anything that changes files or runs commands is refused (read-only);
+ *   3. an ask rule → a person is asked;
+ *   4. an allow rule → runs, and counts as approved (a command it allows that reaches beyond the
+ *      workspace is not asked about again);
+ *   5. reading tools run;
+ *   6. the mode: ask → every change and command is asked; edits → file changes run, commands are
+ *      asked; auto → both run.
+ * After these, run_command keeps its own built-in rule set: a command that reaches beyond the
+ * workspace (installs, network, sudo) is asked about unless `--yes`, and one that cannot be
+ * sandboxed needs a person.
+ *
+ * A rule is `tool` or `tool(pattern)`, the tool `*` for any: for tools with a path argument the
+ * pattern is a glob on the workspace-relative path (`src/**`, `*.env`: a pattern without `/`
+ * matches the file name anywhere); for run_command it is a pattern on the command, `*` for any text,
+ * tried on the whole command and on each part between `&&`, `||`, `;`, `|`.
+ */
+import picomatch from "picomatch";
+import type { ToolClass } from "./types.js";
+
+export const APPROVAL_MODES = ["plan", "ask", "edits", "auto"] as const;
+export type ApprovalMode = (typeof APPROVAL_MODES)[number];
+
+/** What each mode means, for help texts. */
+export const APPROVAL_MODE_HELP: Record<ApprovalMode, string> = {
+  plan: "read-only: the agent reads and answers with a plan, changes nothing",
+  ask: "ask before every file change and every command",
+  edits: "apply file edits, ask before commands",
+  auto: "apply edits and run commands (in the sandbox); beyond-the-workspace commands still ask",
+};
+
+export interface Rules {
+  allow: readonly string[];
+  ask: readonly string[];
+  deny: readonly string[];
+}
+
+export interface Rule {
+  tool: string;
+  pattern?: string;
+  text: string;
+}
+
+export type Verdict =
+  | { decision: "allow"; approved: boolean; rule?: string }
+  | { decision: "ask" | "deny"; reason: string; rule?: string };
+
+/** What the rules see of a call. */
+export interface CallFacts {
+  tool: string;
+  toolClass: ToolClass;
+  /** Workspace-relative path of a file tool's call. */
+  path?: string;
+  /** run_command's command. */
+  command?: string;
+}
+
+const RULE = /^\s*([A-Za-z0-9_.*-]+)\s*(?:\((.*)\))?\s*$/s;
+
+/** A rule's parts, or why it is not a rule. */
+export function parseRule(text: string): Rule | { error: string } {
+  const m = RULE.exec(text);
+  if (!m)
+    return {
+      error: `"${text}" is not a rule: write tool or tool(pattern), e.g. run_command(git push*) or edit_file(src/**)`,
+    };
+  const pattern = m[2]?.trim();
+  return { tool: m[1]!, ...(pattern ? { pattern } : {}), text: text.trim() };
+}
+
+/** The decision on one call. */
+export function decide(call: CallFacts, mode: ApprovalMode, rules: Rules): Verdict {
+  const deny = firstMatch(rules.deny, call);
+  if (deny) return { decision: "deny", reason: `the deny rule ${deny} forbids it`, rule: deny };
+  const changes = call.toolClass !== "explore";
+  if (mode === "plan" && changes)
+    return {
+      decision: "deny",
+      reason:
+        "this run is in plan mode (read-only): nothing may be changed or run. Describe the change in your plan instead",
+    };
+  const ask = firstMatch(rules.ask, call);
+  if (ask) return { decision: "ask", reason: `the ask rule ${ask}`, rule: ask };
+  const allow = firstMatch(rules.allow, call);
+  if (allow) return { decision: "allow", approved: true, rule: allow };
+  if (!changes) return { decision: "allow", approved: false };
+  if (mode === "ask") return { decision: "ask", reason: "approval mode ask" };
+  if (mode === "edits" && call.toolClass === "command")
+    return { decision: "ask", reason: "approval mode edits: commands are asked" };
+  return { decision: "allow", approved: false };
+}
+
+function firstMatch(rules: readonly string[], call: CallFacts): string | undefined {
+  return rules.find((text) => {
+    const rule = parseRule(text);
+    return !("error" in rule) && matches(rule, call);
+  });
+}
+
+/** Whether a rule covers a call. */
+export function matches(rule: Rule, call: CallFacts): boolean {
+  if (rule.tool !== "*" && rule.tool !== call.tool) return false;
+  if (rule.pattern === undefined) return true;
+  if (call.command !== undefined) return commandMatches(rule.pattern, call.command);
+  if (call.path !== undefined)
+    return picomatch.isMatch(call.path, rule.pattern, {
+      dot: true,
+      basename: !rule.pattern.includes("/"),
+    });
+  return false;
+}
+
+const normalise = (s: string) => s.trim().replace(/\s+/g, " ");
+
+function commandMatches(pattern: string, command: string): boolean {
+  const re = new RegExp(
+    `^${normalise(pattern)
+      .split("*")
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+    "s",
+  );
+  const parts = [command, ...command.split(/&&|\|\||;|\||\n/)];
+  return parts.some((p) => re.test(normalise(p)));
+}

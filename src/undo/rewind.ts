@@ -1,0 +1,54 @@
+/**
+ * Rewinding a thread's conversation to an undone step: the thread forks at the checkpoint where the
+ * step's call was about to run, that turn's calls are answered "undone", and the thread waits at
+ * act. Resuming it (`keel run --thread ID`) continues from that point, with the model told what
+ * was undone.
+ */
+import { ToolMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
+import { unansweredCalls } from "../agent/conversation.js";
+import type { createCoderGraph } from "../agent/graph.js";
+import { NODE } from "../agent/routing.js";
+import type { CoderStateValue } from "../agent/state.js";
+import type { StepRecord } from "./journal.js";
+
+type CompiledCoder = ReturnType<ReturnType<typeof createCoderGraph>["compile"]>;
+
+export const UNDONE_NOTE =
+  "[keel] The user undid this call with keel undo: the files it and every later call changed are back as they were before it. Continue from here, starting from the files as they are now.";
+
+/** Forks the thread before `step`; false when its checkpoint is not in the store. */
+export async function rewindTo(
+  graph: CompiledCoder,
+  thread: string,
+  step: StepRecord,
+): Promise<boolean> {
+  for await (const snap of graph.getStateHistory({ configurable: { thread_id: thread } })) {
+    const values = snap.values as Partial<CoderStateValue>;
+    if (!snap.next.includes(NODE.toolExecute)) continue;
+    if (values.messages?.length !== step.messages) continue;
+    const pending = unansweredCalls(values.messages);
+    if (pending[0]?.id !== step.callId) continue;
+    await graph.updateState(
+      snap.config,
+      new Command({
+        update: {
+          messages: pending.map(
+            (c) =>
+              new ToolMessage({
+                content: UNDONE_NOTE,
+                tool_call_id: c.id!,
+                name: c.name,
+                status: "error",
+              }),
+          ),
+          status: "running",
+        },
+        goto: NODE.act,
+      }),
+      NODE.toolExecute,
+    );
+    return true;
+  }
+  return false;
+}

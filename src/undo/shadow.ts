@@ -1,0 +1,132 @@
+/**
+ * The shadow repository: a git object store in `.keel/undo`, separate from the user's own `.git`,
+ * that keeps every version of a file the agent touched. Its work tree is the workspace, its index its
+ * own, and nothing of the user's git configuration applies (no hooks, filters or fsmonitor).
+ */
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+/** Where the shadow repository lives in the workspace. */
+export const SHADOW_DIR = ".keel/undo";
+/** What a workspace snapshot never includes. */
+const EXCLUDED = [".keel/", ".git/", "node_modules/"];
+/** git's name for "no file". */
+const ABSENT = /^0+$/;
+
+/** git's id of a file's content (`git hash-object`), computed here: comparing needs no process. */
+export function blobId(content: Buffer): string {
+  return createHash("sha1").update(`blob ${content.length}\0`).update(content).digest("hex");
+}
+
+/** One file a step changed: its blob before and after (null: it did not exist). */
+export interface FileChange {
+  path: string;
+  before: string | null;
+  after: string | null;
+}
+
+export class ShadowRepo {
+  private constructor(
+    readonly workspace: string,
+    private readonly gitDir: string,
+  ) {}
+
+  /** The workspace's shadow repository, created on first use; undefined when git is missing. */
+  static async open(workspace: string): Promise<ShadowRepo | undefined> {
+    const gitDir = path.join(workspace, SHADOW_DIR);
+    const repo = new ShadowRepo(workspace, gitDir);
+    if (!existsSync(path.join(gitDir, "HEAD"))) {
+      await mkdir(gitDir, { recursive: true });
+      try {
+        await run("git", ["init", "--bare", "-q", gitDir], { env: repo.env() });
+      } catch {
+        return undefined;
+      }
+      await mkdir(path.join(gitDir, "info"), { recursive: true });
+      await writeFile(path.join(gitDir, "info", "exclude"), EXCLUDED.join("\n") + "\n");
+    }
+    return repo;
+  }
+
+  /** Stores a workspace file's content; null when there is no such file. */
+  async store(rel: string): Promise<string | null> {
+    if (!existsSync(path.join(this.workspace, rel))) return null;
+    const { stdout } = await this.git(["hash-object", "-w", "--no-filters", "--", rel]);
+    return stdout.trim();
+  }
+
+  /** A snapshot of the whole workspace (what git would not ignore), as a tree id. */
+  async snapshot(): Promise<string> {
+    await this.git(["add", "-A", "--ignore-errors", "."]).catch(() => undefined);
+    const { stdout } = await this.git(["write-tree"]);
+    return stdout.trim();
+  }
+
+  /** The files that differ between two snapshots. */
+  async changes(from: string, to: string): Promise<FileChange[]> {
+    if (from === to) return [];
+    const { stdout } = await this.git(["diff-tree", "-r", "-z", "--no-renames", from, to]);
+    const parts = stdout.split("\0").filter(Boolean);
+    const out: FileChange[] = [];
+    for (let i = 0; i + 1 < parts.length; i += 2) {
+      const [, , before, after] = parts[i]!.slice(1).split(" ");
+      out.push({
+        path: parts[i + 1]!,
+        before: ABSENT.test(before!) ? null : before!,
+        after: ABSENT.test(after!) ? null : after!,
+      });
+    }
+    return out;
+  }
+
+  /** A stored blob's bytes. */
+  async read(blob: string): Promise<Buffer> {
+    const { stdout } = await run("git", [...this.base(), "cat-file", "blob", blob], {
+      encoding: "buffer",
+      env: this.env(),
+      maxBuffer: 1 << 30,
+    });
+    return stdout;
+  }
+
+  private base(): string[] {
+    return [
+      "-c",
+      "core.hooksPath=/dev/null",
+      "-c",
+      "core.fsmonitor=false",
+      "-c",
+      "core.autocrlf=false",
+      "-c",
+      "core.safecrlf=false",
+      "-c",
+      "gc.auto=0",
+      `--git-dir=${this.gitDir}`,
+      `--work-tree=${this.workspace}`,
+    ];
+  }
+
+  private env(): NodeJS.ProcessEnv {
+    return {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_CONFIG_GLOBAL: "/dev/null",
+      GIT_INDEX_FILE: path.join(this.gitDir, "index"),
+    };
+  }
+
+  private git(args: string[]) {
+    return run("git", [...this.base(), ...args], {
+      cwd: this.workspace,
+      env: this.env(),
+      maxBuffer: 1 << 28,
+    });
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * Undo and diff of a thread's file changes, from the journal and the shadow repository: the plan
+ * for the files on disk now, applying it, and the diff of what the agent changed.
+ */
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, rm, rmdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { createTwoFilesPatch } from "diff";
+import { appendJournal, lastThread, liveSteps, readJournal, type StepRecord } from "./journal.js";
+import { planUndo, touched, type UndoAction } from "./plan.js";
+import { blobId, ShadowRepo } from "./shadow.js";
+
+export class UndoError extends Error {
+  override name = "UndoError";
+}
+
+export interface UndoPlan {
+  thread: string;
+  /** The steps undone, oldest first. */
+  steps: StepRecord[];
+  actions: UndoAction[];
+}
+
+/**
+ * What undoing `thread` (default: the thread whose step ran last) from step `from` (default: its
+ * first step not undone yet) would do to the files on disk now.
+ */
+export async function planThreadUndo(
+  workspace: string,
+  opts: { thread?: string; from?: number },
+): Promise<UndoPlan> {
+  const { thread, live } = await threadSteps(workspace, opts.thread);
+  const from = opts.from ?? live[0]!.step;
+  if (!live.some((s) => s.step === from))
+    throw new UndoError(
+      `thread ${thread} has no step ${from} to undo; its steps: ${live.map((s) => s.step).join(", ")} (see keel diff)`,
+    );
+  const steps = live.filter((s) => s.step >= from);
+  const current = new Map<string, string | null>();
+  for (const p of touched(steps).keys()) current.set(p, await diskBlob(workspace, p));
+  return { thread, steps, actions: planUndo(steps, current) };
+}
+
+/** Applies a plan: files restored or removed (and folders left empty removed), the undo journaled. */
+export async function applyUndo(workspace: string, plan: UndoPlan): Promise<void> {
+  const repo = await ShadowRepo.open(workspace);
+  if (!repo) throw new UndoError("git is not installed: the shadow repository cannot be read");
+  for (const a of plan.actions) {
+    const abs = path.join(workspace, a.path);
+    if (a.action === "restore") {
+      await mkdir(path.dirname(abs), { recursive: true });
+      await writeFile(abs, await repo.read(a.blob));
+    } else if (a.action === "remove") {
+      await rm(abs, { force: true });
+      await removeEmptyParents(workspace, path.dirname(abs));
+    }
+  }
+  await appendJournal(workspace, {
+    kind: "undo",
+    thread: plan.thread,
+    steps: plan.steps.map((s) => s.step),
+    at: new Date().toISOString(),
+  });
+}
+
+/** The unified diff of what the agent changed in a thread (steps not undone), file by file. */
+export async function threadDiff(
+  workspace: string,
+  threadId?: string,
+): Promise<{ thread: string; steps: StepRecord[]; patch: string }> {
+  const { thread, live } = await threadSteps(workspace, threadId);
+  const repo = await ShadowRepo.open(workspace);
+  if (!repo) throw new UndoError("git is not installed: the shadow repository cannot be read");
+  const text = async (blob: string | null) => (blob ? await repo.read(blob) : Buffer.alloc(0));
+  const patches: string[] = [];
+  for (const [file, f] of touched(live)) {
+    if (f.before === f.after) continue;
+    const [a, b] = [await text(f.before), await text(f.after)];
+    if (a.includes(0) || b.includes(0)) {
+      patches.push(`Binary file ${file} differs\n`);
+      continue;
+    }
+    patches.push(
+      createTwoFilesPatch(
+        f.before ? `a/${file}` : "/dev/null",
+        f.after ? `b/${file}` : "/dev/null",
+        a.toString("utf8"),
+        b.toString("utf8"),
+        undefined,
+        undefined,
+        { context: 3 },
+      ).replace(/^=+\n/, ""),
+    );
+  }
+  return { thread, steps: live, patch: patches.join("") };
+}
+
+async function threadSteps(workspace: string, threadId?: string) {
+  const lines = await readJournal(workspace);
+  const thread = threadId ?? lastThread(lines);
+  if (!thread)
+    throw new UndoError(
+      `keel has changed no files in ${workspace} (no undo journal at .keel/undo); nothing to undo or show`,
+    );
+  const live = liveSteps(lines, thread);
+  if (live.length === 0)
+    throw new UndoError(`thread ${thread} has no file changes left to undo in ${workspace}`);
+  return { thread, live };
+}
+
+async function diskBlob(workspace: string, rel: string): Promise<string | null> {
+  const abs = path.join(workspace, rel);
+  return existsSync(abs) ? blobId(await readFile(abs)) : null;
+}
+
+async function removeEmptyParents(workspace: string, dir: string): Promise<void> {
+  while (dir.startsWith(workspace + path.sep)) {
+    if ((await readdir(dir).catch(() => ["?"])).length > 0) return;
+    await rmdir(dir).catch(() => undefined);
+    dir = path.dirname(dir);
+  }
+}

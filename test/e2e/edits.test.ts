@@ -1,0 +1,168 @@
+/**
+ * Edits people trust, end to end through the keel command against the fake Ollama: the matching
+ * cascade (wrong indentation applied and reported, an ambiguous edit refused with both places),
+ * read-before-edit, and keel diff / keel undo with a file the user changed in between.
+ */
+import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { UNDONE_NOTE } from "../../src/undo/rewind.js";
+import { runKeel } from "../support/cli.js";
+import {
+  call,
+  calls,
+  fakeOllamaPerTest,
+  keelScript,
+  lastResult,
+  tempWorkspace,
+  toolMessages,
+} from "../support/harness.js";
+
+const startFake = fakeOllamaPerTest();
+
+const APP = [
+  "class Cart:",
+  "    def total(self, items):",
+  "        s = 0",
+  "        for i in items:",
+  "            s += i.price",
+  "        return s",
+  "",
+  "    def count(self, items):",
+  "        return len(items)",
+  "",
+].join("\n");
+const CONFIG = '{ "debug": false }\n';
+
+describe("edits and undo through keel run", () => {
+  it("applies a wrongly indented edit, refuses an unread file and an ambiguous edit, and undo puts it all back but the user's file", async () => {
+    const ws = tempWorkspace();
+    writeFileSync(path.join(ws, "app.py"), APP);
+    writeFileSync(path.join(ws, "config.json"), CONFIG);
+    const results: string[] = [];
+    const fake = await startFake({
+      script: keelScript(
+        (req) => {
+          if (req.turn > 0) results.push(lastResult(req));
+          switch (req.turn) {
+            case 0: // an edit before any read
+              return calls(
+                call("edit_file", { path: "app.py", old_text: "s = 0", new_text: "s = 0.0" }),
+              );
+            case 1:
+              return calls(call("read_file", { path: "app.py" }));
+            case 2: // the method copied flush left, body at 2 spaces
+              return calls(
+                call("edit_file", {
+                  path: "app.py",
+                  old_text: "def total(self, items):\n  s = 0\n  for i in items:\n    s += i.price",
+                  new_text:
+                    "def total(self, items):\n  s = 0\n  for i in items:\n    if i.price > 0:\n      s += i.price",
+                }),
+              );
+            case 3: // occurs twice
+              return calls(
+                call("edit_file", { path: "app.py", old_text: "items):", new_text: "xs):" }),
+              );
+            case 4:
+              return calls(
+                call("write_file", {
+                  path: "lib/util.py",
+                  content: "def helper():\n    return 1\n",
+                }),
+                call("write_file", { path: "config.json", content: '{ "debug": true }\n' }),
+              );
+            default:
+              return { content: "Done: skipped non-positive prices, added lib/util.py." };
+          }
+        },
+        { intent: "modify" },
+      ),
+    });
+    const run = await runKeel([
+      "run",
+      "Skip items with no price in Cart.total",
+      "-w",
+      ws,
+      "--ollama-url",
+      fake.url,
+      "--thread",
+      "t-edit",
+      "--json",
+    ]);
+    expect(run.code).toBe(0);
+
+    expect(results[0]).toContain(
+      "Error [refused]: edit_file: app.py has not been read in this conversation. Call read_file on app.py first",
+    );
+    expect(results[2]).toBe(
+      "edited app.py at lines 2-5 (matched after normalising indentation; new_text was re-indented to the file's)",
+    );
+    expect(results[3]).toContain(
+      "edit_file: old_text matches 2 places in app.py (line 2 and line 9, matching exactly). Include more surrounding lines",
+    );
+    const edited = readFileSync(path.join(ws, "app.py"), "utf8");
+    expect(edited).toBe(
+      APP.replace(
+        "            s += i.price",
+        "            if i.price > 0:\n                s += i.price",
+      ),
+    );
+
+    // keel diff: the steps and a unified diff of the agent's changes
+    const diff = await runKeel(["diff", "-w", ws]);
+    expect(diff.code).toBe(0);
+    expect(diff.stdout).toContain("thread t-edit:");
+    expect(diff.stdout).toMatch(/step 1\s+edit_file app.py/);
+    expect(diff.stdout).toMatch(/step 2\s+write_file lib\/util.py/);
+    expect(diff.stdout).toContain("+            if i.price > 0:");
+    expect(diff.stdout).toContain("--- /dev/null\n+++ b/lib/util.py");
+
+    // the user changes config.json after the agent did
+    writeFileSync(path.join(ws, "config.json"), '{ "debug": true, "mine": 1 }\n');
+
+    const preview = await runKeel(["undo", "-w", ws]);
+    expect(preview.code).toBe(1); // no terminal and no --yes: shown, not applied
+    expect(preview.stdout).toContain("run again with --yes");
+    expect(readFileSync(path.join(ws, "app.py"), "utf8")).toBe(edited);
+
+    const undo = await runKeel(["undo", "-w", ws, "--yes"]);
+    expect(undo.code).toBe(0);
+    expect(undo.stdout).toContain("restore app.py (changed at step 1)");
+    expect(undo.stdout).toContain("remove  lib/util.py (created at step 2)");
+    expect(undo.stdout).toContain(
+      "keep    config.json: changed since step 3 (not by the agent); left as it is",
+    );
+    expect(readFileSync(path.join(ws, "app.py"), "utf8")).toBe(APP);
+    expect(existsSync(path.join(ws, "lib/util.py"))).toBe(false);
+    expect(existsSync(path.join(ws, "lib"))).toBe(false);
+    expect(readFileSync(path.join(ws, "config.json"), "utf8")).toBe(
+      '{ "debug": true, "mine": 1 }\n',
+    );
+    expect(undo.stdout).toContain("continue with: keel run --thread t-edit");
+
+    // nothing left to undo
+    const again = await runKeel(["undo", "-w", ws, "--yes"]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain("thread t-edit has no file changes left to undo");
+
+    // resuming continues from before the undone step, the model told what was undone
+    const before = fake.chatBodies().length;
+    const resumed = await runKeel([
+      "run",
+      "--thread",
+      "t-edit",
+      "-w",
+      ws,
+      "--ollama-url",
+      fake.url,
+      "--json",
+    ]);
+    expect(resumed.code).toBe(0);
+    const next = fake.chatBodies()[before]!;
+    const undone = toolMessages(next).filter((m) => m.content === UNDONE_NOTE);
+    expect(undone).toHaveLength(1);
+    // the conversation is the one before the edit: the read is there, the undone edit's result is not
+    expect(JSON.stringify(next.messages)).not.toContain("edited app.py");
+  });
+});
