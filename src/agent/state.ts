@@ -12,6 +12,7 @@ import {
 import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import type { TrailEntry } from "../guard/loop.js";
+import { RUNGS } from "../guard/ladder.js";
 import { INTENTS } from "../tools/registry.js";
 
 export const IntentSchema = z.object({
@@ -155,6 +156,13 @@ export const CoderState = new StateSchema({
   summaryFor: FailureSchema.optional().nullable(),
   /** Consecutive failed tool calls. Written by tool-execute (reset by recover); read by routeAfterToolExecute. */
   errorStreak: z.number().default(0),
+  /** The highest rung of the recovery ladder this run reached. Written by recover (reset by intent-classify); read by keel stats. */
+  rung: z.enum(RUNGS).default("none"),
+  /**
+   * One line of learned usage per tool for this run's model (stats/lessons.ts), chosen once per
+   * request so the tool block of the prompt stays the same all run. Written by intent-classify; read by act.
+   */
+  lessons: z.record(z.string(), z.string()).default(() => ({})),
   /** Strikes per failure kind. Written by recover; read by recover. */
   strikes: z.record(z.string(), z.number()).default(() => ({})),
   /** The failure to handle. Written by act / tool-execute; read by routers and recover, cleared by recover. */

@@ -30,6 +30,7 @@ import {
 } from "./server-options.js";
 import { runSession, UsageError, type RunOutcome } from "./session.js";
 import { diffCommand, undoCommand } from "./undo.js";
+import { statsCommand } from "./stats.js";
 import { APPROVAL_MODE_HELP, APPROVAL_MODES, type ApprovalMode } from "../tools/permissions.js";
 import { UndoError } from "../undo/undo.js";
 
@@ -404,7 +405,7 @@ Examples:
       process.exitCode = report.sandbox.ok ? 0 : 1;
     });
 
-  cli.addCommand(undoCommand()).addCommand(diffCommand());
+  cli.addCommand(undoCommand()).addCommand(diffCommand()).addCommand(statsCommand());
 
   cli
     .command("demo")

@@ -16,6 +16,10 @@ export type FailureKind =
 
 export type RecoveryAction = "hint" | "replan" | "summarize" | "ask" | "end";
 
+/** The ladder's rungs from the bottom; "none": recovery was never needed. */
+export const RUNGS = ["none", "hint", "replan", "summarize", "ask", "end"] as const;
+export type Rung = (typeof RUNGS)[number];
+
 export interface LadderSettings {
   /** Strikes answered with a hint before re-planning. */
   hints: number;

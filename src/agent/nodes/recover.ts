@@ -1,6 +1,6 @@
 import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { decideRecovery, hintFor } from "../../guard/ladder.js";
+import { decideRecovery, hintFor, RUNGS } from "../../guard/ladder.js";
 import { settingsFrom } from "../context.js";
 import type { CoderStateUpdate, CoderStateValue } from "../state.js";
 import { unansweredCalls } from "../conversation.js";
@@ -50,7 +50,12 @@ export function createRecoverNode() {
       interactive: settings.interactive,
     };
     const action = decideRecovery(kind, strike, ladder, failure.summarized);
-    const base: CoderStateUpdate = { strikes, failure: null, errorStreak: 0 };
+    const base: CoderStateUpdate = {
+      strikes,
+      failure: null,
+      errorStreak: 0,
+      ...(RUNGS.indexOf(action) > RUNGS.indexOf(state.rung) ? { rung: action } : {}),
+    };
 
     if (action === "hint")
       return {

@@ -66,7 +66,14 @@ export function createActNode(deps: GraphDeps) {
       const reply = answer.reply;
       const text = typeof reply.content === "string" ? reply.content : reply.text;
       return {
-        messages: [ask, new AIMessage({ id: reply.id, content: text, ...turnMetadata(answer) })],
+        messages: [
+          ask,
+          new AIMessage({
+            id: reply.id,
+            content: text,
+            ...turnMetadata(answer, env.settings.model),
+          }),
+        ],
         turns: state.turns + 1,
         summary: visibleText(
           readReply(reply, { mode: "prompt", format, toolNames: [], schemas: {} }).content,
@@ -96,7 +103,12 @@ export function createActNode(deps: GraphDeps) {
       id: reply.id,
       content: read.fromText ? read.content : raw,
       tool_calls: withCallIds(read.calls, state.turns),
-      ...turnMetadata(answer, read.fromText ? { keel_raw_text: raw } : {}),
+      ...turnMetadata(
+        answer,
+        env.settings.model,
+        read.fromText ? { keel_raw_text: raw } : {},
+        read.fromText && answer.mode === "native",
+      ),
     });
     // Only a reply without calls can be a repetition; only then are earlier replies looked at.
     const repeated = ai.tool_calls?.length
@@ -142,7 +154,16 @@ export function createActNode(deps: GraphDeps) {
 }
 
 /** The AI message's extras: the thinking it was made with, the turn's usage, the server's metadata. */
-function turnMetadata(answer: TurnAnswer, extra: Record<string, unknown> = {}) {
+/**
+ * What an AI message keeps of its turn: thinking, the server's usage, and `keel_turn` (the model,
+ * the channel, and whether its calls were salvaged from text on the native channel) for keel stats.
+ */
+function turnMetadata(
+  answer: TurnAnswer,
+  model: string,
+  extra: Record<string, unknown> = {},
+  salvaged = false,
+) {
   const reply = answer.reply;
   const thinking = reply.additional_kwargs?.reasoning_content;
   return {
@@ -153,6 +174,7 @@ function turnMetadata(answer: TurnAnswer, extra: Record<string, unknown> = {}) {
     response_metadata: {
       ...reply.response_metadata,
       ...(answer.usage ? { keel_usage: answer.usage } : {}),
+      keel_turn: { model, mode: answer.mode, ...(salvaged ? { salvaged } : {}) },
     },
     ...(reply.usage_metadata ? { usage_metadata: reply.usage_metadata } : {}),
   };

@@ -71,6 +71,7 @@ export function createIntentClassifyNode(deps: GraphDeps) {
       summaryFor: null,
       errorStreak: 0,
       strikes: {},
+      rung: "none",
       failure: null,
       recoverTo: undefined,
       status: "running",

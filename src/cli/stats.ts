@@ -1,0 +1,136 @@
+/**
+ * `keel stats`: how each model used each tool across the threads of a checkpoint store — failures
+ * and repairs by kind, salvaged calls, loops cut, ladder rungs, outcomes, tokens — as a table,
+ * JSON, or a self-contained HTML page. Read from the checkpoints; nothing is sent anywhere.
+ */
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { Command, InvalidArgumentError } from "commander";
+import pc from "picocolors";
+import { defaultCheckpoints } from "../persistence/checkpointer.js";
+import { openPersistence } from "../persistence/open.js";
+import { collectRuns } from "../stats/collect.js";
+import { statsPage } from "../stats/html.js";
+import { aggregate, filterRuns, type Stats } from "../stats/runs.js";
+
+interface StatsFlags {
+  workspace: string;
+  checkpoints?: string;
+  model?: string;
+  thread?: string;
+  since?: string;
+  until?: string;
+  json?: boolean;
+  html?: string;
+}
+
+/** A date (2026-11-01, or any ISO time) or a span back from now (7d, 12h). */
+export function parseWhen(value: string, now = Date.now()): string {
+  const span = /^(\d+)([dh])$/.exec(value);
+  if (span)
+    return new Date(
+      now - Number(span[1]) * (span[2] === "d" ? 86_400_000 : 3_600_000),
+    ).toISOString();
+  const t = Date.parse(value);
+  if (Number.isNaN(t))
+    throw new InvalidArgumentError("expected a date (2026-11-01) or a span (7d, 12h)");
+  return new Date(t).toISOString();
+}
+
+export function statsCommand(): Command {
+  return new Command("stats")
+    .description(
+      "How each model used each tool across the threads of a checkpoint store: failures and repairs by kind, salvaged calls, loops cut, ladder rungs, outcomes, tokens",
+    )
+    .option("-w, --workspace <dir>", "the workspace whose store to read", ".")
+    .option(
+      "--checkpoints <url>",
+      "memory | sqlite:PATH | postgres://… (default: sqlite:<workspace>/.keel/keel.db)",
+    )
+    .option("-m, --model <name>", "only this model")
+    .option("-t, --thread <id>", "only this thread")
+    .option("--since <when>", "only runs since a date or span (2026-11-01, 7d)", (v) =>
+      parseWhen(v),
+    )
+    .option("--until <when>", "only runs until a date or span", (v) => parseWhen(v))
+    .option("--json", "print the numbers as JSON")
+    .option("--html <file>", "write a self-contained page with charts (opens offline)")
+    .action(async (flags: StatsFlags) => {
+      const workspace = path.resolve(flags.workspace);
+      const persistence = await openPersistence(flags.checkpoints ?? defaultCheckpoints(workspace));
+      let stats: Stats;
+      try {
+        const runs = filterRuns(await collectRuns(persistence.checkpointer, flags.thread), flags);
+        stats = aggregate(runs);
+      } finally {
+        await persistence.close();
+      }
+      if (flags.html) {
+        await writeFile(flags.html, statsPage(stats, new Date().toISOString()));
+        process.stderr.write(`wrote ${flags.html}\n`);
+      }
+      process.stdout.write(`${flags.json ? JSON.stringify(stats) : formatStats(stats)}\n`);
+    });
+}
+
+const fmt = (rec: Record<string, number | undefined>) =>
+  Object.entries(rec)
+    .filter(([, v]) => v)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(", ") || "-";
+
+function columns(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd(),
+  );
+}
+
+export function formatStats(s: Stats): string {
+  if (s.runs === 0)
+    return "No coder runs in this store yet (keel run writes them; see --checkpoints).";
+  const models = columns([
+    [
+      "model",
+      "runs",
+      "outcomes",
+      "calls",
+      "failed",
+      "repaired",
+      "salvaged",
+      "loops",
+      "rungs",
+      "prompt tok",
+      "tok/s",
+    ],
+    ...s.models.map((m) => [
+      m.model,
+      String(m.runs),
+      fmt(m.outcomes),
+      String(m.calls),
+      String(m.failures),
+      String(m.repaired),
+      String(m.salvaged),
+      String(m.loopsCut),
+      fmt(m.rungs),
+      String(m.promptTokens),
+      m.tokensPerSecond?.toFixed(1) ?? "-",
+    ]),
+  ]);
+  const tools = columns([
+    ["model", "tool", "calls", "failures", "repairs"],
+    ...s.tools.map((t) => [t.model, t.tool, String(t.calls), fmt(t.failures), fmt(t.repairs)]),
+  ]);
+  return [
+    pc.bold(`${s.runs} runs in ${s.threads} threads`),
+    "",
+    pc.bold(models[0]),
+    ...models.slice(1),
+    "",
+    pc.bold(tools[0]),
+    ...tools.slice(1),
+  ].join("\n");
+}

@@ -1,0 +1,47 @@
+/**
+ * Reading every coder run out of a checkpoint store (SQLite, Postgres, memory). A thread holds one
+ * run per request: each run starts at an "input" checkpoint, so a run ends at the parent of the next
+ * run's input, and the thread's newest checkpoint ends its last run. Only those checkpoints are
+ * loaded into state.
+ */
+import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph";
+import { createCoderGraph } from "../agent/graph.js";
+import type { CoderStateValue } from "../agent/state.js";
+import { runRecord, type RunRecord } from "./runs.js";
+
+export async function collectRuns(
+  checkpointer: BaseCheckpointSaver,
+  onlyThread?: string,
+): Promise<RunRecord[]> {
+  const threads = new Map<string, CheckpointTuple[]>();
+  const config = onlyThread ? { configurable: { thread_id: onlyThread } } : {};
+  for await (const t of checkpointer.list(config)) {
+    if (t.config.configurable?.checkpoint_ns) continue; // subgraphs
+    const id = String(t.config.configurable?.thread_id ?? "");
+    threads.set(id, [...(threads.get(id) ?? []), t]);
+  }
+  const graph = createCoderGraph().compile({ checkpointer });
+  const runs: RunRecord[] = [];
+  for (const [thread, tuples] of threads) {
+    for (const end of runEnds(tuples)) {
+      const snap = await graph.getState(end.config);
+      const run = runRecord(thread, end.checkpoint.ts, snap.values as Partial<CoderStateValue>);
+      if (run) runs.push(run);
+    }
+  }
+  return runs.sort((a, b) => a.at.localeCompare(b.at) || a.thread.localeCompare(b.thread));
+}
+
+/** The checkpoints that end a run: parents of "input" checkpoints, and the newest. */
+export function runEnds(tuples: readonly CheckpointTuple[]): CheckpointTuple[] {
+  const byId = new Map(tuples.map((t) => [t.checkpoint.id, t]));
+  const ends = new Set<CheckpointTuple>();
+  const newest = [...tuples].sort((a, b) => b.checkpoint.id.localeCompare(a.checkpoint.id))[0];
+  if (newest) ends.add(newest);
+  for (const t of tuples) {
+    if (t.metadata?.source !== "input") continue;
+    const parent = byId.get(String(t.parentConfig?.configurable?.checkpoint_id ?? ""));
+    if (parent) ends.add(parent);
+  }
+  return [...ends];
+}
