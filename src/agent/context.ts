@@ -70,6 +70,12 @@ export const ContextSchema = ModelSettingsSchema.extend({
     .describe(
       "A command run (sandboxed) after each file change, its output added to the change's result, e.g. npx tsc --noEmit or python -m py_compile {file} ({file}: the changed file)",
     ),
+  learnDescriptions: z
+    .boolean()
+    .default(true)
+    .describe(
+      "Learn from misuse: a tool this model misused the same way in several threads gets one line of right-vs-wrong usage in its description (kept while it lowers the misuse rate; see keel stats)",
+    ),
   undo: z
     .boolean()
     .default(true)

@@ -17,6 +17,7 @@ import {
 } from "./routing.js";
 import { resolveDeps, type GraphDeps } from "../run/model.js";
 import { CoderState } from "./state.js";
+import { recordRunEnd } from "../stats/ledger.js";
 
 /**
  * Builds the uncompiled coder graph: intent-classify → plan → act ⇄ tool-execute, with recover on
@@ -31,11 +32,13 @@ export function createCoderGraph(options: GraphDeps = {}) {
       ends: [...NEXT[NODE.intentClassify]],
     })
     .addNode(NODE.plan, createPlanNode(deps))
-    .addNode(NODE.act, routed(createActNode(deps), routeAfterAct), { ends: [...NEXT[NODE.act]] })
+    .addNode(NODE.act, routed(createActNode(deps), routeAfterAct, recordRunEnd), {
+      ends: [...NEXT[NODE.act]],
+    })
     .addNode(NODE.toolExecute, routed(createToolExecuteNode(deps), routeAfterToolExecute), {
       ends: [...NEXT[NODE.toolExecute]],
     })
-    .addNode(NODE.recover, routed(createRecoverNode(), routeAfterRecover), {
+    .addNode(NODE.recover, routed(createRecoverNode(), routeAfterRecover, recordRunEnd), {
       ends: [...NEXT[NODE.recover]],
     })
     .addEdge(START, NODE.intentClassify)

@@ -38,10 +38,15 @@ type CoderNode = (
 export function routed<N extends keyof typeof NEXT>(
   node: CoderNode,
   router: (state: CoderStateValue) => Next<N>,
+  /** Runs when the router ends the run, with the run's final state (keel's learning ledger). */
+  atEnd?: (state: CoderStateValue, config: LangGraphRunnableConfig) => Promise<void>,
 ) {
   return async (state: CoderStateValue, config: LangGraphRunnableConfig) => {
     const update = await node(state, config);
-    return new Command({ update, goto: router(stateAfter(state, update)) });
+    const after = stateAfter(state, update);
+    const goto = router(after);
+    if (goto === END && atEnd) await atEnd(after, config);
+    return new Command({ update, goto });
   };
 }
 

@@ -162,7 +162,9 @@ export const CoderState = new StateSchema({
    * One line of learned usage per tool for this run's model (stats/lessons.ts), chosen once per
    * request so the tool block of the prompt stays the same all run. Written by intent-classify; read by act.
    */
-  lessons: z.record(z.string(), z.string()).default(() => ({})),
+  lessons: z
+    .record(z.string(), z.object({ key: z.string(), line: z.string() }))
+    .default(() => ({})),
   /** Strikes per failure kind. Written by recover; read by recover. */
   strikes: z.record(z.string(), z.number()).default(() => ({})),
   /** The failure to handle. Written by act / tool-execute; read by routers and recover, cleared by recover. */

@@ -10,6 +10,7 @@ import pc from "picocolors";
 import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { openPersistence } from "../persistence/open.js";
 import { collectRuns } from "../stats/collect.js";
+import { allLessons } from "../stats/ledger.js";
 import { statsPage } from "../stats/html.js";
 import { aggregate, filterRuns, type Stats } from "../stats/runs.js";
 
@@ -61,7 +62,10 @@ export function statsCommand(): Command {
       let stats: Stats;
       try {
         const runs = filterRuns(await collectRuns(persistence.checkpointer, flags.thread), flags);
-        stats = aggregate(runs);
+        const lessons = (await allLessons(persistence.store)).filter(
+          (l) => !flags.model || l.model === flags.model,
+        );
+        stats = { ...aggregate(runs), lessons };
       } finally {
         await persistence.close();
       }
@@ -124,6 +128,10 @@ export function formatStats(s: Stats): string {
     ["model", "tool", "calls", "failures", "repairs"],
     ...s.tools.map((t) => [t.model, t.tool, String(t.calls), fmt(t.failures), fmt(t.repairs)]),
   ]);
+  const lessons = (s.lessons ?? []).map(
+    (l) =>
+      `${l.status === "active" ? pc.green("active ") : pc.dim("retired")}  ${l.model}  ${l.tool}: ${l.line}  ${pc.dim(`(misuse ${l.before.misuses}/${l.before.calls} calls without it, ${l.after.misuses}/${l.after.calls} with it)`)}`,
+  );
   return [
     pc.bold(`${s.runs} runs in ${s.threads} threads`),
     "",

@@ -158,6 +158,22 @@ ${table(
   ["model", "tool", "calls", "failures", "repairs"],
   stats.tools.map((t) => [t.model, t.tool, t.calls, fmt(t.failures), fmt(t.repairs)]),
 )}
+<h2>Learned description lines</h2>
+${
+  stats.lessons?.length
+    ? table(
+        ["model", "tool", "status", "line", "misuse without", "misuse with"],
+        stats.lessons.map((l) => [
+          l.model,
+          l.tool,
+          l.status,
+          l.line,
+          `${l.before.misuses}/${l.before.calls}`,
+          `${l.after.misuses}/${l.after.calls}`,
+        ]),
+      )
+    : '<p class="empty">none yet</p>'
+}
 </body></html>
 `;
 }

@@ -6,6 +6,7 @@
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import type { CoderStateValue, TurnUsage } from "../agent/state.js";
 import type { Rung } from "../guard/ladder.js";
+import type { LessonState } from "./lessons.js";
 
 /** A kind of repair keel made to a call, from its note (tools/repair.ts). */
 export const REPAIR_KINDS = ["tool name", "field alias", "JSON string", "type", "other"] as const;
@@ -152,6 +153,8 @@ export interface Stats {
   tools: ToolRow[];
   /** Outcomes per day (UTC), for the chart over time. */
   days: Array<{ day: string; outcomes: Record<string, number> }>;
+  /** Learned description lines per model, active or retired (stats/lessons.ts). */
+  lessons?: Array<LessonState & { model: string }>;
 }
 
 const bump = <K extends string>(rec: Partial<Record<K, number>>, key: K, by = 1) => {
@@ -204,7 +207,7 @@ export function aggregate(runs: readonly RunRecord[]): Stats {
       for (const k of c.repairs) bump(t.repairs, k);
     }
     const day = r.at.slice(0, 10);
-    bump((days.get(day) ?? days.set(day, {}).get(day)!), r.status);
+    bump(days.get(day) ?? days.set(day, {}).get(day)!, r.status);
   }
   return {
     runs: runs.length,

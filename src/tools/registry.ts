@@ -139,6 +139,12 @@ function receivedType(args: unknown, at: PropertyKey[]): string {
   return typeof v;
 }
 
+/** A tool's parameters in one line ("path: string, content: string"), by name; "" for a name keel does not know. */
+export function fieldsOf(name: string): string {
+  const tool = ALL_TOOLS.find((t) => t.name === name);
+  return tool ? describeFields(tool) : "";
+}
+
 function describeFields(tool: KeelTool): string {
   const def = toolDefinition(tool).function.parameters as {
     properties?: Record<string, { type?: string }>;

@@ -176,3 +176,48 @@ describe("keel stats", () => {
     }
   });
 });
+
+describe("tool descriptions that learn", () => {
+  it("adds a right-vs-wrong line after repeated misuse across threads, seen in the next run's request", async () => {
+    const lessonIn = (tools: Array<{ function: { name: string; description?: string } }> = []) =>
+      tools.find((t) => t.function.name === "make_dir")?.function.description ?? "";
+    const fake = await startFake({
+      script: keelScript((req) => {
+        const taught = lessonIn(req.body.tools).includes("Learned from earlier runs");
+        if (req.turn === 0 && !taught) return calls(call("make_dir", { path: "src/x.js" }));
+        if (req.last?.role !== "tool" || req.last.content.startsWith("Error"))
+          return calls(call("write_file", { path: "src/x.js", content: "x\n" }));
+        return { content: "Wrote src/x.js." };
+      }),
+    });
+    const ws = tempWorkspace();
+    const base = ["-w", ws, "--ollama-url", fake.url, "--json"];
+    for (const thread of ["t1", "t2", "t3", "t4"]) {
+      const r = await runKeel(["run", "Create src/x.js", "--thread", thread, ...base]);
+      expect(r.code).toBe(0);
+    }
+    const bodies = fake.chatBodies({ turnsOnly: true });
+    const shown = bodies.map((b) => lessonIn(b.tools).includes("Learned from earlier runs"));
+    // runs 1-3 misuse make_dir (3 misuses, 3 threads); only run 4's requests carry the line
+    // runs 1-3: make_dir, write_file, answer (3 turns each); run 4: write_file, answer
+    expect(shown).toEqual([...Array<boolean>(9).fill(false), true, true]);
+    const run4 = bodies.filter((_, i) => shown[i]);
+    expect(lessonIn(run4[0]!.tools)).toContain(
+      'Learned from earlier runs: Right: make_dir {"path": "src"}. Wrong: make_dir {"path": "src/app.js"}: files are created with write_file.',
+    );
+    // the line is the same in every request of the run: the prompt's prefix stays cached
+    expect(new Set(run4.map((b) => lessonIn(b.tools))).size).toBe(1);
+
+    const stats = JSON.parse((await runKeel(["stats", "-w", ws, "--json"])).stdout) as Stats;
+    expect(stats.lessons).toEqual([
+      expect.objectContaining({
+        model: "qwen3:8b",
+        tool: "make_dir",
+        key: "make_dir-file",
+        status: "active",
+        before: { calls: 3, misuses: 3 },
+        after: { calls: 0, misuses: 0 },
+      }),
+    ]);
+  });
+});

@@ -47,6 +47,22 @@ export function pinnedOf(messages: readonly BaseMessage[], request: number): num
   return [request];
 }
 
+/**
+ * A tool's definition with its learned line (stats/lessons.ts) after the description. The lines
+ * are chosen once per request, so the tool block, part of the prompt's prefix, stays the same all run.
+ */
+export function withLesson(def: ReturnType<typeof toolDefinition>, line: string | undefined) {
+  return line
+    ? {
+        ...def,
+        function: {
+          ...def.function,
+          description: `${def.function.description}\nLearned from earlier runs: ${line}`,
+        },
+      }
+    : def;
+}
+
 /** The shared part of a turn's request, and the toolset and channel it uses. */
 export async function turnSetup(
   state: CoderStateValue,
@@ -61,7 +77,9 @@ export async function turnSetup(
   const format = promptFormat(profile?.format ?? "hermes");
   const intent = state.intent?.intent ?? "build";
   const plan = env.settings.approval === "plan";
-  const tools = toolsForIntent(intent, await env.mcpTools(), plan).map(toolDefinition);
+  const tools = toolsForIntent(intent, await env.mcpTools(), plan).map((t) =>
+    withLesson(toolDefinition(t), state.lessons[t.name]?.line),
+  );
   const base: Omit<TurnRequest, "history" | "tools" | "mode"> = {
     env,
     model: env.model(fit),

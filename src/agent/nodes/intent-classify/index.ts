@@ -1,3 +1,5 @@
+import { activeLines } from "../../../stats/lessons.js";
+import { lessonsOf } from "../../../stats/ledger.js";
 import { HumanMessage } from "@langchain/core/messages";
 import { readdir } from "node:fs/promises";
 import { Overwrite, type LangGraphRunnableConfig } from "@langchain/langgraph";
@@ -72,6 +74,7 @@ export function createIntentClassifyNode(deps: GraphDeps) {
       errorStreak: 0,
       strikes: {},
       rung: "none",
+      lessons: await learnedLines(config, env.settings),
       failure: null,
       recoverTo: undefined,
       status: "running",
@@ -85,4 +88,17 @@ export function createIntentClassifyNode(deps: GraphDeps) {
     if (state.filesWritten.length > 0) update.filesWritten = new Overwrite([]);
     return update;
   };
+}
+
+/** The lines this request's tool descriptions get from the model's ledger (stats/lessons.ts). */
+async function learnedLines(
+  config: LangGraphRunnableConfig,
+  settings: { learnDescriptions: boolean; model: string },
+): Promise<CoderStateValue["lessons"]> {
+  if (!config.store || !settings.learnDescriptions) return {};
+  try {
+    return activeLines(await lessonsOf(config.store, settings.model));
+  } catch {
+    return {}; // a store that cannot be read teaches nothing; the run goes on
+  }
 }
