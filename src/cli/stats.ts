@@ -140,5 +140,6 @@ export function formatStats(s: Stats): string {
     "",
     pc.bold(tools[0]),
     ...tools.slice(1),
+    ...(lessons.length ? ["", pc.bold("learned description lines"), ...lessons] : []),
   ].join("\n");
 }

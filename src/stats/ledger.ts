@@ -63,7 +63,7 @@ export async function recordRunEnd(
   state: CoderStateValue,
   config: LangGraphRunnableConfig,
 ): Promise<void> {
-  const thread = config.configurable?.thread_id;
+  const thread: unknown = config.configurable?.thread_id;
   if (!config.store || typeof thread !== "string" || !settingsFrom(config).learnDescriptions)
     return;
   await recordRun(config.store, thread, state).catch(() => undefined);
