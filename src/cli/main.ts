@@ -31,6 +31,8 @@ import {
 import { runSession, UsageError, type RunOutcome } from "./session.js";
 import { diffCommand, undoCommand } from "./undo.js";
 import { statsCommand } from "./stats.js";
+import { evalCommand } from "./eval.js";
+import { EvalServerError } from "../eval/run.js";
 import { APPROVAL_MODE_HELP, APPROVAL_MODES, type ApprovalMode } from "../tools/permissions.js";
 import { UndoError } from "../undo/undo.js";
 
@@ -405,7 +407,11 @@ Examples:
       process.exitCode = report.sandbox.ok ? 0 : 1;
     });
 
-  cli.addCommand(undoCommand()).addCommand(diffCommand()).addCommand(statsCommand());
+  cli
+    .addCommand(undoCommand())
+    .addCommand(diffCommand())
+    .addCommand(statsCommand())
+    .addCommand(evalCommand());
 
   cli
     .command("demo")
@@ -429,6 +435,11 @@ async function main(): Promise<void> {
     if (err instanceof CommanderError) {
       // Commander already printed the message (or the help); only the exit code is ours.
       process.exitCode = err.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    if (err instanceof EvalServerError) {
+      process.stderr.write(`keel: ${err.message}\n`);
+      process.exitCode = 3;
       return;
     }
     if (err instanceof PersistenceError) {

@@ -11,6 +11,7 @@ import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { openPersistence } from "../persistence/open.js";
 import { collectRuns } from "../stats/collect.js";
 import { allLessons } from "../stats/ledger.js";
+import type { EvalReport } from "../eval/run.js";
 import { statsPage } from "../stats/html.js";
 import { aggregate, filterRuns, type Stats } from "../stats/runs.js";
 
@@ -65,7 +66,12 @@ export function statsCommand(): Command {
         const lessons = (await allLessons(persistence.store)).filter(
           (l) => !flags.model || l.model === flags.model,
         );
-        stats = { ...aggregate(runs), lessons };
+        const evals = (await persistence.store.search(["keel", "eval"], { limit: 1000 }))
+          .map((i) => i.value as EvalReport)
+          .filter((e) => !flags.model || e.model === flags.model)
+          .map(({ at, model, k, passK }) => ({ at, model, k, passK }))
+          .sort((a, b) => a.at.localeCompare(b.at));
+        stats = { ...aggregate(runs), lessons, evals };
       } finally {
         await persistence.close();
       }
@@ -141,5 +147,17 @@ export function formatStats(s: Stats): string {
     pc.bold(tools[0]),
     ...tools.slice(1),
     ...(lessons.length ? ["", pc.bold("learned description lines"), ...lessons] : []),
+    ...(s.evals?.length
+      ? [
+          "",
+          pc.bold("keel eval"),
+          ...s.evals.map(
+            (e) =>
+              `${e.at.slice(0, 16)}  ${e.model}  k=${e.k}  ${Object.entries(e.passK)
+                .map(([m, t]) => `${m} pass^${e.k} ${t.passed}/${t.tasks}`)
+                .join("  ")}`,
+          ),
+        ]
+      : []),
   ].join("\n");
 }

@@ -155,6 +155,13 @@ export interface Stats {
   days: Array<{ day: string; outcomes: Record<string, number> }>;
   /** Learned description lines per model, active or retired (stats/lessons.ts). */
   lessons?: Array<LessonState & { model: string }>;
+  /** keel eval reports in the store: when, which model, k, and pass^k per tool channel. */
+  evals?: Array<{
+    at: string;
+    model: string;
+    k: number;
+    passK: Record<string, { tasks: number; passed: number }>;
+  }>;
 }
 
 const bump = <K extends string>(rec: Partial<Record<K, number>>, key: K, by = 1) => {

@@ -6,3 +6,4 @@
 export * from "./fake-ollama/index.js";
 export * from "./fake-openai/index.js";
 export * from "./script.js";
+export * from "./eval-model.js";

@@ -1,0 +1,152 @@
+/**
+ * `keel eval`: how reliably a model drives keel, measured on a fixed task set against a live server
+ * (Ollama or an OpenAI-compatible one): pass^k per task and tool channel, well-formed calls,
+ * repairs, salvage, the ladder's rung, prompt tokens and time.
+ */
+import path from "node:path";
+import { Command, InvalidArgumentError, Option } from "commander";
+import pc from "picocolors";
+import { EVAL_MODES, runEval, type EvalMode, type EvalReport } from "../eval/run.js";
+import { EVAL_TASKS } from "../eval/tasks.js";
+import { defaultCheckpoints } from "../persistence/checkpointer.js";
+import {
+  addServerOptions,
+  resolvedServer,
+  serverSettings,
+  type ServerFlags,
+} from "./server-options.js";
+import { UsageError } from "./session.js";
+
+interface EvalFlags extends ServerFlags {
+  k: number;
+  mode: EvalMode | "both";
+  task?: string[];
+  checkpoints?: string;
+  json?: boolean;
+}
+
+const count = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 50) throw new InvalidArgumentError("expected 1 to 50");
+  return n;
+};
+
+export function evalCommand(): Command {
+  const cmd = new Command("eval").description(
+    "Measure a model on a live server: a fixed set of small coding tasks (create, edit, analyse, run, recover), each run k times, checked on disk",
+  );
+  addServerOptions(cmd, "the model to measure (as the server lists it)")
+    .option("-k <n>", "attempts per task; pass^k counts a task only when all k pass", count, 3)
+    .addOption(
+      new Option("--mode <mode>", "tool channel: native, prompt, or both side by side")
+        .choices([...EVAL_MODES, "both"])
+        .default("both"),
+    )
+    .option(
+      "--task <id>",
+      `only this task (repeatable): ${EVAL_TASKS.map((t) => t.id).join(", ")}`,
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
+    .option(
+      "--checkpoints <url>",
+      "where the runs and the report are kept (default: sqlite:./.keel/keel.db; keel stats reads it)",
+    )
+    .option("--json", "print the report as JSON (progress on stderr)")
+    .addHelpText(
+      "after",
+      `
+Each attempt is a real keel run in a fresh temporary workspace. The numbers:
+  pass^k       every one of the k attempts passed its check
+  well-formed  tool calls that needed no repair and were not refused as unknown or invalid
+  repaired     calls keel repaired (names, field aliases, types) before running them
+  salvaged     turns whose calls came as text on the native channel and were read from it
+  rung         the highest rung of the recovery ladder any attempt reached
+
+Examples:
+  keel eval --model qwen3:8b -k 3
+  keel eval --provider openai --base-url http://127.0.0.1:8080/v1 --model qwen --mode native`,
+    )
+    .action(async (flags: EvalFlags) => {
+      process.exitCode = await evaluate(flags);
+    });
+  return cmd;
+}
+
+async function evaluate(flags: EvalFlags): Promise<number> {
+  const server = resolvedServer(flags);
+  const checkpoints = flags.checkpoints ?? defaultCheckpoints(path.resolve("."));
+  if (checkpoints === "memory")
+    throw new UsageError(
+      "keel eval keeps its runs: give --checkpoints sqlite:PATH or postgres://…",
+    );
+  const tasks = flags.task
+    ? flags.task.map((id) => {
+        const t = EVAL_TASKS.find((x) => x.id === id);
+        if (!t)
+          throw new UsageError(
+            `no eval task ${id}; the tasks: ${EVAL_TASKS.map((x) => x.id).join(", ")}`,
+          );
+        return t;
+      })
+    : EVAL_TASKS;
+  const modes = flags.mode === "both" ? [...EVAL_MODES] : [flags.mode];
+  process.stderr.write(
+    `${pc.bold("keel eval")} ${server.model} at ${server.url}: ${tasks.length} tasks × k=${flags.k} × ${modes.join(" and ")}\n`,
+  );
+  const report = await runEval({
+    k: flags.k,
+    modes,
+    tasks,
+    checkpoints,
+    settings: { ...serverSettings(flags), model: server.model, provider: server.provider },
+    onAttempt: (a, done, total) =>
+      process.stderr.write(
+        `  [${done}/${total}] ${a.task} ${a.mode} #${a.attempt}: ${a.pass ? pc.green("pass") : pc.red(`fail (${a.problem.slice(0, 80)})`)} ${pc.dim(`${a.seconds.toFixed(1)}s`)}\n`,
+      ),
+  });
+  process.stdout.write(`${flags.json ? JSON.stringify(report) : formatEval(report)}\n`);
+  return 0;
+}
+
+const pct = (x: number) => `${Math.round(x * 100)}%`;
+
+export function formatEval(r: EvalReport): string {
+  const head = [
+    "task",
+    "mode",
+    `pass^${r.k}`,
+    "passes",
+    "well-formed",
+    "repaired",
+    "salvaged",
+    "rung",
+    "prompt tok",
+    "time",
+  ];
+  const rows = r.scores.map((s) => [
+    s.task,
+    s.mode,
+    s.passK ? "yes" : "no",
+    `${s.passes}/${s.k}`,
+    pct(s.wellFormedRate),
+    pct(s.repairRate),
+    pct(s.salvageRate),
+    s.rung,
+    String(s.promptTokens),
+    `${s.seconds.toFixed(1)}s`,
+  ]);
+  const widths = head.map((_, i) =>
+    Math.max(head[i]!.length, ...rows.map((row) => row[i]!.length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
+  const totals = Object.entries(r.passK).map(
+    ([mode, t]) => `${mode}: pass^${r.k} ${t.passed}/${t.tasks} tasks`,
+  );
+  return [pc.bold(line(head)), ...rows.map(line), "", `${r.model} · ${totals.join(" · ")}`].join(
+    "\n",
+  );
+}

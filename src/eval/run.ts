@@ -1,0 +1,222 @@
+/**
+ * keel eval: the task set (tasks.ts) run k times per tool channel against a live server, each run a
+ * real keel run in a fresh workspace, checked on disk. Scored per task and channel: pass^k (all k
+ * attempts pass), the share of well-formed tool calls, repair and salvage rates, the ladder's
+ * highest rung, prompt tokens and time. The runs land in the checkpoint store (keel stats reads
+ * them) and the report in the store under ["keel", "eval"].
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { SettingsInput } from "../agent/context.js";
+import { runSession } from "../cli/session.js";
+import { RUNGS, type Rung } from "../guard/ladder.js";
+import { openPersistence } from "../persistence/open.js";
+import { collectRuns } from "../stats/collect.js";
+import type { RunRecord } from "../stats/runs.js";
+import { EVAL_TASKS, setUp, type EvalTask } from "./tasks.js";
+
+export const EVAL_MODES = ["native", "prompt"] as const;
+export type EvalMode = (typeof EVAL_MODES)[number];
+
+/** Calls the model got wrong in a way keel had to refuse (not a repair): not well formed. */
+const MALFORMED = new Set(["invalid_arguments", "unknown_tool"]);
+
+export interface Attempt {
+  task: string;
+  mode: EvalMode;
+  attempt: number;
+  thread: string;
+  pass: boolean;
+  /** What the check found wrong ("" when it passed), or the run's error. */
+  problem: string;
+  status: string;
+  calls: number;
+  wellFormed: number;
+  repaired: number;
+  turns: number;
+  salvaged: number;
+  rung: Rung;
+  promptTokens: number;
+  seconds: number;
+}
+
+export interface TaskScore {
+  task: string;
+  mode: EvalMode;
+  k: number;
+  passes: number;
+  /** Every one of the k attempts passed. */
+  passK: boolean;
+  wellFormedRate: number;
+  repairRate: number;
+  salvageRate: number;
+  /** The highest rung any attempt reached. */
+  rung: Rung;
+  promptTokens: number;
+  seconds: number;
+}
+
+export interface EvalReport {
+  at: string;
+  model: string;
+  provider: string;
+  k: number;
+  modes: EvalMode[];
+  scores: TaskScore[];
+  /** Per mode: tasks whose k attempts all passed, of all tasks. */
+  passK: Record<string, { tasks: number; passed: number }>;
+  attempts: Attempt[];
+}
+
+const ratio = (a: number, b: number) => (b === 0 ? 0 : a / b);
+
+/** An attempt's numbers from its run record (stats/runs.ts) and its check. */
+export function scoreAttempt(
+  base: Pick<Attempt, "task" | "mode" | "attempt" | "thread" | "seconds">,
+  run: RunRecord | undefined,
+  problem: string,
+): Attempt {
+  const calls = run?.calls ?? [];
+  return {
+    ...base,
+    pass: problem === "",
+    problem,
+    status: run?.status ?? "error",
+    calls: calls.length,
+    wellFormed: calls.filter((c) => c.repairs.length === 0 && !MALFORMED.has(c.kind ?? "")).length,
+    repaired: calls.filter((c) => c.repairs.length > 0).length,
+    turns: run?.turns ?? 0,
+    salvaged: run?.salvaged ?? 0,
+    rung: run?.rung ?? "none",
+    promptTokens: run?.promptTokens ?? 0,
+  };
+}
+
+/** The scores per task and mode, and the pass^k totals. */
+export function scoreAttempts(
+  attempts: readonly Attempt[],
+  k: number,
+): Pick<EvalReport, "scores" | "passK"> {
+  const scores: TaskScore[] = [];
+  const passK: EvalReport["passK"] = {};
+  const keys = [...new Set(attempts.map((a) => `${a.mode}\0${a.task}`))];
+  for (const key of keys) {
+    const [mode, task] = key.split("\0") as [EvalMode, string];
+    const mine = attempts.filter((a) => a.mode === mode && a.task === task);
+    const sum = (f: (a: Attempt) => number) => mine.reduce((n, a) => n + f(a), 0);
+    const score: TaskScore = {
+      task,
+      mode,
+      k,
+      passes: mine.filter((a) => a.pass).length,
+      passK: mine.length === k && mine.every((a) => a.pass),
+      wellFormedRate: ratio(
+        sum((a) => a.wellFormed),
+        sum((a) => a.calls),
+      ),
+      repairRate: ratio(
+        sum((a) => a.repaired),
+        sum((a) => a.calls),
+      ),
+      salvageRate: ratio(
+        sum((a) => a.salvaged),
+        sum((a) => a.turns),
+      ),
+      rung: RUNGS[Math.max(...mine.map((a) => RUNGS.indexOf(a.rung)))]!,
+      promptTokens: Math.round(sum((a) => a.promptTokens) / mine.length),
+      seconds: sum((a) => a.seconds) / mine.length,
+    };
+    scores.push(score);
+    const total = (passK[mode] ??= { tasks: 0, passed: 0 });
+    total.tasks++;
+    if (score.passK) total.passed++;
+  }
+  return { scores, passK };
+}
+
+export interface EvalOptions {
+  k: number;
+  modes: readonly EvalMode[];
+  checkpoints: string;
+  /** The model and server (the run settings of every attempt). */
+  settings: Omit<SettingsInput, "workspace"> & { model: string; provider?: string };
+  tasks?: readonly EvalTask[];
+  onAttempt?: (a: Attempt, done: number, total: number) => void;
+}
+
+/** Runs every task k times per mode; throws the model server's error when a run cannot reach it. */
+export async function runEval(opts: EvalOptions): Promise<EvalReport> {
+  const tasks = opts.tasks ?? EVAL_TASKS;
+  const at = new Date().toISOString();
+  const stamp = at.replace(/[-:.TZ]/g, "").slice(0, 14);
+  const attempts: Attempt[] = [];
+  const total = tasks.length * opts.k * opts.modes.length;
+  for (const mode of opts.modes)
+    for (const task of tasks)
+      for (let i = 1; i <= opts.k; i++) {
+        const thread = `eval-${stamp}-${task.id}-${mode}-${i}`;
+        const workspace = await mkdtemp(path.join(tmpdir(), `keel-eval-${task.id}-`));
+        try {
+          await setUp(task, workspace);
+          const started = performance.now();
+          const outcome = await runSession({
+            request: task.request,
+            threadId: thread,
+            checkpoints: opts.checkpoints,
+            // the raw model is measured: no learned lines, no undo snapshots
+            settings: {
+              ...opts.settings,
+              workspace,
+              toolMode: mode,
+              learnDescriptions: false,
+              undo: false,
+            },
+            log: () => undefined,
+          });
+          const seconds = (performance.now() - started) / 1000;
+          if (outcome.status === "error")
+            throw new EvalServerError(outcome.error ?? "the model server failed");
+          const problem = await task.check(workspace, outcome.summary);
+          const run = await runOf(opts.checkpoints, thread);
+          const a = scoreAttempt(
+            { task: task.id, mode, attempt: i, thread, seconds },
+            run,
+            problem,
+          );
+          attempts.push(a);
+          opts.onAttempt?.(a, attempts.length, total);
+        } finally {
+          await rm(workspace, { recursive: true, force: true });
+        }
+      }
+  const report: EvalReport = {
+    at,
+    model: opts.settings.model,
+    provider: opts.settings.provider ?? "ollama",
+    k: opts.k,
+    modes: [...opts.modes],
+    ...scoreAttempts(attempts, opts.k),
+    attempts,
+  };
+  const persistence = await openPersistence(opts.checkpoints);
+  try {
+    await persistence.store.put(["keel", "eval"], `${stamp}-${report.model}`, report);
+  } finally {
+    await persistence.close();
+  }
+  return report;
+}
+
+export class EvalServerError extends Error {
+  override name = "EvalServerError";
+}
+
+async function runOf(checkpoints: string, thread: string): Promise<RunRecord | undefined> {
+  const persistence = await openPersistence(checkpoints);
+  try {
+    return (await collectRuns(persistence.checkpointer, thread))[0];
+  } finally {
+    await persistence.close();
+  }
+}
