@@ -12,7 +12,7 @@ import {
 import type { LoopSettings } from "../guard/loop.js";
 import type { Isolation } from "../sandbox/policy.js";
 import { McpServersSchema } from "../mcp/config.js";
-import { APPROVAL_MODE_HELP, APPROVAL_MODES, parseRule } from "../tools/permissions.js";
+import { APPROVAL_MODE_HELP, APPROVAL_MODES, parseRule, type Rules } from "../tools/permissions.js";
 
 /** Approval rules: each `tool` or `tool(pattern)`. */
 const RuleList = z
@@ -231,6 +231,11 @@ export function isolationOf(s: Settings): Isolation {
     grants: { allowRead: s.allowRead, allowWrite: s.allowWrite, allowHosts: s.allowHosts },
     unsandboxed: s.runCommandsUnsandboxed,
   };
+}
+
+/** The approval rules from the run settings. */
+export function rulesOf(s: Settings): Rules {
+  return { allow: s.allowRules, ask: s.askRules, deny: s.denyRules };
 }
 
 /** The loop guard's settings from the run settings. */

@@ -17,6 +17,16 @@ import { ModelServerError } from "../models/errors.js";
 import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { openPersistence } from "../persistence/open.js";
 import { pendingNodes, UsageError } from "./session.js";
+import { Command, Option } from "commander";
+import { DEFAULT_MODEL } from "../run/settings.js";
+import { installCtrlC } from "./interrupt.js";
+import { contextWindowOption, positiveInt, retryCount } from "./options.js";
+import {
+  addServerOptions,
+  checkSettingsFiles,
+  serverSettings,
+  type ServerFlags,
+} from "./server-options.js";
 
 export interface AnalyzeOptions {
   dir: string;
@@ -194,4 +204,86 @@ export function formatAnalyzeOutcome(o: AnalyzeOutcome): string {
     o.status !== "done" ? pc.dim("run the same command again to continue where it stopped") : "",
   ];
   return lines.filter(Boolean).join("\n");
+}
+
+/** The `keel analyze` command. */
+export function analyzeCommand(): Command {
+  const analyze = new Command("analyze")
+    .alias("analyse")
+    .description(
+      "Analyse a codebase: every file, then every folder, then the whole; resumable, incremental. Without a model: the structural report",
+    )
+    .argument("[dir]", "folder to analyse", ".")
+    .option(
+      "-t, --thread <id>",
+      "thread id (default: derived from the folder, so the same command resumes)",
+    )
+    .option(
+      "-o, --out <file>",
+      "Markdown report path (default <dir>/.keel/report.md; JSON beside it)",
+    )
+    .addOption(
+      new Option("-c, --concurrency <n>", "units analysed at once")
+        .argParser(positiveInt)
+        .default(undefined, "2"),
+    )
+    .addOption(
+      new Option("--depth <depth>", "quick: the start of each file; deep: all of it")
+        .choices(["quick", "deep"])
+        .default("deep"),
+    );
+  addServerOptions(
+    analyze,
+    `model as the server lists it, or "none" for the structural report (default: $KEEL_MODEL or ${DEFAULT_MODEL})`,
+  )
+    .option("--checkpoints <url>", "memory | sqlite:PATH (default: sqlite:<dir>/.keel/keel.db)")
+    .addOption(
+      new Option("--retries <n>", "retries of a failed model request").argParser(retryCount),
+    )
+    .addOption(contextWindowOption())
+    .option("--json", "progress as JSON lines on stderr; one JSON object as the last stdout line")
+    .action(
+      async (
+        dir: string,
+        flags: ServerFlags & {
+          thread?: string;
+          out?: string;
+          concurrency?: number;
+          depth: "quick" | "deep";
+          checkpoints?: string;
+          retries?: number;
+          contextWindow?: number;
+          json?: boolean;
+        },
+      ) => {
+        checkSettingsFiles(path.resolve(dir));
+        const stop = installCtrlC((line) => process.stderr.write(`\n${line}\n`));
+        try {
+          const outcome = await runAnalyze({
+            dir,
+            threadId: flags.thread,
+            checkpoints: flags.checkpoints,
+            json: flags.json,
+            control: stop.control,
+            signal: stop.signal,
+            settings: {
+              ...serverSettings(flags),
+              depth: flags.depth,
+              ...(flags.out ? { out: path.resolve(flags.out) } : {}),
+              ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
+              ...(flags.retries !== undefined ? { retries: flags.retries } : {}),
+              ...(flags.contextWindow ? { contextWindow: flags.contextWindow } : {}),
+            },
+          });
+          const { exitCode, ...fields } = outcome;
+          process.stdout.write(
+            `${flags.json ? JSON.stringify(fields) : formatAnalyzeOutcome(outcome)}\n`,
+          );
+          process.exitCode = exitCode;
+        } finally {
+          stop.dispose();
+        }
+      },
+    );
+  return analyze;
 }

@@ -6,6 +6,7 @@
 import path from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import pc from "picocolors";
+import { table } from "./table.js";
 import { EVAL_MODES, runEval, type EvalMode, type EvalReport } from "../eval/run.js";
 import { EVAL_TASKS } from "../eval/tasks.js";
 import { defaultCheckpoints } from "../persistence/checkpointer.js";
@@ -135,18 +136,8 @@ export function formatEval(r: EvalReport): string {
     String(s.promptTokens),
     `${s.seconds.toFixed(1)}s`,
   ]);
-  const widths = head.map((_, i) =>
-    Math.max(head[i]!.length, ...rows.map((row) => row[i]!.length)),
-  );
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join("  ")
-      .trimEnd();
   const totals = Object.entries(r.passK).map(
     ([mode, t]) => `${mode}: pass^${r.k} ${t.passed}/${t.tasks} tasks`,
   );
-  return [pc.bold(line(head)), ...rows.map(line), "", `${r.model} · ${totals.join(" · ")}`].join(
-    "\n",
-  );
+  return [...table(head, rows), "", `${r.model} · ${totals.join(" · ")}`].join("\n");
 }

@@ -1,5 +1,6 @@
 /** `keel models`: what each model on the server offers keel, and why it does or doesn't call tools. */
 import pc from "picocolors";
+import { table } from "./table.js";
 import { chooseToolMode, type ModelProfile, type ToolMode } from "../models/capabilities.js";
 import { createCapabilityProbe } from "../models/probe.js";
 import { ServerHttpError } from "../models/capabilities.js";
@@ -76,17 +77,10 @@ export function formatModels(rows: ModelRow[], url: string, provider: Provider =
     r.capabilities.includes("completion") ? r.toolMode : "— (cannot chat)",
     r.format,
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join("  ")
-      .trimEnd();
   const server = rows[0]?.server;
   return [
     ...(server ? [pc.dim(`${QUIRKS[server].label} at ${url}`)] : []),
-    pc.bold(line(head)),
-    ...body.map(line),
+    ...table(head, body),
     "",
     pc.dim(
       "native: the model has the tools capability; keel sends tools in the request's tools field.",

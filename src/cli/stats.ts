@@ -13,7 +13,8 @@ import { collectRuns } from "../stats/collect.js";
 import { allLessons } from "../stats/ledger.js";
 import type { EvalReport } from "../eval/run.js";
 import { statsPage } from "../stats/html.js";
-import { aggregate, filterRuns, type Stats } from "../stats/runs.js";
+import { aggregate, countsText as fmt, filterRuns, type Stats } from "../stats/runs.js";
+import { table } from "./table.js";
 
 interface StatsFlags {
   workspace: string;
@@ -83,26 +84,10 @@ export function statsCommand(): Command {
     });
 }
 
-const fmt = (rec: Record<string, number | undefined>) =>
-  Object.entries(rec)
-    .filter(([, v]) => v)
-    .map(([k, v]) => `${k} ${v}`)
-    .join(", ") || "-";
-
-function columns(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) =>
-    r
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join("  ")
-      .trimEnd(),
-  );
-}
-
 export function formatStats(s: Stats): string {
   if (s.runs === 0)
     return "No coder runs in this store yet (keel run writes them; see --checkpoints).";
-  const models = columns([
+  const models = table(
     [
       "model",
       "runs",
@@ -116,7 +101,7 @@ export function formatStats(s: Stats): string {
       "prompt tok",
       "tok/s",
     ],
-    ...s.models.map((m) => [
+    s.models.map((m) => [
       m.model,
       String(m.runs),
       fmt(m.outcomes),
@@ -129,11 +114,11 @@ export function formatStats(s: Stats): string {
       String(m.promptTokens),
       m.tokensPerSecond?.toFixed(1) ?? "-",
     ]),
-  ]);
-  const tools = columns([
+  );
+  const tools = table(
     ["model", "tool", "calls", "failures", "repairs"],
-    ...s.tools.map((t) => [t.model, t.tool, String(t.calls), fmt(t.failures), fmt(t.repairs)]),
-  ]);
+    s.tools.map((t) => [t.model, t.tool, String(t.calls), fmt(t.failures), fmt(t.repairs)]),
+  );
   const lessons = (s.lessons ?? []).map(
     (l) =>
       `${l.status === "active" ? pc.green("active ") : pc.dim("retired")}  ${l.model}  ${l.tool}: ${l.line}  ${pc.dim(`(misuse ${l.before.misuses}/${l.before.calls} calls without it, ${l.after.misuses}/${l.after.calls} with it)`)}`,
@@ -141,11 +126,9 @@ export function formatStats(s: Stats): string {
   return [
     pc.bold(`${s.runs} runs in ${s.threads} threads`),
     "",
-    pc.bold(models[0]),
-    ...models.slice(1),
+    ...models,
     "",
-    pc.bold(tools[0]),
-    ...tools.slice(1),
+    ...tools,
     ...(lessons.length ? ["", pc.bold("learned description lines"), ...lessons] : []),
     ...(s.evals?.length
       ? [

@@ -3,7 +3,7 @@
  * with three charts — failure kinds per model, repairs per tool, outcomes over time — and the
  * tables. Every bar carries its series and value (`data-series`, `data-value`) and a tooltip.
  */
-import type { Stats } from "./runs.js";
+import { countsText, type Stats } from "./runs.js";
 
 const PALETTE = [
   "#d1495b",
@@ -80,11 +80,7 @@ function table(head: string[], rows: Array<Array<string | number>>): string {
     .join("")}</tbody></table>`;
 }
 
-const fmt = (rec: Record<string, number | undefined>) =>
-  Object.entries(rec)
-    .filter(([, v]) => v)
-    .map(([k, v]) => `${k} ${v}`)
-    .join(", ") || "—";
+const fmt = (rec: Partial<Record<string, number>>) => countsText(rec, "—");
 
 export function statsPage(stats: Stats, generated: string): string {
   const failures = stats.models.map((m) => ({

@@ -234,3 +234,10 @@ export function aggregate(runs: readonly RunRecord[]): Stats {
       .map(([day, outcomes]) => ({ day, outcomes })),
   };
 }
+
+/** "done 2, gave_up 1" (zeros left out), or `none` when every count is zero. */
+export const countsText = (rec: Partial<Record<string, number>>, none = "-") =>
+  Object.entries(rec)
+    .filter(([, v]) => v)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(", ") || none;

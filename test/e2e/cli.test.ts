@@ -26,6 +26,8 @@ describe("keel --help", () => {
     expect(top.code).toBe(0);
     expect(top.stdout).toMatch(/run \[options\] \[request\]/);
     expect(top.stdout).toMatch(/demo/);
+    for (const command of ["undo", "diff", "stats", "eval", "mcp", "doctor"])
+      expect(top.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
     const run = await runKeel(["run", "--help"]);
     for (const flag of [
       "--workspace",
@@ -35,6 +37,8 @@ describe("keel --help", () => {
       "--checkpoints",
       "--max-turns",
       "--yes",
+      "--approval",
+      "--check",
       "--json",
     ]) {
       expect(run.stdout).toContain(flag);

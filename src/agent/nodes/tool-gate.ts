@@ -8,6 +8,7 @@ import type { TrailEntry } from "../../guard/loop.js";
 import { decide } from "../../tools/permissions.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import type { NodeEnv } from "../runtime.js";
+import { rulesOf } from "../context.js";
 
 export type GateVerdict = { run: true; approved: boolean } | { run: false; result: ToolResult };
 
@@ -24,7 +25,7 @@ export function gate(tool: KeelTool, args: unknown, entry: TrailEntry, env: Node
       ...(command !== undefined ? { command } : {}),
     },
     s.approval,
-    { allow: s.allowRules, ask: s.askRules, deny: s.denyRules },
+    rulesOf(s),
   );
   if (verdict.decision === "allow") return { run: true, approved: verdict.approved };
   if (verdict.decision === "deny")
@@ -51,11 +52,11 @@ export function gate(tool: KeelTool, args: unknown, entry: TrailEntry, env: Node
 export function checkAllowed(env: NodeEnv) {
   return (command: string): { run: true } | { run: false; why: string } => {
     const s = env.settings;
-    const verdict = decide({ tool: "run_command", toolClass: "command", command }, s.approval, {
-      allow: s.allowRules,
-      ask: s.askRules,
-      deny: s.denyRules,
-    });
+    const verdict = decide(
+      { tool: "run_command", toolClass: "command", command },
+      s.approval,
+      rulesOf(s),
+    );
     if (verdict.decision === "allow" || (verdict.decision === "ask" && s.autoApprove))
       return { run: true };
     return { run: false, why: verdict.reason };

@@ -1,0 +1,13 @@
+/** Terminal tables: columns padded to their widest cell, the header in bold. */
+import pc from "picocolors";
+
+/** The header line (bold) and the rows, each column as wide as its widest cell. */
+export function table(head: readonly string[], rows: ReadonlyArray<readonly string[]>): string[] {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
+  return [pc.bold(line(head)), ...rows.map(line)];
+}
