@@ -13,7 +13,7 @@ export const JOURNAL = `${SHADOW_DIR}/steps.jsonl`;
 export interface StepRecord {
   kind: "step";
   thread: string;
-  /** Per thread, from 1, in the order the steps ran. */
+  /** Per thread, from 1, in the order the steps ran (numbered when the journal is read). */
   step: number;
   /** The tool call, and how many messages the conversation held when it ran (finds its checkpoint). */
   callId: string;
@@ -33,22 +33,35 @@ export interface UndoRecord {
 
 export type JournalLine = StepRecord | UndoRecord;
 
+/** The journal's lines, each thread's steps numbered from 1 in the order they were written. */
 export async function readJournal(workspace: string): Promise<JournalLine[]> {
   const file = path.join(workspace, JOURNAL);
   if (!existsSync(file)) return [];
+  const counts = new Map<string, number>();
   return (await readFile(file, "utf8"))
     .split("\n")
     .filter(Boolean)
     .flatMap((l) => {
+      let line: JournalLine;
       try {
-        return [JSON.parse(l) as JournalLine];
+        line = JSON.parse(l) as JournalLine;
       } catch {
         return []; // a line cut by a crash
       }
+      if (line.kind === "step") {
+        const step = (counts.get(line.thread) ?? 0) + 1;
+        counts.set(line.thread, step);
+        line = { ...line, step };
+      }
+      return [line];
     });
 }
 
-export async function appendJournal(workspace: string, line: JournalLine): Promise<void> {
+/** Appends a line (a step's number is given when the journal is read, so none is written). */
+export async function appendJournal(
+  workspace: string,
+  line: UndoRecord | Omit<StepRecord, "step">,
+): Promise<void> {
   await appendFile(path.join(workspace, JOURNAL), JSON.stringify(line) + "\n");
 }
 
@@ -61,11 +74,6 @@ export function liveSteps(lines: readonly JournalLine[], thread: string): StepRe
     (l): l is StepRecord => l.kind === "step" && l.thread === thread && !undone.has(l.step),
   );
 }
-
-/** The next step number of a thread. */
-export const nextStep = (lines: readonly JournalLine[], thread: string) =>
-  1 +
-  lines.reduce((n, l) => (l.kind === "step" && l.thread === thread ? Math.max(n, l.step) : n), 0);
 
 /** The thread whose step ran last (the default of keel undo and keel diff). */
 export function lastThread(lines: readonly JournalLine[]): string | undefined {

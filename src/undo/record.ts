@@ -3,7 +3,7 @@
  * before it runs and after (a file tool names its paths; a command or an MCP tool could touch
  * anything, so the whole workspace is snapshotted around it), and what changed is journaled.
  */
-import { appendJournal, nextStep, readJournal } from "./journal.js";
+import { appendJournal } from "./journal.js";
 import { ShadowRepo, type FileChange } from "./shadow.js";
 
 export interface StepIdentity {
@@ -37,11 +37,9 @@ export async function recordStep<T>(
     try {
       const files = await before();
       if (files.length) {
-        const lines = await readJournal(id.workspace);
         await appendJournal(id.workspace, {
           kind: "step",
           thread: id.thread,
-          step: nextStep(lines, id.thread),
           callId: id.callId,
           messages: id.messages,
           label: id.label,

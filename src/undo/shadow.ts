@@ -6,9 +6,10 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
+import { deflateSync } from "node:zlib";
 
 const run = promisify(execFile);
 
@@ -54,11 +55,29 @@ export class ShadowRepo {
     return repo;
   }
 
-  /** Stores a workspace file's content; null when there is no such file. */
+  /**
+   * Stores a workspace file's content as a loose object (what `git hash-object -w` writes, without a
+   * process per file: a file tool's step stays cheap); null when there is no such file.
+   */
   async store(rel: string): Promise<string | null> {
-    if (!existsSync(path.join(this.workspace, rel))) return null;
-    const { stdout } = await this.git(["hash-object", "-w", "--no-filters", "--", rel]);
-    return stdout.trim();
+    let content: Buffer;
+    try {
+      content = await readFile(path.join(this.workspace, rel));
+    } catch {
+      return null;
+    }
+    const id = blobId(content);
+    const file = path.join(this.gitDir, "objects", id.slice(0, 2), id.slice(2));
+    if (!existsSync(file)) {
+      await mkdir(path.dirname(file), { recursive: true });
+      const tmp = `${file}.${process.pid}.tmp`;
+      await writeFile(
+        tmp,
+        deflateSync(Buffer.concat([Buffer.from(`blob ${content.length}\0`), content])),
+      );
+      await rename(tmp, file);
+    }
+    return id;
   }
 
   /** A snapshot of the whole workspace (what git would not ignore), as a tree id. */
