@@ -107,6 +107,18 @@ describe("postgres checkpoints", () => {
     );
     await client.end();
     expect(threads.rows.map((r: { thread_id: string }) => r.thread_id)).toEqual(["t0", "t1"]);
+    // keel stats reads the same database: two runs, 4 commands and 4 writes each, and their ledger
+    const stats = await runKeel(["stats", "--checkpoints", url, "--json"]);
+    expect(stats.code).toBe(0);
+    const s = JSON.parse(stats.stdout) as {
+      runs: number;
+      tools: Array<{ tool: string; calls: number }>;
+    };
+    expect(s.runs).toBe(2);
+    expect(s.tools.map((t) => [t.tool, t.calls])).toEqual([
+      ["run_command", 8],
+      ["write_file", 8],
+    ]);
   });
 
   it("bad URLs and unreachable databases are named, exit 4", async () => {
