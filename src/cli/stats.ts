@@ -7,7 +7,8 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import pc from "picocolors";
-import { defaultCheckpoints } from "../persistence/checkpointer.js";
+import { defaultCheckpoints, storeExists } from "../persistence/checkpointer.js";
+import { UsageError } from "./session.js";
 import { openPersistence } from "../persistence/open.js";
 import { collectRuns } from "../stats/collect.js";
 import { allLessons } from "../stats/ledger.js";
@@ -60,7 +61,12 @@ export function statsCommand(): Command {
     .option("--html <file>", "write a self-contained page with charts (opens offline)")
     .action(async (flags: StatsFlags) => {
       const workspace = path.resolve(flags.workspace);
-      const persistence = await openPersistence(flags.checkpoints ?? defaultCheckpoints(workspace));
+      const url = flags.checkpoints ?? defaultCheckpoints(workspace);
+      if (!storeExists(url))
+        throw new UsageError(
+          `no checkpoint store at ${url}: keel run writes one there (or give --checkpoints)`,
+        );
+      const persistence = await openPersistence(url);
       let stats: Stats;
       try {
         const runs = filterRuns(await collectRuns(persistence.checkpointer, flags.thread), flags);

@@ -9,7 +9,7 @@ import { Command, InvalidArgumentError } from "commander";
 import pc from "picocolors";
 import { createCoderGraph } from "../agent/graph.js";
 import { readEnv } from "../env.js";
-import { defaultCheckpoints } from "../persistence/checkpointer.js";
+import { defaultCheckpoints, storeExists } from "../persistence/checkpointer.js";
 import { openPersistence } from "../persistence/open.js";
 import { describeAction } from "../undo/plan.js";
 import { rewindTo } from "../undo/rewind.js";
@@ -122,6 +122,7 @@ function preview(plan: UndoPlan): string {
 }
 
 async function rewind(plan: UndoPlan, checkpoints: string): Promise<boolean> {
+  if (!storeExists(checkpoints)) return false;
   const persistence = await openPersistence(checkpoints);
   try {
     const graph = createCoderGraph().compile({

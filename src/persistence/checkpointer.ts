@@ -1,7 +1,7 @@
 /**
  * Checkpointers from a URL: `memory`, `sqlite:PATH` (the embedded default) or `postgres://…`.
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
@@ -51,4 +51,10 @@ export function createCheckpointer(target: CheckpointTarget): BaseCheckpointSave
 export function closeCheckpointer(saver: BaseCheckpointSaver): void {
   const db = (saver as { db?: { close?: () => void; open?: boolean } }).db;
   if (db?.open) db.close?.();
+}
+
+/** Whether a store URL names something that exists: a SQLite file that is not there does not. */
+export function storeExists(url: string, cwd = process.cwd()): boolean {
+  const target = parseCheckpointUrl(url, cwd);
+  return target.kind !== "sqlite" || existsSync(target.path);
 }

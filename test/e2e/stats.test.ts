@@ -177,6 +177,16 @@ describe("keel stats", () => {
   });
 });
 
+describe("keel stats without a store", () => {
+  it("says so and creates nothing", async () => {
+    const ws = tempWorkspace();
+    const r = await runKeel(["stats", "-w", ws]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`no checkpoint store at sqlite:${ws}/.keel/keel.db`);
+    expect(existsSync(path.join(ws, ".keel"))).toBe(false);
+  });
+});
+
 describe("tool descriptions that learn", () => {
   it("adds a right-vs-wrong line after repeated misuse across threads, seen in the next run's request", async () => {
     const lessonIn = (tools: Array<{ function: { name: string; description?: string } }> = []) =>
