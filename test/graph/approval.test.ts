@@ -114,6 +114,34 @@ describe("approval modes (non-interactive)", () => {
     );
   });
 
+  it("a path rule holds however the model writes the path (./, an absolute path inside the workspace)", async () => {
+    const ws = tempWorkspace();
+    const fake = await startFake({
+      script: keelScript((req) => {
+        if (req.turn === 0)
+          return calls(
+            call("write_file", { path: `${ws}/migrations/001.sql`, content: "DROP;\n" }),
+          );
+        if (req.turn === 1)
+          return calls(call("write_file", { path: "./migrations/002.sql", content: "DROP;\n" }));
+        return { content: "Finished." };
+      }),
+    });
+    await runCoder(fake, "Add the migrations", {
+      workspace: ws,
+      context: { denyRules: ["write_file(migrations/**)"] },
+    });
+    expect(existsSync(path.join(ws, "migrations"))).toBe(false);
+    const results = fake
+      .chatBodies({ turnsOnly: true })
+      .flatMap((b) => toolMessages(b).map((m) => m.content));
+    expect(new Set(results)).toEqual(
+      new Set([
+        "Error [refused]: write_file refused: the deny rule write_file(migrations/**) forbids it. Do not retry it; do the task another way or say what is needed.",
+      ]),
+    );
+  });
+
   it("an ask rule asks under auto; an allow rule lets ask mode through", async () => {
     const asked = await runMode({ approval: "auto", askRules: ["write_file(*.txt)"] });
     expect([asked.wrote, asked.ran]).toEqual([false, true]);

@@ -13,7 +13,7 @@ import { isolationOf, loopSettingsOf } from "../context.js";
 import { unansweredCalls } from "../conversation.js";
 import { nodeEnv, type NodeEnv } from "../runtime.js";
 import type { CoderStateUpdate, CoderStateValue, Failure } from "../state.js";
-import { approver, checkAllowed, gate } from "./tool-gate.js";
+import { approver, callFacts, checkAllowed, describeCall, gate } from "./tool-gate.js";
 
 /**
  * Runs ONE unanswered tool call of the last reply and answers it with a ToolMessage carrying its
@@ -48,9 +48,10 @@ export function createToolExecuteNode(deps: GraphDeps) {
         update.loopHits = loop.loopHits;
         if (loop.failure) update.failure = loop.failure;
       } else {
-        const gated = gate(step.tool, step.args, step.entry, env);
+        const facts = callFacts(step.tool, step.args, step.entry, env.workspace);
+        const gated = gate(facts, env);
         result = gated.run
-          ? await runOnce(step, state, env, config, window, gated.approved)
+          ? await runOnce(step, describeCall(facts), state, env, config, window, gated.approved)
           : gated.result;
       }
       if (step.entry.repaired) result = withNote(result, step.entry.repaired);
@@ -133,6 +134,7 @@ function guard(state: CoderStateValue, entry: TrailEntry, env: NodeEnv) {
  */
 async function runOnce(
   { tool, args, entry }: { tool: KeelTool; args: unknown; entry: TrailEntry },
+  label: string,
   state: CoderStateValue,
   env: NodeEnv,
   config: LangGraphRunnableConfig,
@@ -185,7 +187,7 @@ async function runOnce(
               thread,
               callId,
               messages: state.messages.length,
-              label: entry.target ? `${entry.name} ${entry.target}` : callLabel(entry.name, args),
+              label,
               paths: tool.touches?.(args as never, env.workspace),
             },
             run,
@@ -203,12 +205,6 @@ async function runOnce(
   return check && tool.toolClass === "mutate"
     ? withCheck(result, check, ctx, checkAllowed(env))
     : result;
-}
-
-/** A short label of a call without a path: the command, or the tool's name. */
-function callLabel(name: string, args: unknown): string {
-  const command = (args as { command?: unknown } | null)?.command;
-  return typeof command === "string" ? `${name} ${command.slice(0, 80)}` : name;
 }
 
 /** The tool message answering the call, and what the trail, the streak and `recover` learn from it. */

@@ -5,45 +5,64 @@
  */
 import { interrupt } from "@langchain/langgraph";
 import type { TrailEntry } from "../../guard/loop.js";
-import { decide } from "../../tools/permissions.js";
+import { pathOf } from "../../tools/fs-tools.js";
+import { decide, type CallFacts } from "../../tools/permissions.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import type { NodeEnv } from "../runtime.js";
 import { rulesOf } from "../context.js";
 
 export type GateVerdict = { run: true; approved: boolean } | { run: false; result: ToolResult };
 
-/** Whether a resolved call may run, asking a person where the rules say so. */
-export function gate(tool: KeelTool, args: unknown, entry: TrailEntry, env: NodeEnv): GateVerdict {
-  const s = env.settings;
+/**
+ * What the rules, the person asked and the undo journal see of a call: its tool, its path relative
+ * to the workspace (however the model wrote it: `./src/a.ts` and an absolute path inside the
+ * workspace are the same file, for the rules too), and run_command's command.
+ */
+export function callFacts(
+  tool: KeelTool,
+  args: unknown,
+  entry: TrailEntry,
+  workspace: string,
+): CallFacts {
   const given = (args as { command?: unknown } | null)?.command;
   const command = tool.name === "run_command" && typeof given === "string" ? given : undefined;
-  const verdict = decide(
-    {
-      tool: tool.name,
-      toolClass: tool.toolClass,
-      ...(entry.target !== undefined ? { path: entry.target } : {}),
-      ...(command !== undefined ? { command } : {}),
-    },
-    s.approval,
-    rulesOf(s),
-  );
+  const path =
+    entry.target === undefined ? undefined : (pathOf(workspace, entry.target)[0] ?? entry.target);
+  return {
+    tool: tool.name,
+    toolClass: tool.toolClass,
+    ...(path !== undefined ? { path } : {}),
+    ...(command !== undefined ? { command } : {}),
+  };
+}
+
+/** A call in a few words: "edit_file src/a.ts", "run_command npm test". */
+export function describeCall(facts: CallFacts): string {
+  const about = facts.command?.slice(0, 80) ?? facts.path;
+  return about ? `${facts.tool} ${about}` : facts.tool;
+}
+
+/** Whether a resolved call may run, asking a person where the rules say so. */
+export function gate(facts: CallFacts, env: NodeEnv): GateVerdict {
+  const s = env.settings;
+  const verdict = decide(facts, s.approval, rulesOf(s));
   if (verdict.decision === "allow") return { run: true, approved: verdict.approved };
   if (verdict.decision === "deny")
     return {
       run: false,
       result: fail(
         "refused",
-        `${tool.name} refused: ${verdict.reason}. Do not retry it; do the task another way or say what is needed.`,
+        `${facts.tool} refused: ${verdict.reason}. Do not retry it; do the task another way or say what is needed.`,
       ),
     };
-  const what = command ?? describeCall(tool.name, entry);
-  if (approver(env)({ tool: tool.name, command: what, reason: verdict.reason }))
+  const what = facts.command ?? describeCall(facts);
+  if (approver(env)({ tool: facts.tool, command: what, reason: verdict.reason }))
     return { run: true, approved: true };
   return {
     run: false,
     result: fail(
       "needs_approval",
-      `${tool.name} was not run: it needs a person's approval (${verdict.reason}) and none was given. (The user can answer interactively, pass --yes, or change --approval / the rules.) Do the task without it, or finish and say what is needed.`,
+      `${facts.tool} was not run: it needs a person's approval (${verdict.reason}) and none was given. (The user can answer interactively, pass --yes, or change --approval / the rules.) Do the task without it, or finish and say what is needed.`,
     ),
   };
 }
@@ -62,9 +81,6 @@ export function checkAllowed(env: NodeEnv) {
     return { run: false, why: verdict.reason };
   };
 }
-
-const describeCall = (name: string, entry: TrailEntry) =>
-  entry.target ? `${name} ${entry.target}` : name;
 
 /** Asks a person through an interrupt; `--yes` answers yes except for running unsandboxed. */
 export function approver(env: NodeEnv): Approver {
