@@ -29,6 +29,9 @@ export const ALL_TOOLS: readonly KeelTool[] = [
 export const INTENTS = ["build", "modify", "analyze", "run", "chat"] as const;
 export type Intent = (typeof INTENTS)[number];
 
+/** Whether a request of this intent is meant to change things (build, modify, run), not only read. */
+export const changesThings = (intent: Intent) => intent !== "analyze" && intent !== "chat";
+
 /**
  * The tools an intent may use, keel's then the run's MCP tools: analysis and chat get read-only
  * tools only (an MCP tool is read-only when its server says so: `readOnlyHint`), and so does every
@@ -40,9 +43,7 @@ export function toolsForIntent(
   readOnly = false,
 ): KeelTool[] {
   const all = [...ALL_TOOLS, ...extra];
-  return readOnly || intent === "analyze" || intent === "chat"
-    ? all.filter((t) => t.toolClass === "explore")
-    : all;
+  return readOnly || !changesThings(intent) ? all.filter((t) => t.toolClass === "explore") : all;
 }
 
 function describeTool(tool: KeelTool) {

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
-import type { AnswerReply, ChatBody, WireMessage } from "../fake-ollama/types.js";
+import type { ChatBody, WireMessage } from "../fake-ollama/types.js";
 import type { ServerKind } from "../../models/openai/quirks.js";
 import type { OpenAIChatBody } from "./server.js";
 
@@ -80,28 +80,35 @@ export function asChatBody(b: OpenAIChatBody): ChatBody {
   };
 }
 
+/** One answer as the server sends it, streamed or whole. */
+export interface Completion {
+  model: string;
+  content: string;
+  thinking?: string;
+  calls: WireCall[];
+  finish: string;
+  usage: Record<string, number>;
+  /** How many stream chunks the content is split into (default 3). */
+  pieces?: number;
+}
+
 /** A whole (non-streamed) chat completion. */
 export function writeCompletion(
   res: ServerResponse,
-  b: OpenAIChatBody,
-  reply: AnswerReply,
-  content: string,
-  calls: WireCall[],
-  finish: string,
-  usage: Record<string, number>,
+  { model, content, thinking, calls, finish, usage }: Completion,
 ): void {
   sendJson(res, 200, {
     id: id("chatcmpl-"),
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
-    model: b.model,
+    model,
     choices: [
       {
         index: 0,
         message: {
           role: "assistant",
           content: content || (calls.length ? null : ""),
-          ...(reply.thinking ? { reasoning_content: reply.thinking } : {}),
+          ...(thinking ? { reasoning_content: thinking } : {}),
           ...(calls.length ? { tool_calls: calls } : {}),
         },
         finish_reason: finish,
@@ -111,15 +118,14 @@ export function writeCompletion(
   });
 }
 
-/** The completion as server-sent events, the way llama.cpp, vLLM and LM Studio stream it. */
+/**
+ * The completion as server-sent events, the way llama.cpp, vLLM and LM Studio stream it; the usage
+ * chunk only when the request asked for it (`stream_options.include_usage`).
+ */
 export function writeStream(
   res: ServerResponse,
-  b: OpenAIChatBody,
-  reply: AnswerReply,
-  content: string,
-  calls: WireCall[],
-  finish: string,
-  usage: Record<string, number>,
+  { model, content, thinking, calls, finish, usage, pieces: parts }: Completion,
+  includeUsage: boolean,
 ): void {
   res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
   const chatId = id("chatcmpl-");
@@ -130,13 +136,13 @@ export function writeStream(
         id: chatId,
         object: "chat.completion.chunk",
         created,
-        model: b.model,
+        model,
         choices: [{ index: 0, delta, finish_reason: finishReason }],
       })}\n\n`,
     );
   event({ role: "assistant", content: "" });
-  if (reply.thinking) event({ reasoning_content: reply.thinking });
-  const pieces = Math.max(1, reply.pieces ?? 3);
+  if (thinking) event({ reasoning_content: thinking });
+  const pieces = Math.max(1, parts ?? 3);
   const size = Math.ceil(content.length / pieces) || 1;
   for (let i = 0; i < content.length; i += size) event({ content: content.slice(i, i + size) });
   calls.forEach((c, index) => {
@@ -150,9 +156,9 @@ export function writeStream(
       if (part) event({ tool_calls: [{ index, function: { arguments: part } }] });
   });
   event({}, finish);
-  if (b.stream_options?.include_usage)
+  if (includeUsage)
     res.write(
-      `data: ${JSON.stringify({ id: chatId, object: "chat.completion.chunk", created, model: b.model, choices: [], usage })}\n\n`,
+      `data: ${JSON.stringify({ id: chatId, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`,
     );
   res.write("data: [DONE]\n\n");
   res.end();

@@ -21,7 +21,15 @@ import {
   type Script,
 } from "../fake-ollama/types.js";
 import { readBody } from "../http.js";
-import { asChatBody, errorBody, id, sendJson, writeCompletion, writeStream } from "./replies.js";
+import {
+  asChatBody,
+  errorBody,
+  id,
+  sendJson,
+  writeCompletion,
+  writeStream,
+  type Completion,
+} from "./replies.js";
 
 export interface FakeOpenAIModel {
   /** The context the server was started with (llama-server -c, vLLM --max-model-len). */
@@ -261,8 +269,17 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     };
     const finish = calls.length ? "tool_calls" : (reply.doneReason ?? "stop");
     if (reply.delayMs) await sleep(reply.delayMs);
-    if (b.stream) return writeStream(res, b, reply, content, calls, finish, usage);
-    writeCompletion(res, b, reply, content, calls, finish, usage);
+    const completion: Completion = {
+      model: b.model,
+      content,
+      ...(reply.thinking ? { thinking: reply.thinking } : {}),
+      calls,
+      finish,
+      usage,
+      ...(reply.pieces ? { pieces: reply.pieces } : {}),
+    };
+    if (b.stream) return writeStream(res, completion, b.stream_options?.include_usage === true);
+    writeCompletion(res, completion);
   };
 
   const server: Server = createServer((req, res) => {

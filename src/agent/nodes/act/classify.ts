@@ -1,5 +1,5 @@
 /** Pure classification of a model reply, for routing. */
-import type { Intent } from "../../../tools/registry.js";
+import { changesThings, type Intent } from "../../../tools/registry.js";
 
 export type ReplyKind = "tool_calls" | "final" | "empty" | "prose" | "unparseable";
 
@@ -20,7 +20,6 @@ export function classifyReply(reply: {
 }): ReplyKind {
   if (reply.toolCallCount > 0) return "tool_calls";
   if (visibleText(reply.content) === "") return "empty";
-  const mustAct = reply.intent === "build" || reply.intent === "modify" || reply.intent === "run";
-  if (mustAct && !reply.acted) return "prose";
+  if (changesThings(reply.intent) && !reply.acted) return "prose";
   return "final";
 }

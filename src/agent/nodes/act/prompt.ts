@@ -1,4 +1,4 @@
-import type { Intent } from "../../../tools/registry.js";
+import { changesThings, type Intent } from "../../../tools/registry.js";
 
 const MODE: Record<Intent, string> = {
   build:
@@ -28,7 +28,7 @@ export const ACT_SYSTEM = (
   plan = false,
 ) => `You are keel, a careful coding agent working in a workspace folder through tools.
 <mode>
-${plan && intent !== "analyze" && intent !== "chat" ? PLAN_MODE : MODE[intent]}
+${plan && changesThings(intent) ? PLAN_MODE : MODE[intent]}
 </mode>
 <workspace>
 All paths are relative to the workspace root. When this request arrived: ${fileCount}
