@@ -12,7 +12,7 @@ import {
 import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import type { TrailEntry } from "../guard/loop.js";
-import { RUNGS } from "../guard/ladder.js";
+import { FAILURE_KINDS, RUNGS } from "../guard/ladder.js";
 import { INTENTS } from "../tools/registry.js";
 
 export const IntentSchema = z.object({
@@ -55,17 +55,7 @@ export interface TurnUsage {
 
 /** What went wrong, for `recover`. */
 export const FailureSchema = z.object({
-  kind: z.enum([
-    "tool_error",
-    "unknown_tool",
-    "invalid_arguments",
-    "loop",
-    "repetition",
-    "empty",
-    "prose",
-    "unparseable",
-    "budget",
-  ]),
+  kind: z.enum(FAILURE_KINDS),
   detail: z.string(),
   /** The forced summary turn for this failure has happened. */
   summarized: z.boolean().optional(),

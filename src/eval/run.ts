@@ -14,13 +14,14 @@ import { RUNGS, type Rung } from "../guard/ladder.js";
 import { openPersistence } from "../persistence/open.js";
 import { collectRuns } from "../stats/collect.js";
 import type { RunRecord } from "../stats/runs.js";
+import type { ToolFailureKind } from "../tools/types.js";
 import { EVAL_TASKS, setUp, type EvalTask } from "./tasks.js";
 
 export const EVAL_MODES = ["native", "prompt"] as const;
 export type EvalMode = (typeof EVAL_MODES)[number];
 
 /** Calls the model got wrong in a way keel had to refuse (not a repair): not well formed. */
-const MALFORMED = new Set(["invalid_arguments", "unknown_tool"]);
+const MALFORMED: ReadonlySet<ToolFailureKind> = new Set(["invalid_arguments", "unknown_tool"]);
 
 export interface Attempt {
   task: string;
@@ -84,7 +85,8 @@ export function scoreAttempt(
     problem,
     status: run?.status ?? "error",
     calls: calls.length,
-    wellFormed: calls.filter((c) => c.repairs.length === 0 && !MALFORMED.has(c.kind ?? "")).length,
+    wellFormed: calls.filter((c) => c.repairs.length === 0 && !(c.kind && MALFORMED.has(c.kind)))
+      .length,
     repaired: calls.filter((c) => c.repairs.length > 0).length,
     turns: run?.turns ?? 0,
     salvaged: run?.salvaged ?? 0,

@@ -3,16 +3,22 @@
  * hint → re-plan (the failure in the planner's context) → one forced tool-less turn that
  * summarises what was done → ask a human (interactive runs) → end with an honest report.
  */
-export type FailureKind =
-  | "tool_error"
-  | "unknown_tool"
-  | "invalid_arguments"
-  | "loop"
-  | "repetition"
-  | "empty"
-  | "prose"
-  | "unparseable"
-  | "budget";
+/**
+ * Why a run needs recovery: the failure `recover` counts strikes of. The one list of them — the
+ * state's schema, the ladder's hints and the timeline's labels all read it.
+ */
+export const FAILURE_KINDS = [
+  "tool_error",
+  "unknown_tool",
+  "invalid_arguments",
+  "loop",
+  "repetition",
+  "empty",
+  "prose",
+  "unparseable",
+  "budget",
+] as const;
+export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 export type RecoveryAction = "hint" | "replan" | "summarize" | "ask" | "end";
 

@@ -9,7 +9,7 @@
  * Different paths are never a loop. Each hit has a key, so "the same loop again" can be counted.
  */
 import { distance } from "fastest-levenshtein";
-import type { ToolClass } from "../tools/types.js";
+import type { ToolClass, ToolFailureKind } from "../tools/types.js";
 
 export interface TrailEntry {
   /** tool_call_id of the call. */
@@ -19,7 +19,7 @@ export interface TrailEntry {
   toolClass: ToolClass | "unknown";
   ok: boolean;
   /** Failure kind when not ok. */
-  kind?: string;
+  kind?: ToolFailureKind;
   /** Note of a repair keel applied before running the call. */
   repaired?: string;
   /** Hash of the result text (absent for calls that were not run). */

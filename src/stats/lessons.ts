@@ -5,13 +5,14 @@
  * calls were made with it shown, the misuse rate with it is compared to the rate without it, and a
  * line that did not lower it is retired.
  */
+import type { ToolFailureKind } from "../tools/types.js";
 import type { RunRecord } from "./runs.js";
 
 /** A misuse keel can teach against: a tool ("*": any) failing with a kind. */
 export interface Lesson {
   id: string;
   tool: string;
-  kind: string;
+  kind: ToolFailureKind;
   /** The line added to the description; `{tool}` and `{fields}` are filled in. */
   line: string;
 }

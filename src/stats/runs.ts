@@ -6,6 +6,7 @@
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import type { CoderStateValue, TurnUsage } from "../agent/state.js";
 import type { Rung } from "../guard/ladder.js";
+import type { ToolFailureKind } from "../tools/types.js";
 import type { LessonState } from "./lessons.js";
 
 /** A kind of repair keel made to a call, from its note (tools/repair.ts). */
@@ -23,8 +24,8 @@ export function repairKind(note: string): RepairKind {
 export interface CallRecord {
   tool: string;
   ok: boolean;
-  /** Failure kind (tools/types.ts ToolFailureKind) when not ok. */
-  kind?: string;
+  /** Failure kind when not ok. */
+  kind?: ToolFailureKind;
   repairs: RepairKind[];
 }
 

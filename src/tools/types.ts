@@ -9,18 +9,20 @@ export type ToolClass = "explore" | "mutate" | "command";
  * Why a tool call failed. `recover` and the timeline read these; the model reads the message.
  * (gemini-cli keeps a `ToolErrorType` for the same reason: a failure kind is data, not prose.)
  */
-export type ToolFailureKind =
-  | "unknown_tool"
-  | "invalid_arguments"
-  | "outside_workspace"
-  | "not_found"
-  | "wrong_tool"
-  | "refused"
-  | "needs_approval"
-  | "timeout"
-  | "interrupted"
-  | "loop"
-  | "failed";
+export const TOOL_FAILURE_KINDS = [
+  "unknown_tool",
+  "invalid_arguments",
+  "outside_workspace",
+  "not_found",
+  "wrong_tool",
+  "refused",
+  "needs_approval",
+  "timeout",
+  "interrupted",
+  "loop",
+  "failed",
+] as const;
+export type ToolFailureKind = (typeof TOOL_FAILURE_KINDS)[number];
 
 export type ToolResult =
   | {
