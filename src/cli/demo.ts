@@ -10,7 +10,7 @@ import { runSession, type RunOutcome } from "./session.js";
 const BANNER = `${pc.bgYellow(pc.black(" SCRIPTED DEMO "))} The model's replies come from keel's built-in script, not from a real
 model: no Ollama is needed. Everything else is real — the LangGraph graph, the tools, the sandbox,
 the loop guard, the recovery ladder, the checkpoints and the files written to disk. The script makes
-the classic agent mistakes (F1–F8 in DESIGN.md) and corrects each only after keel feeds it the error.`;
+the classic agent mistakes (F1–F8 in docs/DESIGN.md) and corrects each only after keel feeds it the error.`;
 
 /** Runs the coder graph on a build request against the scripted fake server, in a temp workspace. */
 export async function runDemo(flags: { json?: boolean; workspace?: string }): Promise<RunOutcome> {

@@ -1,5 +1,5 @@
 /**
- * The scripted model of `keel demo`. It makes the mistakes DESIGN.md lists (F1–F8) and corrects
+ * The scripted model of `keel demo`. It makes the mistakes docs/DESIGN.md lists (F1–F8) and corrects
  * each one only after keel feeds the error back — the same reactive script style the tests use.
  * It is labelled as scripted wherever a person sees it.
  */

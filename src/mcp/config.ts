@@ -80,7 +80,7 @@ export function toolNameFor(server: string, tool: string, taken: ReadonlySet<str
   return `${safe(server)}__${safe(tool)}`.slice(0, 64);
 }
 
-/** Keywords llama.cpp's grammar conversion rejects or mishandles (servers.md; kilocode PR 6755). */
+/** Keywords llama.cpp's grammar conversion rejects or mishandles (docs/servers.md; kilocode PR 6755). */
 const DROPPED = new Set([
   "$schema",
   "$id",

@@ -1,6 +1,6 @@
 /**
  * Model server failures, classified once: what happened, whether a retry can help, and what the
- * user should do about it. ChatOllama surfaces ollama-js errors unchanged (ollama-protocol.md §7),
+ * user should do about it. ChatOllama surfaces ollama-js errors unchanged (docs/ollama-protocol.md §7),
  * so classification reads `status_code`, `name` and the fetch error's cause.
  */
 import type { Provider } from "../run/settings.js";
@@ -43,7 +43,7 @@ function causeCode(err: unknown): string | undefined {
 
 /**
  * Ollama's server-side tool-call parsers fail deterministically on some outputs, as an HTTP 500 or
- * as a streamed error line (servers.md: ollama issues 11704, 11781, 18563, 14834).
+ * as a streamed error line (docs/servers.md: ollama issues 11704, 11781, 18563, 14834).
  */
 const TOOL_PARSE =
   /error parsing tool call|XML syntax error|failed to parse tool call|tool call.{0,40}(?:parse|invalid)|unexpected end of JSON input.{0,40}tool/i;

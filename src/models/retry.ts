@@ -22,7 +22,7 @@ const UNREACHABLE_RETRIES = 2;
 /**
  * Runs a model call, retrying transient failures (503, dropped connection, timeout, a stream cut
  * short) with exponential backoff and jitter. Throws `ModelServerError` when the failure is final
- * (404, 400) or the retries are spent. ChatOllama itself never retries (ollama-protocol.md §7).
+ * (404, 400) or the retries are spent. ChatOllama itself never retries (docs/ollama-protocol.md §7).
  */
 export async function withModelRetry<T>(call: () => Promise<T>, policy: RetryPolicy): Promise<T> {
   let attempt = 0;

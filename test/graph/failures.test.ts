@@ -1,5 +1,5 @@
 /**
- * F1–F8 of DESIGN.md, each through the compiled coder graph against the fake Ollama server, with
+ * F1–F8 of docs/DESIGN.md, each through the compiled coder graph against the fake Ollama server, with
  * a scripted model that makes the mistake and corrects it only when keel feeds the error back.
  * Every test asserts effects: files on disk, the requests the server received, the tool trail.
  */

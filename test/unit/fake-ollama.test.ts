@@ -1,5 +1,5 @@
 /**
- * The fake server must be faithful to Ollama (ollama-protocol.md), or every other test proves
+ * The fake server must be faithful to Ollama (docs/ollama-protocol.md), or every other test proves
  * nothing. These tests speak raw HTTP to it, and drive the real ChatOllama through it.
  */
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";

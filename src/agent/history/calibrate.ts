@@ -2,7 +2,7 @@
  * Reading the server's own count of the prompt, pure. Ollama reports `prompt_eval_count`: the
  * tokens of the prompt the model saw, cached or not (ollama PR 16428 keeps that meaning). A prompt
  * over the window is cut at the front and still answered with 200: the runner keeps
- * `num_ctx/2 + 2` tokens (servers.md, ollama issues 3839 and 17427), so the count comes back near
+ * `num_ctx/2 + 2` tokens (docs/servers.md, ollama issues 3839 and 17427), so the count comes back near
  * half the window, or at the window on servers that keep all they can.
  *
  * From honest counts keel learns how many server tokens its own estimate is worth for this model

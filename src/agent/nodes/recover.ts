@@ -32,7 +32,7 @@ export function buildReport(state: CoderStateValue, reason: string, modelSummary
 }
 
 /**
- * The recovery ladder (DESIGN.md): strike counters per failure kind, kept in state so a resumed
+ * The recovery ladder (docs/DESIGN.md): strike counters per failure kind, kept in state so a resumed
  * thread keeps counting. Hint → re-plan → a forced tool-less summary turn → ask a human
  * (interactive runs) → end with a report.
  */

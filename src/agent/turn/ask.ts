@@ -3,7 +3,7 @@
  * stable prefix (history/fit.ts), the answer checked against the server's own count of the prompt
  * (a cut prompt is refitted and asked again, never taken), and a failure of the server's own
  * tool-call parser re-asked with the tools in the prompt (the identical request would fail
- * identically: servers.md, ollama issues 18563, 11704).
+ * identically: docs/servers.md, ollama issues 18563, 11704).
  */
 import { createHash } from "node:crypto";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";

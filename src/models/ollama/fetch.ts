@@ -5,7 +5,7 @@ import { createWireFetch, currentWireTurn, type WireTurn } from "../wire.js";
 export { ModelTimeoutError, withWireTurn, type WireTurn } from "../wire.js";
 
 /**
- * A `fetch` for ChatOllama that repairs what it loses on the wire (ollama-protocol.md §3, §7),
+ * A `fetch` for ChatOllama that repairs what it loses on the wire (docs/ollama-protocol.md §3, §7),
  * instead of forking it:
  * - requests: `think` as the run asks (ChatOllama sends booleans only, and no level); `false` with
  *   `format` (structured output and thinking together return empty replies: ollama issue 10976);

@@ -19,7 +19,7 @@ export async function loadOpenAIProvider(): Promise<void> {
 
 /**
  * ChatOpenAI for the run's server. `streaming` stays off: with it on, `invoke` counts tokens with
- * tiktoken, which downloads its tables and hangs offline (servers.md). The reply still streams
+ * tiktoken, which downloads its tables and hangs offline (docs/servers.md). The reply still streams
  * wherever someone listens (LangGraph's `messages` mode, the CLI), through the chunk path, which asks
  * for usage in the stream only where the server takes `stream_options`. It never retries by itself
  * (keel's `withModelRetry` does, with the error classified) and sends the server's quirks on the wire.

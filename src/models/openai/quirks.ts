@@ -1,5 +1,5 @@
 /**
- * What each OpenAI-compatible server needs, as named profiles (servers.md): the request options it
+ * What each OpenAI-compatible server needs, as named profiles (docs/servers.md): the request options it
  * takes, where it says its context size, and its own error texts mapped to what the user can do.
  * Pure data and pure functions; discovery (probe.ts) picks the profile.
  */

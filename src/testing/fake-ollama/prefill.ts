@@ -1,9 +1,9 @@
 /**
- * The fake's model of what a local server spends time on (servers.md): a single KV-cache slot that
+ * The fake's model of what a local server spends time on (docs/servers.md): a single KV-cache slot that
  * keeps the previous request's prompt and reply; a new request evaluates only the tokens after the
  * longest common prefix with it. A prompt over the window is cut at the front as Ollama's runner
  * does (it keeps `num_ctx/2 + 2` tokens, the first four among them) and still answered; a changed
- * `num_ctx` reloads the model and empties the cache (servers.md: aider issues 4687, 4764).
+ * `num_ctx` reloads the model and empties the cache (docs/servers.md: aider issues 4687, 4764).
  *
  * Tokens are characters divided by the model's characters per token: the fake has no tokenizer,
  * and a model with dense text (code, CJK) is given a lower ratio.
@@ -41,7 +41,7 @@ export const MACHINES: Record<"cpu" | "gpu", MachineProfile> = {
   },
 };
 
-/** Ollama's default context when a request sets no num_ctx (servers.md: 4096 since PR 11189). */
+/** Ollama's default context when a request sets no num_ctx (docs/servers.md: 4096 since PR 11189). */
 export const DEFAULT_NUM_CTX = 4096;
 
 /** What one chat request cost, as the fake accounted it. */

@@ -1,4 +1,4 @@
-/** Writes a scripted reply to the wire exactly as Ollama would (ollama-protocol.md §4–§6). */
+/** Writes a scripted reply to the wire exactly as Ollama would (docs/ollama-protocol.md §4–§6). */
 import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type { PrefillRecord } from "./prefill.js";
