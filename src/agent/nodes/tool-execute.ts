@@ -19,10 +19,11 @@ import { approver, callFacts, checkAllowed, describeCall, gate } from "./tool-ga
  * Runs ONE unanswered tool call of the last reply and answers it with a ToolMessage carrying its
  * tool_call_id, name and status. One call per step means each result is checkpointed as soon as it
  * exists, so a resumed run never repeats a call that already has its answer. The steps, each its
- * own function below: resolve (the tool, a repair if it is unambiguous, the arguments validated,
- * the budget) → guard (the loop detectors: a loop is answered with a hint, the same loop again
- * escalates to `recover`) → run once (commands journaled across crashes) → answer (the tool message,
- * the trail, the error streak). Never throws into the graph except to interrupt for an approval.
+ * own function: resolve (the tool, a repair if it is unambiguous, the arguments validated, the
+ * budget) → guard (the loop detectors: a loop is answered with a hint, the same loop again
+ * escalates to `recover`) → gate (approval mode and rules, tool-gate.ts) → run once (commands
+ * journaled across crashes) → answer (the tool message, the trail, the error streak). Never throws
+ * into the graph except to interrupt for an approval.
  */
 export function createToolExecuteNode(deps: GraphDeps) {
   return async (

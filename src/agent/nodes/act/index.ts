@@ -153,7 +153,6 @@ export function createActNode(deps: GraphDeps) {
   };
 }
 
-/** The AI message's extras: the thinking it was made with, the turn's usage, the server's metadata. */
 /**
  * What an AI message keeps of its turn: thinking, the server's usage, and `keel_turn` (the model,
  * the channel, and whether its calls were salvaged from text on the native channel) for keel stats.
