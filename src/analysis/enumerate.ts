@@ -173,6 +173,3 @@ export async function enumerateUnits(
     skipped,
   };
 }
-
-/** The folder a path is in ("." for the root). */
-export const folderOf = (p: string) => path.posix.dirname(p);
