@@ -24,8 +24,11 @@ export type KeelEvent =
       tokensAfter: number;
       budget: number;
     }
-  /** The server cut the prompt (its count `reported` under `numCtx`); keel refits and asks again. */
-  | { type: "truncated"; reported: number; numCtx: number; estimated: number }
+  /**
+   * The server cut the prompt (its count `reported` under `numCtx`), or `refused` it as over its
+   * context (llama.cpp, vLLM); keel refits and asks again.
+   */
+  | { type: "truncated"; reported: number; numCtx: number; estimated: number; refused?: boolean }
   /** The server's tool channel failed for this turn; it is asked again with tools in the prompt. */
   | { type: "tool-channel"; reason: string; pinned: boolean }
   /** An MCP server could not start or list its tools; the run goes on without them. */

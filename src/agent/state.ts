@@ -12,7 +12,7 @@ import {
 import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import type { TrailEntry } from "../guard/loop.js";
-import { RUNGS } from "../guard/ladder.js";
+import { FAILURE_KINDS, RUNGS } from "../guard/ladder.js";
 import { INTENTS } from "../tools/registry.js";
 
 export const IntentSchema = z.object({
@@ -38,6 +38,8 @@ export const FitStateSchema = z.object({
   model: z.string(),
   /** Key of what sat before the conversation (system prompt, tools, channel) in the last request. */
   prefix: z.string(),
+  /** The server's real window where it is below the run's (from an over-context refusal). */
+  window: z.number().optional(),
 });
 export type FitState = z.infer<typeof FitStateSchema>;
 
@@ -45,8 +47,10 @@ export type FitState = z.infer<typeof FitStateSchema>;
 export interface TurnUsage {
   /** The prompt's tokens (Ollama's prompt_eval_count). */
   promptTokens: number;
-  /** keel's estimate of those the server's cache could reuse from the previous request. */
+  /** Those the server took from its cache: its own count, or keel's estimate (`reusedFrom`). */
   reusedTokens: number;
+  /** server: the server reported its cache hits (cached_tokens, timings.cache_n); estimate: keel's. */
+  reusedFrom?: "server" | "estimate";
   newTokens: number;
   generatedTokens: number;
   /** Generation speed (eval_count / eval_duration). */
@@ -55,17 +59,7 @@ export interface TurnUsage {
 
 /** What went wrong, for `recover`. */
 export const FailureSchema = z.object({
-  kind: z.enum([
-    "tool_error",
-    "unknown_tool",
-    "invalid_arguments",
-    "loop",
-    "repetition",
-    "empty",
-    "prose",
-    "unparseable",
-    "budget",
-  ]),
+  kind: z.enum(FAILURE_KINDS),
   detail: z.string(),
   /** The forced summary turn for this failure has happened. */
   summarized: z.boolean().optional(),

@@ -49,7 +49,13 @@ export function analystEnv(config: LangGraphRunnableConfig, deps: GraphDeps): An
     emit: customEmitter<AnalysisProgress>(config),
     budgeted: async (onRequest) => {
       const { window, fit } = await (fitted ??= modelFitOf({ settings, policy }, deps));
-      return { model: model(fit), window, onRequest, policy };
+      return {
+        model: model(fit),
+        window,
+        onRequest,
+        policy,
+        maxTokens: settings.generationBudget.analyze,
+      };
     },
   };
 }

@@ -3,16 +3,20 @@
  * hint → re-plan (the failure in the planner's context) → one forced tool-less turn that
  * summarises what was done → ask a human (interactive runs) → end with an honest report.
  */
-export type FailureKind =
-  | "tool_error"
-  | "unknown_tool"
-  | "invalid_arguments"
-  | "loop"
-  | "repetition"
-  | "empty"
-  | "prose"
-  | "unparseable"
-  | "budget";
+/** The failures `recover` handles; `cut`: the reply stopped at its generation budget (nothing in it ran). */
+export const FAILURE_KINDS = [
+  "tool_error",
+  "unknown_tool",
+  "invalid_arguments",
+  "loop",
+  "repetition",
+  "empty",
+  "prose",
+  "unparseable",
+  "cut",
+  "budget",
+] as const;
+export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 export type RecoveryAction = "hint" | "replan" | "summarize" | "ask" | "end";
 
@@ -61,6 +65,8 @@ export function hintFor(kind: FailureKind, strike: number, detail: string): stri
       return EMPTY_NUDGES[Math.min(strike, EMPTY_NUDGES.length) - 1]!;
     case "prose":
       return "You described what to do but did not do it: no file was written and no command was run. Do it now with the tools: call write_file with the path and the full content of each file (or edit_file / run_command). Do not answer in prose.";
+    case "cut":
+      return `${detail[0]!.toUpperCase()}${detail.slice(1)}. Do the same in smaller pieces: write a large file in parts (write_file with its first part, then edit_file to add the rest after its last lines), or keep the content shorter; give one tool call per reply.`;
     case "unparseable":
       return `Your last message tried to call a tool, but the call could not be read: ${detail}`;
     case "unknown_tool":

@@ -80,7 +80,7 @@ export async function turnSetup(
   const tools = toolsForIntent(intent, await env.mcpTools(), plan).map((t) =>
     withLesson(toolDefinition(t), state.lessons[t.name]?.line),
   );
-  const base: Omit<TurnRequest, "history" | "tools" | "mode"> = {
+  const base: Omit<TurnRequest, "history" | "tools" | "mode" | "kind"> = {
     env,
     model: env.model(fit),
     system: ACT_SYSTEM(intent, state.workspaceAtStart, state.instructions, plan),
