@@ -3,7 +3,7 @@
  * workspace root. Nodes stay thin by asking for this once.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { RetryPolicy } from "../models/retry.js";
 import { customEmitter, runModel, type GraphDeps, type ModelFit } from "../run/model.js";
 import type { ServerSettings } from "../run/settings.js";
@@ -46,6 +46,8 @@ export interface NodeEnv {
   emit: (e: KeelEvent) => void;
   /** The run's MCP tools (`.mcp.json` and the settings' `mcpServers`), connected on first use. */
   mcpTools: () => Promise<KeelTool[]>;
+  /** The run's store, if the graph has one (what keel remembers of servers, the ledger). */
+  store: BaseStore | undefined;
 }
 
 /** Runs (settings objects) whose MCP failures were already reported. */
@@ -86,5 +88,5 @@ export function nodeEnv(config: LangGraphRunnableConfig, deps: GraphDeps): NodeE
     }
     return session.tools;
   };
-  return { settings, model, workspace, emit, policy, mcpTools };
+  return { settings, model, workspace, emit, policy, mcpTools, store: config.store };
 }

@@ -13,6 +13,8 @@ export interface WireTurn {
   thinking: Array<string | undefined>;
   /** The call's generation budget (`max_tokens` / `num_predict`), see budget.ts. */
   maxTokens?: number;
+  /** The conversation the call belongs to (its thread): a multi-slot server keeps it on one slot. */
+  slotKey?: string;
   /**
    * What the server reported that the client library drops (llama.cpp's `timings`, the cached
    * prompt tokens), filled in by the provider's line hook as the answer arrives.

@@ -47,6 +47,8 @@ export interface TurnRequest {
   /** Indices of the messages never folded (see `fitToWindow`). */
   pinned: () => number[];
   signal?: AbortSignal;
+  /** The conversation's thread id: a multi-slot server keeps its requests on one slot. */
+  thread?: string;
   /** A JSON schema: the reply must be JSON of this shape (Ollama's `format`), with the same tools offered. */
   structured?: Record<string, unknown>;
 }
@@ -107,7 +109,12 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       .filter((m) => AIMessage.isInstance(m))
       .map((m) => m.additional_kwargs?.reasoning_content as string | undefined);
     const budget = env.settings.generationBudget[r.kind];
-    const wire: WireTurn = { thinking, maxTokens: budget, seen: {} };
+    const wire: WireTurn = {
+      thinking,
+      maxTokens: budget,
+      seen: {},
+      ...(r.thread ? { slotKey: r.thread } : {}),
+    };
     let reply: AIMessage;
     try {
       reply = await withModelRetry(

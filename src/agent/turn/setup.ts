@@ -88,6 +88,9 @@ export async function turnSetup(
     window,
     fit: state.fit,
     pinned: () => pinnedOf(state.messages, requestIndex(state)),
+    ...(config.configurable?.thread_id !== undefined
+      ? { thread: String(config.configurable.thread_id) }
+      : {}),
     ...(config.signal ? { signal: config.signal } : {}),
   };
   return { intent, tools, mode, format, base };

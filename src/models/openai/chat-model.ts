@@ -7,6 +7,7 @@ import type { ChatModelFactory } from "../chat-model.js";
 import { createWireFetch, currentWireTurn, type WireSeen, type WireTurn } from "../wire.js";
 import { QUIRKS } from "./quirks.js";
 import { argumentToDrop, withoutArguments } from "./rejected.js";
+import { slotFor } from "./slots.js";
 
 let openai: typeof OpenAIModule | undefined;
 
@@ -50,6 +51,11 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
           if (quirks.serialCalls && Array.isArray(body.tools) && body.tools.length > 0)
             body.parallel_tool_calls = false;
           if (turn?.maxTokens) body.max_tokens = turn.maxTokens;
+          // One thread, one slot: its prefix stays cached there whatever other threads send.
+          if (s.slots && s.slots > 1 && turn?.slotKey) {
+            body.id_slot = slotFor(turn.slotKey, s.slots);
+            body.cache_prompt = true;
+          }
           return withoutArguments(body, dropped);
         },
         line: (line, turn) => {
