@@ -123,15 +123,12 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
 }
 
 /**
- * One turn's tokens: prompt (new vs reused: the server's own cache count, or `~` keel's estimate
- * where the server reports none), generated, speed.
+ * One turn's tokens: prompt (new vs reused: the server's own cache count, or `~N reused`, keel's
+ * estimate, where the server reports none), generated, speed.
  */
 export function describeUsage(u: TurnUsage): string {
   const n = (x: number) => x.toLocaleString("en-US");
-  const reused =
-    u.reusedFrom === "estimate"
-      ? `~${n(u.reusedTokens)} reused (estimated)`
-      : `${n(u.reusedTokens)} reused`;
+  const reused = `${u.reusedFrom === "estimate" ? "~" : ""}${n(u.reusedTokens)} reused`;
   return `tokens: prompt ${n(u.promptTokens)} (${n(u.newTokens)} new, ${reused}) · generated ${n(u.generatedTokens)}${u.tokensPerSecond ? ` at ${u.tokensPerSecond} tok/s` : ""}`;
 }
 

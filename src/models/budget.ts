@@ -48,12 +48,17 @@ export const GenerationBudgetSchema = z
 export type GenerationBudget = z.output<typeof GenerationBudgetSchema>;
 
 /**
- * Whether the server stopped the reply at its generation budget (OpenAI's `finish_reason`,
- * Ollama's `done_reason`, as the client libraries keep them in `response_metadata`).
+ * Whether the server stopped the reply at its generation budget: OpenAI's `finish_reason`,
+ * Ollama's `done_reason` — as the client libraries keep them in `response_metadata`, or as the
+ * wire saw them (`seen`: a streamed reply's metadata loses them).
  */
-export function cutAtBudget(reply: Pick<AIMessage, "response_metadata">): boolean {
+export function cutAtBudget(reply: Pick<AIMessage, "response_metadata">, seen?: WireSeen): boolean {
   const meta = (reply.response_metadata ?? {}) as Record<string, unknown>;
-  return meta.finish_reason === "length" || meta.done_reason === "length";
+  return (
+    meta.finish_reason === "length" ||
+    meta.done_reason === "length" ||
+    seen?.finishReason === "length"
+  );
 }
 
 /**

@@ -3,7 +3,7 @@ import { HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/m
 import type { z } from "zod";
 import { cutAtBudget } from "./budget.js";
 import { withModelRetry, type RetryPolicy } from "./retry.js";
-import { withWireTurn } from "./wire.js";
+import { withWireTurn, type WireTurn } from "./wire.js";
 
 /**
  * Asks the model for output matching `schema` (a JSON schema: Ollama's `format`, OpenAI's
@@ -25,11 +25,9 @@ export async function structuredCall<S extends z.ZodObject>(
   const runnable = model.withStructuredOutput(schema, { includeRaw: true, method: "jsonSchema" });
   const messages: BaseMessage[] = [new SystemMessage(system), new HumanMessage(user)];
   for (let attempt = 0; attempt < 2; attempt++) {
+    const wire: WireTurn = { thinking: [], seen: {}, ...(maxTokens ? { maxTokens } : {}) };
     const out = await withModelRetry(
-      () =>
-        withWireTurn({ thinking: [], ...(maxTokens ? { maxTokens } : {}) }, () =>
-          runnable.invoke(messages, { signal: policy.signal }),
-        ),
+      () => withWireTurn(wire, () => runnable.invoke(messages, { signal: policy.signal })),
       policy,
     );
     const checked = schema.safeParse(out.parsed);
@@ -37,7 +35,7 @@ export async function structuredCall<S extends z.ZodObject>(
     messages.push(
       out.raw,
       new HumanMessage(
-        cutAtBudget(out.raw)
+        cutAtBudget(out.raw, wire.seen)
           ? `That answer was cut at the generation budget of ${maxTokens} tokens. Reply again with shorter JSON matching the schema only.`
           : repairNote(checked.error, out.raw.content),
       ),

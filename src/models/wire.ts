@@ -28,6 +28,11 @@ export interface WireSeen {
   cachedTokens?: number;
   /** Prompt tokens it evaluated anew (`timings.prompt_n`). */
   evaluatedTokens?: number;
+  /**
+   * Why the server stopped (`finish_reason`, Ollama's `done_reason`): the client libraries drop it
+   * from a streamed reply, and "length" means the reply, and any call in it, was cut.
+   */
+  finishReason?: string;
   /** Calls whose arguments were unreadable, which the client library drops (Ollama's). */
   unreadCalls?: Array<{ name: string; chars: number }>;
 }

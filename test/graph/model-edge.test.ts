@@ -83,6 +83,7 @@ async function run(
   request: string,
   context: Partial<SettingsInput> = {},
   extra: FakeOpenAIOptions = {},
+  streamed = false,
 ) {
   const workspace = tempWorkspace();
   const served = await serve(provider, script, extra);
@@ -93,11 +94,15 @@ async function run(
     retryBaseMs: 5,
     ...context,
   });
-  const state = (await graph.invoke(
-    { messages: [new HumanMessage(request)] },
-    config,
-  )) as CoderStateValue;
-  return { state, workspace, sent: served.sent() };
+  const input = { messages: [new HumanMessage(request)] };
+  let state: CoderStateValue | undefined;
+  if (streamed) {
+    // As the CLI runs it: the reply arrives in chunks (the client's stream path).
+    const stream = await graph.stream(input, { ...config, streamMode: ["values", "messages"] });
+    for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>)
+      if (mode === "values") state = chunk as CoderStateValue;
+  } else state = await graph.invoke(input, config);
+  return { state: state!, workspace, sent: served.sent() };
 }
 
 const writeHello = keelScript((req) =>
@@ -130,32 +135,42 @@ describe.each(PROVIDERS)("generation budget on %s", (provider) => {
     expect(sent.filter((s) => s.kind === "plan").map((s) => s.budget)).toEqual([600]);
   });
 
-  it("a call cut at the budget is never run; the model is told and does it smaller", async () => {
-    const script = keelScript((req) => {
-      const told = req.messages.some((m) => m.content.includes("cut at the generation budget"));
-      if (req.turn === 0)
-        return {
-          // The arguments end mid-string, as a real server's do when the budget runs out.
-          toolCalls: [
-            { name: "write_file", arguments: '{"path": "big.py", "content": "print(1)\\nprint(' },
-          ],
-          doneReason: "length",
-        };
-      if (told && !req.toolResults.length)
-        return calls(call("write_file", { path: "small.py", content: "print(1)\n" }));
-      return { content: "Wrote small.py." };
-    });
-    const { state, workspace, sent } = await run(provider, script, "Create big.py");
-    expect(existsSync(path.join(workspace, "big.py"))).toBe(false);
-    expect(readFileSync(path.join(workspace, "small.py"), "utf8")).toBe("print(1)\n");
-    expect(state.trail.map((t) => t.target)).toEqual(["small.py"]);
-    expect(state.strikes.cut).toBe(1);
-    const told = sent.filter((s) => s.kind === "turn")[1]!.text;
-    expect(told).toContain(
-      `cut at the generation budget of ${DEFAULT_BUDGET.act} tokens while writing a call to write_file`,
-    );
-    expect(state.status).toBe("done");
-  });
+  it.each([false, true])(
+    "a call cut at the budget is never run (streamed: %s); the model is told and does it smaller",
+    async (streamed) => {
+      const script = keelScript((req) => {
+        const told = req.messages.some((m) => m.content.includes("cut at the generation budget"));
+        if (req.turn === 0)
+          return {
+            // The arguments end mid-string, as a real server's do when the budget runs out.
+            toolCalls: [
+              { name: "write_file", arguments: '{"path": "big.py", "content": "print(1)\\nprint(' },
+            ],
+            doneReason: "length",
+          };
+        if (told && !req.toolResults.length)
+          return calls(call("write_file", { path: "small.py", content: "print(1)\n" }));
+        return { content: "Wrote small.py." };
+      });
+      const { state, workspace, sent } = await run(
+        provider,
+        script,
+        "Create big.py",
+        {},
+        {},
+        streamed,
+      );
+      expect(existsSync(path.join(workspace, "big.py"))).toBe(false);
+      expect(readFileSync(path.join(workspace, "small.py"), "utf8")).toBe("print(1)\n");
+      expect(state.trail.map((t) => t.target)).toEqual(["small.py"]);
+      expect(state.strikes.cut).toBe(1);
+      const told = sent.filter((s) => s.kind === "turn")[1]!.text;
+      expect(told).toContain(
+        `cut at the generation budget of ${DEFAULT_BUDGET.act} tokens while writing a call to write_file`,
+      );
+      expect(state.status).toBe("done");
+    },
+  );
 
   it("arguments encoded twice are repaired: the call runs, the file is on disk", async () => {
     const args = JSON.stringify({ path: "twice.txt", content: "encoded twice\n" });

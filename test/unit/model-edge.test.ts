@@ -79,7 +79,11 @@ describe("the server's cache figures", () => {
       '{"choices":[{"finish_reason":"stop"}],"timings":{"cache_n":30,"prompt_n":70}}',
       only,
     );
-    expect(only).toEqual({ cachedTokens: 30, evaluatedTokens: 70 });
+    expect(only).toEqual({ cachedTokens: 30, evaluatedTokens: 70, finishReason: "stop" });
+    // A streamed reply's finish reason, which the client drops from the message it builds.
+    const cut: WireSeen = {};
+    noteServerFigures('data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}', cut);
+    expect(cut).toEqual({ finishReason: "length" });
     const none: WireSeen = {};
     noteServerFigures('data: {"choices":[{"delta":{"content":"cached_tokens"}}]', none);
     expect(none).toEqual({});

@@ -183,7 +183,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       ...(fallback ? { fallback } : {}),
       fit,
       ...usageOf(counts, reusedEstimate(r.fit, key, fixed, fitted) / estimated),
-      ...(cutAtBudget(reply)
+      ...(cutAtBudget(reply, wire.seen)
         ? { cut: { budget, detail: describeCut(reply, budget, wire.seen) } }
         : {}),
     };

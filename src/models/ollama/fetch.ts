@@ -57,6 +57,8 @@ export function addToolIdentity<T extends WireMessage>(messages: T[]): T[] {
  * `seen.unreadCalls`, so a reply cut at its budget can say which call was cut.
  */
 export function repairResponseLine(line: string, turn?: WireTurn): string {
+  const done = /"done_reason"\s*:\s*"([a-z_]+)"/.exec(line);
+  if (done && turn) (turn.seen ??= {}).finishReason = done[1];
   if (!line.includes('"arguments":"')) return line;
   try {
     const obj = JSON.parse(line) as { message?: { tool_calls?: WireToolCall[] } };

@@ -76,11 +76,14 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
 };
 
 /**
- * Reads the cache figures a server reports beside the usage the client library keeps: llama.cpp's
- * `timings` (`cache_n`, `prompt_n`) and the standard `usage.prompt_tokens_details.cached_tokens`,
- * from a streamed `data:` line or a whole JSON answer. Mutates `seen`.
+ * Reads what a server reports beside what the client library keeps: why it stopped
+ * (`finish_reason`, dropped from streamed replies), llama.cpp's `timings` (`cache_n`, `prompt_n`)
+ * and the standard `usage.prompt_tokens_details.cached_tokens`, from a streamed `data:` line or a
+ * whole JSON answer. Mutates `seen`.
  */
 export function noteServerFigures(line: string, seen: WireSeen): void {
+  const finish = /"finish_reason"\s*:\s*"([a-z_]+)"/.exec(line);
+  if (finish) seen.finishReason = finish[1];
   if (!line.includes('"timings"') && !line.includes('"cached_tokens"')) return;
   try {
     const obj = JSON.parse(line.replace(/^data:\s*/, "")) as {

@@ -97,7 +97,7 @@ export const SERVER_ERRORS: ServerErrorRule[] = [
   {
     pattern: /stream_options/i,
     kind: "bad_request",
-    fix: "the server rejects stream_options; tell keel which server it is or use a newer server version",
+    fix: "the server rejects stream_options where keel cannot leave it out; use a newer server version",
   },
 ];
 
