@@ -3,7 +3,7 @@
  * workspace root. Nodes stay thin by asking for this once.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { RetryPolicy } from "../models/retry.js";
 import { customEmitter, runModel, type GraphDeps, type ModelFit } from "../run/model.js";
 import type { ServerSettings } from "../run/settings.js";
@@ -24,8 +24,11 @@ export type KeelEvent =
       tokensAfter: number;
       budget: number;
     }
-  /** The server cut the prompt (its count `reported` under `numCtx`); keel refits and asks again. */
-  | { type: "truncated"; reported: number; numCtx: number; estimated: number }
+  /**
+   * The server cut the prompt (its count `reported` under `numCtx`), or `refused` it as over its
+   * context (llama.cpp, vLLM); keel refits and asks again.
+   */
+  | { type: "truncated"; reported: number; numCtx: number; estimated: number; refused?: boolean }
   /** The server's tool channel failed for this turn; it is asked again with tools in the prompt. */
   | { type: "tool-channel"; reason: string; pinned: boolean }
   /** An MCP server could not start or list its tools; the run goes on without them. */
@@ -43,6 +46,8 @@ export interface NodeEnv {
   emit: (e: KeelEvent) => void;
   /** The run's MCP tools (`.mcp.json` and the settings' `mcpServers`), connected on first use. */
   mcpTools: () => Promise<KeelTool[]>;
+  /** The run's store, if the graph has one (what keel remembers of servers, the ledger). */
+  store: BaseStore | undefined;
 }
 
 /** Runs (settings objects) whose MCP failures were already reported. */
@@ -83,5 +88,5 @@ export function nodeEnv(config: LangGraphRunnableConfig, deps: GraphDeps): NodeE
     }
     return session.tools;
   };
-  return { settings, model, workspace, emit, policy, mcpTools };
+  return { settings, model, workspace, emit, policy, mcpTools, store: config.store };
 }

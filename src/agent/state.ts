@@ -38,6 +38,8 @@ export const FitStateSchema = z.object({
   model: z.string(),
   /** Key of what sat before the conversation (system prompt, tools, channel) in the last request. */
   prefix: z.string(),
+  /** The server's real window where it is below the run's (from an over-context refusal). */
+  window: z.number().optional(),
 });
 export type FitState = z.infer<typeof FitStateSchema>;
 
@@ -45,8 +47,10 @@ export type FitState = z.infer<typeof FitStateSchema>;
 export interface TurnUsage {
   /** The prompt's tokens (Ollama's prompt_eval_count). */
   promptTokens: number;
-  /** keel's estimate of those the server's cache could reuse from the previous request. */
+  /** Those the server took from its cache: its own count, or keel's estimate (`reusedFrom`). */
   reusedTokens: number;
+  /** server: the server reported its cache hits (cached_tokens, timings.cache_n); estimate: keel's. */
+  reusedFrom?: "server" | "estimate";
   newTokens: number;
   generatedTokens: number;
   /** Generation speed (eval_count / eval_duration). */

@@ -26,6 +26,8 @@ export interface Budgeted {
   window: number;
   /** Called with the estimated size of every request, for the largest-request figure. */
   onRequest?: (tokens: number) => void;
+  /** The generation budget of one unit's call (settings `generationBudget.analyze`). */
+  maxTokens?: number;
 }
 
 /** What the model may spend on one request's text. */
@@ -64,7 +66,7 @@ async function ask<S extends Parameters<typeof structuredCall>[1]>(
   user: string,
 ) {
   b.onRequest?.(estimateTokens(system + user) + 16);
-  return structuredCall(b.model, schema, system, user, b.policy);
+  return structuredCall(b.model, schema, system, user, b.policy, b.maxTokens);
 }
 
 /** Analyses one file; `null` when no part produced a valid finding. */

@@ -18,6 +18,7 @@ export const AnalystContextSchema = ModelSettingsSchema.pick({
   retryBaseMs: true,
   requestTimeoutMs: true,
   contextWindow: true,
+  generationBudget: true,
 }).extend({
   model: z
     .string()

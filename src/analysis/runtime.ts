@@ -48,8 +48,14 @@ export function analystEnv(config: LangGraphRunnableConfig, deps: GraphDeps): An
     threadId: String(config.configurable?.thread_id ?? "default"),
     emit: customEmitter<AnalysisProgress>(config),
     budgeted: async (onRequest) => {
-      const { window, fit } = await (fitted ??= modelFitOf({ settings, policy }, deps));
-      return { model: model(fit), window, onRequest, policy };
+      const { window, fit } = await (fitted ??= modelFitOf({ settings, policy, store }, deps));
+      return {
+        model: model(fit),
+        window,
+        onRequest,
+        policy,
+        maxTokens: settings.generationBudget.analyze,
+      };
     },
   };
 }

@@ -1,54 +1,114 @@
 /**
  * `keel doctor`: whether this machine can run keel safely — the OS sandbox for commands (probed with
- * a real sandboxed command), what commands may see, and whether the model server answers.
+ * a real sandboxed command), what commands may see, and whether the model server answers: which
+ * server it is (the discovery `keel models` uses), and what keel remembers of it.
  */
 import pc from "picocolors";
 import { readableRoots } from "../sandbox/policy.js";
 import type { Provider } from "../run/settings.js";
 import { machine, probeSandbox, type SandboxStatus } from "../sandbox/runtime.js";
+import { ServerHttpError } from "../models/capabilities.js";
+import { discoverServer } from "../models/openai/probe.js";
+import { QUIRKS, type ServerKind } from "../models/openai/quirks.js";
+import { storeExists } from "../persistence/checkpointer.js";
+import { openPersistence } from "../persistence/open.js";
+import { readServer } from "../run/server-memory.js";
 
 export interface DoctorReport {
   node: string;
   sandbox: SandboxStatus;
   /** Folders every sandboxed command may read, besides the workspace. */
   readable: string[];
-  server: { url: string; reachable: boolean; detail: string };
+  server: {
+    url: string;
+    reachable: boolean;
+    detail: string;
+    /** Which server it is: Ollama, or an OpenAI-compatible one as discovery names it. */
+    kind?: "ollama" | ServerKind;
+    /** What keel remembers of it (the store of the workspace): request arguments it rejected. */
+    dropped?: string[];
+  };
+}
+
+/** The server to check, and the store where keel remembers servers (if there is one). */
+export interface DoctorTarget {
+  provider: Provider;
+  url: string;
+  apiKey?: string;
+  /** `--checkpoints` URL of the store to read (default: the workspace's). */
+  checkpoints?: string;
 }
 
 /** Checks the sandbox and the model server; never throws. */
-export async function runDoctor(server: {
-  provider: Provider;
-  url: string;
-  apiKey?: string;
-}): Promise<DoctorReport> {
-  const [sandbox, reached] = await Promise.all([probeSandbox(), pingServer(server)]);
-  return { node: process.version, sandbox, readable: readableRoots(machine()), server: reached };
+export async function runDoctor(server: DoctorTarget): Promise<DoctorReport> {
+  const [sandbox, reached, dropped] = await Promise.all([
+    probeSandbox(),
+    pingServer(server),
+    remembered(server),
+  ]);
+  return {
+    node: process.version,
+    sandbox,
+    readable: readableRoots(machine()),
+    server: { ...reached, ...(dropped?.length ? { dropped } : {}) },
+  };
 }
 
-/** Ollama's `/api/version`, or an OpenAI-compatible server's `/v1/models`. */
-async function pingServer(s: {
-  provider: Provider;
-  url: string;
-  apiKey?: string;
-}): Promise<DoctorReport["server"]> {
-  const { url } = s;
-  const openai = s.provider === "openai";
+/** The arguments the store remembers the server rejecting; nothing when there is no store. */
+async function remembered(s: DoctorTarget): Promise<string[] | undefined> {
+  if (!s.checkpoints || !storeExists(s.checkpoints)) return undefined;
   try {
-    const res = await fetch(`${url.replace(/\/$/, "")}${openai ? "/models" : "/api/version"}`, {
-      signal: AbortSignal.timeout(3000),
-      ...(s.apiKey ? { headers: { Authorization: `Bearer ${s.apiKey}` } } : {}),
-    });
+    const persistence = await openPersistence(s.checkpoints);
+    try {
+      return (await readServer(persistence.store, s.url))?.dropped;
+    } finally {
+      await persistence.close();
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Ollama's `/api/version`, or an OpenAI-compatible server named by the discovery `keel models` uses
+ * (llama.cpp, LM Studio, vLLM, MLX, or a generic one), with its models and slots.
+ */
+async function pingServer(s: DoctorTarget): Promise<DoctorReport["server"]> {
+  const { url } = s;
+  const timed: typeof fetch = (input, init) =>
+    fetch(input, { ...init, signal: AbortSignal.timeout(3000) });
+  try {
+    if (s.provider === "openai") {
+      const found = await discoverServer(timed, url, s.apiKey);
+      const slots =
+        found.slots && found.slots.total > 1
+          ? `, ${found.slots.total} slots${found.slots.window ? ` of ${found.slots.window} tokens` : ""}`
+          : found.slots?.window
+            ? `, context ${found.slots.window} tokens`
+            : "";
+      return {
+        url,
+        reachable: true,
+        kind: found.kind,
+        detail: `${QUIRKS[found.kind].label}, ${found.models.length} models${slots}`,
+      };
+    }
+    const res = await timed(`${url.replace(/\/$/, "")}/api/version`);
     if (!res.ok) return { url, reachable: false, detail: `answered ${res.status}` };
-    const body = (await res.json()) as { version?: string; data?: unknown[] };
+    const body = (await res.json()) as { version?: string };
+    return { url, reachable: true, kind: "ollama", detail: `Ollama ${body.version ?? "?"}` };
+  } catch (e) {
+    const status = e instanceof ServerHttpError ? e.status_code : undefined;
     return {
       url,
-      reachable: true,
-      detail: openai
-        ? `OpenAI-compatible, ${body.data?.length ?? 0} models`
-        : `Ollama ${body.version ?? "?"}`,
+      reachable: false,
+      detail:
+        status === 401 || status === 403
+          ? `answered ${status}: give its API key with --api-key or OPENAI_API_KEY`
+          : status
+            ? `answered ${status}`
+            : `not reachable (${(e as Error).message})`,
     };
-  } catch (e) {
-    return { url, reachable: false, detail: `not reachable (${(e as Error).message})` };
   }
 }
 
@@ -71,5 +131,9 @@ export function formatDoctor(r: DoctorReport): string {
     );
   }
   lines.push(`server    ${mark(r.server.reachable)}  ${r.server.url}: ${r.server.detail}`);
+  if (r.server.dropped?.length)
+    lines.push(
+      `          remembered: the server rejects ${r.server.dropped.join(", ")}; keel leaves ${r.server.dropped.length > 1 ? "them" : "it"} out of its requests`,
+    );
   return lines.join("\n");
 }

@@ -3,7 +3,7 @@
 import path from "node:path";
 import { Command, CommanderError } from "commander";
 import { ZodError } from "zod";
-import { CheckpointUrlError } from "../persistence/checkpointer.js";
+import { CheckpointUrlError, defaultCheckpoints } from "../persistence/checkpointer.js";
 import { PersistenceError } from "../persistence/open.js";
 import { SettingsFileError } from "../run/settings-file.js";
 import { McpConfigError } from "../mcp/config.js";
@@ -93,12 +93,23 @@ function program(): Command {
       "Check this machine: the OS sandbox for commands (with a real sandboxed command), what commands may read, and the model server",
     );
   addServerOptions(doctor, false)
+    .option("-w, --workspace <dir>", "the workspace whose store keel remembers servers in", ".")
+    .option(
+      "--checkpoints <url>",
+      "memory | sqlite:PATH | postgres://… (default: sqlite:<workspace>/.keel/keel.db)",
+    )
     .option("--json", "print the report as JSON")
-    .action(async (flags: ServerFlags & { json?: boolean }) => {
-      const report = await runDoctor(resolvedServer(flags));
-      process.stdout.write(`${flags.json ? JSON.stringify(report) : formatDoctor(report)}\n`);
-      process.exitCode = report.sandbox.ok ? 0 : 1;
-    });
+    .action(
+      async (flags: ServerFlags & { json?: boolean; workspace: string; checkpoints?: string }) => {
+        const workspace = path.resolve(flags.workspace);
+        const report = await runDoctor({
+          ...resolvedServer(flags, workspace),
+          checkpoints: flags.checkpoints ?? defaultCheckpoints(workspace),
+        });
+        process.stdout.write(`${flags.json ? JSON.stringify(report) : formatDoctor(report)}\n`);
+        process.exitCode = report.sandbox.ok ? 0 : 1;
+      },
+    );
 
   for (const cmd of [undoCommand(), diffCommand(), statsCommand(), evalCommand()]) own(cmd);
 

@@ -32,6 +32,7 @@ export const FAILURE_LABEL: Record<Failure["kind"], string> = {
   empty: "empty reply",
   prose: "prose instead of action",
   unparseable: "a tool call keel could not read",
+  cut: "reply cut at the generation budget (not run)",
   repetition: "the model repeats itself",
   budget: "turn budget spent",
   tool_error: "tool error",
@@ -121,10 +122,14 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
   return lines;
 }
 
-/** One turn's tokens: prompt (new vs reused), generated, speed. */
+/**
+ * One turn's tokens: prompt (new vs reused: the server's own cache count, or `~N reused`, keel's
+ * estimate, where the server reports none), generated, speed.
+ */
 export function describeUsage(u: TurnUsage): string {
   const n = (x: number) => x.toLocaleString("en-US");
-  return `tokens: prompt ${n(u.promptTokens)} (${n(u.newTokens)} new, ${n(u.reusedTokens)} reused) · generated ${n(u.generatedTokens)}${u.tokensPerSecond ? ` at ${u.tokensPerSecond} tok/s` : ""}`;
+  const reused = `${u.reusedFrom === "estimate" ? "~" : ""}${n(u.reusedTokens)} reused`;
+  return `tokens: prompt ${n(u.promptTokens)} (${n(u.newTokens)} new, ${reused}) · generated ${n(u.generatedTokens)}${u.tokensPerSecond ? ` at ${u.tokensPerSecond} tok/s` : ""}`;
 }
 
 /** Lines for a custom event a node emitted. */
@@ -138,6 +143,10 @@ export function describeEvent(e: KeelEvent): string[] {
       `${pc.yellow("context")}  compacted ${e.folded} older messages into a record: ~${e.tokensBefore} → ~${e.tokensAfter} tokens (budget ${e.budget}); the prompt's prefix is rewritten once, then only grows`,
     ];
   }
+  if (e.type === "truncated" && e.refused)
+    return [
+      `${pc.yellow("context")}  the server refused a prompt of ${e.reported} tokens as over its context (n_ctx ${e.numCtx}; keel estimated ~${e.estimated}): refitting to its window and asking again`,
+    ];
   if (e.type === "truncated")
     return [
       `${pc.yellow("context")}  the server cut the prompt (it saw ${e.reported} tokens under num_ctx ${e.numCtx}; keel estimated ~${e.estimated}): answer discarded, refitting and asking again`,

@@ -4,7 +4,8 @@
  * summarises what was done → ask a human (interactive runs) → end with an honest report.
  */
 /**
- * Why a run needs recovery: the failure `recover` counts strikes of. The one list of them — the
+ * Why a run needs recovery: the failure `recover` counts strikes of. `cut`: the reply stopped at its generation budget (nothing in it
+ * ran). The one list of them — the
  * state's schema, the ladder's hints and the timeline's labels all read it.
  */
 export const FAILURE_KINDS = [
@@ -16,6 +17,7 @@ export const FAILURE_KINDS = [
   "empty",
   "prose",
   "unparseable",
+  "cut",
   "budget",
 ] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
@@ -67,6 +69,8 @@ export function hintFor(kind: FailureKind, strike: number, detail: string): stri
       return EMPTY_NUDGES[Math.min(strike, EMPTY_NUDGES.length) - 1]!;
     case "prose":
       return "You described what to do but did not do it: no file was written and no command was run. Do it now with the tools: call write_file with the path and the full content of each file (or edit_file / run_command). Do not answer in prose.";
+    case "cut":
+      return `${detail[0]!.toUpperCase()}${detail.slice(1)}. Do the same in smaller pieces: write a large file in parts (write_file with its first part, then edit_file to add the rest after its last lines), or keep the content shorter; give one tool call per reply.`;
     case "unparseable":
       return `Your last message tried to call a tool, but the call could not be read: ${detail}`;
     case "unknown_tool":

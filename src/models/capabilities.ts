@@ -17,6 +17,8 @@ export interface ModelProfile {
   format: FormatName;
   /** provider openai: which server it is (its quirks). */
   server?: ServerKind;
+  /** llama.cpp: its slots, where it has more than one (each request runs in one). */
+  slots?: number;
 }
 
 export type ToolMode = "native" | "prompt";

@@ -24,6 +24,18 @@ export interface ChatModelSettings {
   requestTimeoutMs: number;
   /** The `think` field of model turns (see `thinkFor`); structured requests always send false. */
   thinking?: ThinkField;
+  /** provider openai: what keel remembers of this server across runs (run/server-memory.ts). */
+  memory?: ServerMemory;
+  /** llama.cpp: its slots, where it has several (a thread is kept on one: `id_slot`). */
+  slots?: number;
+}
+
+/** What keel remembers of a server across runs, kept in the store by its URL. */
+export interface ServerMemory {
+  /** Request arguments the server rejected: left out of every request to it. */
+  dropped: readonly string[];
+  /** Called, and awaited before the request is sent again, when the server rejects another one. */
+  onDrop?: (argument: string) => Promise<void>;
 }
 
 /** Builds a model from run settings; graphs take one of these so tests and users can swap it. */

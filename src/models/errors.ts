@@ -19,8 +19,14 @@ export type ModelErrorKind =
   | "tool_parse"
   /** The model has no tool support on this server: tools must go in the prompt. */
   | "no_tools"
-  /** The server cut the prompt to fit its window, even after keel refitted it. */
-  | "truncated";
+  /** The server cut the prompt to fit its window (or refused it as over its context), even after keel refitted it. */
+  | "truncated"
+  /** The server's context cannot hold keel's own fixed prompt (system prompt and tools). */
+  | "context_small"
+  /** The server refused the credentials (401/403). */
+  | "auth"
+  /** The server could not turn a JSON Schema (a tool's, or the response format's) into a grammar. */
+  | "schema";
 
 export interface ClassifiedError {
   kind: ModelErrorKind;
@@ -29,6 +35,38 @@ export interface ClassifiedError {
   message: string;
   /** What the user can do, when the server's own error text says (openai/quirks.ts). */
   fix?: string;
+  /** A prompt over the server's context: the server's count of it and its context (n_ctx). */
+  context?: OverContext;
+}
+
+/** What a server said of a prompt it refused as over its context. */
+export interface OverContext {
+  /** The prompt's tokens as the server counted them. */
+  prompt: number;
+  /** The server's context (llama.cpp's n_ctx of the slot, vLLM's max_model_len). */
+  window: number;
+}
+
+/**
+ * The numbers of an over-context refusal: llama.cpp's `exceed_context_size_error` body
+ * (`n_prompt_tokens`, `n_ctx`, kept by the openai SDK as `error`) or its message ("request (3053
+ * tokens) exceeds the available context size (512 tokens)"), or vLLM's ("maximum context length
+ * is 8192 tokens. However, you requested 9000 tokens").
+ */
+export function overContext(err: unknown, message: string): OverContext | undefined {
+  const body = (err as { error?: { n_prompt_tokens?: unknown; n_ctx?: unknown } } | undefined)
+    ?.error;
+  if (typeof body?.n_prompt_tokens === "number" && typeof body.n_ctx === "number")
+    return { prompt: body.n_prompt_tokens, window: body.n_ctx };
+  const llama = /\((\d+) tokens\) exceeds the available context size \((\d+) tokens\)/.exec(
+    message,
+  );
+  if (llama) return { prompt: Number(llama[1]), window: Number(llama[2]) };
+  const vllm = /maximum context length is (\d+) tokens\. However, you requested (\d+) tokens/.exec(
+    message,
+  );
+  if (vllm) return { prompt: Number(vllm[2]), window: Number(vllm[1]) };
+  return undefined;
 }
 
 function causeCode(err: unknown): string | undefined {
@@ -71,8 +109,19 @@ export function classifyModelError(err: unknown): ClassifiedError {
     return { kind: "tool_parse", retryable: false, ...(status ? { status } : {}), message };
   if (status === 400 && /does not support tools/.test(message))
     return { kind: "no_tools", retryable: false, status, message };
+  if (status === 401 || status === 403) return { kind: "auth", retryable: false, status, message };
   const rule = status !== undefined && status >= 400 ? serverErrorRule(message) : undefined;
-  if (rule) return { kind: rule.kind, retryable: false, status, message, fix: rule.fix };
+  if (rule) {
+    const context = rule.kind === "truncated" ? overContext(err, message) : undefined;
+    return {
+      kind: rule.kind,
+      retryable: false,
+      status,
+      message,
+      fix: rule.fix,
+      ...(context ? { context } : {}),
+    };
+  }
   if (causeNamed(err, ["ModelTimeoutError", "TimeoutError"])) {
     return { kind: "timeout", retryable: true, message };
   }
@@ -113,6 +162,8 @@ export function classifyModelError(err: unknown): ClassifiedError {
 export interface ServerOrigin {
   provider?: Provider;
   fix?: string;
+  /** An over-context refusal's numbers, for keel to refit by. */
+  context?: OverContext;
 }
 
 /** A model server failure that retries could not fix; the CLI turns it into exit code 3. */
@@ -154,7 +205,13 @@ export function describeOpenAIError(
       "A large model may still be loading; raise requestTimeoutMs or try again — the run resumes where it stopped",
     dropped: "Check the server's log, then run the same command again to resume",
     protocol: "Check that --base-url points at the server's /v1 root",
-    truncated: "Lower --context-window or start the server with a larger context",
+    truncated:
+      "Start the server with a larger context (llama-server -c, vLLM --max-model-len, LM Studio's context length)",
+    context_small:
+      "Start the server with a larger context, e.g. llama-server -c 16384 (its slots share -c: with -np 4 each slot gets a quarter), vLLM --max-model-len 16384, or LM Studio's context length; a smaller --context-window cannot help",
+    auth: "Give the server's API key with --api-key or OPENAI_API_KEY (keel sends it as a Bearer token)",
+    schema:
+      "Run with --tool-mode prompt (tools described in the prompt need no grammar), or remove the tool whose schema the server cannot convert",
   };
   const what = fix ?? todo[kind] ?? "Check the server's log; run the same command again to resume";
   return `${server} failed (${kind})${tries} for model "${model}": ${detail}. ${what[0]!.toUpperCase()}${what.slice(1)}.`;
@@ -182,6 +239,10 @@ export function describeModelError(
       return `the Ollama server at ${url} cut the prompt to fit the model's context window${tries}: ${detail}. Raise the window (--context-window, or OLLAMA_CONTEXT_LENGTH on the server) or use a model with a larger context.`;
     case "bad_request":
       return `the Ollama server at ${url} rejected the request for "${model}": ${detail}.`;
+    case "auth":
+      return `the server at ${url} refused keel's credentials: ${detail}. Ollama itself takes no key; a proxy in front of it does — check its settings, or point --ollama-url at the server itself.`;
+    case "context_small":
+      return `the context of "${model}" on ${url} is too small for keel: ${detail}. Raise it with --context-window (keel asks Ollama for that num_ctx) or OLLAMA_CONTEXT_LENGTH on the server, or use a model with a larger context.`;
     case "overloaded":
       return `the Ollama server at ${url} stayed busy${tries}: ${detail}. Wait for other requests to finish or raise OLLAMA_NUM_PARALLEL / OLLAMA_MAX_QUEUE, then run the same command again to resume.`;
     case "timeout":

@@ -39,6 +39,7 @@ export async function withModelRetry<T>(call: () => Promise<T>, policy: RetryPol
         throw new ModelServerError(c.kind, policy.url, policy.model, c.message, attempt, {
           ...(policy.provider ? { provider: policy.provider } : {}),
           ...(c.fix ? { fix: c.fix } : {}),
+          ...(c.context ? { context: c.context } : {}),
         });
       }
       const exp = policy.baseMs * 2 ** (attempt - 1);

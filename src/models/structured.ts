@@ -1,13 +1,16 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import type { z } from "zod";
+import { cutAtBudget } from "./budget.js";
 import { withModelRetry, type RetryPolicy } from "./retry.js";
+import { withWireTurn, type WireTurn } from "./wire.js";
 
 /**
  * Asks the model for output matching `schema` (a JSON schema: Ollama's `format`, OpenAI's
  * `response_format`). Transport
  * failures are retried and then thrown as `ModelServerError`; an answer that does not validate gets
  * one repair turn with the error, then `null` — small local models drift, callers fall back.
+ * `maxTokens` is the call's generation budget (budget.ts); an answer cut there is asked again shorter.
  */
 export async function structuredCall<S extends z.ZodObject>(
   model: BaseChatModel,
@@ -15,19 +18,28 @@ export async function structuredCall<S extends z.ZodObject>(
   system: string,
   user: string,
   policy: RetryPolicy,
+  maxTokens?: number,
 ): Promise<z.infer<S> | null> {
   // A JSON schema on every provider (Ollama's `format`, OpenAI's `response_format`), never a forced
   // tool call: servers without auto tool choice reject those.
   const runnable = model.withStructuredOutput(schema, { includeRaw: true, method: "jsonSchema" });
   const messages: BaseMessage[] = [new SystemMessage(system), new HumanMessage(user)];
   for (let attempt = 0; attempt < 2; attempt++) {
+    const wire: WireTurn = { thinking: [], seen: {}, ...(maxTokens ? { maxTokens } : {}) };
     const out = await withModelRetry(
-      () => runnable.invoke(messages, { signal: policy.signal }),
+      () => withWireTurn(wire, () => runnable.invoke(messages, { signal: policy.signal })),
       policy,
     );
     const checked = schema.safeParse(out.parsed);
     if (checked.success) return checked.data;
-    messages.push(out.raw, new HumanMessage(repairNote(checked.error, out.raw.content)));
+    messages.push(
+      out.raw,
+      new HumanMessage(
+        cutAtBudget(out.raw, wire.seen)
+          ? `That answer was cut at the generation budget of ${maxTokens} tokens. Reply again with shorter JSON matching the schema only.`
+          : repairNote(checked.error, out.raw.content),
+      ),
+    );
   }
   return null;
 }

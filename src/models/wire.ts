@@ -11,6 +11,30 @@ import { AsyncLocalStorage } from "node:async_hooks";
 export interface WireTurn {
   /** The thinking of each assistant message of the call's history, in order (undefined: none). */
   thinking: Array<string | undefined>;
+  /** The call's generation budget (`max_tokens` / `num_predict`), see budget.ts. */
+  maxTokens?: number;
+  /** The conversation the call belongs to (its thread): a multi-slot server keeps it on one slot. */
+  slotKey?: string;
+  /**
+   * What the server reported that the client library drops (llama.cpp's `timings`, the cached
+   * prompt tokens), filled in by the provider's line hook as the answer arrives.
+   */
+  seen?: WireSeen;
+}
+
+/** What a server reported of one answer that the client library does not keep. */
+export interface WireSeen {
+  /** Prompt tokens the server took from its cache (`prompt_tokens_details.cached_tokens`, `timings.cache_n`). */
+  cachedTokens?: number;
+  /** Prompt tokens it evaluated anew (`timings.prompt_n`). */
+  evaluatedTokens?: number;
+  /**
+   * Why the server stopped (`finish_reason`, Ollama's `done_reason`): the client libraries drop it
+   * from a streamed reply, and "length" means the reply, and any call in it, was cut.
+   */
+  finishReason?: string;
+  /** Calls whose arguments were unreadable, which the client library drops (Ollama's). */
+  unreadCalls?: Array<{ name: string; chars: number }>;
 }
 
 const wireTurn = new AsyncLocalStorage<WireTurn>();
@@ -34,8 +58,21 @@ export interface WireFetchOptions {
   isChat: (pathname: string) => boolean;
   /** Rewrites a chat request's parsed JSON body (mutate and return it). */
   request?: (body: Record<string, unknown>) => Record<string, unknown>;
-  /** Repairs one line of a chat response (NDJSON line or SSE `data:` line). */
-  line?: (line: string) => string;
+  /**
+   * Repairs one line of a chat response (NDJSON line or SSE `data:` line); `turn` is the model
+   * call's (captured when the request was sent), for what the line reports.
+   */
+  line?: (line: string, turn: WireTurn | undefined) => string;
+  /**
+   * A chat request the server refused (status ≥ 400, its error text): the body to send instead,
+   * or undefined to let the refusal stand. Called again after each resend, so a server that
+   * rejects several arguments one by one gets each dropped.
+   */
+  resend?: (
+    status: number,
+    text: string,
+    body: Record<string, unknown>,
+  ) => Promise<Record<string, unknown> | undefined>;
   baseFetch?: typeof fetch;
 }
 
@@ -44,11 +81,14 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
   const base = opts.baseFetch ?? fetch;
   return async (input, init) => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    const turn = currentWireTurn();
     const isChat = opts.isChat(new URL(url).pathname);
     let body = init?.body;
+    let parsed: Record<string, unknown> | undefined;
     if (isChat && opts.request && typeof body === "string") {
       try {
-        body = JSON.stringify(opts.request(JSON.parse(body) as Record<string, unknown>));
+        parsed = opts.request(JSON.parse(body) as Record<string, unknown>);
+        body = JSON.stringify(parsed);
       } catch {
         // Leave a body we cannot read as it is.
       }
@@ -69,12 +109,27 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
     let res: Response;
     try {
       res = await base(input, { ...init, body, signal });
+      while (parsed && opts.resend && res.status >= 400) {
+        const text = await res.text();
+        const next = await opts.resend(res.status, text, parsed);
+        if (!next) {
+          res = new Response(text, {
+            status: res.status,
+            statusText: res.statusText,
+            headers: res.headers,
+          });
+          break;
+        }
+        parsed = next;
+        body = JSON.stringify(next);
+        res = await base(input, { ...init, body, signal });
+      }
     } finally {
       clearTimeout(timer);
     }
     if (!res.body || !isChat) return res;
 
-    const repair = opts.line ?? ((l: string) => l);
+    const repair = opts.line ? (l: string) => opts.line!(l, turn) : (l: string) => l;
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     const decoder = new TextDecoder();
     const encoder = new TextEncoder();

@@ -4,7 +4,7 @@
  * window and `think` for the model, the retry policy, and the custom-stream emitter.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
 import {
   thinkFor,
   windowFor,
@@ -20,6 +20,7 @@ import {
   type ChatModelSettings,
 } from "../models/chat-model.js";
 import type { RetryPolicy } from "../models/retry.js";
+import { serverMemory } from "./server-memory.js";
 import type { Provider } from "./settings.js";
 
 /** Dependencies a graph is built with. Defaults talk to Ollama; tests and library users swap them. */
@@ -37,6 +38,10 @@ export interface ModelFit {
   think?: ChatModelSettings["thinking"];
   /** provider openai: which server it is (its quirks). */
   server?: ChatModelSettings["server"];
+  /** provider openai: what keel remembers of the server (server-memory.ts). */
+  memory?: ChatModelSettings["memory"];
+  /** llama.cpp: its slots, where it has several. */
+  slots?: number;
 }
 
 /**
@@ -87,6 +92,8 @@ export function runModel(
         numCtx: fit?.numCtx ?? s.contextWindow,
         ...(fit?.think !== undefined ? { thinking: fit.think } : {}),
         ...(fit?.server ? { server: fit.server } : {}),
+        ...(fit?.memory ? { memory: fit.memory } : {}),
+        ...(fit?.slots ? { slots: fit.slots } : {}),
       })),
     policy: {
       retries: s.retries,
@@ -103,7 +110,8 @@ export function runModel(
 
 /**
  * The run's model as the server describes it (when a probe is configured: Ollama's /api/show,
- * cached) and what follows from it for every call of the run: the window and `think`.
+ * cached) and what follows from it for every call of the run: the window and `think`; for an
+ * OpenAI-compatible server, what the store remembers of it (the arguments it rejects).
  */
 export async function modelFitOf(
   env: {
@@ -115,6 +123,8 @@ export async function modelFitOf(
       think?: ThinkSetting;
     };
     policy: RetryPolicy;
+    /** The run's store, where keel remembers servers. */
+    store?: BaseStore | undefined;
   },
   deps: GraphDeps,
 ): Promise<{ profile?: ModelProfile; window: number; fit: ModelFit }> {
@@ -130,6 +140,8 @@ export async function modelFitOf(
       numCtx: window,
       ...(think !== undefined ? { think } : {}),
       ...(profile?.server ? { server: profile.server } : {}),
+      ...(profile?.slots ? { slots: profile.slots } : {}),
+      ...(s.provider === "openai" ? { memory: await serverMemory(env.store, s.serverUrl) } : {}),
     },
   };
 }

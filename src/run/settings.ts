@@ -6,6 +6,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { readEnv } from "../env.js";
+import { GenerationBudgetSchema } from "../models/budget.js";
 import { THINK_SETTINGS } from "../models/capabilities.js";
 import { fileSettings, PROJECT_SETTINGS } from "./settings-file.js";
 
@@ -62,6 +63,9 @@ export const ModelSettingsSchema = z.object({
     .describe(
       "Context window keel asks Ollama for (num_ctx), capped by the model's own; every request is kept under it",
     ),
+  generationBudget: GenerationBudgetSchema.describe(
+    "Most tokens the model may generate per call, by kind (classify, plan, act, summary, analyze): sent as max_tokens (OpenAI-compatible) or num_predict (Ollama); a reply cut there is never run",
+  ),
   retries: z
     .number()
     .int()

@@ -96,7 +96,7 @@ describe("keel on an OpenAI-compatible server", () => {
       "--json",
     ]);
     expect(doctor.json).toMatchObject({
-      server: { reachable: true, detail: "OpenAI-compatible, 2 models" },
+      server: { reachable: true, kind: "lmstudio", detail: "LM Studio, 2 models" },
     });
     const help = await runKeel(["models", "--help"]);
     expect(help.stdout).toMatch(/llama-server -m model\.gguf --jinja/);

@@ -209,7 +209,7 @@ describe("windows", () => {
     expect(result!.content).toContain("keel cut");
   });
 
-  it("a prompt that cannot fit even after refits stops the run with an error naming the truncation", async () => {
+  it("a window too small for keel's own prompt stops the run with an error naming both sizes", async () => {
     fake = await startFake({
       models: {
         "tiny:1b": {
@@ -224,8 +224,10 @@ describe("windows", () => {
     const ws = tempWorkspace();
     const r = await run(ws, "tiny:1b");
     expect(r.code).toBe(3);
-    expect(String(r.json?.error)).toMatch(/cut the prompt to fit the model's context window/);
-    expect(String(r.json?.error)).toMatch(/--context-window/);
+    expect(String(r.json?.error)).toMatch(
+      /too small for keel: the window \(num_ctx\) is 1024 tokens, smaller than keel's minimum prompt of \d+ tokens/,
+    );
+    expect(String(r.json?.error)).toMatch(/Raise it with --context-window/);
     expect(existsSync(path.join(ws, "notes.txt"))).toBe(false);
   });
 });

@@ -23,17 +23,50 @@ describe("server error texts", () => {
       "truncated",
       /--max-model-len/,
     ],
+    [400, "JSON schema conversion failed: pattern not supported", "schema", /--tool-mode prompt/],
     [
       400,
-      "JSON schema conversion failed: pattern not supported",
-      "bad_request",
-      /--tool-mode prompt/,
+      "Unable to generate parser for this template. Automatic parser generation failed: x",
+      "schema",
+      /grammar/,
     ],
   ] as const)("%i %s → %s with the fix", (status, message, kind, fix) => {
     const c = classifyModelError(sdkError(status, message));
     expect(c.kind).toBe(kind);
     expect(c.retryable).toBe(false);
     expect(c.fix).toMatch(fix);
+  });
+
+  it("401 and 403 are auth errors, named with --api-key and OPENAI_API_KEY", () => {
+    for (const status of [401, 403]) {
+      const c = classifyModelError(sdkError(status, "Invalid API Key"));
+      expect(c).toMatchObject({ kind: "auth", retryable: false });
+      const e = new ModelServerError(c.kind, "http://h:8080/v1", "m", c.message, 1, {
+        provider: "openai",
+      });
+      expect(e.message).toMatch(/--api-key or OPENAI_API_KEY/);
+      expect(e.message).not.toMatch(/bad_request/);
+    }
+  });
+
+  it("an over-context refusal's numbers: llama.cpp's body and message, vLLM's message", () => {
+    const body = Object.assign(sdkError(400, "request exceeds the available context size"), {
+      error: { type: "exceed_context_size_error", n_prompt_tokens: 3053, n_ctx: 512 },
+    });
+    expect(classifyModelError(body).context).toEqual({ prompt: 3053, window: 512 });
+    const llama = sdkError(
+      400,
+      "request (1071 tokens) exceeds the available context size (1024 tokens), try increasing it",
+    );
+    expect(classifyModelError(llama)).toMatchObject({
+      kind: "truncated",
+      context: { prompt: 1071, window: 1024 },
+    });
+    const vllm = sdkError(
+      400,
+      "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens",
+    );
+    expect(classifyModelError(vllm).context).toEqual({ prompt: 9000, window: 8192 });
   });
 
   it("the openai SDK's connection error is an unreachable server; 429 and 503 are retried", () => {

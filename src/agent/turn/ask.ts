@@ -9,25 +9,28 @@ import { createHash } from "node:crypto";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import { judgePrompt } from "../history/calibrate.js";
-import { estimatePrompt, fitToWindow } from "../history/fit.js";
+import { estimatePrompt, fitToWindow, promptBudget } from "../history/fit.js";
 import { toPromptHistory } from "../history/prompt-form.js";
-import { RECORD_HEADER } from "../history/record.js";
 import type { ToolMode } from "../../models/capabilities.js";
 import { structuredOptions } from "../../models/chat-model.js";
 import { ModelServerError } from "../../models/errors.js";
-import { withWireTurn } from "../../models/wire.js";
+import { withWireTurn, type WireTurn } from "../../models/wire.js";
+import { cutAtBudget, describeCut, type CallKind } from "../../models/budget.js";
 import { withModelRetry } from "../../models/retry.js";
 import type { FormatName } from "../../models/tool-calls/types.js";
 import type { toolDefinition } from "../../tools/registry.js";
 import type { NodeEnv } from "../runtime.js";
 import type { FitState, TurnUsage } from "../state.js";
 import { TOOLS_IN_PROMPT } from "../nodes/act/tool-prompt.js";
+import { reusedEstimate, serverCounts, usageOf } from "./usage.js";
 
 /** Refits after a cut prompt before the run stops with an error naming the truncation. */
 const TRUNCATION_REFITS = 2;
 
 export interface TurnRequest {
   env: NodeEnv;
+  /** Which call this is: its generation budget (settings `generationBudget`). */
+  kind: Extract<CallKind, "plan" | "act" | "summary">;
   model: BaseChatModel;
   /** The system prompt without tools. */
   system: string;
@@ -44,6 +47,8 @@ export interface TurnRequest {
   /** Indices of the messages never folded (see `fitToWindow`). */
   pinned: () => number[];
   signal?: AbortSignal;
+  /** The conversation's thread id: a multi-slot server keeps its requests on one slot. */
+  thread?: string;
   /** A JSON schema: the reply must be JSON of this shape (Ollama's `format`), with the same tools offered. */
   structured?: Record<string, unknown>;
 }
@@ -53,10 +58,12 @@ export interface TurnAnswer {
   /** The channel the answer came through. */
   mode: ToolMode;
   /** Why this turn left native mode (the server's tool channel failed). */
-  fallback?: { reason: string; kind: "tool_parse" | "no_tools" };
+  fallback?: { reason: string; kind: "tool_parse" | "no_tools" | "schema" };
   /** The fit state after this turn. */
   fit: FitState;
   usage?: TurnUsage;
+  /** The server stopped the reply at its generation budget: any call in it is cut (budget.ts). */
+  cut?: { budget: number; detail: string };
 }
 
 /** Identifies what sits before the conversation: a change there invalidates the server's cache. */
@@ -70,6 +77,8 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
   let fallback: TurnAnswer["fallback"];
   const sameModel = r.fit?.model === env.settings.model;
   let scale = sameModel ? r.fit!.scale : 1;
+  // The server's real window, where it said so (an over-context refusal): below the run's.
+  let window = Math.min(r.window, (sameModel && r.fit?.window) || Infinity);
   for (let refits = 0; ;) {
     const native = mode === "native" && r.tools.length > 0;
     const system =
@@ -79,9 +88,10 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
     const fixed = native ? `${system}\n${JSON.stringify(r.tools)}` : system;
     const key = prefixKey(env.settings.model, mode, fixed);
     const shown = mode === "prompt" ? toPromptHistory(r.history) : r.history;
+    checkFloor(env, fixed, shown, r.pinned(), scale, window);
     const fitted = fitToWindow(shown, {
       fixed,
-      window: r.window,
+      window,
       pinned: r.pinned,
       foldedUpTo: r.fit?.foldedUpTo ?? 0,
       scale,
@@ -98,11 +108,18 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
     const thinking = fitted.messages
       .filter((m) => AIMessage.isInstance(m))
       .map((m) => m.additional_kwargs?.reasoning_content as string | undefined);
+    const budget = env.settings.generationBudget[r.kind];
+    const wire: WireTurn = {
+      thinking,
+      maxTokens: budget,
+      seen: {},
+      ...(r.thread && pinToSlot(r, key) ? { slotKey: r.thread } : {}),
+    };
     let reply: AIMessage;
     try {
       reply = await withModelRetry(
         () =>
-          withWireTurn({ thinking }, () =>
+          withWireTurn(wire, () =>
             runnable.invoke([new SystemMessage(system), ...fitted.messages], {
               signal: r.signal,
               ...options,
@@ -111,28 +128,44 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
         env.policy,
       );
     } catch (err) {
-      const kind = err instanceof ModelServerError ? err.kind : undefined;
-      if (native && (kind === "tool_parse" || kind === "no_tools")) {
-        fallback = { kind, reason: (err as ModelServerError).detail };
-        env.emit({ type: "tool-channel", reason: fallback.reason, pinned: kind === "no_tools" });
+      if (!(err instanceof ModelServerError)) throw err;
+      const kind = err.kind;
+      if (native && (kind === "tool_parse" || kind === "no_tools" || kind === "schema")) {
+        fallback = { kind, reason: err.detail };
+        env.emit({ type: "tool-channel", reason: fallback.reason, pinned: kind !== "tool_parse" });
         mode = "prompt";
+        continue;
+      }
+      // A prompt over the server's context, with its count and its n_ctx: refit to those.
+      const over = err.origin.context;
+      if (kind === "truncated" && over && refits++ < TRUNCATION_REFITS) {
+        const estimated = estimatePrompt(fixed, fitted.messages);
+        env.emit({
+          type: "truncated",
+          reported: over.prompt,
+          numCtx: over.window,
+          estimated,
+          refused: true,
+        });
+        scale = Math.max(scale, over.prompt / estimated);
+        window = Math.min(window, over.window);
         continue;
       }
       throw err;
     }
     const estimated = estimatePrompt(fixed, fitted.messages);
-    const counts = serverCounts(reply);
-    const verdict = judgePrompt(estimated, counts.prompt, r.window, scale);
+    const counts = serverCounts(reply, wire.seen);
+    const verdict = judgePrompt(estimated, counts.prompt, window, scale);
     scale = verdict.scale;
     if (verdict.truncated) {
       const reported = counts.prompt!;
-      env.emit({ type: "truncated", reported, numCtx: r.window, estimated });
+      env.emit({ type: "truncated", reported, numCtx: window, estimated });
       if (refits++ < TRUNCATION_REFITS) continue;
       throw new ModelServerError(
         "truncated",
         env.settings.serverUrl,
         env.settings.model,
-        `it counted ${reported} prompt tokens under num_ctx ${r.window} for a prompt keel estimated at ${Math.round(estimated * scale)} tokens, after ${TRUNCATION_REFITS} refits`,
+        `it counted ${reported} prompt tokens under num_ctx ${window} for a prompt keel estimated at ${Math.round(estimated * scale)} tokens, after ${TRUNCATION_REFITS} refits`,
         refits,
         { provider: env.settings.provider },
       );
@@ -142,6 +175,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       scale,
       model: env.settings.model,
       prefix: key,
+      ...(window < r.window ? { window } : {}),
     };
     return {
       reply,
@@ -149,78 +183,54 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       ...(fallback ? { fallback } : {}),
       fit,
       ...usageOf(counts, reusedEstimate(r.fit, key, fixed, fitted) / estimated),
+      ...(cutAtBudget(reply, wire.seen)
+        ? { cut: { budget, detail: describeCut(reply, budget, wire.seen) } }
+        : {}),
     };
   }
 }
 
 /**
- * keel's estimate of the prompt tokens the server could take from its cache: everything up to the
- * previous turn's reply when nothing before the tail changed; after a fold, the prompt before the
- * record; nothing when the system prompt, the tools or the model changed.
+ * Whether a request asks for its thread's slot: the thread's first request, and every act turn
+ * that continues the thread's prefix. A request that may share little with what the slot holds —
+ * a re-plan (its question and answer end the prompt), the tool-less summary turn, the first turn
+ * after the tool channel changed — is left to the server's choice: pinned, it would overwrite the
+ * thread's cache (measured on the 4-slot fake: a re-plan cost a single thread 84% → 76% reuse).
  */
-function reusedEstimate(
-  before: FitState | undefined,
-  key: string,
+function pinToSlot(r: TurnRequest, key: string): boolean {
+  if (!r.fit) return true;
+  return !r.structured && r.kind === "act" && r.fit.prefix === key;
+}
+
+/**
+ * Stops, with the truth, a run whose server cannot hold keel's own prompt: the fixed part (system
+ * prompt, tools) and the pinned messages (the request, the plan) — nothing a fold can shrink — over
+ * the window's room for a prompt. Lowering keel's window cannot help; the server needs a larger one.
+ */
+function checkFloor(
+  env: NodeEnv,
   fixed: string,
-  fitted: ReturnType<typeof fitToWindow>,
-): number {
-  if (!before || before.prefix !== key) return 0;
-  const ms = fitted.messages;
-  if (fitted.compacted) {
-    const record = ms.findIndex(
-      (m) => typeof m.content === "string" && m.content.startsWith(RECORD_HEADER),
-    );
-    return estimatePrompt(fixed, ms.slice(0, Math.max(0, record)));
-  }
-  let last = ms.length - 1;
-  while (last >= 0 && !AIMessage.isInstance(ms[last])) last--;
-  return last < 0 ? estimatePrompt(fixed, []) : estimatePrompt(fixed, ms.slice(0, last + 1));
-}
-
-/** What the server counted for one answer, whichever API it speaks. */
-interface ServerCounts {
-  prompt?: number;
-  generated?: number;
-  /** Nanoseconds of generation (Ollama only). */
-  evalNs?: number;
-}
-
-/**
- * The server's counts: Ollama's `prompt_eval_count`/`eval_count`/`eval_duration`, or the standard
- * usage (an OpenAI-compatible server's `usage.prompt_tokens`, when it sent usage).
- */
-function serverCounts(reply: AIMessage): ServerCounts {
-  const meta = reply.response_metadata as Record<string, number | undefined>;
-  const usage = reply.usage_metadata;
-  const prompt = meta.prompt_eval_count ?? (usage?.input_tokens || undefined);
-  const generated = meta.eval_count ?? (usage?.output_tokens || undefined);
-  return {
-    ...(prompt !== undefined ? { prompt } : {}),
-    ...(generated !== undefined ? { generated } : {}),
-    ...(meta.eval_duration !== undefined ? { evalNs: meta.eval_duration } : {}),
-  };
-}
-
-/**
- * Per-turn figures from the server's counts; the reused share is keel's estimate, since servers
- * do not report cache hits.
- */
-function usageOf(counts: ServerCounts, reusedShare: number): { usage?: TurnUsage } {
-  const { prompt, generated, evalNs } = counts;
-  if (!prompt && !generated) return {};
-  const promptTokens = prompt ?? 0;
-  const reusedTokens = Math.round(promptTokens * Math.min(1, reusedShare));
-  return {
-    usage: {
-      promptTokens,
-      reusedTokens,
-      newTokens: promptTokens - reusedTokens,
-      generatedTokens: generated ?? 0,
-      ...(generated && evalNs
-        ? { tokensPerSecond: Math.round((generated / (evalNs / 1e9)) * 10) / 10 }
-        : {}),
-    },
-  };
+  shown: BaseMessage[],
+  pinned: number[],
+  scale: number,
+  window: number,
+): void {
+  const floor = Math.round(
+    estimatePrompt(
+      fixed,
+      pinned.filter((i) => i < shown.length).map((i) => shown[i]!),
+    ) * scale,
+  );
+  if (floor <= promptBudget(window)) return;
+  const openai = env.settings.provider === "openai";
+  throw new ModelServerError(
+    "context_small",
+    env.settings.serverUrl,
+    env.settings.model,
+    `the ${openai ? "server's context (n_ctx of a slot)" : "window (num_ctx)"} is ${window} tokens, smaller than keel's minimum prompt of ${floor} tokens (its system prompt, tool definitions and the request) and room for a reply (${window - promptBudget(window)} tokens)`,
+    1,
+    { provider: env.settings.provider },
+  );
 }
 
 /** The fit state to write after a request: only when it changed (every write is a row in the checkpointer). */
@@ -234,6 +244,7 @@ export function fitUpdate(
     before.foldedUpTo === after.foldedUpTo &&
     before.model === after.model &&
     before.prefix === after.prefix &&
+    before.window === after.window &&
     Math.abs(before.scale - after.scale) <= 0.03 * before.scale;
   return same ? {} : { fit: after };
 }

@@ -80,7 +80,7 @@ export async function turnSetup(
   const tools = toolsForIntent(intent, await env.mcpTools(), plan).map((t) =>
     withLesson(toolDefinition(t), state.lessons[t.name]?.line),
   );
-  const base: Omit<TurnRequest, "history" | "tools" | "mode"> = {
+  const base: Omit<TurnRequest, "history" | "tools" | "mode" | "kind"> = {
     env,
     model: env.model(fit),
     system: ACT_SYSTEM(intent, state.workspaceAtStart, state.instructions, plan),
@@ -88,6 +88,9 @@ export async function turnSetup(
     window,
     fit: state.fit,
     pinned: () => pinnedOf(state.messages, requestIndex(state)),
+    ...(config.configurable?.thread_id !== undefined
+      ? { thread: String(config.configurable.thread_id) }
+      : {}),
     ...(config.signal ? { signal: config.signal } : {}),
   };
   return { intent, tools, mode, format, base };

@@ -15,6 +15,7 @@ export { ModelTimeoutError, withWireTurn, type WireTurn } from "../wire.js";
  *   answers (paired by order with the preceding assistant message's `tool_calls`);
  * - responses: a tool call whose `arguments` arrives as a JSON string is parsed into an object,
  *   so ChatOllama does not drop the call silently;
+ * - requests: the call's generation budget as `options.num_predict` (budget.ts);
  * - both: the deadlines of every provider's fetch (wire.ts).
  */
 
@@ -50,8 +51,14 @@ export function addToolIdentity<T extends WireMessage>(messages: T[]): T[] {
   return messages;
 }
 
-/** Parses string `arguments` of tool calls in one response line; returns the line unchanged otherwise. */
-export function repairResponseLine(line: string): string {
+/**
+ * Parses string `arguments` of tool calls in one response line; returns the line unchanged
+ * otherwise. A call whose arguments stay unreadable (ChatOllama drops it) is noted in the turn's
+ * `seen.unreadCalls`, so a reply cut at its budget can say which call was cut.
+ */
+export function repairResponseLine(line: string, turn?: WireTurn): string {
+  const done = /"done_reason"\s*:\s*"([a-z_]+)"/.exec(line);
+  if (done && turn) (turn.seen ??= {}).finishReason = done[1];
   if (!line.includes('"arguments":"')) return line;
   try {
     const obj = JSON.parse(line) as { message?: { tool_calls?: WireToolCall[] } };
@@ -64,7 +71,11 @@ export function repairResponseLine(line: string): string {
         if (parsed) {
           call.function!.arguments = parsed;
           changed = true;
-        }
+        } else if (turn)
+          (turn.seen ??= {}).unreadCalls = [
+            ...(turn.seen.unreadCalls ?? []),
+            { name: call.function?.name ?? "?", chars: args.length },
+          ];
       }
     }
     return changed ? JSON.stringify(obj) : line;
@@ -105,9 +116,15 @@ export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
     timeoutMs: opts.timeoutMs,
     isChat: (pathname) => /\/api\/chat$/.test(pathname),
     request: (body) => {
-      const parsed = body as { messages?: WireMessage[]; format?: unknown };
+      const parsed = body as {
+        messages?: WireMessage[];
+        format?: unknown;
+        options?: Record<string, unknown>;
+      };
+      const turn = currentWireTurn();
       if (Array.isArray(parsed.messages)) addToolIdentity(parsed.messages);
-      addThinking(parsed, opts.think, currentWireTurn());
+      addThinking(parsed, opts.think, turn);
+      if (turn?.maxTokens) parsed.options = { ...parsed.options, num_predict: turn.maxTokens };
       return body;
     },
     line: repairResponseLine,

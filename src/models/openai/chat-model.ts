@@ -4,8 +4,10 @@
  */
 import type * as OpenAIModule from "@langchain/openai";
 import type { ChatModelFactory } from "../chat-model.js";
-import { createWireFetch, currentWireTurn, type WireTurn } from "../wire.js";
+import { createWireFetch, currentWireTurn, type WireSeen, type WireTurn } from "../wire.js";
 import { QUIRKS } from "./quirks.js";
+import { argumentToDrop, withoutArguments } from "./rejected.js";
+import { slotFor } from "./slots.js";
 
 let openai: typeof OpenAIModule | undefined;
 
@@ -30,6 +32,7 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
       "createOpenAIChatModel: await loadOpenAIProvider() first (keel's runs do, in modelFitOf)",
     );
   const quirks = QUIRKS[s.server ?? "generic"];
+  const dropped = new Set(s.memory?.dropped ?? []);
   return new openai.ChatOpenAI({
     model: s.model,
     temperature: s.temperature,
@@ -42,16 +45,58 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
         timeoutMs: s.requestTimeoutMs,
         isChat: (pathname) => pathname.endsWith("/chat/completions"),
         request: (body) => {
+          const turn = currentWireTurn();
           if (!quirks.streamUsage) delete body.stream_options;
-          addReasoning(body.messages, currentWireTurn());
+          addReasoning(body.messages, turn);
           if (quirks.serialCalls && Array.isArray(body.tools) && body.tools.length > 0)
             body.parallel_tool_calls = false;
-          return body;
+          if (turn?.maxTokens) body.max_tokens = turn.maxTokens;
+          // One thread, one slot: its prefix stays cached there whatever other threads send.
+          if (s.slots && s.slots > 1 && turn?.slotKey) {
+            body.id_slot = slotFor(turn.slotKey, s.slots);
+            body.cache_prompt = true;
+          }
+          return withoutArguments(body, dropped);
+        },
+        line: (line, turn) => {
+          if (turn) noteServerFigures(line, (turn.seen ??= {}));
+          return line;
+        },
+        // A server that rejects one argument: leave it out, send again, remember it (issue 27).
+        resend: async (status, text, body) => {
+          const name = status === 400 || status === 422 ? argumentToDrop(text, body) : undefined;
+          if (!name) return undefined;
+          dropped.add(name);
+          await s.memory?.onDrop?.(name);
+          return withoutArguments(body, [name]);
         },
       }),
     },
   });
 };
+
+/**
+ * Reads what a server reports beside what the client library keeps: why it stopped
+ * (`finish_reason`, dropped from streamed replies), llama.cpp's `timings` (`cache_n`, `prompt_n`)
+ * and the standard `usage.prompt_tokens_details.cached_tokens`, from a streamed `data:` line or a
+ * whole JSON answer. Mutates `seen`.
+ */
+export function noteServerFigures(line: string, seen: WireSeen): void {
+  const finish = /"finish_reason"\s*:\s*"([a-z_]+)"/.exec(line);
+  if (finish) seen.finishReason = finish[1];
+  if (!line.includes('"timings"') && !line.includes('"cached_tokens"')) return;
+  try {
+    const obj = JSON.parse(line.replace(/^data:\s*/, "")) as {
+      timings?: { cache_n?: number; prompt_n?: number };
+      usage?: { prompt_tokens_details?: { cached_tokens?: number } | null };
+    };
+    const cached = obj.usage?.prompt_tokens_details?.cached_tokens ?? obj.timings?.cache_n;
+    if (typeof cached === "number") seen.cachedTokens = cached;
+    if (typeof obj.timings?.prompt_n === "number") seen.evaluatedTokens = obj.timings.prompt_n;
+  } catch {
+    // a line that is not JSON reports nothing
+  }
+}
 
 /**
  * Gives each assistant tool-call message back the `reasoning_content` it was produced with

@@ -11,7 +11,8 @@ import {
   type DescribeModel,
   type ModelProfile,
 } from "../capabilities.js";
-import { serverKindOf } from "./quirks.js";
+import { serverKindOf, type ServerKind } from "./quirks.js";
+import { slotWindow } from "./slots.js";
 
 interface ModelEntry {
   id: string;
@@ -25,6 +26,7 @@ interface ModelEntry {
 interface Props {
   chat_template?: string;
   n_ctx?: number;
+  total_slots?: number;
   default_generation_settings?: { n_ctx?: number };
   chat_template_caps?: { supports_tools?: boolean; supports_tool_calls?: boolean };
 }
@@ -90,33 +92,85 @@ export async function listOpenAIModels(
   return body.data ?? [];
 }
 
-/** The model's profile from what the server says about it. Throws a 404 for a model it lacks. */
-export const describeOpenAIModel: DescribeModel = async (fetchImpl, baseUrl, model, apiKey) => {
+/** What a server answered to discovery: which server it is, its models, and its own endpoints. */
+export interface Discovery {
+  kind: ServerKind;
+  models: ModelEntry[];
+  /** The model asked about (or the first listed). */
+  entry?: ModelEntry;
+  props?: Props;
+  lms?: LmStudioModel;
+  /** llama.cpp: the context of one slot (the request's real window) and how many slots there are. */
+  slots?: { window?: number; total: number };
+}
+
+/**
+ * Which OpenAI-compatible server answers at `baseUrl` and what it says of `model` (else its first
+ * model): `/v1/models`, llama.cpp's `/props` (and `/slots` when it has several), LM Studio's
+ * `/api/v0/models/<id>`. The one detection `keel models`, `keel doctor` and the runs share.
+ */
+export async function discoverServer(
+  fetchImpl: typeof fetch,
+  baseUrl: string,
+  apiKey: string | undefined,
+  model?: string,
+): Promise<Discovery> {
   const models = await listOpenAIModels(fetchImpl, baseUrl, apiKey);
   const entry =
-    models.find((m) => m.id === model) ??
-    models.find((m) => m.id.toLowerCase().endsWith(`/${model.toLowerCase()}`));
-  if (!entry) {
-    const ids = models.map((m) => m.id).join(", ") || "none";
-    throw new ServerHttpError(`model "${model}" not found; the server lists: ${ids}`, 404);
-  }
+    model === undefined
+      ? models[0]
+      : (models.find((m) => m.id === model) ??
+        models.find((m) => m.id.toLowerCase().endsWith(`/${model.toLowerCase()}`)));
   const root = serverRoot(baseUrl);
   const props = await tryJson<Props>(fetchImpl, `${root}/props`, apiKey);
-  const lms = await tryJson<LmStudioModel>(
-    fetchImpl,
-    `${root}/api/v0/models/${encodeURIComponent(entry.id)}`,
-    apiKey,
-  );
-  const server = serverKindOf({
+  const lms = entry
+    ? await tryJson<LmStudioModel>(
+        fetchImpl,
+        `${root}/api/v0/models/${encodeURIComponent(entry.id)}`,
+        apiKey,
+      )
+    : undefined;
+  const kind = serverKindOf({
     props: props !== undefined && typeof props.chat_template === "string",
     lmstudioApi: lms !== undefined && (lms.max_context_length !== undefined || !!lms.arch),
-    maxModelLen: entry.max_model_len !== undefined,
-    modelId: entry.id,
-    ...(entry.owned_by ? { ownedBy: entry.owned_by } : {}),
+    maxModelLen: entry?.max_model_len !== undefined,
+    modelId: entry?.id ?? "",
+    ...(entry?.owned_by ? { ownedBy: entry.owned_by } : {}),
   });
+  const total = props?.total_slots ?? 1;
+  const listed =
+    kind === "llama.cpp" && total > 1
+      ? await tryJson<Array<{ n_ctx?: number }>>(fetchImpl, `${root}/slots`, apiKey)
+      : undefined;
+  const window = props
+    ? slotWindow({
+        ...(props.n_ctx ? { nCtx: props.n_ctx } : {}),
+        ...(props.default_generation_settings?.n_ctx
+          ? { slotCtx: props.default_generation_settings.n_ctx }
+          : {}),
+        totalSlots: total,
+        ...(Array.isArray(listed) ? { slots: listed.map((s) => s.n_ctx ?? 0) } : {}),
+      })
+    : undefined;
+  return {
+    kind,
+    models,
+    ...(entry ? { entry } : {}),
+    ...(props ? { props, slots: { ...(window ? { window } : {}), total } } : {}),
+    ...(lms ? { lms } : {}),
+  };
+}
+
+/** The model's profile from what the server says about it. Throws a 404 for a model it lacks. */
+export const describeOpenAIModel: DescribeModel = async (fetchImpl, baseUrl, model, apiKey) => {
+  const found = await discoverServer(fetchImpl, baseUrl, apiKey, model);
+  const { entry, props, lms } = found;
+  if (!entry) {
+    const ids = found.models.map((m) => m.id).join(", ") || "none";
+    throw new ServerHttpError(`model "${model}" not found; the server lists: ${ids}`, 404);
+  }
   const contextLength =
-    props?.n_ctx ??
-    props?.default_generation_settings?.n_ctx ??
+    found.slots?.window ??
     lms?.loaded_context_length ??
     lms?.max_context_length ??
     entry.max_model_len ??
@@ -133,7 +187,8 @@ export const describeOpenAIModel: DescribeModel = async (fetchImpl, baseUrl, mod
     family,
     ...(contextLength ? { contextLength } : {}),
     format: formatFor(props?.chat_template, family),
-    server,
+    server: found.kind,
+    ...(found.slots && found.slots.total > 1 ? { slots: found.slots.total } : {}),
   };
   return profile;
 };

@@ -62,7 +62,7 @@ export const QUIRKS: Record<ServerKind, ServerQuirks> = {
 export interface ServerErrorRule {
   pattern: RegExp;
   /** no_tools: native tool calling is off on this server (keel falls back to tools in the prompt). */
-  kind: "no_tools" | "truncated" | "bad_request";
+  kind: "no_tools" | "truncated" | "bad_request" | "schema";
   fix: string;
 }
 
@@ -86,17 +86,18 @@ export const SERVER_ERRORS: ServerErrorRule[] = [
     pattern:
       /exceeds? the available context size|maximum context length is|context length exceeded|prompt is too long|n_ctx/i,
     kind: "truncated",
-    fix: "the prompt is larger than the server's context: lower --context-window, or restart the server with a larger context (llama-server -c, vLLM --max-model-len, LM Studio's context length)",
+    fix: "the prompt is larger than the server's context: restart the server with a larger context (llama-server -c, vLLM --max-model-len, LM Studio's context length)",
   },
   {
-    pattern: /JSON schema conversion failed|failed to convert.{0,40}schema|grammar/i,
-    kind: "bad_request",
-    fix: "the server could not turn a tool's JSON Schema into a grammar; run with --tool-mode prompt",
+    pattern:
+      /JSON schema conversion failed|failed to convert.{0,40}schema|Unable to generate parser for this template|grammar/i,
+    kind: "schema",
+    fix: "the server could not turn a JSON Schema (a tool's parameters, or the answer's format) into a grammar; keel asks such turns again with the tools in the prompt — to avoid it altogether run with --tool-mode prompt",
   },
   {
     pattern: /stream_options/i,
     kind: "bad_request",
-    fix: "the server rejects stream_options; tell keel which server it is or use a newer server version",
+    fix: "the server rejects stream_options where keel cannot leave it out; use a newer server version",
   },
 ];
 

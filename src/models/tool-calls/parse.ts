@@ -129,7 +129,9 @@ export function parseToolCalls(text: string, options: ParseOptions = {}): ParseR
 
 /**
  * The arguments of a call whose `function.arguments` arrived as text (OpenAI-compatible servers
- * sometimes put XML or other markup there: continue issue 11453): JSON first, then the parameter
+ * sometimes put XML or other markup there: continue issue 11453): the one repair of arguments on
+ * every provider (Ollama's wire, the OpenAI-compatible calls in act's channel). JSON first (also
+ * JSON encoded twice, a string holding the object), then the parameter
  * markup of the XML-style formats, typed by the tool's schema. Undefined when nothing is readable.
  */
 export function argumentsFromText(
@@ -139,7 +141,11 @@ export function argumentsFromText(
 ): Record<string, unknown> | undefined {
   const t = text.trim();
   if (t === "") return {};
-  const json = lenientJson(t);
+  let json = lenientJson(t);
+  // Arguments encoded twice (a JSON string holding the JSON object: vLLM's Hermes parser passes
+  // such output through), or three times: unwrap while it stays JSON text.
+  for (let depth = 0; depth < 3 && typeof json === "string"; depth++)
+    json = lenientJson(json.trim());
   if (json && typeof json === "object" && !Array.isArray(json))
     return json as Record<string, unknown>;
   const args: Record<string, unknown> = {};

@@ -70,8 +70,22 @@ export function readReply(ai: AIMessage, o: ReadOptions): ReadReply {
  * the model hears about it from the empty turn.
  */
 function nativeCalls(ai: AIMessage, schemas: ArgSchemas): ToolCall[] {
-  const valid = ai.tool_calls ?? [];
-  const invalid = ai.invalid_tool_calls ?? [];
+  // Arguments the client parsed into something other than an object (a JSON string holding the
+  // JSON: arguments encoded twice) are read by the same repair as unparsable ones.
+  const valid: ToolCall[] = [];
+  const invalid = [...(ai.invalid_tool_calls ?? [])];
+  for (const c of ai.tool_calls ?? []) {
+    const args: unknown = c.args;
+    if (args && typeof args === "object" && !Array.isArray(args)) valid.push(c);
+    else
+      invalid.push({
+        name: c.name,
+        args: typeof args === "string" ? args : JSON.stringify(args ?? {}),
+        ...(c.id ? { id: c.id } : {}),
+        type: "invalid_tool_call",
+        error: "arguments are not an object",
+      });
+  }
   if (invalid.length === 0) return valid;
   const salvaged: ToolCall[] = [];
   for (const bad of invalid) {

@@ -59,6 +59,7 @@ export function createActNode(deps: GraphDeps) {
       });
       const answer = await askTurn({
         ...turn,
+        kind: "summary",
         tools: [],
         mode: "prompt",
         history: [...state.messages, ask],
@@ -69,7 +70,6 @@ export function createActNode(deps: GraphDeps) {
         messages: [
           ask,
           new AIMessage({
-            id: reply.id,
             content: text,
             ...turnMetadata(answer, env.settings.model),
           }),
@@ -86,8 +86,9 @@ export function createActNode(deps: GraphDeps) {
 
     if (mode === "native" && !turn.model.bindTools)
       throw new Error('the configured model cannot bind tools; use toolMode "prompt"');
-    const answer = await askTurn({ ...turn, tools, mode, history: state.messages });
+    const answer = await askTurn({ ...turn, kind: "act", tools, mode, history: state.messages });
     const reply = answer.reply;
+    if (answer.cut !== undefined) return cutTurn(state, answer, env.settings.model);
 
     const schemas: ArgSchemas = Object.fromEntries(
       tools.map((t) => [t.function.name, t.function.parameters as ArgSchemas[string]]),
@@ -99,8 +100,9 @@ export function createActNode(deps: GraphDeps) {
       schemas,
     });
     const raw = typeof reply.content === "string" ? reply.content : reply.text;
+    // No `id: reply.id`: servers repeat completion ids (a constant one made the messages reducer
+    // replace earlier turns); the reducer gives each message its own.
     const ai = new AIMessage({
-      id: reply.id,
       content: read.fromText ? read.content : raw,
       tool_calls: withCallIds(read.calls, state.turns),
       ...turnMetadata(
@@ -154,6 +156,22 @@ export function createActNode(deps: GraphDeps) {
 }
 
 /**
+ * A turn the server stopped at the generation budget: no call of it runs (its arguments are cut:
+ * `"{"`, or JSON that ends mid-string), the text it got to stays in the conversation without the
+ * calls, and the failure tells the model to do it in smaller pieces (the ladder's `cut`).
+ */
+function cutTurn(state: CoderStateValue, answer: TurnAnswer, model: string): CoderStateUpdate {
+  const reply = answer.reply;
+  const text = typeof reply.content === "string" ? reply.content : reply.text;
+  return {
+    messages: [new AIMessage({ content: text, ...turnMetadata(answer, model) })],
+    turns: state.turns + 1,
+    failure: { kind: "cut", detail: answer.cut!.detail },
+    ...fitUpdate(state.fit, answer.fit),
+  };
+}
+
+/**
  * What an AI message keeps of its turn: thinking, the server's usage, and `keel_turn` (the model,
  * the channel, and whether its calls were salvaged from text on the native channel) for keel stats.
  */
@@ -189,7 +207,7 @@ function channelAfter(
   const failures = (before?.parseFailures ?? 0) + (answer.fallback ? 1 : 0);
   const pinned =
     before?.pinned ??
-    (answer.fallback?.kind === "no_tools" || failures >= PARSE_FAILURES_TO_PIN
+    ((answer.fallback && answer.fallback.kind !== "tool_parse") || failures >= PARSE_FAILURES_TO_PIN
       ? answer.fallback!.reason
       : undefined);
   return {

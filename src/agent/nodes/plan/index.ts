@@ -48,7 +48,15 @@ export function createPlanNode(deps: GraphDeps) {
     // One repair turn for an answer that does not validate (small local models drift): the answer
     // and what was wrong with it join the planning conversation, as structuredCall does.
     for (let attempt = 0; attempt < 2 && !steps; attempt++) {
-      const answer = await askTurn({ ...base, fit, tools, mode, history, structured: PLAN_SCHEMA });
+      const answer = await askTurn({
+        ...base,
+        kind: "plan",
+        fit,
+        tools,
+        mode,
+        history,
+        structured: PLAN_SCHEMA,
+      });
       fit = answer.fit;
       const text = typeof answer.reply.content === "string" ? answer.reply.content : "";
       const checked = parsePlan(text);
@@ -57,7 +65,13 @@ export function createPlanNode(deps: GraphDeps) {
         history = [
           ...history,
           new AIMessage({ content: text }),
-          new HumanMessage({ content: repairNote(checked.error, text), name: "keel" }),
+          new HumanMessage({
+            content:
+              answer.cut !== undefined
+                ? `That plan was cut at the generation budget of ${answer.cut.budget} tokens. Reply again with a shorter plan: at most 6 steps, one short line each, JSON only.`
+                : repairNote(checked.error, text),
+            name: "keel",
+          }),
         ];
     }
     const planSteps = steps ?? [state.request.split("\n")[0]!.slice(0, 200)];

@@ -1,0 +1,91 @@
+/**
+ * The generation budget of every model call, by call kind: how many tokens the server may
+ * generate (`max_tokens` on an OpenAI-compatible server, `num_predict` on Ollama). Without one a
+ * reply that rambles runs until the context is full (a real llama-server took 81–104 s per
+ * planning call on a CPU). And how to tell a reply the budget cut: `finish_reason: "length"`
+ * (OpenAI-compatible) or `done_reason: "length"` (Ollama) — whatever call it was writing is cut
+ * too, and must never run.
+ */
+import type { AIMessage } from "@langchain/core/messages";
+import { z } from "zod";
+import type { WireSeen } from "./wire.js";
+
+/** The kinds of model call keel makes; each has its own budget. */
+export const CALL_KINDS = ["classify", "plan", "act", "summary", "analyze"] as const;
+export type CallKind = (typeof CALL_KINDS)[number];
+
+/**
+ * Defaults: intent classification answers one word of JSON; a plan is a few short steps; an act
+ * turn must hold a write_file of a real file (a 300-line source file is ~3,500 tokens) plus the
+ * thinking before it; the summary turn is a few lines; an analysed unit is a short JSON finding.
+ */
+export const DEFAULT_BUDGET: Readonly<Record<CallKind, number>> = {
+  classify: 256,
+  plan: 1024,
+  act: 8192,
+  summary: 1024,
+  analyze: 2048,
+};
+
+const tokens = (kind: CallKind, what: string) =>
+  z
+    .number()
+    .int()
+    .min(16)
+    .default(DEFAULT_BUDGET[kind])
+    .describe(`Most tokens the model may generate ${what}`);
+
+/** The run setting: a budget per call kind, each with its default. */
+export const GenerationBudgetSchema = z
+  .object({
+    classify: tokens("classify", "to classify the request's intent"),
+    plan: tokens("plan", "for a plan"),
+    act: tokens("act", "in one act turn (tool calls with their arguments, e.g. a whole file)"),
+    summary: tokens("summary", "in the tool-less summary turn"),
+    analyze: tokens("analyze", "for one analysed unit of keel analyze"),
+  })
+  .prefault({});
+export type GenerationBudget = z.output<typeof GenerationBudgetSchema>;
+
+/**
+ * Whether the server stopped the reply at its generation budget: OpenAI's `finish_reason`,
+ * Ollama's `done_reason` — as the client libraries keep them in `response_metadata`, or as the
+ * wire saw them (`seen`: a streamed reply's metadata loses them).
+ */
+export function cutAtBudget(reply: Pick<AIMessage, "response_metadata">, seen?: WireSeen): boolean {
+  const meta = (reply.response_metadata ?? {}) as Record<string, unknown>;
+  return (
+    meta.finish_reason === "length" ||
+    meta.done_reason === "length" ||
+    seen?.finishReason === "length"
+  );
+}
+
+/**
+ * What a reply cut at the budget was doing, for the model and the timeline: the call it was
+ * writing (the last one it started: native, dropped by the client as unreadable, or as text) and
+ * how much of its arguments arrived.
+ */
+export function describeCut(reply: AIMessage, budget: number, seen?: WireSeen): string {
+  const raw = (reply.additional_kwargs?.tool_calls ?? []) as Array<{
+    function?: { name?: string; arguments?: string };
+  }>;
+  const calls = [
+    ...raw.map((c) => ({ name: c.function?.name, chars: c.function?.arguments?.length ?? 0 })),
+    ...(raw.length
+      ? []
+      : [...(reply.tool_calls ?? []), ...(reply.invalid_tool_calls ?? [])].map((c) => ({
+          name: c.name,
+          chars: (typeof c.args === "string" ? c.args : JSON.stringify(c.args ?? {})).length,
+        }))),
+    ...(seen?.unreadCalls ?? []),
+  ];
+  const last = calls.at(-1);
+  const text = typeof reply.content === "string" ? reply.content : "";
+  const writing = last?.name
+    ? `while writing a call to ${last.name} (${last.chars} characters of arguments arrived)`
+    : /<tool_call>|<function|\[TOOL_CALLS\]|"name"\s*:/.test(text)
+      ? "while writing a tool call as text"
+      : "mid-answer";
+  return `your reply was cut at the generation budget of ${budget} tokens ${writing}; nothing in it was run`;
+}
