@@ -20,7 +20,16 @@ import {
 } from "../support/harness.js";
 
 const startFake = fakeOllamaPerTest();
+// Approvals go to the user's settings folder: this file's own, never the real one.
+process.env.XDG_CONFIG_HOME = tempWorkspace("keel-config-");
 const SERVER = path.resolve(import.meta.dirname, "../support/mcp-server.mjs");
+
+/** A person approves every server of a workspace's .mcp.json, answering yes at the prompt. */
+async function approve(ws: string, ...names: string[]) {
+  const r = await runKeel(["mcp", "approve", ...names, "-w", ws], { input: "y\ny\ny\n" });
+  expect(r.code, r.stderr).toBe(0);
+  return r;
+}
 
 /** A workspace whose .mcp.json names the test server; the log of calls it received. */
 function workspace(extra: Record<string, unknown> = {}, env: Record<string, string> = {}) {
@@ -75,6 +84,7 @@ describe("MCP tools", () => {
       }),
     });
     const { ws, calls: received } = workspace();
+    await approve(ws);
     const r = await run(ws, fake.url, "--yes");
     expect(r.code, r.stderr).toBe(0);
     expect(received()).toEqual([{ tool: "add", args: { a: 2, b: 3 } }]);
@@ -96,6 +106,7 @@ describe("MCP tools", () => {
       }),
     });
     const { ws, calls: received } = workspace({ timeout: 800 });
+    await approve(ws);
     const r = await run(ws, fake.url, "--yes");
     expect(r.code, r.stderr).toBe(0);
     const results = fake
@@ -115,6 +126,7 @@ describe("MCP tools", () => {
       ),
     });
     const { ws, calls: received } = workspace();
+    await approve(ws, "calc");
     await run(ws, fake.url);
     expect(received()).toEqual([]);
     const told = fake.chatBodies({ turnsOnly: true })[1]!.messages!.find((m) => m.role === "tool")!;
@@ -130,6 +142,7 @@ describe("MCP tools", () => {
       ),
     });
     const { ws } = workspace({}, { MCP_FAIL_START: "/var/lib/secret.db" });
+    await approve(ws);
     const r = await run(ws, fake.url, "--yes");
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(
@@ -156,6 +169,7 @@ describe("MCP tools", () => {
         path.join(ws, ".mcp.json"),
         JSON.stringify({ mcpServers: { web: { url: `http://127.0.0.1:${port}/mcp` } } }),
       );
+      await approve(ws);
       const listed = await runKeel(["mcp", "-w", ws, "--json"]);
       expect(JSON.parse(listed.stdout)).toMatchObject({
         servers: [
@@ -195,6 +209,7 @@ describe("MCP tools", () => {
 
   it("keel mcp lists the servers, their tools and the tokens they cost", async () => {
     const { ws } = workspace();
+    await approve(ws);
     const r = await runKeel(["mcp", "-w", ws, "--json"]);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout) as {
