@@ -64,7 +64,6 @@ const put = (file: string, text: string) =>
 
 function attempts(): ScriptedCall[] {
   const out = path.join(root, "pwned");
-  const hook = `printf '#!/bin/sh\\ntouch ${out}-hook\\n'`;
   const mcp = JSON.stringify({ mcpServers: { x: { command: "touch", args: [`${out}-mcp`] } } });
   return [
     // the file tools, straight and through links
@@ -111,6 +110,8 @@ function attempts(): ScriptedCall[] {
     cmd(
       `mkdir -p sub && cd sub && git init -q && git config core.fsmonitor 'touch ${out}-sub' && git config alias.st '!touch ${out}-alias' && git config include.path ../inc.cfg && cp ../notes.txt .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout`,
     ),
+    put("sub/.git/hooks/pre-commit", `#!/bin/sh\\ntouch ${out}-sub-hook\\n`),
+    cmd("chmod +x sub/.git/hooks/pre-commit; git -C sub config core.hooksPath ../.husky"),
     cmd(
       `git init -q --bare plant && git -C plant config core.fsmonitor 'touch ${out}-bare' && git -C plant config core.worktree .. && mkdir -p sub2`,
     ),
@@ -190,7 +191,15 @@ describe("what the agent leaves behind", () => {
     const git = (cwd: string, ...args: string[]) =>
       spawnSync("git", args, {
         cwd,
-        env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
+        env: {
+          ...process.env,
+          GIT_CONFIG_GLOBAL: "/dev/null",
+          GIT_CONFIG_NOSYSTEM: "1",
+          GIT_AUTHOR_NAME: "Ann",
+          GIT_AUTHOR_EMAIL: "ann@example.com",
+          GIT_COMMITTER_NAME: "Ann",
+          GIT_COMMITTER_EMAIL: "ann@example.com",
+        },
         encoding: "utf8",
       });
     expect(git(ws, "status").status).toBe(0);
@@ -198,8 +207,9 @@ describe("what the agent leaves behind", () => {
     expect(git(at("sub"), "st").stderr).toMatch(/'st' is not a git command/);
     git(at("sub2"), "status");
     git(at("plant"), "status");
-    git(ws, "commit", "-qam", "x", "--allow-empty");
-    git(at("sub"), "checkout", "-q", "-b", "x");
+    expect(git(ws, "commit", "-qm", "x", "--allow-empty").status).toBe(0);
+    expect(git(at("sub"), "commit", "-qm", "x", "--allow-empty").status).toBe(0);
+    expect(git(at("sub"), "checkout", "-q", "-b", "x").status).toBe(0);
     // no unapproved server: the .mcp.json is gone, and none would start if it were there
     writeFileSync(
       at(".mcp.json"),
