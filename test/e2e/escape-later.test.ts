@@ -124,6 +124,8 @@ function attempts(): ScriptedCall[] {
     cmd("mkdir -p .husky .devcontainer .claude && cp notes.txt .husky/pre-commit"),
     cmd(`git config --global alias.x '!touch ${out}-global'`),
     cmd("rg --follow BESIDE- . ; grep -rR BESIDE- . ; cat out2/secret.txt"),
+    // project instructions keel itself reads, outside the sandbox, on the next request
+    cmd(`ln -s ${root}/secret.txt AGENTS.md`),
   ];
 }
 
@@ -219,6 +221,11 @@ describe("what the agent leaves behind", () => {
       servers: {},
       unapproved: ["x"],
     });
+
+    // the next request reads the project's instructions: not through the link the model left
+    const nextFake = await startFake({ script: keelScript(() => ({ content: "Hello." })) });
+    await runCoder(nextFake, "Explain notes.txt", { workspace: ws });
+    expect(JSON.stringify(nextFake.requests.map((r) => r.body))).not.toContain(SECRET);
 
     // nothing outside written (the pwned files included), nothing from outside sent to the model
     expect(readdirSync(root).filter((n) => n.startsWith("pwned"))).toEqual([]);

@@ -9,12 +9,13 @@ import {
   linkSync,
   mkdirSync,
   readFileSync,
-  readdirSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { readInstructions } from "../../src/agent/instructions.js";
 import { enumerateUnits } from "../../src/analysis/enumerate.js";
 import { ALL_TOOLS } from "../../src/tools/registry.js";
 import type { ToolContext, ToolResult } from "../../src/tools/types.js";
@@ -95,6 +96,15 @@ describe("walks never follow a link out", () => {
     expect(text(r)).not.toContain("secret-link");
     expect(text(r)).not.toContain("dir-out");
   });
+  it("project instructions are not read through a link out (AGENTS.md → a secret)", async () => {
+    const other = path.join(root, "other-ws");
+    mkdirSync(other);
+    symlinkSync(path.join(root, "secret.txt"), path.join(other, "AGENTS.md"));
+    writeFileSync(path.join(other, "CLAUDE.md"), "Use tabs.");
+    const text = await readInstructions(other, 16_384);
+    expect(text).not.toContain(SECRET);
+    expect(text).toContain("Use tabs.");
+  });
   it("the analyst's enumeration skips every link", async () => {
     const e = await enumerateUnits(ws);
     expect(e.files.map((f) => f.path)).toEqual(["src/a.ts"]);
@@ -106,6 +116,6 @@ describe("walks never follow a link out", () => {
     // could, and it reads as the workspace's own file.
     linkSync(path.join(ws, "src", "a.ts"), path.join(ws, "hard.ts"));
     expect(readFileSync(path.join(ws, "hard.ts"), "utf8")).toContain("const a");
-    expect(readdirSync(root).sort()).toEqual(["secret.txt", "ws"]);
+    expect(statSync(path.join(ws, "hard.ts")).nlink).toBe(2);
   });
 });
