@@ -14,6 +14,7 @@ import path from "node:path";
 import { quote } from "shell-quote";
 import { beforeAll, describe, expect, it } from "vitest";
 import { mcpServersOf } from "../../src/mcp/session.js";
+import { runKeel } from "../support/cli.js";
 import type { ScriptedCall } from "../../src/testing/fake-ollama/index.js";
 import {
   call,
@@ -235,4 +236,33 @@ describe("what the agent leaves behind", () => {
     expect(sent).not.toMatch(/root:x?:0:0/);
     expect(results.length).toBe(list.length);
   }, 240_000);
+});
+
+describe("programs planted under a relative PATH entry", () => {
+  it("never run: keel finds git, bash, bwrap, socat and rg in absolute folders only", async () => {
+    const dir = tempWorkspace("keel-path-");
+    const later = path.join(dir, "ws");
+    const bin = path.join(later, "node_modules/.bin");
+    mkdirSync(bin, { recursive: true });
+    const pwned = path.join(dir, "pwned");
+    for (const name of ["git", "bash", "sh", "bwrap", "socat", "rg", "node"])
+      writeFileSync(path.join(bin, name), `#!/bin/sh\ntouch ${pwned}-${name}\n`, { mode: 0o755 });
+    const fake = await startFake({
+      script: keelScript((req) =>
+        req.turn === 0
+          ? calls(
+              call("run_command", { command: "ls" }),
+              call("write_file", { path: "a.txt", content: "a" }),
+            )
+          : { content: "Done." },
+      ),
+    });
+    const r = await runKeel(
+      ["run", "Create a.txt and run ls", "--ollama-url", fake.url, "--yes", "--json"],
+      { cwd: later, env: { PATH: `node_modules/.bin::.:${process.env.PATH}` } },
+    );
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(readFileSync(path.join(later, "a.txt"), "utf8")).toBe("a");
+    expect(readdirSync(dir).filter((n) => n.startsWith("pwned"))).toEqual([]);
+  });
 });
