@@ -281,7 +281,9 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
   try {
     SandboxManager = await sandboxManager();
     await start();
-    const exists = (rel: string) => existsSync(path.join(run.workspace, rel));
+    // macOS's profile refuses a path whether or not it exists; bubblewrap needs a placeholder.
+    const exists = (rel: string) =>
+      m.platform === "darwin" || existsSync(path.join(run.workspace, rel));
     fs = filesystemPolicy(
       run.workspace,
       run.grants,
