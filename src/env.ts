@@ -3,6 +3,7 @@
  * graphs behave the same in the CLI, in tests and on the LangGraph server.
  */
 import { homedir } from "node:os";
+import path from "node:path";
 import { userSettingsPath } from "./run/settings-file.js";
 import { commandEnv } from "./sandbox/policy.js";
 
@@ -24,6 +25,23 @@ export interface KeelEnv {
   /** The user's settings file (`$XDG_CONFIG_HOME/keel/settings.json`, default under `~/.config`). */
   userSettingsFile: string;
 }
+
+/**
+ * A PATH without its relative entries (`.`, `node_modules/.bin`, an empty entry): those resolve
+ * against the working directory — often the workspace — so a program the agent left there under the
+ * name `git`, `bash`, `bwrap` or `socat` would run outside the sandbox when keel starts one.
+ */
+export function absolutePath(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return value
+    .split(path.delimiter)
+    .filter((entry) => path.isAbsolute(entry))
+    .join(path.delimiter);
+}
+
+// keel's own process (and every program it starts: git, bash, bubblewrap, socat, ripgrep) finds
+// programs only in absolute folders, from the moment any module reads the environment.
+if (process.env.PATH !== undefined) process.env.PATH = absolutePath(process.env.PATH);
 
 /** Reads keel's environment variables once. */
 export function readEnv(env: NodeJS.ProcessEnv = process.env): KeelEnv {

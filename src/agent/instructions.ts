@@ -6,6 +6,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { CHARS_PER_TOKEN } from "../guard/context-budget.js";
+import { reallyInside } from "../tools/workspace-path.js";
 
 /** The files read, first found wins. */
 export const INSTRUCTION_FILES = ["AGENTS.md", "CLAUDE.md", "GEMINI.md"];
@@ -13,12 +14,17 @@ export const INSTRUCTION_FILES = ["AGENTS.md", "CLAUDE.md", "GEMINI.md"];
 /** Most of the window project instructions may take. */
 export const INSTRUCTIONS_SHARE = 0.15;
 
-/** The instructions as the system prompt carries them, capped; "" when the workspace has none. */
+/**
+ * The instructions as the system prompt carries them, capped; "" when the workspace has none. A file
+ * that is a link leading out of the workspace is not read (a command could have made one to a secret).
+ */
 export async function readInstructions(workspace: string, window: number): Promise<string> {
   for (const name of INSTRUCTION_FILES) {
+    const file = path.join(workspace, name);
+    if (!reallyInside(workspace, file)) continue;
     let text: string;
     try {
-      text = await readFile(path.join(workspace, name), "utf8");
+      text = await readFile(file, "utf8");
     } catch {
       continue;
     }

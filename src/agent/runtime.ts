@@ -7,6 +7,7 @@ import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { RetryPolicy } from "../models/retry.js";
 import { customEmitter, runModel, type GraphDeps, type ModelFit } from "../run/model.js";
 import type { ServerSettings } from "../run/settings.js";
+import { approveHint } from "../mcp/approval.js";
 import { mcpServersOf, mcpSession } from "../mcp/session.js";
 import { ALL_TOOLS } from "../tools/registry.js";
 import type { KeelTool } from "../tools/types.js";
@@ -33,6 +34,7 @@ export type KeelEvent =
   | { type: "tool-channel"; reason: string; pinned: boolean }
   /** An MCP server could not start or list its tools; the run goes on without them. */
   | { type: "mcp-failed"; server: string; target: string; detail: string }
+  | { type: "mcp-unapproved"; servers: string[]; approve: string }
   /** A changing step ran without an undo snapshot (no git, or the shadow repository failed). */
   | { type: "undo-unavailable"; detail: string }
   /** The run's MCP tools and the share of the window their schemas take. */
@@ -69,13 +71,16 @@ export function nodeEnv(config: LangGraphRunnableConfig, deps: GraphDeps): NodeE
   );
   const workspace = runWorkspace(settings);
   const mcpTools = async () => {
-    const session = await mcpSession(
-      mcpServersOf(workspace, settings.mcpServers),
-      workspace,
-      new Set(ALL_TOOLS.map((t) => t.name)),
-    );
+    const set = mcpServersOf(workspace, settings.mcpServers);
+    const session = await mcpSession(set.servers, workspace, new Set(ALL_TOOLS.map((t) => t.name)));
     if (!reported.has(settings)) {
       reported.add(settings);
+      if (set.unapproved.length)
+        emit({
+          type: "mcp-unapproved",
+          servers: set.unapproved,
+          approve: approveHint(set.unapproved),
+        });
       for (const f of session.failures) emit({ type: "mcp-failed", ...f });
       const tokens = session.servers.reduce((n, s) => n + s.tokens, 0);
       if (session.tools.length)

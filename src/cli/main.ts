@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 /** The keel command. Parses arguments, wires the session to the terminal, maps outcomes to exit codes. */
-import path from "node:path";
 import { Command, CommanderError } from "commander";
 import { ZodError } from "zod";
 import { CheckpointUrlError, defaultCheckpoints } from "../persistence/checkpointer.js";
@@ -12,7 +11,8 @@ import { runDemo } from "./demo.js";
 import { formatDoctor, runDoctor } from "./doctor.js";
 import { closeSandbox } from "../sandbox/runtime.js";
 import { closeMcp } from "../mcp/session.js";
-import { formatMcp, listMcp } from "./mcp.js";
+import { approveMcp, formatMcp, listMcp } from "./mcp.js";
+import { realWorkspace } from "../tools/workspace-path.js";
 import { formatModels, listModels, ModelServerError, startCommands } from "./models.js";
 import {
   addServerOptions,
@@ -70,7 +70,7 @@ function program(): Command {
       }
     });
 
-  cli
+  const mcp = cli
     .command("mcp")
     .description(
       "List the MCP servers a run here would use (.mcp.json and settings), their tools, and what the tools cost in tokens",
@@ -78,13 +78,25 @@ function program(): Command {
     .option("-w, --workspace <dir>", "the workspace whose .mcp.json and settings to read", ".")
     .option("--json", "print the report as JSON")
     .action(async (flags: { workspace: string; json?: boolean }) => {
-      const workspace = path.resolve(flags.workspace);
+      const workspace = realWorkspace(flags.workspace);
       checkSettingsFiles(workspace);
       const report = await listMcp(workspace);
       process.stdout.write(
         `${flags.json ? JSON.stringify({ ...report, tools: undefined }) : formatMcp(report)}\n`,
       );
       process.exitCode = report.failures.length ? 1 : 0;
+    });
+  mcp
+    .command("approve [names...]")
+    .description(
+      "Show the workspace's .mcp.json servers not approved yet (or those named), and ask whether keel may start each; approvals are kept in your settings folder",
+    )
+    .option("-w, --workspace <dir>", "the workspace whose .mcp.json to read", ".")
+    .action(async (names: string[], flags: { workspace: string }) => {
+      // `-w` after the server names is parsed by `keel mcp` itself.
+      const given = flags.workspace !== "." ? flags.workspace : (mcp.opts().workspace as string);
+      const workspace = realWorkspace(given);
+      await approveMcp(workspace, names, (l) => process.stderr.write(`${l}\n`));
     });
 
   const doctor = cli

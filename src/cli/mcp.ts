@@ -5,29 +5,86 @@
  */
 import pc from "picocolors";
 import { settingsFrom } from "../agent/context.js";
-import { mcpServersOf, mcpSession, type McpSession } from "../mcp/session.js";
+import { createInterface } from "node:readline/promises";
+import { readEnv } from "../env.js";
+import {
+  approvalsFile,
+  approveHint,
+  describeEntry,
+  isApproved,
+  recordApproval,
+} from "../mcp/approval.js";
+import { mcpServersOf, mcpSession, projectMcpServers, type McpSession } from "../mcp/session.js";
 import { ALL_TOOLS } from "../tools/registry.js";
 import { MCP_WARN_SHARE } from "./timeline.js";
 
 export interface McpReport extends McpSession {
   window: number;
+  /** `.mcp.json` servers no person approved: not started. */
+  unapproved: string[];
 }
 
-/** Connects the workspace's servers and reports them. */
+/** Connects the workspace's approved servers and reports them (the unapproved ones by name). */
 export async function listMcp(workspace: string): Promise<McpReport> {
   const settings = settingsFrom({ context: { workspace } });
-  const session = await mcpSession(
-    mcpServersOf(workspace, settings.mcpServers),
-    workspace,
-    new Set(ALL_TOOLS.map((t) => t.name)),
+  const set = mcpServersOf(workspace, settings.mcpServers);
+  const session = await mcpSession(set.servers, workspace, new Set(ALL_TOOLS.map((t) => t.name)));
+  return { ...session, window: settings.contextWindow, unapproved: set.unapproved };
+}
+
+/**
+ * `keel mcp approve [NAME…]`: shows each `.mcp.json` server not approved yet (all of them, or those
+ * named) and asks the person whether keel may start it in this workspace; a yes is stored in the
+ * user's settings folder. Returns the servers approved.
+ */
+export async function approveMcp(
+  workspace: string,
+  names: readonly string[],
+  say: (line: string) => void,
+): Promise<string[]> {
+  const project = projectMcpServers(workspace);
+  const unknown = names.filter((n) => !(n in project));
+  if (unknown.length)
+    throw new Error(
+      `${workspace}/.mcp.json has no server ${unknown.join(", ")}; it names: ${Object.keys(project).join(", ") || "none"}`,
+    );
+  const file = approvalsFile(readEnv().userSettingsFile);
+  const wanted = Object.entries(project).filter(
+    ([n, c]) => (names.length === 0 || names.includes(n)) && !isApproved(file, workspace, n, c),
   );
-  return { ...session, window: settings.contextWindow };
+  if (wanted.length === 0) {
+    say("Nothing to approve: every server asked about is approved already.");
+    return [];
+  }
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const approved: string[] = [];
+  try {
+    for (const [name, config] of wanted) {
+      say(describeEntry(name, config));
+      const answer = await rl.question(
+        `Start this server in ${workspace} (in the OS sandbox) from now on? [y/N] `,
+      );
+      if (/^y(es)?$/i.test(answer.trim())) {
+        recordApproval(file, workspace, name, config);
+        approved.push(name);
+        say(`approved "${name}" (stored in ${file}; a changed entry is asked about again)`);
+      } else say(`not approved: "${name}"`);
+    }
+  } finally {
+    rl.close();
+  }
+  return approved;
 }
 
 /** The report people read. */
 export function formatMcp(r: McpReport): string {
+  const waiting = r.unapproved.length
+    ? `\n${pc.yellow("not approved")}: ${r.unapproved.join(", ")} (from .mcp.json; not started). Review and approve: ${approveHint(r.unapproved)}`
+    : "";
   if (r.servers.length === 0 && r.failures.length === 0)
-    return 'No MCP servers: add them to .mcp.json ({"mcpServers": {"name": {"command": …}}}) or to mcpServers in your settings.';
+    return waiting
+      ? waiting.trim()
+      : 'No MCP servers: add them to .mcp.json ({"mcpServers": {"name": {"command": …}}}) or to mcpServers in your settings.';
   const lines: string[] = [];
   let total = 0;
   for (const s of r.servers) {
@@ -49,5 +106,5 @@ export function formatMcp(r: McpReport): string {
           )
         : ""),
   );
-  return lines.join("\n");
+  return lines.join("\n") + waiting;
 }

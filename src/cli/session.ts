@@ -5,7 +5,11 @@
 import { randomBytes } from "node:crypto";
 import { HumanMessage } from "@langchain/core/messages";
 import { Command, isGraphDrained, type RunControl } from "@langchain/langgraph";
-import { runConfig, type SettingsInput } from "../agent/context.js";
+import { runConfig, settingsFrom, type SettingsInput } from "../agent/context.js";
+import { readEnv } from "../env.js";
+import { approvalsFile, approveHint, describeEntry, recordApproval } from "../mcp/approval.js";
+import { mcpServersOf, projectMcpServers } from "../mcp/session.js";
+import { realWorkspace } from "../tools/workspace-path.js";
 import { createCoderGraph } from "../agent/graph.js";
 import type { KeelEvent } from "../agent/runtime.js";
 import type { GraphDeps } from "../run/model.js";
@@ -28,6 +32,8 @@ export interface RunOutcome {
   /** Each model turn's tokens as the server reported them (absent where it reported none). */
   usage: { turns: TurnUsage[]; promptTokens: number; newTokens: number; generatedTokens: number };
   error?: string;
+  /** `.mcp.json` servers not started because no person approved them, and how to approve them. */
+  mcp_unapproved?: { servers: string[]; approve: string };
   /** 0 done, 1 not completed, 3 the model server failed, 130 interrupted (Ctrl-C). */
   exitCode: 0 | 1 | 3 | 130;
 }
@@ -50,8 +56,41 @@ export interface SessionOptions {
 export const newThreadId = () =>
   `run-${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString("hex")}`;
 
-/** Runs or resumes a thread to its end (or to a question nobody can answer). */
+/**
+ * Runs or resumes a thread to its end (or to a question nobody can answer). The workspace's
+ * `.mcp.json` servers no person approved are asked about first when a person is there; without one
+ * they are not started, and the outcome names them with the command that approves them.
+ */
 export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
+  const unapproved = await askMcpApproval(opts);
+  const o = await runThread(opts);
+  return unapproved.length
+    ? { ...o, mcp_unapproved: { servers: unapproved, approve: approveHint(unapproved) } }
+    : o;
+}
+
+/** The project's MCP servers still unapproved after asking the person (if there is one). */
+async function askMcpApproval(opts: SessionOptions): Promise<string[]> {
+  const workspace = realWorkspace(opts.settings.workspace);
+  const { unapproved } = mcpServersOf(
+    workspace,
+    settingsFrom({ context: opts.settings }).mcpServers,
+  );
+  if (!opts.ask || unapproved.length === 0) return unapproved;
+  const project = projectMcpServers(workspace);
+  const file = approvalsFile(readEnv().userSettingsFile);
+  const left: string[] = [];
+  for (const name of unapproved) {
+    const answer = await opts.ask(
+      `${describeEntry(name, project[name]!)}\n.mcp.json names this MCP server. Start it (in the OS sandbox) in this workspace from now on? [y/N]`,
+    );
+    if (/^y(es)?$/i.test(answer.trim())) recordApproval(file, workspace, name, project[name]!);
+    else left.push(name);
+  }
+  return left;
+}
+
+async function runThread(opts: SessionOptions): Promise<RunOutcome> {
   const persistence = await openPersistence(opts.checkpoints);
   const { checkpointer, store } = persistence;
   const threadId = opts.threadId ?? newThreadId();

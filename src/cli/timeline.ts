@@ -164,6 +164,10 @@ export function describeEvent(e: KeelEvent): string[] {
             )
           : ""),
     ];
+  if (e.type === "mcp-unapproved")
+    return [
+      `${pc.yellow("mcp")}      .mcp.json names ${e.servers.length === 1 ? "a server" : "servers"} no person approved (${e.servers.join(", ")}): not started. To start ${e.servers.length === 1 ? "it" : "them"}, review and approve: ${e.approve}`,
+    ];
   if (e.type === "mcp-failed")
     return [
       `${pc.yellow("mcp")}      server "${e.server}" (${short(e.target, 60)}) is not available: ${short(e.detail, 200)}; the run goes on without its tools`,

@@ -27,6 +27,7 @@ import {
   toolWanted,
   type McpServerConfig,
 } from "./config.js";
+import { approvalsFile, isApproved } from "./approval.js";
 
 /** A server that could not start or list its tools. */
 export interface McpFailure {
@@ -58,11 +59,8 @@ interface Connected {
 const sessions = new Map<string, Promise<McpSession>>();
 const open: Connected[] = [];
 
-/** The servers of a run: the workspace's `.mcp.json` (never trusted) under the settings' own. */
-export function mcpServersOf(
-  workspace: string,
-  fromSettings: Record<string, McpServerConfig>,
-): Record<string, McpServerConfig> {
+/** The servers a workspace's `.mcp.json` names (never trusted); none when it has no such file. */
+export function projectMcpServers(workspace: string): Record<string, McpServerConfig> {
   const file = path.join(workspace, ".mcp.json");
   let text: string | undefined;
   try {
@@ -70,7 +68,33 @@ export function mcpServersOf(
   } catch {
     text = undefined;
   }
-  return { ...(text ? parseMcpJson(file, text) : {}), ...fromSettings };
+  return text ? parseMcpJson(file, text) : {};
+}
+
+/** A run's servers, and the project's servers it leaves out because no person approved them. */
+export interface McpServerSet {
+  servers: Record<string, McpServerConfig>;
+  unapproved: string[];
+}
+
+/**
+ * The servers of a run: the workspace's `.mcp.json` servers a person approved (`keel mcp approve`),
+ * under the user settings' own. An unapproved project server is left out and named.
+ */
+export function mcpServersOf(
+  workspace: string,
+  fromSettings: Record<string, McpServerConfig>,
+  approvals: string = approvalsFile(readEnv().userSettingsFile),
+): McpServerSet {
+  const project = projectMcpServers(workspace);
+  const servers: Record<string, McpServerConfig> = {};
+  const unapproved: string[] = [];
+  for (const [name, config] of Object.entries(project)) {
+    if (name in fromSettings) continue;
+    if (isApproved(approvals, workspace, name, config)) servers[name] = config;
+    else unapproved.push(name);
+  }
+  return { servers: { ...servers, ...fromSettings }, unapproved };
 }
 
 /** The session for a set of servers (connected on first use, then shared). */
@@ -169,19 +193,30 @@ async function connect(name: string, s: McpServerConfig, workspace: string) {
   }
   const status = s.trust ? undefined : await probeSandbox();
   const sandboxed = status?.ok === true;
+  if (status && !status.ok)
+    throw new McpConfigError(
+      `MCP server "${name}" not started: keel cannot sandbox it here (${status.reason}), and only a server the user's settings mark "trust": true runs outside the sandbox`,
+    );
   let command = s.command!;
   let args = s.args;
   let env: Record<string, string> = { ...readEnv().commandEnv, ...s.env };
   let prepared: PreparedCommand | undefined;
   if (sandboxed) {
-    prepared = await prepareCommand(quote([s.command!, ...s.args]), {
+    // The entry's env is set INSIDE the sandbox (by `env` there): the shell that starts bubblewrap
+    // runs with keel's own fixed environment, so BASH_ENV, PATH or LD_PRELOAD from a server's entry
+    // never reach a program outside the sandbox.
+    const inside = Object.entries(s.env).map(([k, v]) => `${k}=${v}`);
+    const argv = inside.length
+      ? ["env", ...inside, s.command!, ...s.args]
+      : [s.command!, ...s.args];
+    prepared = await prepareCommand(quote(argv), {
       workspace,
       grants: { ...NO_GRANTS, allowRead: serverReads(s, workspace), allowHosts: s.allowHosts },
       approved: false,
       sandboxed: true,
     });
     [command, ...args] = prepared.argv;
-    env = { ...prepared.env, ...s.env };
+    env = prepared.env;
   }
   const transport = new StdioClientTransport({
     command,

@@ -9,6 +9,7 @@
  * allowed, plus the package registries for a command a person approved (an install).
  */
 import path from "node:path";
+import { COMMAND_PROTECTED } from "./protected.js";
 
 /** What the user allowed beyond the defaults (flags, settings). Paths absolute or `~/…`. */
 export interface SandboxGrants {
@@ -140,14 +141,6 @@ export function commandEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   return out;
 }
 
-/**
- * Files in the workspace that run code outside the sandbox later (git's hooks and config run in the
- * user's next git command; keel's own folder holds its settings and checkpoints): commands may not
- * write them where they exist. (A missing one cannot be protected without a placeholder that breaks
- * `git init` and `git add`.)
- */
-export const PROTECTED_IN_WORKSPACE = [".git/hooks", ".git/config", ".keel"];
-
 /** What the policy needs to know about the machine. */
 export interface Machine {
   platform: NodeJS.Platform;
@@ -193,12 +186,12 @@ export function readableRoots(m: Machine): string[] {
   return [...roots].sort();
 }
 
-/** The filesystem policy of one command; `protectedPaths`: those of `PROTECTED_IN_WORKSPACE` that exist. */
+/** The filesystem policy of one command; `denyWrite`: absolute paths (see `sandboxDenyPaths`). */
 export function filesystemPolicy(
   workspace: string,
   grants: SandboxGrants,
   m: Machine,
-  protectedPaths: string[] = [],
+  denyWrite: string[] = [],
 ): FilesystemPolicy {
   const abs = (p: string) => absoluteGrant(p, workspace, m.home);
   const writable = [workspace, ...grants.allowWrite.map(abs)];
@@ -206,7 +199,7 @@ export function filesystemPolicy(
     denyRead: ["/"],
     allowRead: [...readableRoots(m), ...writable, ...grants.allowRead.map(abs)],
     allowWrite: writable,
-    denyWrite: protectedPaths.map((p) => path.join(workspace, p)),
+    denyWrite,
   };
 }
 
@@ -258,17 +251,21 @@ export function sandboxNotes(
       "[sandbox] The network is closed to commands (names do not resolve). If the task needs a host, say so in your answer: the user can allow it with --allow-host HOST.",
     );
   }
-  const touched = PROTECTED_IN_WORKSPACE.filter(
-    (p) => policy.denyWrite.includes(path.join(workspace, p)) && (t.command + t.output).includes(p),
+  const touched = COMMAND_PROTECTED.filter(
+    (p) =>
+      policy.denyWrite.some((d) => d.startsWith(path.join(workspace, p))) &&
+      new RegExp(`(^|[^\\w.-])${p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[^\\w.-])`).test(
+        t.command + "\n" + t.output,
+      ),
   );
   if (touched.length > 0) {
     notes.push(
-      `[sandbox] ${touched.join(", ")} ${one(touched, "is", "are")} read-only to commands: git runs its hooks and config outside the sandbox, and .keel holds keel's own state.`,
+      `[sandbox] ${touched.join(", ")} ${one(touched, "is", "are")} read-only to commands: programs outside the sandbox (git, shells, editors, MCP clients) run what is there, and .keel holds keel's own state. If the task needs ${one(touched, "it", "them")} changed, say so in your answer, or write the file with write_file (a person must approve it).`,
     );
   }
   if (t.removed.length > 0) {
     notes.push(
-      `[sandbox] keel removed ${t.removed.join(", ")}: git would run ${one(t.removed, "it", "them")} outside the sandbox. Do not set up git hooks or commands in git's config.`,
+      `[sandbox] keel removed ${t.removed.join(", ")}: a program outside the sandbox (git, a shell, an editor) would run ${one(t.removed, "it", "them")}. Do not set up git hooks, commands in git's config, or editor and shell start-up files.`,
     );
   }
   return notes.join("\n");
@@ -279,7 +276,7 @@ export function sandboxNotes(
  * `.git/config` could not be protected yet) is cleaned of them. Matched on `section.key`, lower case.
  */
 export const RISKY_GIT_CONFIG =
-  /^(core\.(hookspath|fsmonitor|sshcommand|gitproxy|pager|editor|askpass)|alias\..*|filter\..*\.(clean|smudge|process)|diff\..*\.(textconv|command)|merge\..*\.driver|credential\..*|sequence\.editor|gpg\..*program|uploadpack\..*|receive\..*)$/;
+  /^(core\.(hookspath|fsmonitor|sshcommand|gitproxy|pager|editor|askpass|attributesfile|worktree)|alias\..*|filter\..*\.(clean|smudge|process)|diff\..*\.(textconv|command)|diff\.external|merge\..*\.driver|credential\..*|sequence\.editor|gpg\..*program|gpg\.program|uploadpack\..*|receive\..*|remote\..*\.(uploadpack|receivepack)|include\.path|includeif\..*\.path|pager\..*|interactive\.difffilter|(diff|merge)tool\..*\.cmd|web\.browser|browser\..*\.(cmd|path)|man\..*\.(cmd|path)|submodule\..*\.update|protocol\..*\.allow|url\..*\.insteadof|ssh\.variant)$/;
 
 /**
  * A git config's text without the risky keys, and the keys removed. Understands git's INI form:

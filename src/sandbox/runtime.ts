@@ -8,20 +8,20 @@
  * the grants, the host allow-list) goes with the command.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
 import type { SandboxManager as Manager } from "@anthropic-ai/sandbox-runtime";
 import { readEnv } from "../env.js";
-import { removeCreated } from "./aftercare.js";
+import { cleanAfter, markWorkspace, nestedDenies } from "./aftercare.js";
+import { sandboxDenyPaths } from "./protected.js";
 import {
   allowedHosts,
   filesystemPolicy,
   sandboxNotes,
   NO_GRANTS,
-  PROTECTED_IN_WORKSPACE,
   type FilesystemPolicy,
   type Machine,
   type SandboxGrants,
@@ -53,16 +53,33 @@ const collectors = new Set<string[]>();
 
 /**
  * sandbox-runtime's proxies (and, on Linux, their socat bridges) keep a process alive, so they run
- * only while commands do: started on demand, stopped a moment after the last command ends.
+ * only while commands do: started on demand, stopped a moment after the last command ends. Starting
+ * and stopping are one chain of steps, each after the one before: a stop that has begun finishes
+ * before the next start, and a stop whose turn comes while a command holds the sandbox does nothing,
+ * so a command never meets a sandbox that is going away.
  */
 const IDLE_MS = 1000;
-let running: Promise<void> | undefined;
+let lifecycle: Promise<unknown> = Promise.resolve();
+let initialized = false;
 let active = 0;
 let idle: NodeJS.Timeout | undefined;
 
+/** Runs one lifecycle step after the others. */
+function step<T>(fn: () => Promise<T>): Promise<T> {
+  const next = lifecycle.then(fn);
+  lifecycle = next.catch(() => undefined);
+  return next;
+}
+
+/** The sandbox, started if it is not; call with `active` already counting the caller. */
 function start(): Promise<void> {
   clearTimeout(idle);
-  return (running ??= startManager());
+  return step(async () => {
+    if (!initialized) {
+      await startManager();
+      initialized = true;
+    }
+  });
 }
 
 async function startManager(): Promise<void> {
@@ -79,10 +96,7 @@ async function startManager(): Promise<void> {
       for (const c of collectors) c.push(port ? `${host}:${port}` : host);
       return Promise.resolve(false);
     },
-  ).catch((e: unknown) => {
-    running = undefined;
-    throw e;
-  });
+  );
   for (const signal of ["SIGINT", "SIGTERM"] as const)
     for (const l of process.listeners(signal))
       if (!before[signal].includes(l)) process.removeListener(signal, l);
@@ -97,11 +111,13 @@ function release(): void {
 }
 
 /** Stops the sandbox's proxies now (the CLI calls it before exiting); the next command restarts them. */
-export async function closeSandbox(): Promise<void> {
+export function closeSandbox(): Promise<void> {
   clearTimeout(idle);
-  if (!running || active > 0) return;
-  running = undefined;
-  await (await sandboxManager()).reset();
+  return step(async () => {
+    if (!initialized || active > 0) return;
+    initialized = false;
+    await (await sandboxManager()).reset();
+  });
 }
 
 /**
@@ -202,7 +218,7 @@ let neutralDir: string | undefined;
  * own write protections for dotfiles of the process's working directory (`.bashrc`, `.vscode`, …),
  * and on Linux protects a missing one with a placeholder device file for as long as the command
  * runs — in the workspace that breaks `git add -A`. keel protects the workspace's own risky paths
- * itself (`PROTECTED_IN_WORKSPACE`). Wraps are serialised so the directory change never interleaves;
+ * itself (`sandboxDenyPaths`). Wraps are serialised so the directory change never interleaves;
  * where the process cannot change directory (a worker thread) it wraps where it is.
  */
 async function outsideWorkspace<T>(workspace: string, wrap: () => Promise<T>): Promise<T> {
@@ -257,17 +273,28 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
   const m = machine();
   const commandId = randomBytes(16).toString("base64url");
   const hosts = allowedHosts(run.grants, run.approved);
-  const SandboxManager = await sandboxManager();
   active += 1;
+  const marks = markWorkspace(run.workspace);
   let wrapped: string;
   let fs: FilesystemPolicy;
+  let SandboxManager: typeof Manager;
   try {
+    SandboxManager = await sandboxManager();
     await start();
+    // macOS's profile refuses a path whether or not it exists; bubblewrap needs a placeholder.
+    const exists = (rel: string) =>
+      m.platform === "darwin" || existsSync(path.join(run.workspace, rel));
     fs = filesystemPolicy(
       run.workspace,
       run.grants,
       { ...m, runtimeDirs: runtimePaths(SandboxManager, m) },
-      PROTECTED_IN_WORKSPACE.filter((p) => existsSync(path.join(run.workspace, p))),
+      sandboxDenyPaths(
+        run.workspace,
+        exists,
+        statSync(path.join(run.workspace, ".git"), { throwIfNoEntry: false })?.isDirectory() ??
+          false,
+        nestedDenies(marks, run.workspace),
+      ),
     );
     wrapped = await outsideWorkspace(run.workspace, () =>
       SandboxManager.wrapWithSandbox(command, "bash", { filesystem: fs }, undefined, {
@@ -284,9 +311,6 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
   }
   const blocked: string[] = [];
   collectors.add(blocked);
-  const unprotected = PROTECTED_IN_WORKSPACE.filter(
-    (p) => !fs.denyWrite.includes(path.join(run.workspace, p)),
-  );
   let notes: string | undefined;
   return {
     // Not `exec`ed by bash: bubblewrap runs with --die-with-parent, and its parent must be this
@@ -304,7 +328,7 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
         command,
         output,
         blockedHosts: [...new Set(blocked)],
-        removed: removeCreated(run.workspace, unprotected),
+        removed: cleanAfter(run.workspace, marks),
       };
       return (notes = sandboxNotes(trace, run.workspace, fs, m.home));
     },

@@ -1,10 +1,9 @@
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { glob } from "tinyglobby";
 import { z } from "zod";
 import { describeSource, languageOf, type FileStructure } from "./code-structure.js";
 import { missingPath, sandboxed } from "./fs-tools.js";
-import { SKIPPED_DIRS } from "./search-tools.js";
+import { files as walk } from "./search-tools.js";
 import { defineTool, ok } from "./types.js";
 
 const MAX_FILE_BYTES = 512 * 1024;
@@ -39,9 +38,7 @@ export const analyzeCodeTool = defineTool({
         return ok(`${r.rel}: ${st.size} bytes, too large to parse; read parts with read_file.`);
       return ok(fileSummary(await describeSource(r.rel, await readFile(r.abs, "utf8"))));
     }
-    const files = (
-      await glob("**/*", { cwd: r.abs, ignore: SKIPPED_DIRS, onlyFiles: true })
-    ).sort();
+    const files = await walk(r.abs, "**/*", ctx.workspace);
     const byLanguage = new Map<string, { files: number; lines: number }>();
     const parts: string[] = [];
     for (const f of files.slice(0, MAX_FOLDER_FILES)) {

@@ -5,6 +5,7 @@ import { glob as tinyglob } from "tinyglobby";
 import { z } from "zod";
 import { missingPath, sandboxed } from "./fs-tools.js";
 import { defineTool, fail, ok, type ToolResult } from "./types.js";
+import { reallyInside } from "./workspace-path.js";
 
 /** Folders no search should wander into. */
 export const SKIPPED_DIRS = ["**/node_modules/**", "**/.git/**", "**/.keel/**", "**/dist/**"];
@@ -21,14 +22,20 @@ function badPattern(pattern: string): ToolResult | null {
   return null;
 }
 
-async function files(root: string, pattern: string): Promise<string[]> {
+/**
+ * The files under `root` (a real path in the workspace) matching a pattern. A walk never follows a
+ * link out: linked folders are not entered, and a linked file counts only when its real path is in
+ * the workspace.
+ */
+export async function files(root: string, pattern: string, workspace: string): Promise<string[]> {
   const found = await tinyglob(pattern.replace(/\\/g, "/"), {
     cwd: root,
     ignore: SKIPPED_DIRS,
     onlyFiles: true,
     dot: false,
+    followSymbolicLinks: false,
   });
-  return found.sort();
+  return found.filter((f) => reallyInside(workspace, path.join(root, f))).sort();
 }
 
 export const globTool = defineTool({
@@ -49,7 +56,7 @@ export const globTool = defineTool({
     if ("failure" in r) return r.failure;
     const st = await stat(r.abs).catch(() => null);
     if (!st) return missingPath("glob", r.rel);
-    const found = await files(r.abs, pattern);
+    const found = await files(r.abs, pattern, ctx.workspace);
     const rel = found.map((f) => path.posix.join(r.rel === "." ? "" : r.rel, f) || f);
     if (rel.length === 0) return ok(`no files match ${pattern} in ${r.rel}`);
     const shown = rel.slice(0, MAX_MATCHES).join("\n");
@@ -91,9 +98,13 @@ export const grepTool = defineTool({
     const st = await stat(r.abs).catch(() => null);
     if (!st) return missingPath("grep", r.rel);
     const targets = st.isDirectory()
-      ? (await files(r.abs, glob ? (glob.includes("/") ? glob : `**/${glob}`) : "**/*")).map((f) =>
-          path.join(r.abs, f),
-        )
+      ? (
+          await files(
+            r.abs,
+            glob ? (glob.includes("/") ? glob : `**/${glob}`) : "**/*",
+            ctx.workspace,
+          )
+        ).map((f) => path.join(r.abs, f))
       : [r.abs];
     const matches: string[] = [];
     for (const file of targets) {

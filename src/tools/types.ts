@@ -45,6 +45,10 @@ export type Approver = (request: {
   command: string;
   reason: string;
   unsandboxed?: boolean;
+  /** A write to a protected path (sandbox/protected.ts): only a person may allow it, not `--yes`. */
+  protected?: boolean;
+  /** What the person is shown of the change (the content written, the edit). */
+  preview?: string;
 }) => boolean;
 
 /** Everything a tool needs from the run; no tool reads globals. */

@@ -1,4 +1,4 @@
-import { realpathSync } from "node:fs";
+import { lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
 
 export type Resolved =
@@ -9,8 +9,10 @@ const MAX_PATH = 4096;
 
 /**
  * Resolves a path a model gave against the workspace root, refusing anything that would read or
- * write outside it: `..`, absolute paths elsewhere, `~`, drive letters, NUL bytes, and symlinks
- * whose target lies outside. Backslashes are taken as separators (models trained on Windows
+ * write outside it: `..`, absolute paths elsewhere, `~`, drive letters, NUL bytes, symlinks whose
+ * target lies outside, and dangling links. `abs` and `rel` are of the REAL path (links resolved, for a
+ * path that does not exist yet those of its deepest existing ancestor), so a tool acts on what it
+ * checked and the rules see what is really touched. Backslashes are taken as separators (models trained on Windows
  * transcripts write `.\src`). Never throws.
  *
  * @param workspace the real (symlink-free) absolute path of the workspace root
@@ -41,25 +43,37 @@ export function resolveInWorkspace(workspace: string, userPath: string): Resolve
   const abs = path.resolve(workspace, p);
   if (!isInside(workspace, abs)) return outside("it leaves the workspace root");
 
-  // Symlinks: the deepest part of the path that exists must really be inside the workspace.
-  let probe = abs;
-  for (;;) {
-    let real: string | undefined;
+  const real = realTarget(abs);
+  if (real === undefined) return outside("a symbolic link on the way leads nowhere");
+  if (!isInside(workspace, real)) return outside("a symbolic link leads out of it");
+  const rel = path.relative(workspace, real) || ".";
+  return { ok: true, abs: real, rel: rel.split(path.sep).join("/") };
+}
+
+/**
+ * The real path a tool would act on: the path's own real path when it exists; else the real path of
+ * its deepest existing ancestor with the missing rest appended. Undefined when a link on the way
+ * leads nowhere (a dangling link: writing through it would create its target, wherever that is).
+ */
+export function realTarget(abs: string): string | undefined {
+  const rest: string[] = [];
+  for (let probe = abs; ; probe = path.dirname(probe)) {
     try {
-      real = realpathSync(probe);
+      return path.join(realpathSync(probe), ...rest.reverse());
     } catch {
-      real = undefined;
+      // missing, or a link that leads nowhere
     }
-    if (real !== undefined) {
-      if (!isInside(workspace, real)) return outside("a symbolic link leads out of it");
-      break;
-    }
+    if (lstatSync(probe, { throwIfNoEntry: false })?.isSymbolicLink()) return undefined;
     const parent = path.dirname(probe);
-    if (parent === probe) break;
-    probe = parent;
+    if (parent === probe) return undefined;
+    rest.push(path.basename(probe));
   }
-  const rel = path.relative(workspace, abs) || ".";
-  return { ok: true, abs, rel: rel.split(path.sep).join("/") };
+}
+
+/** Whether `abs` really lies in the workspace (through every link); for the walks' entries. */
+export function reallyInside(workspace: string, abs: string): boolean {
+  const real = realTarget(abs);
+  return real !== undefined && isInside(workspace, real);
 }
 
 function isInside(root: string, candidate: string): boolean {

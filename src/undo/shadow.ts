@@ -1,11 +1,15 @@
 /**
  * The shadow repository: a git object store in `.keel/undo`, separate from the user's own `.git`,
  * that keeps every version of a file the agent touched. Its work tree is the workspace, its index its
- * own, and nothing of the user's git configuration applies (no hooks, filters or fsmonitor).
+ * own. keel's git obeys nothing the workspace can influence: no system or global config, its own
+ * config rewritten by keel before each use (a clone or a person's hand cannot plant a filter
+ * there), hooks pointed at /dev/null, no fsmonitor, attributes files empty — a `filter=` or `diff=`
+ * attribute in the workspace's `.gitattributes` names a driver no config it reads defines. `.keel`
+ * is refused to every tool and read-only to commands, and keel refuses a `.keel/undo` that is a link.
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -17,6 +21,8 @@ const run = promisify(execFile);
 export const SHADOW_DIR = ".keel/undo";
 /** What a workspace snapshot never includes. */
 const EXCLUDED = [".keel/", ".git/", "node_modules/"];
+/** The shadow repository's whole config, written by keel before each use. */
+const SHADOW_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n";
 /** git's name for "no file". */
 const ABSENT = /^0+$/;
 
@@ -42,16 +48,22 @@ export class ShadowRepo {
   static async open(workspace: string): Promise<ShadowRepo | undefined> {
     const gitDir = path.join(workspace, SHADOW_DIR);
     const repo = new ShadowRepo(workspace, gitDir);
+    await mkdir(gitDir, { recursive: true });
+    if (realpathSync(gitDir) !== gitDir)
+      throw new Error(
+        `${gitDir} is reached through a link; keel keeps its records only in ${SHADOW_DIR} itself`,
+      );
     if (!existsSync(path.join(gitDir, "HEAD"))) {
-      await mkdir(gitDir, { recursive: true });
       try {
         await run("git", ["init", "--bare", "-q", gitDir], { env: repo.env() });
       } catch {
         return undefined;
       }
-      await mkdir(path.join(gitDir, "info"), { recursive: true });
-      await writeFile(path.join(gitDir, "info", "exclude"), EXCLUDED.join("\n") + "\n");
     }
+    await mkdir(path.join(gitDir, "info"), { recursive: true });
+    await writeFile(path.join(gitDir, "config"), SHADOW_CONFIG);
+    await writeFile(path.join(gitDir, "info", "exclude"), EXCLUDED.join("\n") + "\n");
+    await writeFile(path.join(gitDir, "info", "attributes"), "");
     return repo;
   }
 
@@ -126,6 +138,12 @@ export class ShadowRepo {
       "core.safecrlf=false",
       "-c",
       "gc.auto=0",
+      "-c",
+      "core.attributesFile=/dev/null",
+      "-c",
+      "core.untrackedCache=false",
+      "-c",
+      "submodule.recurse=false",
       `--git-dir=${this.gitDir}`,
       `--work-tree=${this.workspace}`,
     ];
@@ -137,6 +155,8 @@ export class ShadowRepo {
       HOME: process.env.HOME,
       GIT_CONFIG_NOSYSTEM: "1",
       GIT_CONFIG_GLOBAL: "/dev/null",
+      GIT_ATTR_NOSYSTEM: "1",
+      GIT_TERMINAL_PROMPT: "0",
       GIT_INDEX_FILE: path.join(this.gitDir, "index"),
     };
   }

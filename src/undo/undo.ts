@@ -9,6 +9,8 @@ import { createTwoFilesPatch } from "diff";
 import { appendJournal, lastThread, liveSteps, readJournal, type StepRecord } from "./journal.js";
 import { planUndo, touched, type UndoAction } from "./plan.js";
 import { blobId, ShadowRepo } from "./shadow.js";
+import { isKeelOwn } from "../sandbox/protected.js";
+import { resolveInWorkspace } from "../tools/workspace-path.js";
 
 export class UndoError extends Error {
   override name = "UndoError";
@@ -41,12 +43,31 @@ export async function planThreadUndo(
   return { thread, steps, actions: planUndo(steps, current) };
 }
 
+/**
+ * Where an undo may act on a journaled path: its real path (links resolved, for a missing file of
+ * its deepest existing ancestor) inside the workspace and outside keel's own folder, whatever the
+ * journal says. A path that is not is an UndoError: the journal was not written by keel.
+ */
+export function undoTarget(workspace: string, rel: string): string {
+  const r = resolveInWorkspace(workspace, rel);
+  if (!r.ok || path.isAbsolute(rel) || isKeelOwn(r.rel))
+    throw new UndoError(
+      `the undo journal names ${JSON.stringify(rel)}, which is not a file of the workspace keel may change; keel undo touches nothing outside ${workspace}`,
+    );
+  return r.abs;
+}
+
+const BLOB = /^[0-9a-f]{40}$/;
+
 /** Applies a plan: files restored or removed (and folders left empty removed), the undo journaled. */
 export async function applyUndo(workspace: string, plan: UndoPlan): Promise<void> {
   const repo = await ShadowRepo.open(workspace);
   if (!repo) throw new UndoError("git is not installed: the shadow repository cannot be read");
+  for (const a of plan.actions) undoTarget(workspace, a.path);
   for (const a of plan.actions) {
-    const abs = path.join(workspace, a.path);
+    const abs = undoTarget(workspace, a.path);
+    if (a.action === "restore" && !BLOB.test(a.blob))
+      throw new UndoError(`the undo journal names ${JSON.stringify(a.blob)}, which is not a blob`);
     if (a.action === "restore") {
       await mkdir(path.dirname(abs), { recursive: true });
       await writeFile(abs, await repo.read(a.blob));
@@ -109,7 +130,7 @@ async function threadSteps(workspace: string, threadId?: string) {
 }
 
 async function diskBlob(workspace: string, rel: string): Promise<string | null> {
-  const abs = path.join(workspace, rel);
+  const abs = undoTarget(workspace, rel);
   return existsSync(abs) ? blobId(await readFile(abs)) : null;
 }
 

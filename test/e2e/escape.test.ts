@@ -158,6 +158,14 @@ function attempts(): ScriptedCall[] {
     ),
     cmd("cp notes.txt .git/hooks/post-checkout"),
     cmd("git config core.hooksPath /tmp"),
+    // links a command leaves for the file tools: dangling, to /etc, chained
+    cmd(`ln -s ${out}-dangling.txt dangle.txt`),
+    call("write_file", { path: "dangle.txt", content: "x" }),
+    cmd("ln -s /etc etc-link && ln -s link-out chain1 && ln -s chain1 chain2"),
+    call("grep", { pattern: "root:|NEXT-TO" }),
+    call("glob", { pattern: "**/*" }),
+    call("read_file", { path: "chain2/secret.txt" }),
+    call("analyze_code", { path: "." }),
     // network
     cmd("curl -sS -m 5 http://example.com"),
     cmd(
@@ -206,6 +214,7 @@ describe("escape attempts through every tool, under the OS sandbox", () => {
     // no secret in anything sent to the model
     const sent = JSON.stringify(fake.requests.map((r) => r.body));
     for (const s of [SECRET, HOME_SECRET, ENV_SECRET]) expect(sent).not.toContain(s);
+    expect(sent).not.toMatch(/root:x?:0:0/);
     // ...not even encoded
     expect(sent).not.toContain(Buffer.from(SECRET).toString("base64").slice(0, 16));
 

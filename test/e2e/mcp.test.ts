@@ -20,7 +20,16 @@ import {
 } from "../support/harness.js";
 
 const startFake = fakeOllamaPerTest();
+// Approvals go to the user's settings folder: this file's own, never the real one.
+process.env.XDG_CONFIG_HOME = tempWorkspace("keel-config-");
 const SERVER = path.resolve(import.meta.dirname, "../support/mcp-server.mjs");
+
+/** A person approves every server of a workspace's .mcp.json, answering yes at the prompt. */
+async function approve(ws: string, ...names: string[]) {
+  const r = await runKeel(["mcp", "approve", ...names, "-w", ws], { input: "y\ny\ny\n" });
+  expect(r.code, r.stderr).toBe(0);
+  return r;
+}
 
 /** A workspace whose .mcp.json names the test server; the log of calls it received. */
 function workspace(extra: Record<string, unknown> = {}, env: Record<string, string> = {}) {
@@ -75,6 +84,7 @@ describe("MCP tools", () => {
       }),
     });
     const { ws, calls: received } = workspace();
+    await approve(ws);
     const r = await run(ws, fake.url, "--yes");
     expect(r.code, r.stderr).toBe(0);
     expect(received()).toEqual([{ tool: "add", args: { a: 2, b: 3 } }]);
@@ -96,6 +106,7 @@ describe("MCP tools", () => {
       }),
     });
     const { ws, calls: received } = workspace({ timeout: 800 });
+    await approve(ws);
     const r = await run(ws, fake.url, "--yes");
     expect(r.code, r.stderr).toBe(0);
     const results = fake
@@ -115,6 +126,7 @@ describe("MCP tools", () => {
       ),
     });
     const { ws, calls: received } = workspace();
+    await approve(ws, "calc");
     await run(ws, fake.url);
     expect(received()).toEqual([]);
     const told = fake.chatBodies({ turnsOnly: true })[1]!.messages!.find((m) => m.role === "tool")!;
@@ -130,6 +142,7 @@ describe("MCP tools", () => {
       ),
     });
     const { ws } = workspace({}, { MCP_FAIL_START: "/var/lib/secret.db" });
+    await approve(ws);
     const r = await run(ws, fake.url, "--yes");
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(
@@ -156,6 +169,7 @@ describe("MCP tools", () => {
         path.join(ws, ".mcp.json"),
         JSON.stringify({ mcpServers: { web: { url: `http://127.0.0.1:${port}/mcp` } } }),
       );
+      await approve(ws);
       const listed = await runKeel(["mcp", "-w", ws, "--json"]);
       expect(JSON.parse(listed.stdout)).toMatchObject({
         servers: [
@@ -195,6 +209,7 @@ describe("MCP tools", () => {
 
   it("keel mcp lists the servers, their tools and the tokens they cost", async () => {
     const { ws } = workspace();
+    await approve(ws);
     const r = await runKeel(["mcp", "-w", ws, "--json"]);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout) as {
@@ -208,5 +223,67 @@ describe("MCP tools", () => {
     const text = await runKeel(["mcp", "-w", ws]);
     expect(text.stdout).toMatch(/calc .* sandboxed · 4 tools · ~\d+ tokens/);
     expect(text.stdout).toMatch(/MCP tools take ~\d+ tokens of the 16384-token window/);
+  });
+});
+
+describe("project MCP servers need a person's approval", () => {
+  it("an unapproved server does not start; the run says how to approve it; a changed entry asks again", async () => {
+    const fake = await startFake({
+      script: keelScript((req) =>
+        req.turn === 0
+          ? calls(call("write_file", { path: "total.txt", content: "5" }))
+          : { content: "total.txt holds 5." },
+      ),
+    });
+    const { ws } = workspace();
+    const r = await run(ws, fake.url, "--yes");
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json?.mcp_unapproved).toEqual({ servers: ["calc"], approve: "keel mcp approve calc" });
+    expect(r.stderr).toMatch(
+      /mcp .*no person approved \(calc\): not started.*keel mcp approve calc/,
+    );
+    const tools = fake.chatBodies({ turnsOnly: true })[0]!.tools ?? [];
+    expect(tools.map((t) => t.function.name)).not.toContain("add");
+    expect(existsSync(path.join(ws, "mcp-calls.log"))).toBe(false);
+
+    // the person sees the entry and says no, then yes
+    const no = await runKeel(["mcp", "approve", "-w", ws], { input: "n\n" });
+    expect(no.stderr).toMatch(
+      /server "calc":\n {2}runs: .*mcp-server\.mjs[\s\S]*not approved: "calc"/,
+    );
+    expect((await runKeel(["mcp", "-w", ws, "--json"])).json?.unapproved).toEqual(["calc"]);
+    await approve(ws);
+    expect((await runKeel(["mcp", "-w", ws, "--json"])).json?.unapproved).toEqual([]);
+    const approvals = readFileSync(
+      path.join(process.env.XDG_CONFIG_HOME!, "keel", "mcp-approved.json"),
+      "utf8",
+    );
+    expect(approvals).toContain(ws);
+
+    // the same name with a different entry is a different server: asked about again
+    const mcp = path.join(ws, ".mcp.json");
+    const entry = JSON.parse(readFileSync(mcp, "utf8")) as {
+      mcpServers: { calc: { args: string[] } };
+    };
+    entry.mcpServers.calc.args.push("--extra");
+    writeFileSync(mcp, JSON.stringify(entry));
+    expect((await runKeel(["mcp", "-w", ws, "--json"])).json?.unapproved).toEqual(["calc"]);
+  });
+
+  it("an entry's env applies inside the sandbox only: BASH_ENV and PATH never reach the launcher", async () => {
+    const root = tempWorkspace("keel-mcp-env-");
+    const pwned = path.join(root, "pwned");
+    const evil = path.join(root, "evil.sh");
+    writeFileSync(evil, `touch ${pwned}\n`);
+    const { ws, calls: received } = workspace(
+      {},
+      { BASH_ENV: evil, ENV: evil, PATH: `${root}:/usr/bin:/bin`, LD_PRELOAD: "" },
+    );
+    await approve(ws);
+    const r = await runKeel(["mcp", "-w", ws, "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json?.servers).toMatchObject([{ name: "calc", sandboxed: true }]);
+    expect(existsSync(pwned)).toBe(false);
+    expect(received()).toEqual([]);
   });
 });

@@ -12,10 +12,15 @@ export interface CliResult {
   json?: Record<string, unknown>;
 }
 
-/** Runs the built keel command; `onSpawn` gets the child (e.g. to kill it). */
+/** Runs the built keel command; `onSpawn` gets the child (e.g. to kill it); `input` is its stdin. */
 export function runKeel(
   args: string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv; onSpawn?: (c: ChildProcess) => void } = {},
+  opts: {
+    cwd?: string;
+    env?: NodeJS.ProcessEnv;
+    onSpawn?: (c: ChildProcess) => void;
+    input?: string;
+  } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env, ...opts.env };
@@ -26,13 +31,14 @@ export function runKeel(
     const child = spawn(process.execPath, [KEEL_BIN, ...args], {
       cwd: opts.cwd,
       env,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
+    if (opts.input !== undefined) child.stdin!.end(opts.input);
     opts.onSpawn?.(child);
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
     child.on("error", reject);
     child.on("close", (code, signal) => {
       const last = stdout.trim().split("\n").at(-1) ?? "";

@@ -77,7 +77,7 @@ describe("filesystemPolicy", () => {
     expect(p.allowWrite).toEqual([WS, "/tmp/out"]);
   });
   it("protects the given workspace paths from writes", () => {
-    const p = filesystemPolicy(WS, NO_GRANTS, machine, [".git/hooks", ".keel"]);
+    const p = filesystemPolicy(WS, NO_GRANTS, machine, [`${WS}/.git/hooks`, `${WS}/.keel`]);
     expect(p.denyWrite).toEqual([`${WS}/.git/hooks`, `${WS}/.keel`]);
   });
 });
@@ -135,7 +135,7 @@ describe("hiddenPaths", () => {
 });
 
 describe("sandboxNotes", () => {
-  const p = filesystemPolicy(WS, NO_GRANTS, machine, [".git/hooks"]);
+  const p = filesystemPolicy(WS, NO_GRANTS, machine, [`${WS}/.git/hooks`]);
   const note = (over: Partial<Parameters<typeof sandboxNotes>[0]>) =>
     sandboxNotes(
       { command: "npm test", output: "", blockedHosts: [], removed: [], ...over },
@@ -161,8 +161,9 @@ describe("sandboxNotes", () => {
   });
   it("explains a protected path the command touched, and what keel removed", () => {
     expect(note({ command: "cp x .git/hooks/pre-push" })).toMatch(/\.git\/hooks is read-only/);
+    expect(note({ command: "cp x .git/hooksy" })).toBe("");
     expect(note({ removed: [".git/hooks/pre-commit"] })).toMatch(
-      /keel removed \.git\/hooks\/pre-commit: git would run it outside the sandbox/,
+      /keel removed \.git\/hooks\/pre-commit: a program outside the sandbox \(git, a shell, an editor\) would run it/,
     );
   });
 });

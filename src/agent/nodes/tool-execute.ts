@@ -13,7 +13,14 @@ import { isolationOf, loopSettingsOf } from "../context.js";
 import { unansweredCalls } from "../conversation.js";
 import { nodeEnv, type NodeEnv } from "../runtime.js";
 import type { CoderStateUpdate, CoderStateValue, Failure } from "../state.js";
-import { approver, callFacts, checkAllowed, describeCall, gate } from "./tool-gate.js";
+import {
+  approver,
+  callFacts,
+  changePreview,
+  checkAllowed,
+  describeCall,
+  gate,
+} from "./tool-gate.js";
 
 /**
  * Runs ONE unanswered tool call of the last reply and answers it with a ToolMessage carrying its
@@ -50,7 +57,7 @@ export function createToolExecuteNode(deps: GraphDeps) {
         if (loop.failure) update.failure = loop.failure;
       } else {
         const facts = callFacts(step.tool, step.args, step.entry, env.workspace);
-        const gated = gate(facts, env);
+        const gated = gate(facts, env, changePreview(step.tool, step.args));
         result = gated.run
           ? await runOnce(step, describeCall(facts), state, env, config, window, gated.approved)
           : gated.result;

@@ -7,6 +7,7 @@ import { interrupt } from "@langchain/langgraph";
 import type { TrailEntry } from "../../guard/loop.js";
 import { pathOf } from "../../tools/fs-tools.js";
 import { decide, type CallFacts } from "../../tools/permissions.js";
+import { isKeelOwn, KEEL_DIR, protectedEntry } from "../../sandbox/protected.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import type { NodeEnv } from "../runtime.js";
 import { rulesOf } from "../context.js";
@@ -42,9 +43,60 @@ export function describeCall(facts: CallFacts): string {
   return about ? `${facts.tool} ${about}` : facts.tool;
 }
 
-/** Whether a resolved call may run, asking a person where the rules say so. */
-export function gate(facts: CallFacts, env: NodeEnv): GateVerdict {
+/** What a person is shown of a file change before approving it: the content, or the edit. */
+export function changePreview(tool: KeelTool, args: unknown): string {
+  const a = (args ?? {}) as Record<string, unknown>;
+  const text = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+  const clip = (v: string) =>
+    v.length > 4000 ? `${v.slice(0, 4000)}\n[… ${v.length - 4000} more characters]` : v;
+  if (tool.name === "edit_file")
+    return `replace:\n${clip(text(a.old_text))}\nwith:\n${clip(text(a.new_text))}`;
+  if ("content" in a) return `content:\n${clip(text(a.content))}`;
+  return JSON.stringify(a);
+}
+
+/**
+ * Whether a resolved call may run, asking a person where the rules say so. A file change in a
+ * protected path (sandbox/protected.ts) needs a person who sees `preview`, whatever the mode, the
+ * allow rules or `--yes` say; one in keel's own folder is refused to every tool.
+ */
+export function gate(facts: CallFacts, env: NodeEnv, preview = ""): GateVerdict {
   const s = env.settings;
+  if (facts.path !== undefined && isKeelOwn(facts.path))
+    return {
+      run: false,
+      result: fail(
+        "refused",
+        `${facts.tool} refused: ${KEEL_DIR}/ holds keel's own settings and records, and no tool may read or change it. Do the task without it.`,
+      ),
+    };
+  const guarded =
+    facts.toolClass === "mutate" && facts.path !== undefined
+      ? protectedEntry(facts.path)
+      : undefined;
+  if (guarded) {
+    const denied = decide(facts, s.approval, rulesOf(s));
+    if (denied.decision === "deny")
+      return { run: false, result: fail("refused", `${facts.tool} refused: ${denied.reason}.`) };
+    const reason = `${facts.path} is protected: ${guarded.why}, outside the sandbox`;
+    if (
+      approver(env)({
+        tool: facts.tool,
+        command: describeCall(facts),
+        reason,
+        protected: true,
+        preview,
+      })
+    )
+      return { run: true, approved: true };
+    return {
+      run: false,
+      result: fail(
+        "needs_approval",
+        `${facts.tool} was not run: ${reason}, so only a person who sees the change may allow it, and none did (--yes does not). Do the task without changing ${facts.path}, or finish and say what should be written there.`,
+      ),
+    };
+  }
   const verdict = decide(facts, s.approval, rulesOf(s));
   if (verdict.decision === "allow") return { run: true, approved: verdict.approved };
   if (verdict.decision === "deny")
@@ -82,15 +134,18 @@ export function checkAllowed(env: NodeEnv) {
   };
 }
 
-/** Asks a person through an interrupt; `--yes` answers yes except for running unsandboxed. */
+/**
+ * Asks a person through an interrupt; `--yes` answers yes except for running unsandboxed and for a
+ * protected path (only a person who saw the change may allow those).
+ */
 export function approver(env: NodeEnv): Approver {
   return (req) => {
-    if (env.settings.autoApprove && !req.unsandboxed) return true;
+    if (env.settings.autoApprove && !req.unsandboxed && !req.protected) return true;
     if (!env.settings.interactive) return false;
     const answer: unknown = interrupt({
       type: "approval",
       ...req,
-      question: `Allow \`${req.command}\`? (${req.reason})`,
+      question: `Allow \`${req.command}\`? (${req.reason})${req.preview ? `\n${req.preview}` : ""}`,
     });
     const approved =
       answer === true || (typeof answer === "string" && /^y(es)?$/i.test(answer.trim()));
