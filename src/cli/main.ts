@@ -113,7 +113,7 @@ function program(): Command {
     .option("--json", "print the report as JSON")
     .action(
       async (flags: ServerFlags & { json?: boolean; workspace: string; checkpoints?: string }) => {
-        const workspace = path.resolve(flags.workspace);
+        const workspace = realWorkspace(flags.workspace);
         const report = await runDoctor({
           ...resolvedServer(flags, workspace),
           checkpoints: flags.checkpoints ?? defaultCheckpoints(workspace),
