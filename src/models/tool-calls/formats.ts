@@ -4,11 +4,10 @@
  * for it, and a sample (for tests and the bench). Adding a family touches this file only (and its
  * reader). The order is the order `auto` tries them: most specific first.
  */
+import { functionaryFormat, hermesFormat } from "./hermes-formats.js";
 import {
   commandRFormat,
-  functionaryFormat,
   graniteFormat,
-  hermesFormat,
   llamaJsonFormat,
   mistralFormat,
   phiFormat,
@@ -54,7 +53,7 @@ const R = '{"path": "README.md"}';
 export const FORMATS: readonly FormatRecord[] = [
   {
     name: "deepseek",
-    marker: /<[｜|]tool▁calls?▁begin[｜|]>/,
+    marker: /<[｜|]tool(▁|_| |\\_)calls?((▁|_| |\\_)begin)?[｜|]>/,
     extract: deepseekFormat,
     opens: ["<｜"],
     template: /<｜tool▁calls▁begin｜>/,
@@ -63,7 +62,7 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "kimi-k2",
-    marker: /<\|tool_calls_section_begin\|>|<\|tool_call_begin\|>/,
+    marker: /<\|tool_calls?_section_begin\|>|<\|tool_call_begin\|>|<\|tool_call_argument_begin\|>/,
     extract: kimiFormat,
     opens: ["<|"],
     template: /<\|tool_calls_section_begin\|>/,
@@ -219,7 +218,8 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "functionary",
-    marker: /<function=[^>\n]+>\s*\{|>>>\s*[\w.-]+\s*\n|^\s*[\p{L}_][\p{L}\p{N}_.-]*\s*\n\s*\{/u,
+    marker:
+      /<function(=[^>\n]+|\s+name\s*=\s*"[^"\n]+")>\s*\{|>>>\s*[\w.-]+\s*\n|^\s*[\p{L}_][\p{L}\p{N}_.-]*\s*\n\s*\{/u,
     extract: functionaryFormat,
     opens: ["<function=", ">>>"],
     example: `<function=read_file>${R}</function>`,
@@ -237,7 +237,7 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "hermes",
-    marker: /<tool_call>/,
+    marker: /<tool_call>|<(function_call|tools?|response|json|xml|JSON)>\s*\{\s*"name"/,
     extract: hermesFormat,
     opens: ["<tool_call>"],
     template: /<tool_call>/,
@@ -276,7 +276,7 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "llama3-json",
-    marker: /\{\s*"(name|tool|tool_name|function)"\s*:|<\|python_tag\|>/,
+    marker: /\{\s*"(name|tool|tool_name|function|type)"\s*:|<\|python_tag\|>/,
     extract: llamaJsonFormat,
     opens: ["<|"],
     template: /<\|python_tag\|>/,

@@ -5,35 +5,15 @@
  * (`<function_call>`), Apertus (`<|tools_prefix|>`). Formats learnt from the models' chat templates
  * and model cards, and SGLang's function-call detectors.
  */
-import { callFromObject } from "./json-formats.js";
+import { jsonEntries, readCall, splitEntries, type Entries } from "./entries.js";
 import { jsonAt, lenientJson, parsePythonLines } from "./scan.js";
 import type { Extraction, Extractor, RawCall } from "./types.js";
-
-/** The valid calls of a parsed JSON value (one object or a list); invalid elements are dropped. */
-export function validCalls(value: unknown): RawCall[] {
-  const list = Array.isArray(value) ? value : [value];
-  return list.map(callFromObject).filter((c): c is RawCall => c !== undefined);
-}
-
-/** Every JSON value in `body`, one after another (a list, or objects one per line). */
-export function jsonValues(body: string): unknown[] {
-  const out: unknown[] = [];
-  let i = 0;
-  for (;;) {
-    while (i < body.length && /[\s,;]/.test(body[i]!)) i++;
-    if (i >= body.length) return out;
-    const json = jsonAt(body, i);
-    if (!json) return out;
-    out.push(json.value);
-    i = json.end;
-  }
-}
 
 /** Spans `open … close` (or to the end when unclosed); each body read by `read`. */
 function tagged(
   open: RegExp,
   close: string,
-  read: (body: string) => RawCall[] | undefined,
+  read: (body: string) => RawCall[] | Entries | undefined,
   problem: string,
 ): Extractor {
   return (text) => {
@@ -42,18 +22,26 @@ function tagged(
       const from = m.index + m[0].length;
       const at = text.indexOf(close, from);
       const end = at < 0 ? text.length : at + close.length;
-      const calls = read(text.slice(from, at < 0 ? text.length : at));
+      const got = read(text.slice(from, at < 0 ? text.length : at));
+      const { calls, rejected } = Array.isArray(got)
+        ? { calls: got, rejected: [] }
+        : (got ?? { calls: [], rejected: [] });
       out.push(
-        calls?.length
-          ? { start: m.index, end, calls }
-          : { start: m.index, end, calls: [], problem },
+        calls.length
+          ? { start: m.index, end, calls, ...(rejected.length ? { rejected } : {}) }
+          : {
+              start: m.index,
+              end,
+              calls: [],
+              problem: rejected.length ? `${problem} (${rejected[0]!.reason})` : problem,
+            },
       );
     }
     return out;
   };
 }
 
-const jsonCalls = (body: string) => jsonValues(body).flatMap(validCalls);
+const jsonCalls = jsonEntries;
 
 /** OLMo 3: `<function_calls>\nf(a=1)\ng(b="x")\n</function_calls>`. */
 export const olmo3Format = tagged(
@@ -79,15 +67,24 @@ export const toolCallsBlockFormat = tagged(
   '<tool_calls> must hold calls like {"name": …, "arguments": {…}}',
 );
 
-/** Granite 20B FC: `<function_call> {"name": …, "arguments": {…}}`, repeated for several calls. */
+/**
+ * Granite 20B FC: `<function_call> {"name": …, "arguments": {…}}`, repeated for several calls (a
+ * closing `</function_call>`, which models drifting from Hermes write, is part of it).
+ */
 export const granite20bFormat: Extractor = (text) => {
   const out: Extraction[] = [];
   for (const m of text.matchAll(/<function_call>/g)) {
     const json = jsonAt(text, m.index + m[0].length);
-    const calls = json ? validCalls(json.value) : [];
+    const { calls, rejected } = json ? splitEntries([json.value]) : { calls: [], rejected: [] };
+    const close = json ? /^\s*<\/function_call>/.exec(text.slice(json.end)) : null;
     out.push(
       calls.length
-        ? { start: m.index, end: json!.end, calls }
+        ? {
+            start: m.index,
+            end: json!.end + (close?.[0].length ?? 0),
+            calls,
+            ...(rejected.length ? { rejected } : {}),
+          }
         : {
             start: m.index,
             end: m.index + m[0].length,
@@ -117,7 +114,10 @@ export const apertusFormat = tagged(
     const calls = list.flatMap((o): RawCall[] => {
       if (!o || typeof o !== "object" || Array.isArray(o)) return [];
       const entries = Object.entries(o as Record<string, unknown>);
-      if (entries.length !== 1) return validCalls(o);
+      if (entries.length !== 1) {
+        const c = readCall(o);
+        return typeof c === "string" ? [] : [c];
+      }
       const [name, args] = entries[0]!;
       return args && typeof args === "object" && !Array.isArray(args)
         ? [{ name, arguments: args }]
