@@ -221,7 +221,7 @@ export const FORMATS: readonly FormatRecord[] = [
     marker:
       /<function(=[^>\n]+|\s+name\s*=\s*"[^"\n]+")>\s*\{|>>>\s*[\w.-]+\s*\n|^\s*[\p{L}_][\p{L}\p{N}_.-]*\s*\n\s*\{/u,
     extract: functionaryFormat,
-    opens: ["<function=", ">>>"],
+    opens: ["<function=", "<function name=", ">>>"],
     example: `<function=read_file>${R}</function>`,
     sample: `<function=read_file>${R}</function>`,
   },
@@ -237,9 +237,10 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "hermes",
-    marker: /<tool_call>|<(function_call|tools?|response|json|xml|JSON)>\s*\{\s*"name"/,
+    marker: /<tool_call>|<(tools?|response|json|xml|JSON)>\s*\{\s*"name"/,
     extract: hermesFormat,
-    opens: ["<tool_call>"],
+    // (`<response>`, `<json>`, `<xml>` may wrap an answer: the call object in them is held back.)
+    opens: ["<tool_call>", "<tool>", "<tools>"],
     template: /<tool_call>/,
     family: /^qwen3moe$|^qwen3$|^qwen2/,
     example: `<tool_call>\n{"name": "read_file", "arguments": ${R}}\n</tool_call>`,

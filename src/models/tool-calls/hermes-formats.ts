@@ -1,8 +1,8 @@
 /**
  * Hermes (`<tool_call>{json}</tool_call>`, Qwen 2.5/3, Hermes 2/3) and the shapes models drift to
- * from it, as llama.cpp's Hermes reader also accepts them: the call object in `<function_call>`,
- * `<tool>`, `<tools>`, `<response>`, `<json>` or `<xml>` tags, a ```json / ```xml fence around the
- * tags; and Functionary's `<function=name>{json}</function>` (v3.1; also written
+ * from it, as llama.cpp's Hermes reader also accepts them: the call object in `<tool>`, `<tools>`,
+ * `<response>`, `<json>` or `<xml>` tags (`<function_call>` is Granite 20B's reader's), a ```json /
+ * ```xml fence around the tags; and Functionary's `<function=name>{json}</function>` (v3.1; also written
  * `<function name="name">`) and `>>>name\n{json}` (v3.2).
  */
 import { jsonEntries } from "./entries.js";
@@ -10,7 +10,7 @@ import { jsonAt, parsePythonCalls } from "./scan.js";
 import type { Extraction, Extractor, RawCall, RejectedCall } from "./types.js";
 
 const HERMES =
-  /(```(?:json|xml)?[ \t]*\n\s*)?<(tool_call|function_call|tools?|response|json|xml|JSON)>([\s\S]*?)(<\/\2>|(?=<\2>)|$)/g;
+  /(```(?:json|xml)?[ \t]*\n\s*)?<(tool_call|tools?|response|json|xml|JSON)>([\s\S]*?)(<\/\2>|(?=<\2>)|$)/g;
 
 /**
  * `<tool_call>{json}</tool_call>`; also JSON arrays or several objects inside (Granite 3.3, small

@@ -35,6 +35,8 @@ function typeOf(schemas: ArgSchemas | undefined, tool: string, key: string): str
   return all.includes("string") ? "string" : all[0];
 }
 
+/** Text that may be a JSON value (anything else is not worth a parse attempt). */
+const JSON_START = /^([[{"]|-?\d|(true|false|null)$)/;
 const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 
 /**
@@ -50,7 +52,7 @@ function coerce(call: RawCall, schemas?: ArgSchemas): ParsedCall {
     const t = typeof v === "string" ? v.trim() : "";
     if (type === "string" && (typeof v === "number" || typeof v === "boolean")) out[k] = String(v);
     else if (type === undefined && call.textValues === "json" && typeof v === "string")
-      out[k] = t === "" ? v : (lenientJson(t) ?? v);
+      out[k] = JSON_START.test(t) ? (lenientJson(t) ?? v) : v;
     else if (typeof v !== "string" || type === "string" || type === undefined) out[k] = v;
     else if ((type === "number" || type === "integer") && NUMBER.test(t)) out[k] = Number(t);
     else if (type === "boolean" && /^(true|false)$/i.test(t)) out[k] = t.toLowerCase() === "true";

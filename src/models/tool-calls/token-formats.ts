@@ -72,38 +72,54 @@ export const deepseekFormat: Extractor = (text) => {
 };
 
 const KIMI_SECTION = /<\|tool_calls?_section_begin\|>([\s\S]*?)(<\|tool_calls?_section_end\|>|$)/g;
-const KIMI_CALL =
-  /(?:<\|tool_call_begin\|>)?[ \t\r\n]*([^\s<>]+)\s*<\|tool_call_argument_begin\|>/g;
+const KIMI_BEGIN = "<|tool_call_begin|>";
+const KIMI_ARGS = "<|tool_call_argument_begin|>";
 /** A call id: `functions.name:0` (MLX servers also write other prefixes, or none). */
 const KIMI_ID = /^(?:[^.\s:]+\.)?(.+):\d+$/u;
+
+/** The call id written just before `at` (after `from`), and where its call starts. */
+function kimiId(text: string, from: number, at: number): { id: string; start: number } {
+  let i = at;
+  while (i > from && /\s/.test(text[i - 1]!)) i--;
+  const idEnd = i;
+  while (i > from && !/[\s<>]/.test(text[i - 1]!)) i--;
+  const id = text.slice(i, idEnd);
+  while (i > from && /\s/.test(text[i - 1]!)) i--;
+  const begin = i - KIMI_BEGIN.length;
+  return { id, start: begin >= from && text.startsWith(KIMI_BEGIN, begin) ? begin : i };
+}
 
 /** The Kimi calls in `text` from `from` to `to`, with their spans. */
 function kimiCalls(text: string, from: number, to: number) {
   const found: Array<{ start: number; end: number; call?: RawCall; rejected?: RejectedCall }> = [];
-  const re = new RegExp(KIMI_CALL.source, "g");
-  re.lastIndex = from;
-  for (let m = re.exec(text); m && m.index < to; m = re.exec(text)) {
-    const at = m.index + m[0].length;
-    const next = text.slice(at, to).search(/<\|tool_call_(?:end|begin)\|>/);
+  let after = from;
+  for (
+    let a = text.indexOf(KIMI_ARGS, from);
+    a >= 0 && a < to;
+    a = text.indexOf(KIMI_ARGS, after)
+  ) {
+    const { id: raw, start } = kimiId(text, after, a);
+    const at = a + KIMI_ARGS.length;
+    const next = text.slice(at, to).search(/<\|tool_call_(?:end|begin|argument_begin)\|>/);
     const until = next < 0 ? to : at + next;
     const json = jsonAt(text, at);
-    const args = json && json.end <= until ? json.value : lenientJson(text.slice(at, until));
-    const close = /^\s*<\|tool_call_end\|>/.exec(text.slice(until, to));
-    const end =
-      Math.max(until, json && json.end <= until ? json.end : until) + (close?.[0].length ?? 0);
-    re.lastIndex = end;
-    const id = KIMI_ID.exec(m[1]!);
+    const inside = json !== undefined && json.end <= until;
+    const args = inside ? json.value : lenientJson(text.slice(at, until));
+    const close = text.startsWith("<|tool_call_end|>", until) ? "<|tool_call_end|>".length : 0;
+    const end = until + close;
+    after = end;
+    const id = KIMI_ID.exec(raw);
     if (id && args && typeof args === "object" && !Array.isArray(args))
-      found.push({ start: m.index, end, call: { name: id[1]!, arguments: args } });
+      found.push({ start, end, call: { name: id[1]!, arguments: args } });
     else
       found.push({
-        start: m.index,
+        start,
         end,
         rejected: {
-          text: quote(text.slice(m.index, end)),
+          text: quote(text.slice(start, end)),
           reason: id
             ? `the arguments of ${id[1]} are not a JSON object`
-            : `a Kimi call id must be functions.name:index, got ${JSON.stringify(m[1])}`,
+            : `a Kimi call id must be functions.name:index, got ${JSON.stringify(raw)}`,
         },
       });
   }
