@@ -88,19 +88,27 @@ export function splitEntries(values: unknown[], broken: string[] = []): Entries 
 /**
  * Every JSON value in `body`, one after another (a list, or objects one per line, separated by
  * whitespace, commas or semicolons). A value that does not parse is skipped to the end of its line
- * and returned in `broken`, so the lines after it are still read.
+ * and returned in `broken`, so the lines after it are still read; a list that does not parse is
+ * read entry by entry.
  */
 export function jsonValues(body: string): { values: unknown[]; broken: string[] } {
   const values: unknown[] = [];
   const broken: string[] = [];
   let i = 0;
+  let list = false;
   for (;;) {
-    while (i < body.length && /[\s,;]/.test(body[i]!)) i++;
+    while (i < body.length && (list ? /[\s,;\]]/ : /[\s,;]/).test(body[i]!)) i++;
     if (i >= body.length) return { values, broken };
     const json = jsonAt(body, i);
     if (json) {
       values.push(json.value);
       i = json.end;
+      continue;
+    }
+    if (body[i] === "[" && !list) {
+      // A list with a broken entry: read its entries one by one.
+      list = true;
+      i++;
       continue;
     }
     const close = balancedEnd(body, i);

@@ -79,9 +79,9 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "minimax-m2",
-    marker: /<minimax:tool_call>/,
+    marker: /<minimax:tool_call>|<invoke\s+name\s*=/,
     extract: minimaxM2Format,
-    opens: ["<minimax:tool_call>"],
+    opens: ["<minimax:tool_call>", "<invoke "],
     template: /<minimax:tool_call>/,
     family: /^minimax/,
     example: `<minimax:tool_call>\n<invoke name="read_file">\n<parameter name="path">README.md</parameter>\n</invoke>\n</minimax:tool_call>`,
@@ -227,9 +227,9 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "glm-4.5",
-    marker: /<tool_call>\s*[^\s<{[]+\s*(<arg_key>|<\/tool_call>)/,
+    marker: /<tool_call>\s*[^\s<{[]+\s*(<arg_key>|<\/tool_call>)|^[ \t]*[^\s<>]+\s*<arg_key>/m,
     extract: glmFormat,
-    opens: ["<tool_call>"],
+    opens: ["<tool_call>", "<arg_key>"],
     template: /<arg_key>/,
     family: /^glm4moe|^glm/,
     example: `<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>README.md</arg_value>\n</tool_call>`,

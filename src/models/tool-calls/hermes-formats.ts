@@ -12,6 +12,19 @@ import type { Extraction, Extractor, RawCall, RejectedCall } from "./types.js";
 const HERMES =
   /(```(?:json|xml)?[ \t]*\n\s*)?<(tool_call|tools?|response|json|xml|JSON)>([\s\S]*?)(<\/\2>|(?=<\2>)|$)/g;
 
+/** A Hermes body: JSON call objects (a list, several), or Python calls (`f(a=1)`, `[f(a=1)]`). */
+function readBody(body: string): { calls: RawCall[]; rejected: RejectedCall[] } {
+  if (!/^[{[]/.test(body)) return { calls: parsePythonCalls(body) ?? [], rejected: [] };
+  const read = jsonEntries(body);
+  if (read.calls.length) return read;
+  // Some Qwen templates end a call with a stray brace pair: `{{"name": …, "arguments": {…}}}}`.
+  const braces = /^\{\s*(\{[\s\S]*\})\s*\}\s*\}$/.exec(body);
+  const unbraced = braces ? jsonEntries(braces[1]!) : undefined;
+  if (unbraced?.calls.length && !unbraced.rejected.length) return unbraced;
+  const py = body.startsWith("[") ? parsePythonCalls(body) : undefined;
+  return py ? { calls: py, rejected: [] } : read;
+}
+
 /**
  * `<tool_call>{json}</tool_call>`; also JSON arrays or several objects inside (Granite 3.3, small
  * Qwen models), and a Python call (`<tool_call>f(a=1)</tool_call>`). The other wrappers count only
@@ -30,10 +43,7 @@ export const hermesFormat: Extractor = (text) => {
       const close = /^\s*```/.exec(text.slice(end));
       if (close) end += close[0].length;
     }
-    const { calls, rejected }: { calls: RawCall[]; rejected: RejectedCall[] } =
-      body.startsWith("{") || body.startsWith("[")
-        ? jsonEntries(body)
-        : { calls: parsePythonCalls(body) ?? [], rejected: [] };
+    const { calls, rejected } = readBody(body);
     out.push(
       calls.length
         ? { start, end, calls, ...(rejected.length ? { rejected } : {}) }

@@ -3,7 +3,7 @@
  * Command R. Each extractor returns the spans it claims; a span with markup but no valid call
  * carries a `problem`, a list's invalid entries are in `rejected`.
  */
-import { callsFromJson, splitEntries } from "./entries.js";
+import { callsFromJson, jsonEntries, splitEntries } from "./entries.js";
 import { jsonAt, parsePythonCalls, parsePythonLines } from "./scan.js";
 import type { Extraction, Extractor, RawCall } from "./types.js";
 
@@ -26,11 +26,17 @@ function markerThenJson(marker: string | RegExp, closing?: string, keepValid = f
         const close = text.indexOf(closing, end);
         if (close >= 0 && text.slice(end, close).trim() === "") end = close + closing.length;
       }
+      const from = start + m[0].length;
+      const close = closing && !json ? text.indexOf(closing, from) : -1;
+      // A list that does not parse as a whole is read entry by entry up to its closing marker.
       const entries = json
         ? keepValid
           ? splitEntries([json.value])
           : { calls: callsFromJson(json.value) ?? [], rejected: [] }
-        : undefined;
+        : keepValid && close > 0
+          ? jsonEntries(text.slice(from, close))
+          : undefined;
+      if (close > 0 && entries?.calls.length) end = close + closing!.length;
       out.push(
         entries?.calls.length
           ? {
@@ -93,8 +99,7 @@ const END_TOKEN = /^\s*(<\|eom_id\|>|<\|eot_id\|>)/;
 
 /**
  * Llama 3.x JSON calls: `{"name": …, "parameters": …}` (or `"arguments"`) at the start of the
- * reply, after `<|python_tag|>`, in a ```json fence, or on its own line after some prose; several
- * separated by `;`. A fenced or after-prose call must end the reply (a model stops after its call;
+ * reply, after `<|python_tag|>`, in a ```json fence, or after some prose; several separated by `;`. A fenced or after-prose call must end the reply (a model stops after its call;
  * an example in the middle of an explanation is not one). When salvaging (the offered tools are
  * known), a call object anywhere in the text counts too.
  */
@@ -109,11 +114,9 @@ export const llamaJsonFormat: Extractor = (text, ctx) => {
   if (/^(\{|\[\s*\{)/.test(text.slice(lead[0].length))) add(lead[0].length, false);
   for (const m of text.matchAll(/<\|python_tag\|>\s*/g)) add(m.index + m[0].length, false);
   for (const m of text.matchAll(FENCE)) add(m.index + m[0].length, !ctx.salvage);
-  for (const m of text.matchAll(/(?:^|\n)[ \t]*(?=\{\s*"(?:name|tool_name|function|type)"\s*:)/g))
-    add(m.index + m[0].length, !ctx.salvage);
-  if (ctx.salvage)
-    for (const m of text.matchAll(/\{\s*"(name|tool|tool_name|function)"\s*:/g))
-      add(m.index, false);
+  // A call object after prose; anywhere when salvaging, else only as the reply's last word.
+  for (const m of text.matchAll(/\{\s*"(?:name|tool|tool_name|function|type)"\s*:/g))
+    add(m.index, !ctx.salvage);
   const terminal: boolean[] = [];
   for (const s of [...starts.keys()].sort((a, b) => a - b)) {
     if (out.some((e) => s >= e.start && s < e.end)) continue;

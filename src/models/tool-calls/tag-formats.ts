@@ -139,23 +139,39 @@ const xmlText = (v: string) =>
     .replace(/&apos;/g, "'")
     .replace(/&amp;/g, "&");
 
-/** MiniMax M2: `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke></minimax:tool_call>`. */
-export const minimaxM2Format = tagged(
+/** The `<invoke name="f"><parameter name="k">v</parameter></invoke>` calls of a MiniMax M2 body. */
+function invokes(body: string): RawCall[] | undefined {
+  const calls: RawCall[] = [];
+  for (const inv of body.matchAll(
+    /<invoke\s+name\s*=\s*["']?([^"'>]+?)["']?\s*>([\s\S]*?)(?:<\/invoke>|$)/g,
+  )) {
+    const args: Record<string, unknown> = {};
+    for (const p of inv[2]!.matchAll(
+      /<parameter\s+name\s*=\s*["']?([^"'>]+?)["']?\s*>([\s\S]*?)(?:<\/parameter>|(?=<parameter\s)|$)/g,
+    ))
+      args[p[1]!.trim()] = xmlText(p[2]!);
+    calls.push({ name: inv[1]!.trim(), arguments: args, textValues: true });
+  }
+  return calls.length ? calls : undefined;
+}
+
+const minimaxWrapped = tagged(
   /<minimax:tool_call>/g,
   "</minimax:tool_call>",
-  (body) => {
-    const calls: RawCall[] = [];
-    for (const inv of body.matchAll(
-      /<invoke\s+name\s*=\s*["']?([^"'>]+?)["']?\s*>([\s\S]*?)(?:<\/invoke>|$)/g,
-    )) {
-      const args: Record<string, unknown> = {};
-      for (const p of inv[2]!.matchAll(
-        /<parameter\s+name\s*=\s*["']?([^"'>]+?)["']?\s*>([\s\S]*?)(?:<\/parameter>|(?=<parameter\s)|$)/g,
-      ))
-        args[p[1]!.trim()] = xmlText(p[2]!);
-      calls.push({ name: inv[1]!.trim(), arguments: args, textValues: true });
-    }
-    return calls.length ? calls : undefined;
-  },
+  invokes,
   '<minimax:tool_call> must hold <invoke name="…"><parameter name="…">value</parameter></invoke>',
 );
+
+/**
+ * MiniMax M2: `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke></minimax:tool_call>`;
+ * also closed invokes without the wrapper (servers that strip it).
+ */
+export const minimaxM2Format: Extractor = (text, ctx) => {
+  const out = minimaxWrapped(text, ctx);
+  if (out.length) return out;
+  for (const m of text.matchAll(/<invoke\s+name\s*=[^>]*>[\s\S]*?<\/invoke>/g)) {
+    const calls = invokes(m[0]);
+    if (calls) out.push({ start: m.index, end: m.index + m[0].length, calls });
+  }
+  return out;
+};

@@ -77,31 +77,37 @@ export const qwen3CoderFormat: Extractor = (text) => {
  */
 export const glmFormat: Extractor = (text) => {
   const out: Extraction[] = [];
-  for (const m of text.matchAll(
-    /<tool_call>\s*([^\s<{[]+)\s*((?:<arg_key>[\s\S]*?)?)(<\/tool_call>|$)/gu,
-  )) {
-    if (!/<arg_key>/.test(m[2]!) && m[3] !== "</tool_call>") continue;
+  const read = (m: RegExpMatchArray & { index: number }, name: string, body: string) => {
     const args: Record<string, unknown> = {};
     const pairs = [
-      ...m[2]!.matchAll(/<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)<\/arg_value>/g),
+      ...body.matchAll(/<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)<\/arg_value>/g),
     ];
     for (const p of pairs) args[p[1]!.trim()] = p[2]!;
-    const keys = (m[2]!.match(/<arg_key>/g) ?? []).length;
+    const keys = (body.match(/<arg_key>/g) ?? []).length;
+    const end = m.index + m[0].length;
     out.push(
       keys !== pairs.length
         ? {
             start: m.index,
-            end: m.index + m[0].length,
+            end,
             calls: [],
             problem: "each <arg_key>k</arg_key> must be followed by <arg_value>v</arg_value>",
           }
-        : {
-            start: m.index,
-            end: m.index + m[0].length,
-            calls: [{ name: m[1]!, arguments: args, textValues: "json" }],
-          },
+        : { start: m.index, end, calls: [{ name, arguments: args, textValues: "json" }] },
     );
+  };
+  for (const m of text.matchAll(
+    /<tool_call>\s*([^\s<{[]+)\s*((?:<arg_key>[\s\S]*?)?)(<\/tool_call>|$)/gu,
+  )) {
+    if (!/<arg_key>/.test(m[2]!) && m[3] !== "</tool_call>") continue;
+    read(m, m[1]!, m[2]!);
   }
+  if (out.length) return out;
+  // The call without its <tool_call> frame (servers that strip the special tokens).
+  for (const m of text.matchAll(
+    /(?<=^|\n)[ \t]*([\p{L}_][\p{L}\p{N}_.-]*)[ \t]*\n?[ \t]*((?:<arg_key>[\s\S]*?<\/arg_key>\s*<arg_value>[\s\S]*?<\/arg_value>\s*)+)/gu,
+  ))
+    read(m, m[1]!, m[2]!);
   return out;
 };
 

@@ -35,8 +35,9 @@ function deepseekCalls(section: string): { calls: RawCall[]; rejected: RejectedC
   const rejected: RejectedCall[] = [];
   for (const piece of section.split(DS_SPLIT)) {
     if (!piece.trim()) continue;
-    const hit = DS_V3.exec(piece) ?? DS_V31.exec(piece) ?? DS_V3_BARE.exec(piece);
-    const args = hit ? lenientJson(hit[2]!.replace(/```\s*$/, "").trim()) : undefined;
+    const hit = DS_V3.exec(piece) ?? DS_V3_BARE.exec(piece) ?? DS_V31.exec(piece);
+    const body = hit?.[2]!.replace(/^```(?:json)?\s*/, "").replace(/```\s*$/, "");
+    const args = body === undefined ? undefined : lenientJson(body);
     if (hit && args && typeof args === "object" && !Array.isArray(args))
       calls.push({ name: hit[1]!, arguments: args });
     else
