@@ -29,7 +29,7 @@ export function readCall(o: unknown): RawCall | string {
     (typeof r.function === "string" ? r.function : undefined);
   if (typeof name !== "string" || !name) return 'no "name"';
   const holder = fn && ARG_KEYS.some((k) => k in fn) ? fn : r;
-  if (holder === fn && !("arguments" in fn) && isSchema(fn.parameters))
+  if (holder === fn && !("arguments" in fn) && (isSchema(fn.parameters) || "description" in fn))
     return `${name} is a tool definition, not a call`;
   const key = ARG_KEYS.find((k) => k in holder);
   if (!key) return `no "arguments" for ${name}`;
@@ -43,7 +43,7 @@ export function readCall(o: unknown): RawCall | string {
 /** A JSON schema of an object (what a tool definition's `parameters` holds). */
 function isSchema(v: unknown): boolean {
   const s = v as Record<string, unknown> | null;
-  return Boolean(s && typeof s === "object" && s.type === "object" && s.properties);
+  return Boolean(s && typeof s === "object" && (s.type === "object" || s.properties));
 }
 
 /** One call object, or undefined when it is not a call. */

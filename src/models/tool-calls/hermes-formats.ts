@@ -44,6 +44,8 @@ export const hermesFormat: Extractor = (text) => {
       if (close) end += close[0].length;
     }
     const { calls, rejected } = readBody(body);
+    // Other wrappers hold answers too (Granite's <response>): without a call they are just text.
+    if (tag !== "tool_call" && !calls.length) continue;
     out.push(
       calls.length
         ? { start, end, calls, ...(rejected.length ? { rejected } : {}) }
