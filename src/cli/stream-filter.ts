@@ -15,7 +15,7 @@ import {
 /** Where tool-call markup of any supported family can begin: each format's openers. */
 const CALL_MARKERS = MARKUP_OPENERS;
 const CALL_PATTERNS = [
-  /\{\s*"(name|tool|tool_name|function)"\s*:/,
+  /\{\s*"(name|tool|tool_name|function|arguments|parameters|tool_calls)"\s*:/,
   /(^|\n)\s*\[[A-Za-z_][\w.-]*\(/,
   /(^|\s)call:[\w.-]+\{/,
 ];

@@ -52,9 +52,16 @@ export function callFromObject(o: unknown): RawCall | undefined {
   return typeof c === "string" ? undefined : c;
 }
 
+/** The entries of a value: a list's, a `{"tool_calls": […]}` wrapper's (xLAM), or the value itself. */
+function listOf(value: unknown): unknown[] {
+  if (Array.isArray(value)) return value as unknown[];
+  const wrapped = (value as { tool_calls?: unknown } | null)?.tool_calls;
+  return Array.isArray(wrapped) ? (wrapped as unknown[]) : [value];
+}
+
 /** Calls from a parsed JSON value: one object or an array of them; undefined if any is not a call. */
 export function callsFromJson(value: unknown): RawCall[] | undefined {
-  const list = Array.isArray(value) ? value : [value];
+  const list = listOf(value);
   const calls = list.map(callFromObject);
   return calls.length > 0 && calls.every((c): c is RawCall => c !== undefined) ? calls : undefined;
 }
@@ -77,7 +84,7 @@ export function splitEntries(values: unknown[], broken: string[] = []): Entries 
     text: quote(text),
     reason: "not valid JSON",
   }));
-  for (const v of values.flatMap((x): unknown[] => (Array.isArray(x) ? (x as unknown[]) : [x]))) {
+  for (const v of values.flatMap(listOf)) {
     const c = readCall(v);
     if (typeof c === "string") rejected.push({ text: quote(v), reason: c });
     else calls.push(c);

@@ -79,7 +79,7 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "minimax-m2",
-    marker: /<minimax:tool_call>|<invoke\s+name\s*=/,
+    marker: /<minimax:tool_call>|<(\w+:)?invoke\s+name\s*=/,
     extract: minimaxM2Format,
     opens: ["<minimax:tool_call>", "<invoke "],
     template: /<minimax:tool_call>/,
@@ -157,9 +157,9 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "nemotron",
-    marker: /<TOOLCALL>/,
+    marker: /<TOOLCALL>/i,
     extract: nemotronFormat,
-    opens: ["<TOOLCALL>"],
+    opens: ["<TOOLCALL>", "<toolcall>"],
     template: /<TOOLCALL>/,
     family: /^nemotron/,
     example: `<TOOLCALL>[{"name": "read_file", "arguments": ${R}}]</TOOLCALL>`,
@@ -237,10 +237,10 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "hermes",
-    marker: /<tool_call>|<(tools?|response|json|xml|JSON)>\s*\{\s*"name"/,
+    marker: /<(longcat_)?tool_call>|<(tools?|response|json|xml|JSON)>\s*\{\s*"name"/,
     extract: hermesFormat,
     // (`<response>`, `<json>`, `<xml>` may wrap an answer: the call object in them is held back.)
-    opens: ["<tool_call>", "<tool>", "<tools>"],
+    opens: ["<tool_call>", "<longcat_tool_call>", "<tool>", "<tools>"],
     template: /<tool_call>/,
     family: /^qwen3moe$|^qwen3$|^qwen2/,
     example: `<tool_call>\n{"name": "read_file", "arguments": ${R}}\n</tool_call>`,
@@ -277,7 +277,8 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "llama3-json",
-    marker: /\{\s*"(name|tool|tool_name|function|type)"\s*:|<\|python_tag\|>/,
+    marker:
+      /\{\s*"(name|tool|tool_name|function|type|arguments|parameters|tool_calls)"\s*:|<\|python_tag\|>/,
     extract: llamaJsonFormat,
     opens: ["<|"],
     template: /<\|python_tag\|>/,

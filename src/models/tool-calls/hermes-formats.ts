@@ -10,7 +10,7 @@ import { jsonAt, parsePythonCalls } from "./scan.js";
 import type { Extraction, Extractor, RawCall, RejectedCall } from "./types.js";
 
 const HERMES =
-  /(```(?:json|xml)?[ \t]*\n\s*)?<(tool_call|tools?|response|json|xml|JSON)>([\s\S]*?)(<\/\2>|(?=<\2>)|$)/g;
+  /(```(?:json|xml)?[ \t]*\n\s*)?<(tool_call|longcat_tool_call|tools?|response|json|xml|JSON)>([\s\S]*?)(<\/\2>|(?=<\2>)|$)/g;
 
 /** A Hermes body: JSON call objects (a list, several), or Python calls (`f(a=1)`, `[f(a=1)]`). */
 function readBody(body: string): { calls: RawCall[]; rejected: RejectedCall[] } {
@@ -35,7 +35,7 @@ export const hermesFormat: Extractor = (text) => {
   for (const m of text.matchAll(HERMES)) {
     const tag = m[2]!;
     const body = m[3]!.trim();
-    if (tag !== "tool_call" && !/^\{\s*"name"\s*:/.test(body)) continue;
+    if (!tag.endsWith("tool_call") && !/^\{\s*"name"\s*:/.test(body)) continue;
     if (body.startsWith("<function=") || /<arg_key>/.test(body)) continue;
     const start = m.index;
     let end = start + m[0].length;
@@ -45,7 +45,7 @@ export const hermesFormat: Extractor = (text) => {
     }
     const { calls, rejected } = readBody(body);
     // Other wrappers hold answers too (Granite's <response>): without a call they are just text.
-    if (tag !== "tool_call" && !calls.length) continue;
+    if (!tag.endsWith("tool_call") && !calls.length) continue;
     out.push(
       calls.length
         ? { start, end, calls, ...(rejected.length ? { rejected } : {}) }

@@ -93,6 +93,9 @@ export const mistralFormat: Extractor = (text, ctx) => {
   return out;
 };
 
+/** Where a call object can start: its first key is one a call has. */
+const CALL_OBJECT =
+  /\{\s*"(?:name|tool|tool_name|function|type|arguments|parameters|tool_calls)"\s*:/g;
 const FENCE = /```(?:json|xml|tool_call|tool)?[ \t]*\n?\s*(?=[{[])/g;
 const FENCE_BEFORE = /```(?:json|xml|tool_call|tool)?[ \t]*\n?\s*$/;
 const END_TOKEN = /^\s*(<\|eom_id\|>|<\|eot_id\|>)/;
@@ -115,8 +118,7 @@ export const llamaJsonFormat: Extractor = (text, ctx) => {
   for (const m of text.matchAll(/<\|python_tag\|>\s*/g)) add(m.index + m[0].length, false);
   for (const m of text.matchAll(FENCE)) add(m.index + m[0].length, !ctx.salvage);
   // A call object after prose; anywhere when salvaging, else only as the reply's last word.
-  for (const m of text.matchAll(/\{\s*"(?:name|tool|tool_name|function|type)"\s*:/g))
-    add(m.index, !ctx.salvage);
+  for (const m of text.matchAll(CALL_OBJECT)) add(m.index, !ctx.salvage);
   const terminal: boolean[] = [];
   for (const s of [...starts.keys()].sort((a, b) => a - b)) {
     if (out.some((e) => s >= e.start && s < e.end)) continue;

@@ -12,7 +12,7 @@ import type { Extraction, Extractor, RawCall } from "./types.js";
 /** Spans `open … close` (or to the end when unclosed); each body read by `read`. */
 function tagged(
   open: RegExp,
-  close: string,
+  close: string | RegExp,
   read: (body: string) => RawCall[] | Entries | undefined,
   problem: string,
 ): Extractor {
@@ -20,8 +20,10 @@ function tagged(
     const out: Extraction[] = [];
     for (const m of text.matchAll(open)) {
       const from = m.index + m[0].length;
-      const at = text.indexOf(close, from);
-      const end = at < 0 ? text.length : at + close.length;
+      const found = typeof close === "string" ? undefined : close.exec(text.slice(from));
+      const at =
+        typeof close === "string" ? text.indexOf(close, from) : found ? from + found.index : -1;
+      const end = at < 0 ? text.length : at + (found?.[0] ?? (close as string)).length;
       const got = read(text.slice(from, at < 0 ? text.length : at));
       const { calls, rejected } = Array.isArray(got)
         ? { calls: got, rejected: [] }
@@ -51,10 +53,13 @@ export const olmo3Format = tagged(
   '<function_calls> must hold one call per line, like get_weather(city="Paris")',
 );
 
-/** Nemotron (v1, v2 Nano): `<TOOLCALL>[{"name": …, "arguments": {…}}]</TOOLCALL>`. */
+/**
+ * Nemotron (v1, v2 Nano): `<TOOLCALL>[{"name": …, "arguments": {…}}]</TOOLCALL>`; Nemotron-Mini
+ * writes the tags in lower case around one object.
+ */
 export const nemotronFormat = tagged(
-  /<TOOLCALL>/g,
-  "</TOOLCALL>",
+  /<TOOLCALL>/gi,
+  /<\/TOOLCALL>/i,
   jsonCalls,
   '<TOOLCALL> must hold a JSON list like [{"name": …, "arguments": {…}}]',
 );
@@ -139,18 +144,28 @@ const xmlText = (v: string) =>
     .replace(/&apos;/g, "'")
     .replace(/&amp;/g, "&");
 
-/** The `<invoke name="f"><parameter name="k">v</parameter></invoke>` calls of a MiniMax M2 body. */
-function invokes(body: string): RawCall[] | undefined {
+/** ` name="v"`, `name='v'` or `name=v` in a tag: the value in group 1, 2 or 3. */
+const NAME = String.raw`\s+name\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))[^>]*>`;
+const INVOKE = new RegExp(
+  String.raw`<(?:\w+:)?invoke${NAME}([\s\S]*?)(?:<\/(?:\w+:)?invoke>|$)`,
+  "g",
+);
+const PARAMETER = new RegExp(
+  String.raw`<(?:\w+:)?parameter${NAME}([\s\S]*?)(?:<\/(?:\w+:)?parameter>|(?=<(?:\w+:)?parameter\s)|$)`,
+  "g",
+);
+
+/**
+ * The `<invoke name="f"><parameter name="k">v</parameter></invoke>` calls of a body (MiniMax M2;
+ * Step3 and others write the same tags in a namespace, `<steptml:invoke …>`).
+ */
+export function invokes(body: string): RawCall[] | undefined {
   const calls: RawCall[] = [];
-  for (const inv of body.matchAll(
-    /<invoke\s+name\s*=\s*["']?([^"'>]+?)["']?\s*>([\s\S]*?)(?:<\/invoke>|$)/g,
-  )) {
+  for (const inv of body.matchAll(INVOKE)) {
     const args: Record<string, unknown> = {};
-    for (const p of inv[2]!.matchAll(
-      /<parameter\s+name\s*=\s*["']?([^"'>]+?)["']?\s*>([\s\S]*?)(?:<\/parameter>|(?=<parameter\s)|$)/g,
-    ))
-      args[p[1]!.trim()] = xmlText(p[2]!);
-    calls.push({ name: inv[1]!.trim(), arguments: args, textValues: true });
+    for (const p of inv[4]!.matchAll(PARAMETER))
+      args[(p[1] ?? p[2] ?? p[3]!).trim()] = xmlText(p[4]!);
+    calls.push({ name: (inv[1] ?? inv[2] ?? inv[3]!).trim(), arguments: args, textValues: true });
   }
   return calls.length ? calls : undefined;
 }
@@ -164,12 +179,12 @@ const minimaxWrapped = tagged(
 
 /**
  * MiniMax M2: `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke></minimax:tool_call>`;
- * also closed invokes without the wrapper (servers that strip it).
+ * also closed invokes without the wrapper (servers that strip it), in a namespace or not.
  */
 export const minimaxM2Format: Extractor = (text, ctx) => {
   const out = minimaxWrapped(text, ctx);
   if (out.length) return out;
-  for (const m of text.matchAll(/<invoke\s+name\s*=[^>]*>[\s\S]*?<\/invoke>/g)) {
+  for (const m of text.matchAll(/<(\w+:)?invoke\s+name\s*=[^>]*>[\s\S]*?<\/\1?invoke>/g)) {
     const calls = invokes(m[0]);
     if (calls) out.push({ start: m.index, end: m.index + m[0].length, calls });
   }

@@ -5,6 +5,7 @@
  */
 import { jsonAt, lenientJson } from "./scan.js";
 import { quote } from "./entries.js";
+import { invokes } from "./tag-formats.js";
 import type { Extraction, Extractor, RawCall, RejectedCall } from "./types.js";
 
 /**
@@ -35,6 +36,12 @@ function deepseekCalls(section: string): { calls: RawCall[]; rejected: RejectedC
   const rejected: RejectedCall[] = [];
   for (const piece of section.split(DS_SPLIT)) {
     if (!piece.trim()) continue;
+    // Step3 writes `function<｜tool_sep｜><steptml:invoke name="f">…` inside the same markers.
+    const xml = /invoke\s+name\s*=/.test(piece) ? invokes(piece) : undefined;
+    if (xml) {
+      calls.push(...xml);
+      continue;
+    }
     const hit = DS_V3.exec(piece) ?? DS_V3_BARE.exec(piece) ?? DS_V31.exec(piece);
     const body = hit?.[2]!.replace(/^```(?:json)?\s*/, "").replace(/```\s*$/, "");
     const args = body === undefined ? undefined : lenientJson(body);
