@@ -98,15 +98,20 @@ export function splitEntries(values: unknown[], broken: string[] = []): Entries 
  * and returned in `broken`, so the lines after it are still read; a list that does not parse is
  * read entry by entry.
  */
-export function jsonValues(body: string): { values: unknown[]; broken: string[] } {
+export function jsonValues(
+  body: string,
+  from = 0,
+  to = body.length,
+): { values: unknown[]; broken: string[] } {
   const values: unknown[] = [];
   const broken: string[] = [];
-  let i = 0;
+  let i = from;
   let list = false;
   for (;;) {
-    while (i < body.length && (list ? /[\s,;\]]/ : /[\s,;]/).test(body[i]!)) i++;
-    if (i >= body.length) return { values, broken };
-    const json = jsonAt(body, i);
+    while (i < to && (list ? /[\s,;\]]/ : /[\s,;]/).test(body[i]!)) i++;
+    if (i >= to) return { values, broken };
+    const found = jsonAt(body, i);
+    const json = found && found.end <= to ? found : undefined;
     if (json) {
       values.push(json.value);
       i = json.end;
@@ -120,14 +125,17 @@ export function jsonValues(body: string): { values: unknown[]; broken: string[] 
     }
     const close = balancedEnd(body, i);
     const eol = body.indexOf("\n", i);
-    const next = close > 0 ? close : eol < 0 ? body.length : eol;
+    const next = Math.min(to, close > 0 ? close : eol < 0 ? to : eol);
     broken.push(body.slice(i, next).trim());
     i = next;
   }
 }
 
-/** Every call in a body of JSON values (a list, or objects one per line); the rest is rejected. */
-export function jsonEntries(body: string): Entries {
-  const { values, broken } = jsonValues(body);
+/**
+ * Every call in a body of JSON values (a list, or objects one per line), `body` or its part from
+ * `from` to `to`; the rest is rejected.
+ */
+export function jsonEntries(body: string, from?: number, to?: number): Entries {
+  const { values, broken } = jsonValues(body, from, to);
   return splitEntries(values, broken);
 }

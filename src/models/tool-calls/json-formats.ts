@@ -34,7 +34,7 @@ function markerThenJson(marker: string | RegExp, closing?: string, keepValid = f
           ? splitEntries([json.value])
           : { calls: callsFromJson(json.value) ?? [], rejected: [] }
         : keepValid && close > 0
-          ? jsonEntries(text.slice(from, close))
+          ? jsonEntries(text, from, close)
           : undefined;
       if (close > 0 && entries?.calls.length) end = close + closing!.length;
       out.push(

@@ -5,7 +5,7 @@
  */
 import { FORMATS } from "./formats.js";
 import { maskReasoning } from "./reasoning.js";
-import { lenientJson } from "./scan.js";
+import { forgetFailures, lenientJson } from "./scan.js";
 import type {
   ArgSchemas,
   PropertySchema,
@@ -71,6 +71,7 @@ function coerce(call: RawCall, schemas?: ArgSchemas): ParsedCall {
  */
 export function parseToolCalls(text: string, options: ParseOptions = {}): ParseResult {
   if (typeof text !== "string" || text === "") return { calls: [], content: "" };
+  forgetFailures();
   // Reasoning is not action: no call inside it is read (offsets stay valid).
   const masked = maskReasoning(text);
   const allowed = options.toolNames ? new Set(options.toolNames) : undefined;

@@ -13,7 +13,8 @@ import type { Extraction, Extractor, RawCall } from "./types.js";
 function tagged(
   open: RegExp,
   close: string | RegExp,
-  read: (body: string) => RawCall[] | Entries | undefined,
+  /** Reads the body, `text` from `from` to `to` (offsets, so failed JSON is not re-tried). */
+  read: (text: string, from: number, to: number) => RawCall[] | Entries | undefined,
   problem: string,
 ): Extractor {
   return (text) => {
@@ -24,7 +25,7 @@ function tagged(
       const at =
         typeof close === "string" ? text.indexOf(close, from) : found ? from + found.index : -1;
       const end = at < 0 ? text.length : at + (found?.[0] ?? (close as string)).length;
-      const got = read(text.slice(from, at < 0 ? text.length : at));
+      const got = read(text, from, at < 0 ? text.length : at);
       const { calls, rejected } = Array.isArray(got)
         ? { calls: got, rejected: [] }
         : (got ?? { calls: [], rejected: [] });
@@ -43,13 +44,13 @@ function tagged(
   };
 }
 
-const jsonCalls = jsonEntries;
+const jsonCalls = (text: string, from: number, to: number) => jsonEntries(text, from, to);
 
 /** OLMo 3: `<function_calls>\nf(a=1)\ng(b="x")\n</function_calls>`. */
 export const olmo3Format = tagged(
   /<function_calls>/g,
   "</function_calls>",
-  (body) => parsePythonLines(body),
+  (text, from, to) => parsePythonLines(text.slice(from, to)),
   '<function_calls> must hold one call per line, like get_weather(city="Paris")',
 );
 
@@ -113,8 +114,8 @@ export const internlmFormat = tagged(
 export const apertusFormat = tagged(
   /<\|tools_prefix\|>/g,
   "<|tools_suffix|>",
-  (body) => {
-    const value = lenientJson(body);
+  (text, from, to) => {
+    const value = lenientJson(text.slice(from, to));
     const list = Array.isArray(value) ? value : value ? [value] : [];
     const calls = list.flatMap((o): RawCall[] => {
       if (!o || typeof o !== "object" || Array.isArray(o)) return [];
@@ -173,7 +174,7 @@ export function invokes(body: string): RawCall[] | undefined {
 const minimaxWrapped = tagged(
   /<minimax:tool_call>/g,
   "</minimax:tool_call>",
-  invokes,
+  (text, from, to) => invokes(text.slice(from, to)),
   '<minimax:tool_call> must hold <invoke name="…"><parameter name="…">value</parameter></invoke>',
 );
 
