@@ -93,9 +93,9 @@ export const mistralFormat: Extractor = (text, ctx) => {
   return out;
 };
 
-/** Where a call object can start: its first key is one a call has. */
+/** Where a call object (or a list of them) can start: its first key is one a call has. */
 const CALL_OBJECT =
-  /\{\s*"(?:name|tool|tool_name|function|type|arguments|parameters|tool_calls)"\s*:/g;
+  /(?:\[\s*)?\{\s*"(?:name|tool|tool_name|function|type|arguments|parameters|tool_calls)"\s*:/g;
 const FENCE = /```(?:json|xml|tool_call|tool)?[ \t]*\n?\s*(?=[{[])/g;
 const FENCE_BEFORE = /```(?:json|xml|tool_call|tool)?[ \t]*\n?\s*$/;
 const END_TOKEN = /^\s*(<\|eom_id\|>|<\|eot_id\|>)/;
