@@ -53,7 +53,7 @@ const R = '{"path": "README.md"}';
 export const FORMATS: readonly FormatRecord[] = [
   {
     name: "deepseek",
-    marker: /<[｜|]tool(▁|_| |\\_)calls?((▁|_| |\\_)begin)?[｜|]>/,
+    marker: /<[｜|]tool(▁|_| |\\_)calls?((▁|_| |\\_)begin)?[｜|]>|<[｜|]DSML[｜|]/,
     extract: deepseekFormat,
     opens: ["<｜"],
     template: /<｜tool▁calls▁begin｜>/,
@@ -79,9 +79,9 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "minimax-m2",
-    marker: /<minimax:tool_call>|<(\w+:)?invoke\s+name\s*=/,
+    marker: /<minimax:tool_call>|<(\w+:|[｜|]DSML[｜|])?invoke\s+name\s*=/,
     extract: minimaxM2Format,
-    opens: ["<minimax:tool_call>", "<invoke "],
+    opens: ["<minimax:tool_call>", "<invoke ", "<｜DSML｜"],
     template: /<minimax:tool_call>/,
     family: /^minimax/,
     example: `<minimax:tool_call>\n<invoke name="read_file">\n<parameter name="path">README.md</parameter>\n</invoke>\n</minimax:tool_call>`,

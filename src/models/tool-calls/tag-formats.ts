@@ -146,26 +146,31 @@ const xmlText = (v: string) =>
     .replace(/&amp;/g, "&");
 
 /** ` name="v"`, `name='v'` or `name=v` in a tag: the value in group 1, 2 or 3. */
-const NAME = String.raw`\s+name\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))[^>]*>`;
-const INVOKE = new RegExp(
-  String.raw`<(?:\w+:)?invoke${NAME}([\s\S]*?)(?:<\/(?:\w+:)?invoke>|$)`,
-  "g",
-);
+/** ` name="v"`, `name='v'` or `name=v` in a tag: the value in group 1, 2 or 3, the other attributes in 4. */
+const NAME = String.raw`\s+name\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))([^>]*)>`;
+/** A tag's namespace: `minimax:`-like, or DeepSeek's `｜DSML｜`. */
+const NS = String.raw`(?:\w+:|[｜|]DSML[｜|])?`;
+const INVOKE = new RegExp(String.raw`<${NS}invoke${NAME}([\s\S]*?)(?:<\/${NS}invoke>|$)`, "g");
 const PARAMETER = new RegExp(
-  String.raw`<(?:\w+:)?parameter${NAME}([\s\S]*?)(?:<\/(?:\w+:)?parameter>|(?=<(?:\w+:)?parameter\s)|$)`,
+  String.raw`<${NS}parameter${NAME}([\s\S]*?)(?:<\/${NS}parameter>|(?=<${NS}parameter\s)|$)`,
   "g",
 );
 
 /**
  * The `<invoke name="f"><parameter name="k">v</parameter></invoke>` calls of a body (MiniMax M2;
- * Step3 and others write the same tags in a namespace, `<steptml:invoke …>`).
+ * Step3 and others write the same tags in a namespace, `<steptml:invoke …>`; DeepSeek V3.2 and V4
+ * in `｜DSML｜`, with `string="false"` on a parameter whose value is JSON).
  */
 export function invokes(body: string): RawCall[] | undefined {
   const calls: RawCall[] = [];
   for (const inv of body.matchAll(INVOKE)) {
     const args: Record<string, unknown> = {};
-    for (const p of inv[4]!.matchAll(PARAMETER))
-      args[(p[1] ?? p[2] ?? p[3]!).trim()] = xmlText(p[4]!);
+    for (const p of inv[5]!.matchAll(PARAMETER)) {
+      const value = xmlText(p[5]!);
+      args[(p[1] ?? p[2] ?? p[3]!).trim()] = /\bstring\s*=\s*["']?false/.test(p[4]!)
+        ? (lenientJson(value) ?? value)
+        : value;
+    }
     calls.push({ name: (inv[1] ?? inv[2] ?? inv[3]!).trim(), arguments: args, textValues: true });
   }
   return calls.length ? calls : undefined;
@@ -178,14 +183,24 @@ const minimaxWrapped = tagged(
   '<minimax:tool_call> must hold <invoke name="…"><parameter name="…">value</parameter></invoke>',
 );
 
+/** DeepSeek V3.2 / V4: `<｜DSML｜function_calls>` (or `tool_calls`) around DSML invokes. */
+export const dsmlFormat = tagged(
+  /<[｜|]DSML[｜|](?:function_calls|tool_calls)>/g,
+  /<\/[｜|]DSML[｜|](?:function_calls|tool_calls)>/,
+  (text, from, to) => invokes(text.slice(from, to)),
+  '<｜DSML｜function_calls> must hold <｜DSML｜invoke name="…"> with <｜DSML｜parameter name="…" string="true">value</｜DSML｜parameter>',
+);
+
 /**
  * MiniMax M2: `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke></minimax:tool_call>`;
- * also closed invokes without the wrapper (servers that strip it), in a namespace or not.
+ * also closed invokes without a wrapper (servers that strip it), in a namespace or not.
  */
 export const minimaxM2Format: Extractor = (text, ctx) => {
   const out = minimaxWrapped(text, ctx);
   if (out.length) return out;
-  for (const m of text.matchAll(/<(\w+:)?invoke\s+name\s*=[^>]*>[\s\S]*?<\/\1?invoke>/g)) {
+  for (const m of text.matchAll(
+    /<(\w+:|[｜|]DSML[｜|])?invoke\s+name\s*=[^>]*>[\s\S]*?<\/\1?invoke>/g,
+  )) {
     const calls = invokes(m[0]);
     if (calls) out.push({ start: m.index, end: m.index + m[0].length, calls });
   }

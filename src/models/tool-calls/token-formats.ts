@@ -5,7 +5,7 @@
  */
 import { jsonAt, lenientJson } from "./scan.js";
 import { quote } from "./entries.js";
-import { invokes } from "./tag-formats.js";
+import { dsmlFormat, invokes } from "./tag-formats.js";
 import type { Extraction, Extractor, RawCall, RejectedCall } from "./types.js";
 
 /**
@@ -59,9 +59,9 @@ function deepseekCalls(section: string): { calls: RawCall[]; rejected: RejectedC
 /**
  * DeepSeek V3/R1 (`function<｜tool▁sep｜>name` + fenced JSON) and V3.1 (`name<｜tool▁sep｜>{json}`),
  * in a `<｜tool▁calls▁begin｜>` section (or R1's short `<｜tool▁calls｜>`), the per-call markers
- * optional inside it.
+ * optional inside it; and V3.2/V4's DSML invokes.
  */
-export const deepseekFormat: Extractor = (text) => {
+export const deepseekFormat: Extractor = (text, ctx) => {
   const out: Extraction[] = [];
   const span = (m: RegExpMatchArray & { index: number }, body: string, empty: string) => {
     const { calls, rejected } = deepseekCalls(body);
@@ -74,6 +74,7 @@ export const deepseekFormat: Extractor = (text) => {
     });
   };
   for (const m of text.matchAll(DS_SECTION)) span(m, m[1]!, "empty tool-call section");
+  if (text.includes("DSML")) out.push(...dsmlFormat(text, ctx));
   // Calls without the section around them (a reply cut short, or a model that skips it).
   if (!out.length) for (const m of text.matchAll(DS_CALL)) span(m, m[1]!, "empty tool call");
   return out;
