@@ -293,7 +293,7 @@ async function main() {
   console.table(modelTime.checks);
 
   results.parsers = benchParsers();
-  console.log("Text tool-call parsing (calls per second)");
+  console.log("Text tool-call parsing (parses per second: the sample, the corpus cases)");
   console.table(results.parsers);
   results.undo = await benchUndo(quick ? [100] : [100, 2000]);
   console.log("Undo snapshots per changing step (ms, median): none, a file tool's, a command's");

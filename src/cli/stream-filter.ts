@@ -1,31 +1,53 @@
 /**
- * Filters a model's streamed text for people: thinking is dropped, and everything from the first
- * tool-call marker on is held back, so raw call markup never reaches the screen (the timeline shows
- * the parsed call instead). Pure and incremental: text may arrive split anywhere.
+ * Filters a model's streamed text for people: reasoning is dropped (every dialect in the one
+ * list, `REASONING_MARKERS`), answer framing such as harmony's final channel header is dropped, and
+ * everything from the first tool-call marker on is held back, so raw call markup never reaches the
+ * screen (the timeline shows the parsed call instead). Pure and incremental: text may arrive split
+ * anywhere, markers included.
  */
 import { MARKUP_OPENERS } from "../models/tool-calls/formats.js";
-
-const THINK: Array<[string, string]> = [
-  ["<think>", "</think>"],
-  ["[THINK]", "[/THINK]"],
-  ["◁think▷", "◁/think▷"],
-];
+import {
+  ANSWER_FRAMES,
+  LONGEST_MARKER,
+  REASONING_MARKERS,
+} from "../models/tool-calls/reasoning.js";
 
 /** Where tool-call markup of any supported family can begin: each format's openers. */
 const CALL_MARKERS = MARKUP_OPENERS;
 const CALL_PATTERNS = [
-  /\{\s*"(name|tool|tool_name|function)"\s*:/,
+  /\{\s*"(name|tool|tool_name|function|arguments|parameters|tool_calls)"\s*:/,
   /(^|\n)\s*\[[A-Za-z_][\w.-]*\(/,
   /(^|\s)call:[\w.-]+\{/,
 ];
 /** Text this long at the end of the buffer may still become a marker. */
-const HOLD = 24;
+const HOLD = Math.max(24, LONGEST_MARKER);
+/** Markers that are not calls and that text starting with a call opener may still become. */
+const NOT_CALLS = [...REASONING_MARKERS.map((m) => m.open), ...ANSWER_FRAMES];
 
 export interface StreamFilter {
   /** Adds streamed text; returns what may be shown now. */
   push(chunk: string): string;
   /** The message ended; returns the rest that may be shown. */
   end(): string;
+}
+
+type Event =
+  | { at: number; kind: "think"; close: string; skip: number }
+  | { at: number; kind: "frame"; skip: number }
+  | { at: number; kind: "call" };
+
+/** The first marker in `buffer`; at the same position reasoning and framing win over calls. */
+function firstEvent(buffer: string): Event | undefined {
+  let first: Event | undefined;
+  const take = (e: Event) => {
+    if (e.at >= 0 && (!first || e.at < first.at)) first = e;
+  };
+  for (const m of REASONING_MARKERS)
+    take({ at: buffer.indexOf(m.open), kind: "think", close: m.close, skip: m.open.length });
+  for (const f of ANSWER_FRAMES) take({ at: buffer.indexOf(f), kind: "frame", skip: f.length });
+  for (const m of CALL_MARKERS) take({ at: buffer.indexOf(m), kind: "call" });
+  for (const re of CALL_PATTERNS) take({ at: re.exec(buffer)?.index ?? -1, kind: "call" });
+  return first;
 }
 
 export function createStreamFilter(): StreamFilter {
@@ -50,34 +72,25 @@ export function createStreamFilter(): StreamFilter {
         closeThink = undefined;
         continue;
       }
-      let first = -1;
-      let think: string | undefined;
-      for (const [open, close] of THINK) {
-        const at = buffer.indexOf(open);
-        if (at >= 0 && (first < 0 || at < first)) [first, think] = [at, close];
-      }
-      for (const m of CALL_MARKERS) {
-        const at = buffer.indexOf(m);
-        if (at >= 0 && (first < 0 || at < first)) [first, think] = [at, undefined];
-      }
-      for (const re of CALL_PATTERNS) {
-        const m = re.exec(buffer);
-        if (m && (first < 0 || m.index < first)) [first, think] = [m.index, undefined];
-      }
-      if (first < 0) {
+      const e = firstEvent(buffer);
+      if (!e) {
         const keep = final ? 0 : Math.min(HOLD, buffer.length);
         out += buffer.slice(0, buffer.length - keep);
         buffer = buffer.slice(buffer.length - keep);
         return out;
       }
-      out += buffer.slice(0, first);
-      if (think) {
-        const open = THINK.find(([, c]) => c === think)![0];
-        buffer = buffer.slice(first + open.length);
-        closeThink = think;
-      } else {
+      out += buffer.slice(0, e.at);
+      buffer = buffer.slice(e.at);
+      if (e.kind === "call") {
+        // `<|` may still grow into reasoning (`<|channel|>analysis…`) or framing: wait for it.
+        const rest = buffer;
+        if (!final && NOT_CALLS.some((m) => m.length > rest.length && m.startsWith(rest)))
+          return out;
         suppressed = true;
+        continue;
       }
+      buffer = buffer.slice(e.skip);
+      if (e.kind === "think") closeThink = e.close;
     }
   };
 

@@ -150,6 +150,59 @@ describe("prompt mode (model without the tools capability)", () => {
     expect(state.status).toBe("done");
     expect(state.summary).toBe("Nothing needs to change.");
   });
+
+  it.each([
+    ["Magistral", "[THINK]", "[/THINK]"],
+    ["Kimi", "◁think▷", "◁/think▷"],
+    ["Seed", "<seed:think>", "</seed:think>"],
+    ["Command", "<|START_THINKING|>", "<|END_THINKING|>"],
+  ])(
+    "%s reasoning: its call is never run and it never reaches the summary",
+    async (_d, open, close) => {
+      fake = await startFake({
+        script: keelScript(() => ({
+          content: `${open}I could <tool_call>{"name": "write_file", "arguments": {"path": "no.txt", "content": "x"}}</tool_call> but will not.${close}Nothing needs to change.`,
+        })),
+      });
+      const ws = tempWorkspace();
+      const { state } = await runCoder(fake, "What would you change in this project?", {
+        workspace: ws,
+        context: { model: "gemma3:4b" },
+      });
+      expect(existsSync(path.join(ws, "no.txt"))).toBe(false);
+      expect(state.status).toBe("done");
+      expect(state.summary).toBe("Nothing needs to change.");
+    },
+  );
+
+  it("runs the valid calls of a list with a broken entry and tells the model which one it dropped", async () => {
+    fake = await startFake({
+      script: keelScript((req) => {
+        if (req.turn === 0)
+          return {
+            content:
+              '<tool_calls>\n{"name": "write_file", "arguments": {"path": "a.txt", "content": "A"}}\n{"name": "write_file", "arguments": {"path": "b.txt", "content": "B"\n{"name": "write_file"}\n</tool_calls>',
+          };
+        return { content: "Wrote a.txt." };
+      }),
+    });
+    const ws = tempWorkspace();
+    const { state } = await runCoder(fake, "Create a.txt with A and b.txt with B", {
+      workspace: ws,
+      context: { model: "gemma3:4b" },
+    });
+    expect(readFileSync(path.join(ws, "a.txt"), "utf8")).toBe("A");
+    expect(existsSync(path.join(ws, "b.txt"))).toBe(false);
+    expect(state.status).toBe("done");
+    const second = fake.chatBodies({ turnsOnly: true })[1]!.messages!;
+    const result = second.at(-1)!.content;
+    expect(result).toContain("keel could not read 2 other entries of your tool-call list");
+    expect(result).toContain(
+      '{"name": "write_file", "arguments": {"path": "b.txt", "content": "B" (not valid JSON)',
+    );
+    expect(result).toContain('{"name":"write_file"} (no "arguments" for write_file)');
+    expect(result).toContain("created a.txt");
+  });
 });
 
 describe("native mode", () => {

@@ -1,4 +1,4 @@
-import { ToolMessage, type ToolCall } from "@langchain/core/messages";
+import { AIMessage, ToolMessage, type ToolCall } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { clipMiddle, toolResultLimit } from "../../guard/context-budget.js";
 import { detectLoop, loopHint, type TrailEntry } from "../../guard/loop.js";
@@ -13,6 +13,8 @@ import { isolationOf, loopSettingsOf } from "../context.js";
 import { unansweredCalls } from "../conversation.js";
 import { nodeEnv, type NodeEnv } from "../runtime.js";
 import type { CoderStateUpdate, CoderStateValue, Failure } from "../state.js";
+import type { RejectedCall } from "../../models/tool-calls/types.js";
+import { rejectedNote } from "./act/channel.js";
 import {
   approver,
   callFacts,
@@ -64,6 +66,8 @@ export function createToolExecuteNode(deps: GraphDeps) {
       }
       if (step.entry.repaired) result = withNote(result, step.entry.repaired);
     }
+    const unread = unreadEntries(state.messages, call);
+    if (unread) result = prepend(result, `${unread}\n`);
     return answer(state, call, step.entry, result, update, pending.length, env, window);
   };
 }
@@ -262,11 +266,25 @@ function answer(
 /** A result with keel's repairs said first, so the model learns the right form. */
 function withNote(result: ToolResult, repaired: string | string[]): ToolResult {
   const notes = Array.isArray(repaired) ? repaired.join("; ") : repaired;
-  if (!notes) return result;
-  const note = `(keel repaired the call: ${notes})\n`;
+  return notes ? prepend(result, `(keel repaired the call: ${notes})\n`) : result;
+}
+
+/** The result with `note` in front of its output or error message. */
+function prepend(result: ToolResult, note: string): ToolResult {
   return result.ok
     ? { ...result, output: note + result.output }
     : { ...result, message: note + result.message };
+}
+
+/**
+ * For the first call of a reply whose call list had entries keel could not read (kept on the
+ * message by `act`), the note that tells the model so; undefined otherwise.
+ */
+function unreadEntries(messages: CoderStateValue["messages"], call: ToolCall): string | undefined {
+  const ai = messages.findLast((m): m is AIMessage => AIMessage.isInstance(m));
+  const rejected = ai?.additional_kwargs?.keel_rejected as RejectedCall[] | undefined;
+  if (!rejected?.length || ai?.tool_calls?.[0]?.id !== call.id) return undefined;
+  return rejectedNote(rejected);
 }
 
 /** The failure kind of an error streak: the one all its errors share, else tool_error. */

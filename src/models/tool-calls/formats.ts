@@ -4,11 +4,10 @@
  * for it, and a sample (for tests and the bench). Adding a family touches this file only (and its
  * reader). The order is the order `auto` tries them: most specific first.
  */
+import { functionaryFormat, hermesFormat } from "./hermes-formats.js";
 import {
   commandRFormat,
-  functionaryFormat,
   graniteFormat,
-  hermesFormat,
   llamaJsonFormat,
   mistralFormat,
   phiFormat,
@@ -54,7 +53,7 @@ const R = '{"path": "README.md"}';
 export const FORMATS: readonly FormatRecord[] = [
   {
     name: "deepseek",
-    marker: /<[｜|]tool▁calls?▁begin[｜|]>/,
+    marker: /<[｜|]tool(▁|_| |\\_)calls?((▁|_| |\\_)begin)?[｜|]>|<[｜|]DSML[｜|]/,
     extract: deepseekFormat,
     opens: ["<｜"],
     template: /<｜tool▁calls▁begin｜>/,
@@ -63,7 +62,7 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "kimi-k2",
-    marker: /<\|tool_calls_section_begin\|>|<\|tool_call_begin\|>/,
+    marker: /<\|tool_calls?_section_begin\|>|<\|tool_call_begin\|>|<\|tool_call_argument_begin\|>/,
     extract: kimiFormat,
     opens: ["<|"],
     template: /<\|tool_calls_section_begin\|>/,
@@ -80,9 +79,9 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "minimax-m2",
-    marker: /<minimax:tool_call>/,
+    marker: /<minimax:tool_call>|<(\w+:|[｜|]DSML[｜|])?invoke\s+name\s*=/,
     extract: minimaxM2Format,
-    opens: ["<minimax:tool_call>"],
+    opens: ["<minimax:tool_call>", "<invoke ", "<｜DSML｜"],
     template: /<minimax:tool_call>/,
     family: /^minimax/,
     example: `<minimax:tool_call>\n<invoke name="read_file">\n<parameter name="path">README.md</parameter>\n</invoke>\n</minimax:tool_call>`,
@@ -158,9 +157,9 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "nemotron",
-    marker: /<TOOLCALL>/,
+    marker: /<TOOLCALL>/i,
     extract: nemotronFormat,
-    opens: ["<TOOLCALL>"],
+    opens: ["<TOOLCALL>", "<toolcall>"],
     template: /<TOOLCALL>/,
     family: /^nemotron/,
     example: `<TOOLCALL>[{"name": "read_file", "arguments": ${R}}]</TOOLCALL>`,
@@ -219,17 +218,18 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "functionary",
-    marker: /<function=[^>\n]+>\s*\{|>>>\s*[\w.-]+\s*\n|^\s*[\p{L}_][\p{L}\p{N}_.-]*\s*\n\s*\{/u,
+    marker:
+      /<function(=[^>\n]+|\s+name\s*=\s*"[^"\n]+")>\s*\{|>>>\s*[\w.-]+\s*\n|^\s*[\p{L}_][\p{L}\p{N}_.-]*\s*\n\s*\{/u,
     extract: functionaryFormat,
-    opens: ["<function=", ">>>"],
+    opens: ["<function=", "<function name=", ">>>"],
     example: `<function=read_file>${R}</function>`,
     sample: `<function=read_file>${R}</function>`,
   },
   {
     name: "glm-4.5",
-    marker: /<tool_call>\s*[^\s<{[]+\s*(<arg_key>|<\/tool_call>)/,
+    marker: /<tool_call>\s*[^\s<{[]+\s*(<arg_key>|<\/tool_call>)|^[ \t]*[^\s<>]+\s*<arg_key>/m,
     extract: glmFormat,
-    opens: ["<tool_call>"],
+    opens: ["<tool_call>", "<arg_key>"],
     template: /<arg_key>/,
     family: /^glm4moe|^glm/,
     example: `<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>README.md</arg_value>\n</tool_call>`,
@@ -237,9 +237,10 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "hermes",
-    marker: /<tool_call>/,
+    marker: /<(longcat_)?tool_call>|<(tools?|response|json|xml|JSON)>\s*\{\s*"name"/,
     extract: hermesFormat,
-    opens: ["<tool_call>"],
+    // (`<response>`, `<json>`, `<xml>` may wrap an answer: the call object in them is held back.)
+    opens: ["<tool_call>", "<longcat_tool_call>", "<tool>", "<tools>"],
     template: /<tool_call>/,
     family: /^qwen3moe$|^qwen3$|^qwen2/,
     example: `<tool_call>\n{"name": "read_file", "arguments": ${R}}\n</tool_call>`,
@@ -276,7 +277,8 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "llama3-json",
-    marker: /\{\s*"(name|tool|tool_name|function)"\s*:|<\|python_tag\|>/,
+    marker:
+      /\{\s*"(name|tool|tool_name|function|type|arguments|parameters|tool_calls)"\s*:|<\|python_tag\|>/,
     extract: llamaJsonFormat,
     opens: ["<|"],
     template: /<\|python_tag\|>/,

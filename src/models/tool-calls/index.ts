@@ -6,4 +6,12 @@ export {
   type ParseOptions,
   type ParseResult,
   type ParsedCall,
+  type RejectedCall,
 } from "./types.js";
+export {
+  ANSWER_FRAMES,
+  REASONING_MARKERS,
+  maskReasoning,
+  stripReasoning,
+  type ReasoningMarker,
+} from "./reasoning.js";

@@ -4,7 +4,8 @@
  * parsed; malformed markup stays in the content and is described in `problem`; nothing throws.
  */
 import { FORMATS } from "./formats.js";
-import { lenientJson } from "./scan.js";
+import { maskReasoning } from "./reasoning.js";
+import { forgetFailures, lenientJson } from "./scan.js";
 import type {
   ArgSchemas,
   PropertySchema,
@@ -17,28 +18,15 @@ import type {
   RawCall,
 } from "./types.js";
 
-/** Reasoning is not action: blank out thinking so no call inside it is read (offsets stay valid). */
-const THINKING = [
-  /<think>[\s\S]*?(<\/think>|$)/g,
-  /\[THINK\][\s\S]*?(\[\/THINK\]|$)/g,
-  /◁think▷[\s\S]*?(◁\/think▷|$)/g,
-  /<\|channel\|>analysis<\|message\|>[\s\S]*?(<\|end\|>|$)/g,
-  /<\|channel>thought[\s\S]*?(<channel\|>|$)/g,
-  /<seed:think>[\s\S]*?(<\/seed:think>|$)/g,
-];
-
-function maskThinking(text: string): string {
-  let masked = text;
-  for (const re of THINKING) masked = masked.replace(re, (m) => " ".repeat(m.length));
-  return masked;
-}
-
 function typeOf(schemas: ArgSchemas | undefined, tool: string, key: string): string | undefined {
   const prop = schemas?.[tool]?.properties?.[key];
+  // A schema without `type` still says what it holds by `items` (a list) or `properties`.
+  const implied = (p: PropertySchema) =>
+    p.type ?? ("items" in p ? "array" : "properties" in p ? "object" : []);
   const types = (p: PropertySchema | undefined): string[] =>
     p
       ? [
-          ...[p.type ?? []].flat(),
+          ...[implied(p)].flat(),
           ...(p.anyOf ?? []).flatMap(types),
           ...(p.oneOf ?? []).flatMap(types),
         ]
@@ -47,9 +35,14 @@ function typeOf(schemas: ArgSchemas | undefined, tool: string, key: string): str
   return all.includes("string") ? "string" : all[0];
 }
 
+/** Text that may be a JSON value (anything else is not worth a parse attempt). */
+const JSON_START = /^([[{"]|-?\d|(true|false|null)$)/;
 const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 
-/** Coerces text values by the tool's schema: "5" → 5 for a number, "true" → true, JSON for objects. */
+/**
+ * Coerces text values by the tool's schema: "5" → 5 for a number, "true" → true, JSON for objects.
+ * In `"json"` mode (GLM) a value whose schema says nothing is read as JSON when it is JSON.
+ */
 function coerce(call: RawCall, schemas?: ArgSchemas): ParsedCall {
   const args = call.arguments as Record<string, unknown>;
   if (!call.textValues) return { name: call.name, arguments: args };
@@ -58,6 +51,8 @@ function coerce(call: RawCall, schemas?: ArgSchemas): ParsedCall {
     const type = typeOf(schemas, call.name, k);
     const t = typeof v === "string" ? v.trim() : "";
     if (type === "string" && (typeof v === "number" || typeof v === "boolean")) out[k] = String(v);
+    else if (type === undefined && call.textValues === "json" && typeof v === "string")
+      out[k] = JSON_START.test(t) ? (lenientJson(t) ?? v) : v;
     else if (typeof v !== "string" || type === "string" || type === undefined) out[k] = v;
     else if ((type === "number" || type === "integer") && NUMBER.test(t)) out[k] = Number(t);
     else if (type === "boolean" && /^(true|false)$/i.test(t)) out[k] = t.toLowerCase() === "true";
@@ -76,7 +71,9 @@ function coerce(call: RawCall, schemas?: ArgSchemas): ParsedCall {
  */
 export function parseToolCalls(text: string, options: ParseOptions = {}): ParseResult {
   if (typeof text !== "string" || text === "") return { calls: [], content: "" };
-  const masked = maskThinking(text);
+  forgetFailures();
+  // Reasoning is not action: no call inside it is read (offsets stay valid).
+  const masked = maskReasoning(text);
   const allowed = options.toolNames ? new Set(options.toolNames) : undefined;
   const ctx = { salvage: Boolean(allowed) };
   const candidates =
@@ -117,6 +114,7 @@ export function parseToolCalls(text: string, options: ParseOptions = {}): ParseR
     at = e.end;
   }
   content = (content + text.slice(at)).trim();
+  const rejected = kept.flatMap((e) => e.rejected ?? []);
   const format =
     kept.find((e) => e.calls.length)?.format ?? (calls.length ? undefined : problem?.format);
   return {
@@ -124,6 +122,7 @@ export function parseToolCalls(text: string, options: ParseOptions = {}): ParseR
     content,
     ...(format ? { format } : {}),
     ...(calls.length === 0 && problem ? { problem: problem.text } : {}),
+    ...(rejected.length ? { rejected } : {}),
   };
 }
 

@@ -68,11 +68,14 @@ export function lenientJson(text: string): unknown {
     out += ch;
   }
   out = out.replace(/,\s*([}\]])/g, "$1");
-  try {
-    return JSON.parse(out);
-  } catch {
-    return pythonLiteral(t);
-  }
+  if (out !== t)
+    try {
+      return JSON.parse(out);
+    } catch {
+      // not repaired: maybe Python
+    }
+  // Python's literals differ from JSON in their quotes (True/False/None were replaced above).
+  return t.includes("'") ? pythonLiteral(t) : undefined;
 }
 
 /** A Python literal (`{'a': 1, 'b': [True, None]}`: single quotes, as some models write JSON). */
@@ -88,14 +91,35 @@ function pythonLiteral(text: string): unknown {
   }
 }
 
+/**
+ * Where in the texts of the reply being read (the reply, its bodies) no JSON value parses: several
+ * readers look at the same offsets, and a failed parse is the dear part. Deterministic, so
+ * remembering it changes no result; `parseToolCalls` forgets it at the start of each reply.
+ */
+const failed = new Map<string, Set<number>>();
+const FAILED_TEXTS = 4;
+
+/** Starts a new reply: what failed in the last one is forgotten. */
+export function forgetFailures(): void {
+  failed.clear();
+}
+
 /** The first balanced JSON value at or after `from` (skipping whitespace only), parsed. */
 export function jsonAt(text: string, from: number): { value: unknown; end: number } | undefined {
   let i = from;
   while (i < text.length && /\s/.test(text[i]!)) i++;
   const end = balancedEnd(text, i);
   if (end < 0) return undefined;
+  let known = failed.get(text);
+  if (known?.has(i)) return undefined;
   const value = lenientJson(text.slice(i, end));
-  return value === undefined ? undefined : { value, end };
+  if (value !== undefined) return { value, end };
+  if (!known) {
+    if (failed.size >= FAILED_TEXTS) failed.delete(failed.keys().next().value!);
+    failed.set(text, (known = new Set()));
+  }
+  known.add(i);
+  return undefined;
 }
 
 export interface PyCall {

@@ -5,68 +5,62 @@
  * (`<function_call>`), Apertus (`<|tools_prefix|>`). Formats learnt from the models' chat templates
  * and model cards, and SGLang's function-call detectors.
  */
-import { callFromObject } from "./json-formats.js";
+import { jsonEntries, readCall, splitEntries, type Entries } from "./entries.js";
 import { jsonAt, lenientJson, parsePythonLines } from "./scan.js";
 import type { Extraction, Extractor, RawCall } from "./types.js";
-
-/** The valid calls of a parsed JSON value (one object or a list); invalid elements are dropped. */
-export function validCalls(value: unknown): RawCall[] {
-  const list = Array.isArray(value) ? value : [value];
-  return list.map(callFromObject).filter((c): c is RawCall => c !== undefined);
-}
-
-/** Every JSON value in `body`, one after another (a list, or objects one per line). */
-export function jsonValues(body: string): unknown[] {
-  const out: unknown[] = [];
-  let i = 0;
-  for (;;) {
-    while (i < body.length && /[\s,;]/.test(body[i]!)) i++;
-    if (i >= body.length) return out;
-    const json = jsonAt(body, i);
-    if (!json) return out;
-    out.push(json.value);
-    i = json.end;
-  }
-}
 
 /** Spans `open … close` (or to the end when unclosed); each body read by `read`. */
 function tagged(
   open: RegExp,
-  close: string,
-  read: (body: string) => RawCall[] | undefined,
+  close: string | RegExp,
+  /** Reads the body, `text` from `from` to `to` (offsets, so failed JSON is not re-tried). */
+  read: (text: string, from: number, to: number) => RawCall[] | Entries | undefined,
   problem: string,
 ): Extractor {
   return (text) => {
     const out: Extraction[] = [];
     for (const m of text.matchAll(open)) {
       const from = m.index + m[0].length;
-      const at = text.indexOf(close, from);
-      const end = at < 0 ? text.length : at + close.length;
-      const calls = read(text.slice(from, at < 0 ? text.length : at));
+      const found = typeof close === "string" ? undefined : close.exec(text.slice(from));
+      const at =
+        typeof close === "string" ? text.indexOf(close, from) : found ? from + found.index : -1;
+      const end = at < 0 ? text.length : at + (found?.[0] ?? (close as string)).length;
+      const got = read(text, from, at < 0 ? text.length : at);
+      const { calls, rejected } = Array.isArray(got)
+        ? { calls: got, rejected: [] }
+        : (got ?? { calls: [], rejected: [] });
       out.push(
-        calls?.length
-          ? { start: m.index, end, calls }
-          : { start: m.index, end, calls: [], problem },
+        calls.length
+          ? { start: m.index, end, calls, ...(rejected.length ? { rejected } : {}) }
+          : {
+              start: m.index,
+              end,
+              calls: [],
+              problem: rejected.length ? `${problem} (${rejected[0]!.reason})` : problem,
+            },
       );
     }
     return out;
   };
 }
 
-const jsonCalls = (body: string) => jsonValues(body).flatMap(validCalls);
+const jsonCalls = (text: string, from: number, to: number) => jsonEntries(text, from, to);
 
 /** OLMo 3: `<function_calls>\nf(a=1)\ng(b="x")\n</function_calls>`. */
 export const olmo3Format = tagged(
   /<function_calls>/g,
   "</function_calls>",
-  (body) => parsePythonLines(body),
+  (text, from, to) => parsePythonLines(text.slice(from, to)),
   '<function_calls> must hold one call per line, like get_weather(city="Paris")',
 );
 
-/** Nemotron (v1, v2 Nano): `<TOOLCALL>[{"name": …, "arguments": {…}}]</TOOLCALL>`. */
+/**
+ * Nemotron (v1, v2 Nano): `<TOOLCALL>[{"name": …, "arguments": {…}}]</TOOLCALL>`; Nemotron-Mini
+ * writes the tags in lower case around one object.
+ */
 export const nemotronFormat = tagged(
-  /<TOOLCALL>/g,
-  "</TOOLCALL>",
+  /<TOOLCALL>/gi,
+  /<\/TOOLCALL>/i,
   jsonCalls,
   '<TOOLCALL> must hold a JSON list like [{"name": …, "arguments": {…}}]',
 );
@@ -79,15 +73,24 @@ export const toolCallsBlockFormat = tagged(
   '<tool_calls> must hold calls like {"name": …, "arguments": {…}}',
 );
 
-/** Granite 20B FC: `<function_call> {"name": …, "arguments": {…}}`, repeated for several calls. */
+/**
+ * Granite 20B FC: `<function_call> {"name": …, "arguments": {…}}`, repeated for several calls (a
+ * closing `</function_call>`, which models drifting from Hermes write, is part of it).
+ */
 export const granite20bFormat: Extractor = (text) => {
   const out: Extraction[] = [];
   for (const m of text.matchAll(/<function_call>/g)) {
     const json = jsonAt(text, m.index + m[0].length);
-    const calls = json ? validCalls(json.value) : [];
+    const { calls, rejected } = json ? splitEntries([json.value]) : { calls: [], rejected: [] };
+    const close = json ? /^\s*<\/function_call>/.exec(text.slice(json.end)) : null;
     out.push(
       calls.length
-        ? { start: m.index, end: json!.end, calls }
+        ? {
+            start: m.index,
+            end: json!.end + (close?.[0].length ?? 0),
+            calls,
+            ...(rejected.length ? { rejected } : {}),
+          }
         : {
             start: m.index,
             end: m.index + m[0].length,
@@ -111,13 +114,16 @@ export const internlmFormat = tagged(
 export const apertusFormat = tagged(
   /<\|tools_prefix\|>/g,
   "<|tools_suffix|>",
-  (body) => {
-    const value = lenientJson(body);
+  (text, from, to) => {
+    const value = lenientJson(text.slice(from, to));
     const list = Array.isArray(value) ? value : value ? [value] : [];
     const calls = list.flatMap((o): RawCall[] => {
       if (!o || typeof o !== "object" || Array.isArray(o)) return [];
       const entries = Object.entries(o as Record<string, unknown>);
-      if (entries.length !== 1) return validCalls(o);
+      if (entries.length !== 1) {
+        const c = readCall(o);
+        return typeof c === "string" ? [] : [c];
+      }
       const [name, args] = entries[0]!;
       return args && typeof args === "object" && !Array.isArray(args)
         ? [{ name, arguments: args }]
@@ -139,23 +145,64 @@ const xmlText = (v: string) =>
     .replace(/&apos;/g, "'")
     .replace(/&amp;/g, "&");
 
-/** MiniMax M2: `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke></minimax:tool_call>`. */
-export const minimaxM2Format = tagged(
+/** ` name="v"`, `name='v'` or `name=v` in a tag: the value in group 1, 2 or 3. */
+/** ` name="v"`, `name='v'` or `name=v` in a tag: the value in group 1, 2 or 3, the other attributes in 4. */
+const NAME = String.raw`\s+name\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))([^>]*)>`;
+/** A tag's namespace: `minimax:`-like, or DeepSeek's `｜DSML｜`. */
+const NS = String.raw`(?:\w+:|[｜|]DSML[｜|])?`;
+const INVOKE = new RegExp(String.raw`<${NS}invoke${NAME}([\s\S]*?)(?:<\/${NS}invoke>|$)`, "g");
+const PARAMETER = new RegExp(
+  String.raw`<${NS}parameter${NAME}([\s\S]*?)(?:<\/${NS}parameter>|(?=<${NS}parameter\s)|$)`,
+  "g",
+);
+
+/**
+ * The `<invoke name="f"><parameter name="k">v</parameter></invoke>` calls of a body (MiniMax M2;
+ * Step3 and others write the same tags in a namespace, `<steptml:invoke …>`; DeepSeek V3.2 and V4
+ * in `｜DSML｜`, with `string="false"` on a parameter whose value is JSON).
+ */
+export function invokes(body: string): RawCall[] | undefined {
+  const calls: RawCall[] = [];
+  for (const inv of body.matchAll(INVOKE)) {
+    const args: Record<string, unknown> = {};
+    for (const p of inv[5]!.matchAll(PARAMETER)) {
+      const value = xmlText(p[5]!);
+      args[(p[1] ?? p[2] ?? p[3]!).trim()] = /\bstring\s*=\s*["']?false/.test(p[4]!)
+        ? (lenientJson(value) ?? value)
+        : value;
+    }
+    calls.push({ name: (inv[1] ?? inv[2] ?? inv[3]!).trim(), arguments: args, textValues: true });
+  }
+  return calls.length ? calls : undefined;
+}
+
+const minimaxWrapped = tagged(
   /<minimax:tool_call>/g,
   "</minimax:tool_call>",
-  (body) => {
-    const calls: RawCall[] = [];
-    for (const inv of body.matchAll(
-      /<invoke\s+name\s*=\s*["']?([^"'>]+?)["']?\s*>([\s\S]*?)(?:<\/invoke>|$)/g,
-    )) {
-      const args: Record<string, unknown> = {};
-      for (const p of inv[2]!.matchAll(
-        /<parameter\s+name\s*=\s*["']?([^"'>]+?)["']?\s*>([\s\S]*?)(?:<\/parameter>|(?=<parameter\s)|$)/g,
-      ))
-        args[p[1]!.trim()] = xmlText(p[2]!);
-      calls.push({ name: inv[1]!.trim(), arguments: args, textValues: true });
-    }
-    return calls.length ? calls : undefined;
-  },
+  (text, from, to) => invokes(text.slice(from, to)),
   '<minimax:tool_call> must hold <invoke name="…"><parameter name="…">value</parameter></invoke>',
 );
+
+/** DeepSeek V3.2 / V4: `<｜DSML｜function_calls>` (or `tool_calls`) around DSML invokes. */
+export const dsmlFormat = tagged(
+  /<[｜|]DSML[｜|](?:function_calls|tool_calls)>/g,
+  /<\/[｜|]DSML[｜|](?:function_calls|tool_calls)>/,
+  (text, from, to) => invokes(text.slice(from, to)),
+  '<｜DSML｜function_calls> must hold <｜DSML｜invoke name="…"> with <｜DSML｜parameter name="…" string="true">value</｜DSML｜parameter>',
+);
+
+/**
+ * MiniMax M2: `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke></minimax:tool_call>`;
+ * also closed invokes without a wrapper (servers that strip it), in a namespace or not.
+ */
+export const minimaxM2Format: Extractor = (text, ctx) => {
+  const out = minimaxWrapped(text, ctx);
+  if (out.length) return out;
+  for (const m of text.matchAll(
+    /<(\w+:|[｜|]DSML[｜|])?invoke\s+name\s*=[^>]*>[\s\S]*?<\/\1?invoke>/g,
+  )) {
+    const calls = invokes(m[0]);
+    if (calls) out.push({ start: m.index, end: m.index + m[0].length, calls });
+  }
+  return out;
+};

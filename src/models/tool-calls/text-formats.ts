@@ -18,66 +18,96 @@ function spanOf(
 /** Drops the single newline templates put around XML values. */
 const xmlValue = (v: string) => v.replace(/^\r?\n/, "").replace(/\r?\n$/, "");
 
-/** Qwen3-Coder: `<tool_call><function=name><parameter=k>v</parameter></function></tool_call>`. */
+/**
+ * The parameters of a Qwen3-Coder function body, read strictly: nothing but whitespace and
+ * `<parameter=name>value</parameter>` elements. Undefined when anything else is there (an unclosed
+ * parameter, stray text, JSON): a broken call is text, never half a call.
+ */
+function xmlParameters(body: string): Record<string, unknown> | undefined {
+  const args: Record<string, unknown> = {};
+  let i = 0;
+  for (;;) {
+    while (i < body.length && /\s/.test(body[i]!)) i++;
+    if (i >= body.length) return args;
+    const open = /^<parameter=([^>\s][^>\n]*)>/.exec(body.slice(i, i + 200));
+    if (!open) return undefined;
+    const from = i + open[0].length;
+    const close = body.indexOf("</parameter>", from);
+    if (close < 0) return undefined;
+    args[open[1]!.trim()] = xmlValue(body.slice(from, close));
+    i = close + "</parameter>".length;
+  }
+}
+
+/**
+ * Qwen3-Coder and Qwen3.5: `<tool_call><function=name><parameter=k>v</parameter></function></tool_call>`
+ * (Seed-OSS wraps the same in `<seed:tool_call>`). The function must be closed and hold only
+ * parameter elements; anything else is described in `problem` and stays text.
+ */
 export const qwen3CoderFormat: Extractor = (text) => {
   const out: Extraction[] = [];
   const re =
-    /(?:<tool_call>\s*)?<function=([^>\n]+)>(?!\s*\{)([\s\S]*?)(?:<\/function>\s*(?:<\/tool_call>)?|$)/gu;
+    /(?:<(?:seed:)?tool_call>\s*)?<function=([^>\n]+)>(?!\s*\{)([\s\S]*?)(?:<\/function>\s*(?:<\/(?:seed:)?tool_call>)?|$)/gu;
   for (const m of text.matchAll(re)) {
-    const args: Record<string, unknown> = {};
-    for (const p of m[2]!.matchAll(
-      /<parameter=([^>\n]+)>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|(?=<\/function>)|$)/gu,
-    )) {
-      args[p[1]!.trim()] = xmlValue(p[2]!);
-    }
-    const unclosed =
-      !/<\/function>/.test(m[0]) && /<parameter=/.test(m[2]!) === false && m[2]!.trim() !== "";
+    const name = m[1]!.trim();
+    const closed = /<\/function>/.test(m[0]);
+    const args = closed && !/\s/.test(name) ? xmlParameters(m[2]!) : undefined;
     out.push(
-      unclosed
+      args
         ? {
             start: m.index,
             end: m.index + m[0].length,
-            calls: [],
-            problem: `<function=${m[1]}> must contain <parameter=name>value</parameter> elements and end with </function>`,
+            calls: [{ name, arguments: args, textValues: true }],
           }
         : {
             start: m.index,
             end: m.index + m[0].length,
-            calls: [{ name: m[1]!.trim(), arguments: args, textValues: true }],
+            calls: [],
+            problem: `<function=${name}> must contain only <parameter=name>value</parameter> elements and end with </function>`,
           },
     );
   }
   return out;
 };
 
-/** GLM-4.5: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`. */
+/**
+ * GLM-4.5 and later: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`. A
+ * value is JSON text unless the tool's schema says the parameter is a string (the GLM templates
+ * write non-string arguments with `tojson`), so arrays and objects come back as such.
+ */
 export const glmFormat: Extractor = (text) => {
   const out: Extraction[] = [];
-  for (const m of text.matchAll(
-    /<tool_call>\s*([^\s<{[]+)\s*((?:<arg_key>[\s\S]*?)?)(<\/tool_call>|$)/gu,
-  )) {
-    if (!/<arg_key>/.test(m[2]!) && m[3] !== "</tool_call>") continue;
+  const read = (m: RegExpMatchArray & { index: number }, name: string, body: string) => {
     const args: Record<string, unknown> = {};
     const pairs = [
-      ...m[2]!.matchAll(/<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)<\/arg_value>/g),
+      ...body.matchAll(/<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)<\/arg_value>/g),
     ];
     for (const p of pairs) args[p[1]!.trim()] = p[2]!;
-    const keys = (m[2]!.match(/<arg_key>/g) ?? []).length;
+    const keys = (body.match(/<arg_key>/g) ?? []).length;
+    const end = m.index + m[0].length;
     out.push(
       keys !== pairs.length
         ? {
             start: m.index,
-            end: m.index + m[0].length,
+            end,
             calls: [],
             problem: "each <arg_key>k</arg_key> must be followed by <arg_value>v</arg_value>",
           }
-        : {
-            start: m.index,
-            end: m.index + m[0].length,
-            calls: [{ name: m[1]!, arguments: args, textValues: true }],
-          },
+        : { start: m.index, end, calls: [{ name, arguments: args, textValues: "json" }] },
     );
+  };
+  for (const m of text.matchAll(
+    /<tool_call>\s*([^\s<{[]+)\s*((?:<arg_key>[\s\S]*?)?)(<\/tool_call>|$)/gu,
+  )) {
+    if (!/<arg_key>/.test(m[2]!) && m[3] !== "</tool_call>") continue;
+    read(m, m[1]!, m[2]!);
   }
+  if (out.length) return out;
+  // The call without its <tool_call> frame (servers that strip the special tokens).
+  for (const m of text.matchAll(
+    /(?<=^|\n)[ \t]*([\p{L}_][\p{L}\p{N}_.-]*)[ \t]*\n?[ \t]*((?:<arg_key>[\s\S]*?<\/arg_key>\s*<arg_value>[\s\S]*?<\/arg_value>\s*)+)/gu,
+  ))
+    read(m, m[1]!, m[2]!);
   return out;
 };
 

@@ -42,11 +42,26 @@ export interface ParseResult {
   format?: FormatName;
   /** Set when tool-call markup is present but holds no valid call: what was wrong. */
   problem?: string;
+  /**
+   * Entries of a call list that are not valid calls (a broken line, a missing name or arguments),
+   * left out while the valid calls around them are kept: what to tell the model. Absent when none.
+   */
+  rejected?: RejectedCall[];
+}
+
+/** One entry of a call list that is not a valid call. */
+export interface RejectedCall {
+  /** The entry as the model wrote it, shortened. */
+  text: string;
+  /** What is wrong with it. */
+  reason: string;
 }
 
 /** A property's JSON schema, as much as coercing text values needs. */
 export interface PropertySchema {
   type?: string | string[];
+  items?: unknown;
+  properties?: unknown;
   anyOf?: PropertySchema[];
   oneOf?: PropertySchema[];
 }
@@ -66,8 +81,11 @@ export interface ParseOptions {
 export interface RawCall {
   name: string;
   arguments: unknown;
-  /** Values came from an XML-style format as text and may be coerced by schema. */
-  textValues?: boolean;
+  /**
+   * Values came from an XML-style format as text and may be coerced by schema. `"json"`: a value
+   * is JSON text unless its schema says string (GLM's rule), so it is parsed even without a schema.
+   */
+  textValues?: boolean | "json";
 }
 
 /** One stretch of text an extractor claims as tool-call markup. */
@@ -77,6 +95,8 @@ export interface Extraction {
   calls: RawCall[];
   /** Markup without a valid call: why. */
   problem?: string;
+  /** List entries left out because they are not valid calls (the valid ones are in `calls`). */
+  rejected?: RejectedCall[];
 }
 
 export interface ExtractContext {

@@ -6,7 +6,7 @@ import type { AIMessage, ToolCall } from "@langchain/core/messages";
 import type { ToolMode } from "../../../models/capabilities.js";
 import { parseToolCalls } from "../../../models/tool-calls/index.js";
 import { argumentsFromText } from "../../../models/tool-calls/parse.js";
-import type { ArgSchemas, FormatName } from "../../../models/tool-calls/types.js";
+import type { ArgSchemas, FormatName, RejectedCall } from "../../../models/tool-calls/types.js";
 import { callSyntax } from "./tool-prompt.js";
 
 export interface ReadReply {
@@ -17,6 +17,8 @@ export interface ReadReply {
   problem?: string;
   /** Calls were found in the text rather than in the tools API. */
   fromText: boolean;
+  /** Entries of the reply's call list that are not valid calls, left out (see `rejectedNote`). */
+  rejected?: RejectedCall[];
 }
 
 export interface ReadOptions {
@@ -47,7 +49,13 @@ export function readReply(ai: AIMessage, o: ReadOptions): ReadReply {
     args: c.arguments,
     type: "tool_call",
   }));
-  if (calls.length) return { calls, content: parsed.content, fromText: true };
+  if (calls.length)
+    return {
+      calls,
+      content: parsed.content,
+      fromText: true,
+      ...(parsed.rejected ? { rejected: parsed.rejected } : {}),
+    };
   if (parsed.problem) {
     const how =
       o.mode === "native"
@@ -100,4 +108,14 @@ function nativeCalls(ai: AIMessage, schemas: ArgSchemas): ToolCall[] {
     return at < 0 ? Number.MAX_SAFE_INTEGER : at;
   };
   return [...valid, ...salvaged].sort((a, b) => position(a) - position(b));
+}
+
+/**
+ * What the model is told, with its first call's result, about the entries of its call list that
+ * keel could not read and so did not run: each as written, and why.
+ */
+export function rejectedNote(rejected: readonly RejectedCall[]): string {
+  const list = rejected.map((r) => `${r.text} (${r.reason})`).join("; ");
+  const n = rejected.length;
+  return `(keel could not read ${n} other entr${n === 1 ? "y" : "ies"} of your tool-call list, so ${n === 1 ? "it was" : "they were"} not run: ${list}. Write ${n === 1 ? "it" : "them"} again as valid calls if you still need ${n === 1 ? "it" : "them"}.)`;
 }

@@ -1,11 +1,12 @@
 /** Pure classification of a model reply, for routing. */
+import { stripReasoning } from "../../../models/tool-calls/reasoning.js";
 import { changesThings, type Intent } from "../../../tools/registry.js";
 
 export type ReplyKind = "tool_calls" | "final" | "empty" | "prose" | "unparseable";
 
-/** Strips `<think>…</think>` blocks: reasoning is not an answer. */
+/** The text without reasoning, in any dialect of the one list: reasoning is not an answer. */
 export function visibleText(content: string): string {
-  return content.replace(/<think>[\s\S]*?(<\/think>|$)/g, "").trim();
+  return stripReasoning(content).trim();
 }
 
 /**

@@ -108,7 +108,9 @@ export function createActNode(deps: GraphDeps) {
       ...turnMetadata(
         answer,
         env.settings.model,
-        read.fromText ? { keel_raw_text: raw } : {},
+        read.fromText
+          ? { keel_raw_text: raw, ...(read.rejected ? { keel_rejected: read.rejected } : {}) }
+          : {},
         read.fromText && answer.mode === "native",
       ),
     });
