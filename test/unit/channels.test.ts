@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { appendMessages, mergeSeen, SEEN_WINDOW } from "../../src/agent/channels.js";
 
 const msg = (id: string, text = id) => new HumanMessage({ id, content: text });
-const view = (ms: BaseMessage[]) => ms.map((m) => `${m.id}:${String(m.content)}`);
+const view = (ms: BaseMessage[]) => ms.map((m) => `${m.id}:${m.text}`);
 
 /** A write: new messages, a replacement of an id, or a removal. */
 const write = fc.oneof(
