@@ -15,7 +15,7 @@ import { z } from "zod";
 export const NO_SNAPSHOTS = 1_000_000_000;
 
 /** Most files `seen` remembers: a file read longer ago must be read again before it is edited. */
-export const SEEN_WINDOW = 512;
+export const SEEN_WINDOW = 256;
 
 /** LangGraph recognises its messages reducer by this mark (it gives the messages written ids). */
 const MESSAGES_REDUCER_MARK = Symbol.for("langgraph.messages_delta_reducer");
@@ -77,14 +77,14 @@ export function mergeSeen(
   current: Record<string, string>,
   writes: Array<Record<string, string>>,
 ): Record<string, string> {
-  const next = { ...current };
-  for (const w of writes)
-    for (const [file, hash] of Object.entries(w)) {
-      delete next[file];
-      next[file] = hash;
-    }
-  const files = Object.keys(next);
-  for (const file of files.slice(0, Math.max(0, files.length - SEEN_WINDOW))) delete next[file];
+  const incoming: Record<string, string> = Object.assign({}, ...writes) as Record<string, string>;
+  const added = Object.keys(incoming);
+  const kept = Object.keys(current).filter((file) => !(file in incoming));
+  // Built afresh rather than with deletes: a copy keeps the object fast to read and to copy.
+  const next: Record<string, string> = {};
+  for (const file of kept.slice(Math.max(0, kept.length + added.length - SEEN_WINDOW)))
+    next[file] = current[file]!;
+  for (const file of added.slice(-SEEN_WINDOW)) next[file] = incoming[file]!;
   return next;
 }
 

@@ -104,21 +104,21 @@ WITH RECURSIVE chain(id, depth) AS (
   SELECT parent_checkpoint_id, 1 FROM keel_checkpoints
    WHERE thread_id = @thread AND checkpoint_ns = @ns AND checkpoint_id = @id
   UNION ALL
-  SELECT c.parent_checkpoint_id, chain.depth + 1 FROM chain JOIN keel_checkpoints c
+  SELECT c.parent_checkpoint_id, chain.depth + 1 FROM chain CROSS JOIN keel_checkpoints c
     ON c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.id
 )
 SELECT 1 AS kind, chain.depth AS depth, bl.channel AS channel, NULL AS task, NULL AS path,
        NULL AS idx, bl.type AS type, bl.blob AS data
-  FROM chain JOIN keel_checkpoints c
+  FROM chain CROSS JOIN keel_checkpoints c
     ON c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.id
-  JOIN json_each(@channels) AS want
-  JOIN keel_blobs bl ON bl.thread_id = @thread AND bl.checkpoint_ns = @ns AND bl.channel = want.value
+  CROSS JOIN json_each(@channels) AS want
+  CROSS JOIN keel_blobs bl ON bl.thread_id = @thread AND bl.checkpoint_ns = @ns AND bl.channel = want.value
    AND bl.version = CAST(json_extract(c.checkpoint, '$.channel_versions."' || want.value || '"') AS TEXT)
 UNION ALL
 SELECT 2, chain.depth, w.channel, w.task_id, w.task_path, w.idx, w.type, w.blob
-  FROM chain JOIN keel_writes w
+  FROM chain CROSS JOIN keel_writes w
     ON w.thread_id = @thread AND w.checkpoint_ns = @ns AND w.checkpoint_id = chain.id
-  JOIN json_each(@channels) AS want ON w.channel = want.value`;
+  CROSS JOIN json_each(@channels) AS want ON w.channel = want.value`;
 
 /** The parts of a checkpoint stored in its row: everything but the channel values. */
 type Skeleton = Omit<Checkpoint, "channel_values">;
