@@ -29,9 +29,8 @@ import {
   type PendingWrite,
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
+import { assembleHistory, type DeltaHistories, type HistoryRow } from "./delta-history.js";
 import { migrateLegacy } from "./sqlite-legacy.js";
-
-type DeltaHistories = Awaited<ReturnType<BaseCheckpointSaver["getDeltaChannelHistory"]>>;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS keel_checkpoints (
@@ -395,43 +394,7 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
       ((await this.getTuple(config))?.config.configurable?.checkpoint_id as string | undefined);
     const rows = (
       id === undefined ? [] : s.history.all({ thread, ns, id, channels: JSON.stringify(channels) })
-    ) as Array<{
-      kind: 1 | 2;
-      depth: number;
-      channel: string;
-      task: string | null;
-      path: string | null;
-      idx: number | null;
-      type: string;
-      data: Buffer | null;
-    }>;
-    // Per channel: the nearest depth holding a value (the seed); writes at that depth and nearer.
-    const seedDepth = new Map<string, number>();
-    for (const r of rows)
-      if (r.kind === 1 && r.type !== "empty" && r.depth < (seedDepth.get(r.channel) ?? Infinity))
-        seedDepth.set(r.channel, r.depth);
-    const result: DeltaHistories = {};
-    for (const ch of channels) result[ch] = { writes: [] };
-    const kept = rows
-      .filter((r) => r.kind === 2 && r.depth <= (seedDepth.get(r.channel) ?? Infinity))
-      // Oldest ancestor first; within one, the order live execution applied the writes in.
-      .sort(
-        (x, y) =>
-          y.depth - x.depth ||
-          compareWritesSortKeys(
-            writesSortKey(x.path ?? "", x.task!, x.idx!),
-            writesSortKey(y.path ?? "", y.task!, y.idx!),
-          ),
-      );
-    for (const r of kept)
-      result[r.channel]!.writes.push([
-        r.task!,
-        r.channel,
-        await this.serde.loadsTyped(r.type, r.data!),
-      ]);
-    for (const r of rows)
-      if (r.kind === 1 && seedDepth.get(r.channel) === r.depth)
-        result[r.channel]!.seed = await this.serde.loadsTyped(r.type, r.data!);
-    return result;
+    ) as HistoryRow[];
+    return assembleHistory(rows, channels, this.serde);
   }
 }
