@@ -32,8 +32,8 @@ export function migrateLegacy(db: Database.Database): number {
   if (rows.length === 0) return 0;
   const putCheckpoint = db.prepare(
     `INSERT OR IGNORE INTO keel_checkpoints
-     (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, type, metadata)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+     (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, type, metadata, stored)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const putBlob = db.prepare(
     `INSERT OR IGNORE INTO keel_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
@@ -53,10 +53,12 @@ export function migrateLegacy(db: Database.Database): number {
         channel_versions?: Record<string, string | number>;
       };
       const versions = skeleton.channel_versions ?? {};
+      const stored: Record<string, string> = {};
       for (const [channel, value] of Object.entries(values)) {
         const version = versions[channel];
         if (version === undefined) continue;
-        putBlob.run(r.thread_id, r.checkpoint_ns, channel, String(version), JSON.stringify(value));
+        stored[channel] = String(version);
+        putBlob.run(r.thread_id, r.checkpoint_ns, channel, stored[channel], JSON.stringify(value));
       }
       putCheckpoint.run(
         r.thread_id,
@@ -66,6 +68,7 @@ export function migrateLegacy(db: Database.Database): number {
         JSON.stringify({ ...skeleton, channel_versions: versions }),
         r.type ?? "json",
         r.metadata,
+        JSON.stringify(stored),
       );
     }
     db.exec(`INSERT OR IGNORE INTO keel_writes

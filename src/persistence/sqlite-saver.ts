@@ -30,6 +30,7 @@ import {
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import { assembleHistory, type DeltaHistories, type HistoryRow } from "./delta-history.js";
+import { KeelSerializer } from "./serde.js";
 import { migrateLegacy } from "./sqlite-legacy.js";
 
 const SCHEMA = `
@@ -41,6 +42,7 @@ CREATE TABLE IF NOT EXISTS keel_checkpoints (
   checkpoint TEXT NOT NULL,
   type TEXT NOT NULL,
   metadata BLOB,
+  stored TEXT NOT NULL DEFAULT '{}',
   PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
 );
 CREATE TABLE IF NOT EXISTS keel_blobs (
@@ -95,8 +97,10 @@ SELECT 2, w.task_id, w.channel, w.task_path, w.type, w.blob, w.idx
    AND w.checkpoint_id = cp.checkpoint_id`;
 
 /**
- * A checkpoint's ancestors (depth 1 = its parent), each with the values stored for the asked
- * channels at its versions (kind 1) and its writes to them (kind 2).
+ * A checkpoint's ancestors (depth 1 = its parent), each with the values of the asked channels its
+ * own `put` stored (kind 1) and its writes to them (kind 2). The nearest ancestor that stored a
+ * channel's value is the seed LangGraph's walk would stop at: an ancestor nearer than it holding
+ * the same version got it from there, with no write to the channel in between.
  */
 const HISTORY = `
 WITH RECURSIVE chain(id, depth) AS (
@@ -110,9 +114,10 @@ SELECT 1 AS kind, chain.depth AS depth, bl.channel AS channel, NULL AS task, NUL
        NULL AS idx, bl.type AS type, bl.blob AS data
   FROM chain CROSS JOIN keel_checkpoints c
     ON c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.id
-  CROSS JOIN json_each(@channels) AS want
-  CROSS JOIN keel_blobs bl ON bl.thread_id = @thread AND bl.checkpoint_ns = @ns AND bl.channel = want.value
-   AND bl.version = CAST(json_extract(c.checkpoint, '$.channel_versions."' || want.value || '"') AS TEXT)
+  CROSS JOIN json_each(c.stored) AS st
+  CROSS JOIN keel_blobs bl ON bl.thread_id = @thread AND bl.checkpoint_ns = @ns
+   AND bl.channel = st.key AND bl.version = st.value
+  WHERE st.key IN (SELECT value FROM json_each(@channels))
 UNION ALL
 SELECT 2, chain.depth, w.channel, w.task_id, w.task_path, w.idx, w.type, w.blob
   FROM chain CROSS JOIN keel_writes w
@@ -128,7 +133,7 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
   bytesWritten = 0;
   private statements?: ReturnType<KeelSqliteSaver["prepare"]>;
 
-  constructor(file: string, serde?: SerializerProtocol) {
+  constructor(file: string, serde: SerializerProtocol = new KeelSerializer()) {
     super(serde);
     this.db = new Database(file);
   }
@@ -143,34 +148,46 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
     return this.statements;
   }
 
+  /** Each statement compiled when first used: opening a thread to read it compiles only the reads. */
   private prepare() {
     const db = this.db;
+    const lazy = <T>(make: () => T) => {
+      let made: T | undefined;
+      return () => (made ??= make());
+    };
+    const write = (table: string, conflict: string, columns: string) =>
+      `INSERT ${conflict} INTO ${table} (${columns}) VALUES (${columns.replace(/[^,]+/g, "?")})`;
+    const writeColumns =
+      "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path";
     return {
-      readById: db.prepare<Record<string, string>, ReadRow>(READ(true)),
-      readLatest: db.prepare<Record<string, string>, ReadRow>(READ(false)),
-      history: db.prepare(HISTORY),
-      putCheckpoint: db.prepare(
-        `INSERT OR REPLACE INTO keel_checkpoints
-         (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, type, metadata)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      readById: lazy(() => db.prepare<Record<string, string>, ReadRow>(READ(true))),
+      readLatest: lazy(() => db.prepare<Record<string, string>, ReadRow>(READ(false))),
+      history: lazy(() => db.prepare<Record<string, string>, HistoryRow>(HISTORY)),
+      putCheckpoint: lazy(() =>
+        db.prepare(
+          write(
+            "keel_checkpoints",
+            "OR REPLACE",
+            "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, type, metadata, stored",
+          ),
+        ),
       ),
-      putBlob: db.prepare(
-        `INSERT OR IGNORE INTO keel_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-         VALUES (?, ?, ?, ?, ?, ?)`,
+      putBlob: lazy(() =>
+        db.prepare(
+          write(
+            "keel_blobs",
+            "OR IGNORE",
+            "thread_id, checkpoint_ns, channel, version, type, blob",
+          ),
+        ),
       ),
-      insertWrite: db.prepare(
-        `INSERT OR IGNORE INTO keel_writes
-         (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      sends: db.prepare<[string, string, string], { type: string; blob: Buffer }>(
-        `SELECT type, blob FROM keel_writes WHERE thread_id = ? AND checkpoint_ns = ?
-         AND checkpoint_id = ? AND channel = '${TASKS}' ORDER BY task_path, task_id, idx`,
-      ),
-      replaceWrite: db.prepare(
-        `INSERT OR REPLACE INTO keel_writes
-         (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      insertWrite: lazy(() => db.prepare(write("keel_writes", "OR IGNORE", writeColumns))),
+      replaceWrite: lazy(() => db.prepare(write("keel_writes", "OR REPLACE", writeColumns))),
+      sends: lazy(() =>
+        db.prepare<[string, string, string], { type: string; blob: Buffer }>(
+          `SELECT type, blob FROM keel_writes WHERE thread_id = ? AND checkpoint_ns = ?
+           AND checkpoint_id = ? AND channel = '${TASKS}' ORDER BY task_path, task_id, idx`,
+        ),
       ),
     };
   }
@@ -193,7 +210,7 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
     };
     if (thread_id === undefined) return undefined;
     const params = { thread: thread_id, ns: checkpoint_ns, id: checkpoint_id ?? "" };
-    const rows = checkpoint_id ? s.readById.all(params) : s.readLatest.all(params);
+    const rows = checkpoint_id ? s.readById().all(params) : s.readLatest().all(params);
     return this.tupleOf(thread_id, checkpoint_ns, rows);
   }
 
@@ -240,7 +257,7 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
     skeleton: Skeleton,
     values: Record<string, unknown>,
   ) {
-    const sends = this.setup().sends.all(thread, ns, parent);
+    const sends = this.setup().sends().all(thread, ns, parent);
     values[TASKS] = await Promise.all(sends.map((r) => this.serde.loadsTyped(r.type, r.blob)));
     const versions = Object.values(skeleton.channel_versions);
     skeleton.channel_versions[TASKS] = versions.length
@@ -281,7 +298,7 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
       checkpoint_id: string;
     }>;
     for (const r of ids) {
-      const rows = s.readById.all({
+      const rows = s.readById().all({
         thread: r.thread_id,
         ns: r.checkpoint_ns,
         id: r.checkpoint_id,
@@ -310,17 +327,29 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
       channel_versions: checkpoint.channel_versions ?? {},
     });
     const blobs: unknown[][] = [];
+    const stored: Record<string, string> = {};
     for (const [channel, version] of Object.entries(newVersions)) {
       if (!Object.prototype.hasOwnProperty.call(values ?? {}, channel)) continue;
       const [type, data] = await this.serde.dumpsTyped(values[channel]);
       blobs.push([thread, ns, channel, String(version), type, data]);
+      stored[channel] = String(version);
       this.bytesWritten += data.length;
     }
+    const storedJson = JSON.stringify(stored);
     const [type, meta] = await this.serde.dumpsTyped(metadata);
-    this.bytesWritten += skeleton.length + meta.length;
+    this.bytesWritten += skeleton.length + meta.length + storedJson.length;
     this.db.transaction(() => {
-      for (const b of blobs) s.putBlob.run(...b);
-      s.putCheckpoint.run(thread, ns, checkpoint.id, c.checkpoint_id ?? null, skeleton, type, meta);
+      for (const b of blobs) s.putBlob().run(...b);
+      s.putCheckpoint().run(
+        thread,
+        ns,
+        checkpoint.id,
+        c.checkpoint_id ?? null,
+        skeleton,
+        type,
+        meta,
+        storedJson,
+      );
     })();
     return { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
   }
@@ -356,7 +385,7 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
         ];
       }),
     );
-    const stmt = special ? s.replaceWrite : s.insertWrite;
+    const stmt = special ? s.replaceWrite() : s.insertWrite();
     this.db.transaction(() => {
       for (const r of rows) stmt.run(...r);
     })();
@@ -392,9 +421,10 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
     const id =
       c.checkpoint_id ??
       ((await this.getTuple(config))?.config.configurable?.checkpoint_id as string | undefined);
-    const rows = (
-      id === undefined ? [] : s.history.all({ thread, ns, id, channels: JSON.stringify(channels) })
-    ) as HistoryRow[];
+    const rows =
+      id === undefined
+        ? []
+        : s.history().all({ thread, ns, id, channels: JSON.stringify(channels) });
     return assembleHistory(rows, channels, this.serde);
   }
 }
