@@ -1,12 +1,14 @@
 /**
  * LangGraph's Postgres saver, with the ancestor walk that rebuilds delta channels in one recursive
  * query (delta-history.ts) instead of one `getTuple` per ancestor: keel's delta channels take no
- * snapshots of their own (agent/channels.ts), so a resumed thread's walk reaches far back.
+ * snapshots of their own (agent/channels.ts), so a resumed thread's walk reaches far back. Values
+ * are read back with keel's serializer (serde.ts).
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
 import { assembleHistory, type DeltaHistories, type HistoryRow } from "./delta-history.js";
+import { KeelSerializer } from "./serde.js";
 
 const HISTORY = (schema: string) => {
   const t = (name: string) => `"${schema}".${name}`;
@@ -37,7 +39,7 @@ export class KeelPostgresSaver extends PostgresSaver {
 
   constructor(url: string, options: { schema?: string } = {}) {
     const pool = new pg.Pool({ connectionString: url });
-    super(pool, undefined, options);
+    super(pool, new KeelSerializer(), options);
     this.db = pool;
     this.schema = options.schema ?? "public";
   }
