@@ -94,8 +94,22 @@ SELECT 2, chain.depth, w.channel, w.task_id, w.task_path, w.idx, w.type, w.blob
     ON w.thread_id = @thread AND w.checkpoint_ns = @ns AND w.checkpoint_id = chain.id
   CROSS JOIN json_each(@channels) AS want ON w.channel = want.value`;
 
+type Lazy<P extends unknown[] | object, R = unknown> = () => Database.Statement<P, R>;
+
+/** The saver's statements, each compiled when first called. */
+export interface Statements {
+  readById: Lazy<Record<string, string>, ReadRow>;
+  readLatest: Lazy<Record<string, string>, ReadRow>;
+  history: Lazy<Record<string, string>, HistoryRow>;
+  putCheckpoint: Lazy<unknown[]>;
+  putBlob: Lazy<unknown[]>;
+  insertWrite: Lazy<unknown[]>;
+  replaceWrite: Lazy<unknown[]>;
+  sends: Lazy<[string, string, string], { type: string; blob: Buffer }>;
+}
+
 /** Each statement compiled when first used: opening a thread to read it compiles only the reads. */
-export function statements(db: Database.Database) {
+export function statements(db: Database.Database): Statements {
   const lazy = <T>(make: () => T) => {
     let made: T | undefined;
     return () => (made ??= make());

@@ -32,7 +32,7 @@ import {
 import { assembleHistory, type DeltaHistories } from "./delta-history.js";
 import { KeelSerializer } from "./serde.js";
 import { migrateLegacy } from "./sqlite-legacy.js";
-import { SCHEMA, statements, type ReadRow } from "./sqlite-saver-sql.js";
+import { SCHEMA, statements, type ReadRow, type Statements } from "./sqlite-saver-sql.js";
 
 /** The parts of a checkpoint stored in its row: everything but the channel values. */
 type Skeleton = Omit<Checkpoint, "channel_values">;
@@ -41,7 +41,7 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
   readonly db: Database.Database;
   /** Bytes of checkpoint rows, channel values and writes this saver stored (the bench's and the growth test's measure). */
   bytesWritten = 0;
-  private statements?: ReturnType<typeof statements>;
+  private statements?: Statements;
 
   constructor(file: string, serde: SerializerProtocol = new KeelSerializer()) {
     super(serde);
