@@ -29,13 +29,15 @@ const ALIASES: Record<string, AgentName> = {
 export interface ThreadOptions {
   agents: AgentName[];
   turns: number[];
+  /** The lengths the peers run (default: `turns`); a peer's 1,000-turn thread writes about 1 GB. */
+  peerTurns: number[];
   /** Runs per agent and length; ms figures are the median over them (bytes do not vary). */
   runs: number;
   /** Fresh 10-turn runs per agent for the short-run comparison (0: skip it). */
   shortRuns: number;
 }
 
-/** `--agents a,b --turns 10,300 --runs 3 --short 20`; throws naming what it accepts. */
+/** `--agents a,b --turns 10,300 [--peer-turns 10] --runs 3 --short 20`; throws naming what it accepts. */
 export function parseThreadArgs(argv: string[]): ThreadOptions | undefined {
   const value = (flag: string) => {
     const i = argv.indexOf(flag);
@@ -49,11 +51,14 @@ export function parseThreadArgs(argv: string[]): ThreadOptions | undefined {
     if (!name) throw new Error(`unknown agent "${a}": use ${Object.keys(ALIASES).join(", ")}`);
     return name;
   });
-  const lengths = (turns ?? "10,300").split(",").map((t) => {
-    const n = Number(t);
-    if (!Number.isInteger(n) || n < 10) throw new Error(`--turns takes lengths ≥ 10, got "${t}"`);
-    return n;
-  });
+  const list = (flag: string, text: string) =>
+    text.split(",").map((t) => {
+      const n = Number(t);
+      if (!Number.isInteger(n) || n < 10) throw new Error(`${flag} takes lengths ≥ 10, got "${t}"`);
+      return n;
+    });
+  const lengths = list("--turns", turns ?? "10,300");
+  const peerTurns = value("--peer-turns");
   const count = (flag: string, fallback: number) => {
     const n = Number(value(flag) ?? fallback);
     if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} takes a count, got ${value(flag)}`);
@@ -62,6 +67,7 @@ export function parseThreadArgs(argv: string[]): ThreadOptions | undefined {
   return {
     agents: [...new Set(names)],
     turns: lengths,
+    peerTurns: peerTurns === undefined ? lengths : list("--peer-turns", peerTurns),
     runs: Math.max(1, count("--runs", 3)),
     shortRuns: count("--short", 20),
   };
@@ -193,7 +199,7 @@ async function lengths(o: ThreadOptions): Promise<ThreadRow[]> {
   for (const agent of o.agents) {
     await thread(agent, Math.min(100, Math.max(...o.turns)), false); // warm-up (JIT)
     for (const agentsMd of agent === "keel" ? [false, true] : [false])
-      for (const turns of o.turns) {
+      for (const turns of agent === "keel" ? o.turns : o.peerTurns) {
         process.stderr.write(
           `${agent}${agentsMd ? " + AGENTS.md" : ""}: ${o.runs} × ${turns} turns…\n`,
         );
