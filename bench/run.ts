@@ -8,12 +8,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
-import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { AGENTS, buildAgent, type AgentName } from "./agents.js";
 import { benchAnalyst } from "./analyst.js";
 import { benchParsers } from "./parsers.js";
 import { benchUndo } from "./undo.js";
 import { benchPrefill, PREFILL_LENGTHS } from "./prefill.js";
+import { benchThreads, byteCounter, parseThreadArgs, sqliteSaverFor } from "./threads.js";
 
 const quick = process.argv.includes("--quick");
 const TURNS = quick ? [10, 50] : [10, 100, 300];
@@ -31,27 +31,9 @@ function workspace(files: number): string {
 }
 
 type Kind = "memory" | "sqlite";
-function saver(kind: Kind, file: string): BaseCheckpointSaver {
-  return kind === "memory" ? new MemorySaver() : SqliteSaver.fromConnString(file);
-}
-
-/** Bytes stored for all threads in a SqliteSaver's database. */
-function storedBytes(s: BaseCheckpointSaver): number {
-  const db = (s as unknown as { db?: { prepare(q: string): { get(): unknown } } }).db;
-  if (!db) return NaN;
-  try {
-    const a = db
-      .prepare(
-        "SELECT coalesce(sum(length(checkpoint) + length(metadata)), 0) AS n FROM checkpoints",
-      )
-      .get() as { n: number };
-    const b = db.prepare("SELECT coalesce(sum(length(value)), 0) AS n FROM writes").get() as {
-      n: number;
-    };
-    return a.n + b.n;
-  } catch {
-    return 0; // the saver creates its tables on first use
-  }
+/** The checkpointer for a run: keel on its own SQLite saver, the peers on LangGraph's. */
+function saver(kind: Kind, file: string, agent: AgentName): BaseCheckpointSaver {
+  return kind === "memory" ? new MemorySaver() : sqliteSaverFor(agent, file);
 }
 
 const toolMessagesIn = (chunk: unknown): number =>
@@ -70,9 +52,10 @@ interface Mark {
 async function run(agent: AgentName, turns: number, kind: Kind) {
   const ws = workspace(turns);
   const file = path.join(ws, "bench.db");
-  const s = saver(kind, file);
+  const s = saver(kind, file, agent);
+  const storedBytes = kind === "sqlite" ? byteCounter(s) : () => NaN;
   const r = buildAgent(agent, turns, s, ws, "bench");
-  const marks: Mark[] = [{ turn: 0, ms: 0, bytes: storedBytes(s) }];
+  const marks: Mark[] = [{ turn: 0, ms: 0, bytes: storedBytes() }];
   const start = performance.now();
   let turn = 0;
   for await (const chunk of await r.stream()) {
@@ -82,7 +65,7 @@ async function run(agent: AgentName, turns: number, kind: Kind) {
       marks.push({
         turn,
         ms: performance.now() - start,
-        bytes: kind === "sqlite" ? storedBytes(s) : NaN,
+        bytes: storedBytes(),
       });
     }
   }
@@ -141,7 +124,7 @@ async function shortRuns(kind: Kind, reps: number): Promise<Record<AgentName, nu
   for (let rep = 0; rep < reps + 5; rep++) {
     for (const agent of AGENTS) {
       const file = path.join(ws, `short-${agent}-${rep}.db`);
-      const r = buildAgent(agent, 10, saver(kind, file), ws, "short");
+      const r = buildAgent(agent, 10, saver(kind, file, agent), ws, "short");
       const t0 = performance.now();
       for await (const chunk of await r.stream()) void chunk;
       if (rep >= 5) times[agent].push((performance.now() - t0) / 10);
@@ -158,7 +141,7 @@ async function loadTime(agent: AgentName, turns: number) {
   const { file, ws, marks } = await run(agent, turns, "sqlite");
   const times: number[] = [];
   for (let i = 0; i < 3; i++) {
-    const fresh = SqliteSaver.fromConnString(file);
+    const fresh = sqliteSaverFor(agent, file);
     const r = buildAgent(agent, turns, fresh, ws, "bench");
     const t0 = performance.now();
     await r.getState();
@@ -168,6 +151,8 @@ async function loadTime(agent: AgentName, turns: number) {
 }
 
 async function main() {
+  const pieces = parseThreadArgs(process.argv.slice(2));
+  if (pieces) return benchThreads(pieces);
   const results: Record<string, unknown> = {
     date: new Date().toISOString(),
     node: process.version,

@@ -1,19 +1,15 @@
 /**
  * The coder graph's state, declared once. Each field says who writes it and who reads it.
- * Messages use the delta channel so a checkpoint stores what changed, not the whole history.
+ * The growing collections (messages, the trail, seen files) are delta channels (channels.ts): a
+ * checkpoint stores what a step changed, not the whole history.
  */
-import {
-  DeltaValue,
-  MessagesDeltaValue,
-  Overwrite,
-  ReducedValue,
-  StateSchema,
-} from "@langchain/langgraph";
+import { DeltaValue, Overwrite, ReducedValue, StateSchema } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import type { TrailEntry } from "../guard/loop.js";
 import { FAILURE_KINDS, RUNGS } from "../guard/ladder.js";
 import { INTENTS } from "../tools/registry.js";
+import { MessagesChannel, NO_SNAPSHOTS, SeenChannel } from "./channels.js";
 
 export const IntentSchema = z.object({
   intent: z.enum(INTENTS),
@@ -66,23 +62,19 @@ export const FailureSchema = z.object({
 });
 export type Failure = z.infer<typeof FailureSchema>;
 
-/**
- * LangGraph's messages delta channel, with a full snapshot every 200 updates (100 turns) rather
- * than 100: a 300-turn thread writes a fifth less, and loading it costs the same (loading is
- * dominated by deserialising the snapshot, not by replaying the writes after it).
- */
-const Messages = new DeltaValue(MessagesDeltaValue.valueSchema, {
-  inputSchema: MessagesDeltaValue.inputSchema,
-  reducer: MessagesDeltaValue.reducer,
-  jsonSchemaExtra: MessagesDeltaValue.jsonSchemaExtra,
-  snapshotFrequency: 200,
-});
+const Messages = MessagesChannel;
 
 export const CoderState = new StateSchema({
   /** The conversation the model sees. Input: the user's request. Written by act, tool-execute, recover. */
   messages: Messages,
   /** The request of this run. Written by intent-classify (from the last human message); read by plan, act, recover. */
   request: z.string().default(""),
+  /**
+   * Where the request and the current plan note sit in `messages` (-1: not known), so a turn names
+   * the messages a fold keeps without scanning the history. Written by intent-classify and plan; read by turn setup.
+   */
+  requestAt: z.number().default(-1),
+  planAt: z.number().default(-1),
   /** The workspace's top level when the run started. Written by intent-classify; read by act's prompt. */
   workspaceAtStart: z.string().default(""),
   /** The project's instructions (AGENTS.md), capped, as of the request. Written by intent-classify; read by act's prompt. */
@@ -119,6 +111,7 @@ export const CoderState = new StateSchema({
       inputSchema: z.union([z.custom<TrailEntry>(), z.array(z.custom<TrailEntry>())]),
       reducer: (current: TrailEntry[], writes: Array<TrailEntry | TrailEntry[]>) =>
         current.concat(...writes),
+      snapshotFrequency: NO_SNAPSHOTS,
     },
   ),
   /** Workspace-relative files written this run. Appended by tool-execute; read by act (prose check) and the report. */
@@ -132,18 +125,10 @@ export const CoderState = new StateSchema({
   ),
   /**
    * Files as the model last saw them (read or written), by content hash: edit_file refuses a file
-   * missing here or changed on disk since. Merged by tool-execute; kept across the thread's runs.
+   * missing here or changed on disk since. Merged by tool-execute; kept across the thread's runs,
+   * the newest SEEN_WINDOW files (channels.ts), as a delta channel.
    */
-  seen: new ReducedValue(
-    z.record(z.string(), z.string()).default(() => ({})),
-    {
-      inputSchema: z.record(z.string(), z.string()),
-      reducer: (current: Record<string, string>, next: Record<string, string>) => ({
-        ...current,
-        ...next,
-      }),
-    },
-  ),
+  seen: SeenChannel,
   /** Hits per loop (detector + calls). Written by tool-execute; read by tool-execute (a second hit escalates). */
   loopHits: z.record(z.string(), z.number()).default(() => ({})),
   /** Set by recover for the forced tool-less summary turn; read and cleared by act. */

@@ -1,10 +1,11 @@
 /**
- * Checkpointers from a URL: `memory`, `sqlite:PATH` (the embedded default) or `postgres://…`.
+ * Checkpointers from a URL: `memory`, `sqlite:PATH` (the embedded default, keel's own saver that
+ * stores only the channels a step changed: sqlite-saver.ts) or `postgres://…`.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
-import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { KeelSqliteSaver } from "./sqlite-saver.js";
 
 export type CheckpointTarget =
   { kind: "memory" } | { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
@@ -39,7 +40,7 @@ export function createCheckpointer(target: CheckpointTarget): BaseCheckpointSave
       return new MemorySaver();
     case "sqlite":
       mkdirSync(path.dirname(target.path), { recursive: true });
-      return SqliteSaver.fromConnString(target.path);
+      return new KeelSqliteSaver(target.path);
     case "postgres":
       throw new CheckpointUrlError(
         "postgres:// needs an async setup: open it with openPersistence(url)",

@@ -1,11 +1,11 @@
 /**
  * Opens a run's persistence from one `--checkpoints` URL: the checkpointer for the graph's state
  * and the store for the analyst's findings. `memory`, `sqlite:PATH` (one file holds both) or
- * `postgres://…` (LangGraph's PostgresSaver and PostgresStore; tables are created on first use) —
+ * `postgres://…` (LangGraph's PostgresSaver, with keel's delta-history query, and PostgresStore;
+ * tables are created on first use) —
  * the path for several workers and for the LangGraph server.
  */
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
-import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
 import pg from "pg";
 import {
@@ -14,6 +14,7 @@ import {
   parseCheckpointUrl,
   type CheckpointTarget,
 } from "./checkpointer.js";
+import { KeelPostgresSaver } from "./postgres-saver.js";
 import { closeStore, createStore } from "./store.js";
 
 export interface Persistence {
@@ -48,7 +49,7 @@ export async function openPersistence(url: string, cwd = process.cwd()): Promise
       },
     };
   }
-  const checkpointer = PostgresSaver.fromConnString(target.url);
+  const checkpointer = new KeelPostgresSaver(target.url);
   const store = PostgresStore.fromConnString(target.url);
   // Workers that start together on a fresh database would race to create the tables: the first
   // takes an advisory lock and migrates, the others wait and find the tables there.

@@ -6,6 +6,7 @@ import { settingsFrom } from "../../src/agent/context.js";
 import { NODE, routeAfterAct, routeAfterToolExecute } from "../../src/agent/routing.js";
 import { stateAfter, type CoderStateValue } from "../../src/agent/state.js";
 import type { TrailEntry } from "../../src/guard/loop.js";
+import { pinsOf, planNote } from "../../src/agent/turn/setup.js";
 
 const base = (): CoderStateValue =>
   ({
@@ -118,5 +119,28 @@ describe("run settings", () => {
     const shared = {};
     expect(settingsFrom({ context: shared, configurable: { maxTurns: 3 } }).maxTurns).toBe(3);
     expect(settingsFrom({ context: shared, configurable: { maxTurns: 5 } }).maxTurns).toBe(5);
+  });
+});
+
+describe("pinsOf: the messages a fold keeps, from the positions kept in state", () => {
+  const request = new HumanMessage({ id: "r", content: "fix it" });
+  const plan = planNote(["read", "fix"]);
+  const messages = [
+    new HumanMessage("earlier"),
+    call("c0"),
+    result("c0"),
+    request,
+    plan,
+    call("c1"),
+  ];
+  it("takes the request's and the plan note's positions without scanning", () => {
+    const state = { messages, request: "fix it", requestAt: 3, planAt: 4 };
+    expect(pinsOf(state)).toEqual([3, 4]);
+    // A plan note position that is not a plan note is not pinned.
+    expect(pinsOf({ ...state, planAt: 5 })).toEqual([3]);
+  });
+  it("scans a thread saved before the positions were kept, or whose position is stale", () => {
+    expect(pinsOf({ messages, request: "fix it", requestAt: -1, planAt: -1 })).toEqual([3, 4]);
+    expect(pinsOf({ messages, request: "fix it", requestAt: 0, planAt: -1 })).toEqual([3, 4]);
   });
 });

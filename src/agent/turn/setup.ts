@@ -33,17 +33,30 @@ export function requestIndex(state: Pick<CoderStateValue, "messages" | "request"
   return 0;
 }
 
-/** The messages a fold keeps: the request and the newest plan note after it. */
+/**
+ * The messages a fold keeps (the request and the newest plan note after it), from the positions
+ * kept in state; a thread saved before keel kept them is scanned instead.
+ */
+export function pinsOf(
+  state: Pick<CoderStateValue, "messages" | "request" | "requestAt" | "planAt">,
+): number[] {
+  const { messages, requestAt, planAt } = state;
+  const request = messages[requestAt];
+  if (!request || !HumanMessage.isInstance(request) || request.content !== state.request)
+    return pinnedOf(messages, requestIndex(state));
+  const plan = messages[planAt];
+  return planAt > requestAt && plan && isPlanNote(plan) ? [requestAt, planAt] : [requestAt];
+}
+
+const isPlanNote = (m: BaseMessage) =>
+  HumanMessage.isInstance(m) &&
+  typeof m.content === "string" &&
+  m.content.startsWith(PLAN_NOTE_HEADER);
+
+/** The messages a fold keeps, by scanning: the request and the newest plan note after it. */
 export function pinnedOf(messages: readonly BaseMessage[], request: number): number[] {
-  for (let i = messages.length - 1; i > request; i--) {
-    const m = messages[i]!;
-    if (
-      HumanMessage.isInstance(m) &&
-      typeof m.content === "string" &&
-      m.content.startsWith(PLAN_NOTE_HEADER)
-    )
-      return [request, i];
-  }
+  for (let i = messages.length - 1; i > request; i--)
+    if (isPlanNote(messages[i]!)) return [request, i];
   return [request];
 }
 
@@ -87,7 +100,7 @@ export async function turnSetup(
     format,
     window,
     fit: state.fit,
-    pinned: () => pinnedOf(state.messages, requestIndex(state)),
+    pinned: () => pinsOf(state),
     ...(config.configurable?.thread_id !== undefined
       ? { thread: String(config.configurable.thread_id) }
       : {}),

@@ -20,11 +20,17 @@ const sameValue = (a: unknown, b: unknown) =>
 
 /** The text of the newest human message: the request of this run. */
 export function latestRequest(state: Pick<CoderStateValue, "messages">): string {
-  for (let i = state.messages.length - 1; i >= 0; i--) {
-    const m = state.messages[i]!;
-    if (HumanMessage.isInstance(m)) return typeof m.content === "string" ? m.content : m.text;
+  return newestHuman(state.messages).text;
+}
+
+/** The newest human message's text and position (-1 and "" when there is none). */
+function newestHuman(messages: CoderStateValue["messages"]): { at: number; text: string } {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (HumanMessage.isInstance(m))
+      return { at: i, text: typeof m.content === "string" ? m.content : m.text };
   }
-  return "";
+  return { at: -1, text: "" };
 }
 
 /** The workspace's top level as the run finds it, for the act prompt (listed once per run, not per turn). */
@@ -46,7 +52,7 @@ export function createIntentClassifyNode(deps: GraphDeps) {
     state: CoderStateValue,
     config: LangGraphRunnableConfig,
   ): Promise<CoderStateUpdate> => {
-    const request = latestRequest(state);
+    const { at: requestAt, text: request } = newestHuman(state.messages);
     const rules = classifyByRules(request);
     let intent: IntentResult = { ...rules, source: "rules" };
     const env = nodeEnv(config, deps);
@@ -63,6 +69,8 @@ export function createIntentClassifyNode(deps: GraphDeps) {
     }
     const fresh: CoderStateUpdate = {
       request,
+      requestAt,
+      planAt: -1,
       intent,
       workspaceAtStart: await describeWorkspace(env.workspace),
       instructions: await readInstructions(env.workspace, (await modelFitOf(env, deps)).window),

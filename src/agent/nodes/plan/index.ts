@@ -77,6 +77,7 @@ export function createPlanNode(deps: GraphDeps) {
     const planSteps = steps ?? [state.request.split("\n")[0]!.slice(0, 200)];
     return {
       messages: [planNote(planSteps)],
+      planAt: state.messages.length,
       planSteps: planSteps.map((title) => ({ title, status: "todo" as const })),
       replanReason: undefined,
       ...fitUpdate(state.fit, fit),

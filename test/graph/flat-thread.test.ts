@@ -1,0 +1,96 @@
+/**
+ * A long thread stays flat: the bytes a turn writes to the SQLite checkpointer do not grow with the
+ * thread's age, with or without a 6 KB AGENTS.md. 300 turns through the real coder graph with the
+ * bench's zero-latency scripted model; bytes are deterministic, so this is a test (timing is the
+ * bench's: bench/README.md).
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
+import { describe, expect, it } from "vitest";
+import { runConfig } from "../../src/agent/context.js";
+import { createCoderGraph } from "../../src/agent/graph.js";
+import { KeelSqliteSaver } from "../../src/persistence/sqlite-saver.js";
+import { ScriptedToolModel } from "../../bench/scripted-model.js";
+import { tempWorkspace } from "../support/harness.js";
+
+const TURNS = 300;
+/** A 6 KB AGENTS.md. */
+const AGENTS_MD = Array.from(
+  { length: 120 },
+  (_, i) => `- rule ${String(i).padStart(3, "0")}: keep functions short and name things well`,
+).join("\n");
+
+/** The scripted model, remembering each turn's system prompt. */
+class Recording extends ScriptedToolModel {
+  systems: string[] = [];
+  override async _generate(messages: BaseMessage[]) {
+    const system = messages.find((m) => SystemMessage.isInstance(m));
+    this.systems.push(typeof system?.content === "string" ? system.content : "");
+    return super._generate(messages);
+  }
+}
+
+/** Runs a `TURNS`-turn thread; the saver's bytes written after each turn, and the prompts. */
+async function thread(agentsMd: boolean) {
+  const ws = tempWorkspace();
+  mkdirSync(path.join(ws, "notes"));
+  for (let i = 0; i < TURNS; i++)
+    writeFileSync(path.join(ws, `notes/n${i}.txt`), `note ${i}\n`.repeat(20));
+  if (agentsMd) writeFileSync(path.join(ws, "AGENTS.md"), AGENTS_MD);
+  const saver = new KeelSqliteSaver(path.join(ws, "keel.db"));
+  const model = new Recording(TURNS);
+  const graph = createCoderGraph({ createModel: () => model }).compile({ checkpointer: saver });
+  const config = runConfig("flat", {
+    workspace: ws,
+    maxTurns: TURNS + 5,
+    maxToolCalls: TURNS + 5,
+    loopWindowCount: 1000,
+    loopNoProgress: 1000,
+  });
+  const bytes = [saver.bytesWritten];
+  const stream = await graph.stream(
+    { messages: [new HumanMessage("hello, read the notes one by one")] },
+    { ...config, streamMode: "updates" },
+  );
+  for await (const chunk of stream)
+    if ((chunk as Record<string, unknown>)["tool-execute"]) bytes.push(saver.bytesWritten);
+  const state = await graph.getState(config);
+  saver.close();
+  return { bytes, systems: model.systems, values: state.values as { turns: number } };
+}
+
+/** Mean bytes per turn over turns (from, to]. */
+const perTurn = (bytes: number[], from: number, to: number) =>
+  (bytes[to]! - bytes[from]!) / (to - from);
+
+describe("a long thread stays flat", () => {
+  it.each([false, true])(
+    "bytes per turn late in a 300-turn thread ≤ 1.1× early, and ≤ 6 KB (AGENTS.md: %s)",
+    async (agentsMd) => {
+      const { bytes, systems, values } = await thread(agentsMd);
+      expect(bytes).toHaveLength(TURNS + 1);
+      expect(values.turns).toBe(TURNS + 1); // every read, then the answer
+      const early = perTurn(bytes, 50, 100);
+      const late = perTurn(bytes, TURNS - 50, TURNS);
+      expect(late).toBeLessThanOrEqual(early * 1.1);
+      expect(late).toBeLessThanOrEqual(6 * 1024);
+      // The instructions reach every turn, in one unchanged system prompt.
+      expect(new Set(systems).size).toBe(1);
+      if (agentsMd) expect(systems[0]).toContain(AGENTS_MD.slice(-200));
+      else expect(systems[0]).not.toContain("project_instructions");
+    },
+  );
+
+  it("a 6 KB AGENTS.md is stored once per request, not with every checkpoint", async () => {
+    const [bare, withMd] = [await thread(false), await thread(true)];
+    // Late in the thread a turn writes what it wrote without instructions (each checkpoint names
+    // the instructions' version: a few bytes; a copy of the text would be 6 KB per checkpoint).
+    const late = (b: number[]) => perTurn(b, TURNS - 50, TURNS);
+    expect(late(withMd.bytes) - late(bare.bytes)).toBeLessThan(64);
+    // In all, the text is written twice (the request's write and the stored value).
+    const extra = withMd.bytes[TURNS]! - bare.bytes[TURNS]!;
+    expect(extra).toBeGreaterThan(2 * AGENTS_MD.length);
+    expect(extra).toBeLessThan(2.5 * AGENTS_MD.length + 64 * TURNS);
+  });
+});

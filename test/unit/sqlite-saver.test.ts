@@ -1,0 +1,76 @@
+/**
+ * keel's SQLite checkpointer on real threads: a file written by LangGraph's SqliteSaver (keel's
+ * saver before) is read, with the same state; a resumed thread's state is the one the run left.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { HumanMessage } from "@langchain/core/messages";
+import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { describe, expect, it } from "vitest";
+import { runConfig } from "../../src/agent/context.js";
+import { createCoderGraph } from "../../src/agent/graph.js";
+import { KeelSqliteSaver } from "../../src/persistence/sqlite-saver.js";
+import { ScriptedToolModel } from "../../bench/scripted-model.js";
+import { tempWorkspace } from "../support/harness.js";
+
+const TURNS = 30;
+
+function workspace() {
+  const ws = tempWorkspace();
+  mkdirSync(path.join(ws, "notes"));
+  for (let i = 0; i < TURNS; i++)
+    writeFileSync(path.join(ws, `notes/n${i}.txt`), `note ${i}\n`.repeat(5));
+  return ws;
+}
+
+const graphOn = (saver: BaseCheckpointSaver, ws: string) => ({
+  graph: createCoderGraph({ createModel: () => new ScriptedToolModel(TURNS) }).compile({
+    checkpointer: saver,
+  }),
+  config: runConfig("t", { workspace: ws, maxTurns: TURNS + 5, maxToolCalls: TURNS + 5 }),
+});
+
+async function run(saver: BaseCheckpointSaver, ws: string) {
+  const { graph, config } = graphOn(saver, ws);
+  await graph.invoke({ messages: [new HumanMessage("read the notes one by one")] }, config);
+  return (await graph.getState(config)).values as Record<string, unknown>;
+}
+
+/** The state's values as plain data (messages by type, id and text). */
+const plain = (values: Record<string, unknown>) =>
+  JSON.parse(JSON.stringify(values)) as Record<string, unknown>;
+
+describe("keel's SQLite saver", () => {
+  it("reads a thread LangGraph's SqliteSaver wrote, state for state", async () => {
+    const ws = workspace();
+    const file = path.join(ws, "old.db");
+    const old = SqliteSaver.fromConnString(file);
+    const before = await run(old, ws);
+    old.db.close();
+    const saver = new KeelSqliteSaver(file);
+    const { graph, config } = graphOn(saver, ws);
+    const after = (await graph.getState(config)).values as Record<string, unknown>;
+    expect(plain(after)).toEqual(plain(before));
+    expect((after.messages as unknown[]).length).toBe(2 * TURNS + 2);
+    // The history is there to go back to, too.
+    let n = 0;
+    for await (const snapshot of graph.getStateHistory(config)) n += snapshot ? 1 : 0;
+    expect(n).toBeGreaterThan(2 * TURNS);
+    saver.close();
+  });
+
+  it("a fresh saver on the file gives the state the run left (resume)", async () => {
+    const ws = workspace();
+    const file = path.join(ws, "keel.db");
+    const first = new KeelSqliteSaver(file);
+    const left = await run(first, ws);
+    first.close();
+    const again = new KeelSqliteSaver(file);
+    const { graph, config } = graphOn(again, ws);
+    const resumed = (await graph.getState(config)).values as Record<string, unknown>;
+    expect(plain(resumed)).toEqual(plain(left));
+    expect(Object.keys(resumed.seen as object)).toHaveLength(TURNS);
+    again.close();
+  });
+});
