@@ -1,6 +1,6 @@
 import { ToolMessage, type ToolCall } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { clipMiddle, toolResultLimit } from "../../guard/context-budget.js";
+import { clipResult, toolResultLimit } from "../../guard/context-budget.js";
 import { detectLoop, loopHint, type TrailEntry } from "../../guard/loop.js";
 import { callParts, callSignature, resultHash } from "../../guard/signature.js";
 import { CallJournal, INTERRUPTED_CALL, settleOrphan } from "../../persistence/journal.js";
@@ -218,9 +218,9 @@ function answer(
   env: NodeEnv,
   window: number,
 ): CoderStateUpdate {
-  const text = clipMiddle(
+  const text = clipResult(
     result.ok ? result.output : `Error [${result.kind}]: ${result.message}`,
-    toolResultLimit(window),
+    window,
   );
   const entry: TrailEntry = {
     ...resolved,

@@ -8,8 +8,9 @@
 import { createHash } from "node:crypto";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
-import { judgePrompt } from "../history/calibrate.js";
-import { estimatePrompt, fitToWindow } from "../history/fit.js";
+import { judgePrompt, judgeRefusal, refusedPrompt, scalesOf } from "../history/calibrate.js";
+import { estimatePrompt, fitToWindow, promptProfile } from "../history/fit.js";
+import { weighProfile } from "../../guard/token-estimate.js";
 import { toPromptHistory } from "../history/prompt-form.js";
 import { RECORD_HEADER } from "../history/record.js";
 import type { ToolMode } from "../../models/capabilities.js";
@@ -41,6 +42,10 @@ export interface TurnRequest {
   window: number;
   /** The thread's fit state (fold point, calibration), if any. */
   fit: FitState | undefined;
+  /** The model's calibration as remembered in the store, for a thread without one of its own. */
+  learned?: readonly number[];
+  /** Remembers a changed calibration for the model (in the store); failures are the caller's to swallow. */
+  remember?: (scales: number[]) => Promise<void>;
   /** Indices of the messages never folded (see `fitToWindow`). */
   pinned: () => number[];
   signal?: AbortSignal;
@@ -69,7 +74,8 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
   let mode = r.mode;
   let fallback: TurnAnswer["fallback"];
   const sameModel = r.fit?.model === env.settings.model;
-  let scale = sameModel ? r.fit!.scale : 1;
+  const before = scalesOf(sameModel ? r.fit!.scales : r.learned);
+  let scales = before;
   for (let refits = 0; ;) {
     const native = mode === "native" && r.tools.length > 0;
     const system =
@@ -84,7 +90,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       window: r.window,
       pinned: r.pinned,
       foldedUpTo: r.fit?.foldedUpTo ?? 0,
-      scale,
+      scales,
     });
     if (fitted.compacted) env.emit({ type: "compacted", ...fitted.compacted });
     // A structured request keeps the turn's tools (so its prompt is the turn's prompt) and adds `format`.
@@ -112,6 +118,22 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       );
     } catch (err) {
       const kind = err instanceof ModelServerError ? err.kind : undefined;
+      // A server that refuses an over-long prompt (llama.cpp, vLLM) says so: refit and ask again.
+      const refused =
+        err instanceof ModelServerError && kind === "bad_request"
+          ? refusedPrompt(err.detail)
+          : undefined;
+      if (refused && refits++ < TRUNCATION_REFITS) {
+        const profile = promptProfile(fixed, fitted.messages);
+        env.emit({
+          type: "truncated",
+          reported: refused.tokens ?? r.window + 1,
+          numCtx: r.window,
+          estimated: Math.round(weighProfile(profile, scales)),
+        });
+        scales = judgeRefusal(profile, refused.tokens, r.window, scales);
+        continue;
+      }
       if (native && (kind === "tool_parse" || kind === "no_tools")) {
         fallback = { kind, reason: (err as ModelServerError).detail };
         env.emit({ type: "tool-channel", reason: fallback.reason, pinned: kind === "no_tools" });
@@ -120,29 +142,34 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       }
       throw err;
     }
-    const estimated = estimatePrompt(fixed, fitted.messages);
+    const profile = promptProfile(fixed, fitted.messages);
+    const estimated = weighProfile(profile);
+    const expected = Math.round(weighProfile(profile, scales));
     const counts = serverCounts(reply);
-    const verdict = judgePrompt(estimated, counts.prompt, r.window, scale);
-    scale = verdict.scale;
+    const verdict = judgePrompt(profile, counts.prompt, r.window, scales);
+    scales = verdict.scales;
     if (verdict.truncated) {
+      // Never answered from a cut prompt: this reply is dropped, the prompt refitted.
       const reported = counts.prompt!;
-      env.emit({ type: "truncated", reported, numCtx: r.window, estimated });
+      env.emit({ type: "truncated", reported, numCtx: r.window, estimated: expected });
       if (refits++ < TRUNCATION_REFITS) continue;
       throw new ModelServerError(
         "truncated",
         env.settings.serverUrl,
         env.settings.model,
-        `it counted ${reported} prompt tokens under num_ctx ${r.window} for a prompt keel estimated at ${Math.round(estimated * scale)} tokens, after ${TRUNCATION_REFITS} refits`,
+        `it counted ${reported} prompt tokens under num_ctx ${r.window} for a prompt keel estimated at ${expected} tokens, after ${TRUNCATION_REFITS} refits`,
         refits,
         { provider: env.settings.provider },
       );
     }
     const fit: FitState = {
       foldedUpTo: fitted.foldedUpTo,
-      scale,
+      scale: counts.prompt ? counts.prompt / estimated : (r.fit?.scale ?? 1),
+      scales,
       model: env.settings.model,
       prefix: key,
     };
+    if (r.remember && moved(before, scales)) await r.remember(scales).catch(() => undefined);
     return {
       reply,
       mode,
@@ -234,6 +261,11 @@ export function fitUpdate(
     before.foldedUpTo === after.foldedUpTo &&
     before.model === after.model &&
     before.prefix === after.prefix &&
-    Math.abs(before.scale - after.scale) <= 0.03 * before.scale;
+    !moved(scalesOf(before.scales), scalesOf(after.scales));
   return same ? {} : { fit: after };
+}
+
+/** Whether a calibration changed enough to be worth a write (3% in any class). */
+function moved(before: readonly number[], after: readonly number[]): boolean {
+  return after.some((x, k) => Math.abs(x - before[k]!) > 0.03 * before[k]!);
 }

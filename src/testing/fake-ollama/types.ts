@@ -7,7 +7,10 @@ export interface FakeModel {
   family?: string;
   /** The trained context (`/api/show`); num_ctx above it is clamped. Default 8192. */
   contextLength?: number;
-  /** Characters per token of the model's tokenizer as the fake counts (default 4). */
+  /**
+   * A fixed characters-per-token ratio for the model's tokenizer; absent, the fake counts by script
+   * and kind of text as a real tokenizer does (../token-density.ts).
+   */
   charsPerToken?: number;
   /** The chat template `/api/show` returns (default: a Hermes-style one for tool models). */
   template?: string;
