@@ -69,6 +69,8 @@ export const FailureSchema = z.object({
     "repetition",
     "empty",
     "prose",
+    /** A final answer without the effect the request asked for (agent/requested-effect.ts). */
+    "unmet",
     "unparseable",
     "budget",
   ]),

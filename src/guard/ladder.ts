@@ -11,6 +11,8 @@ export type FailureKind =
   | "repetition"
   | "empty"
   | "prose"
+  /** The run's final answer came without the effect the request asked for (a named file unwritten). */
+  | "unmet"
   | "unparseable"
   | "budget";
 
@@ -61,6 +63,8 @@ export function hintFor(kind: FailureKind, strike: number, detail: string): stri
       return EMPTY_NUDGES[Math.min(strike, EMPTY_NUDGES.length) - 1]!;
     case "prose":
       return "You described what to do but did not do it: no file was written and no command was run. Do it now with the tools: call write_file with the path and the full content of each file (or edit_file / run_command). Do not answer in prose.";
+    case "unmet":
+      return `You gave a final answer, but the request is not done: ${detail}. Do it now with write_file (the full content), then give your final answer.`;
     case "unparseable":
       return `Your last message tried to call a tool, but the call could not be read: ${detail}`;
     case "unknown_tool":
