@@ -145,8 +145,11 @@ function actOf(line: string): Act | undefined {
  */
 export function classifyByRules(request: string): RuleVerdict {
   const verdict = classifyByWording(request);
-  if (changesThings(verdict.intent) || !requestedEffect(request).writes) return verdict;
-  return { intent: "build", confidence: 0.85 };
+  if (!requestedEffect(request).writes) return verdict;
+  // The effect is certain even where the wording is not ("Read x and write its first line to y").
+  return changesThings(verdict.intent)
+    ? { ...verdict, confidence: Math.max(verdict.confidence, 0.85) }
+    : { intent: "build", confidence: 0.85 };
 }
 
 /** Decides the intent from the wording alone, or returns an unsure verdict (confidence < 0.7). */
