@@ -101,14 +101,14 @@ describe("the fake Ollama, counting by script, window 8192", () => {
         .find((m) => m.role === "tool");
       expect(result?.content).toContain(text.slice(0, 40));
       // the model's calibration is remembered for the next thread
-      const { store, close } = await openPersistence(db);
+      const persistence = await openPersistence(db);
       try {
-        const item = await store.get(["keel", "calibration"], "qwen2.5:7b");
+        const item = await persistence.store.get(["keel", "calibration"], "qwen2.5:7b");
         const scales = (item?.value as { scales: Record<string, number> }).scales;
         expect(Object.keys(scales)).toEqual([...TOKEN_CLASSES]);
         if (file === "zh.txt") expect(scales.cjk).toBeLessThan(0.95);
       } finally {
-        await close();
+        await persistence.close();
       }
     });
   }
