@@ -114,6 +114,51 @@ describe("the fake Ollama, counting by script, window 8192", () => {
   }
 });
 
+describe("a tokenizer denser than keel's prices (byte fallback: 2 tokens per CJK character)", () => {
+  it("the model's CJK price is learned upwards from the server's counts; no prompt goes over the window", async () => {
+    fake = await startFake({
+      models: {
+        "llama2-zh:7b": {
+          capabilities: ["completion", "tools"],
+          family: "llama",
+          contextLength: 8192,
+          density: { cjk: 0.5 },
+        },
+      },
+      script: script("zh.txt"),
+    });
+    const ws = tempWorkspace();
+    writeFileSync(path.join(ws, "zh.txt"), chineseLines(450));
+    const db = `sqlite:${path.join(ws, "keel.db")}`;
+    const r = await runKeel([
+      "run",
+      REQUEST("zh.txt"),
+      "-w",
+      ws,
+      "--model",
+      "llama2-zh:7b",
+      "--ollama-url",
+      fake.url,
+      "--checkpoints",
+      db,
+      "--json",
+    ]);
+    // keel learns the density from the server's counts before the window is reached
+    for (const p of fake.prefill) expect(p.sentTokens).toBeLessThanOrEqual(8192);
+    expect(fake.prefill.some((p) => p.truncated)).toBe(false);
+    expect(existsSync(path.join(ws, "JUNK.txt"))).toBe(false);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(path.join(ws, "notes.md"), "utf8")).toBe("first line\n");
+    const persistence = await openPersistence(db);
+    try {
+      const item = await persistence.store.get(["keel", "calibration"], "llama2-zh:7b");
+      expect((item?.value as { scales: Record<string, number> }).scales.cjk).toBeGreaterThan(1.5);
+    } finally {
+      await persistence.close();
+    }
+  });
+});
+
 describe("the fake llama.cpp server (refuses a prompt over its context)", () => {
   let started: FakeOpenAI | undefined;
   afterEach(async () => {

@@ -34,6 +34,9 @@ describe("the fake servers' tokenizer (testing/token-density.ts)", () => {
     expect(cpt(PROSE.repeat(20))).toBeCloseTo(DENSITY.prose, 1);
     expect(cpt(base64Blob(6000))).toBeCloseTo(DENSITY.base64, 1);
     expect(countTokens("")).toBe(0);
+    // another tokenizer's density for one kind of text (byte fallback: 2 tokens a CJK character)
+    const zh = chineseLines(100);
+    expect(countTokens(zh, { ...DENSITY, cjk: 0.5 })).toBeGreaterThan(countTokens(zh) * 3);
   });
 
   it("keeps a head and a tail by tokens, as Ollama's runner keeps num_ctx/2 + 2", () => {

@@ -8,14 +8,18 @@
  * Tokens are counted by script and kind of text as a real tokenizer counts them
  * (../token-density.ts); a model given a fixed characters-per-token ratio counts that way instead.
  */
-import { countTokens, keepHeadAndTail } from "../token-density.js";
+import { countTokens, DENSITY, keepHeadAndTail, type Density } from "../token-density.js";
 import type { ChatBody } from "./types.js";
 
-/** How the fake counts a model's tokens: script-aware (`undefined`) or a fixed characters per token. */
-export type CharsPerToken = number | undefined;
+/**
+ * How the fake counts a model's tokens: by script (absent: Qwen2's densities; or a tokenizer's own
+ * densities) or a fixed number of characters per token.
+ */
+export type CharsPerToken = number | Partial<Density> | undefined;
 
 const countWith = (cpt: CharsPerToken, text: string) =>
-  cpt === undefined ? countTokens(text) : Math.ceil(text.length / cpt);
+  typeof cpt === "number" ? Math.ceil(text.length / cpt) : countTokens(text, densityOf(cpt));
+const densityOf = (cpt: Exclude<CharsPerToken, number>): Density => ({ ...DENSITY, ...cpt });
 
 /** How fast a machine prefills and generates, in tokens per second. */
 export interface MachineProfile {
@@ -147,8 +151,8 @@ export class KvCache {
       // The runner keeps the first four tokens and the newest ones, num_ctx/2 + 2 in all.
       const keep = Math.floor(numCtx / 2) + 2;
       seen =
-        cpt === undefined
-          ? keepHeadAndTail(sent, 4, keep - 4)
+        typeof cpt !== "number"
+          ? keepHeadAndTail(sent, 4, keep - 4, densityOf(cpt))
           : sent.slice(0, Math.round(4 * cpt)) +
             sent.slice(sent.length - Math.round((keep - 4) * cpt));
       truncated = true;
@@ -160,7 +164,9 @@ export class KvCache {
     );
     const cachedTokens = Math.min(
       promptTokens,
-      cpt === undefined ? countTokens(seen.slice(0, cachedChars)) : Math.floor(cachedChars / cpt),
+      typeof cpt === "number"
+        ? Math.floor(cachedChars / cpt)
+        : countWith(cpt, seen.slice(0, cachedChars)),
     );
     const evaluatedTokens = promptTokens - cachedTokens;
     const rewrote = this.held.length > 0 && cachedChars < this.held.length;
