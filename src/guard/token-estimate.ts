@@ -24,6 +24,8 @@ export const TOKEN_CLASSES = [
   "script",
   "blob",
   "frame",
+  /** Tokens the model server counted itself (models/token-count.ts): exact, never calibrated. */
+  "counted",
 ] as const;
 export type TokenClass = (typeof TOKEN_CLASSES)[number];
 
@@ -133,10 +135,10 @@ function scanRuns(text: string, from: number, to: number, p: TokenProfile): void
   }
 }
 
-/** The profile's tokens, each class weighed by `scales` (1 where absent). */
+/** The profile's tokens, each class weighed by `scales` (1 where absent; the server's own counts always 1). */
 export function weighProfile(p: readonly number[], scales?: readonly number[]): number {
   let sum = 0;
-  for (let k = 0; k < p.length; k++) sum += p[k]! * (scales?.[k] ?? 1);
+  for (let k = 0; k < p.length; k++) sum += p[k]! * (k === I.counted ? 1 : (scales?.[k] ?? 1));
   return sum;
 }
 
@@ -153,6 +155,8 @@ export function estimateTokens(text: string): number {
 
 /** The `frame` class index: per-message template overhead (role markers). */
 export const FRAME = I.frame;
+/** The `counted` class index: tokens the server counted itself. */
+export const COUNTED = I.counted;
 
 /**
  * The longest head of `text` whose estimate stays within `tokens` (a clip that respects the

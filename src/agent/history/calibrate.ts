@@ -11,7 +11,7 @@
  * and a tokenizer denser or sparser for CJK, code or blobs than it assumes is learned class by
  * class (normalised least mean squares over the prompt's profile).
  */
-import { TOKEN_CLASSES, weighProfile } from "../../guard/token-estimate.js";
+import { COUNTED, TOKEN_CLASSES, weighProfile } from "../../guard/token-estimate.js";
 
 export interface PromptVerdict {
   /** The server cut the prompt: its answer was made without the prompt's start. */
@@ -27,9 +27,13 @@ const clamp = (x: number) => Math.min(MAX_SCALE, Math.max(MIN_SCALE, x));
 /** No calibration yet: every class at its conservative price. */
 export const unitScales = (): number[] => TOKEN_CLASSES.map(() => 1);
 
-/** `scales` as a full, valid calibration (a stored or older one may be short or absent). */
+/**
+ * `scales` as a full, valid calibration (a stored or older one may be short or absent); the
+ * server's own counts (`counted`) always weigh 1.
+ */
 export function scalesOf(scales: readonly number[] | undefined): number[] {
   return TOKEN_CLASSES.map((_, k) => {
+    if (k === COUNTED) return 1;
     const s = scales?.[k];
     return typeof s === "number" && Number.isFinite(s) ? clamp(s) : 1;
   });
@@ -60,18 +64,21 @@ export function judgePrompt(
     (Math.abs(reported - ollamaKeep(numCtx)) <= 16 && reported < 0.7 * expected);
   if (truncated) {
     const f = Math.max(1.25, (numCtx / expected) * 1.1);
-    return { truncated, scales: s.map((x, k) => (profile[k]! > 0 ? clamp(x * f) : x)) };
+    return { truncated, scales: scalesOf(s.map((x, k) => (profile[k]! > 0 ? clamp(x * f) : x))) };
   }
   // Short prompts say little (template overhead dominates).
   if (expected < 200) return { truncated, scales: s };
   const error = reported - expected;
   const rate = error > 0 ? 1 : 0.5;
-  const norm = profile.reduce((a, p) => a + p * p, 0);
+  // The server's own counts are exact: only the estimated classes learn.
+  const learnt = profile.map((p, k) => (k === COUNTED ? 0 : p));
+  const norm = learnt.reduce((a, p) => a + p * p, 0);
+  if (norm === 0) return { truncated, scales: s };
   // Normalised LMS: the smallest change of the scales that moves the estimate by rate × error,
   // spread over the classes by their share of the prompt.
   return {
     truncated,
-    scales: s.map((x, k) => clamp(x + (rate * error * profile[k]!) / norm)),
+    scales: scalesOf(s.map((x, k) => clamp(x + (rate * error * learnt[k]!) / norm))),
   };
 }
 
@@ -102,5 +109,5 @@ export function judgeRefusal(
   const s = scalesOf(scales);
   const expected = Math.max(1, weighProfile(profile, s));
   const f = Math.max(1.25, (Math.max(counted ?? 0, numCtx + 1) / expected) * 1.1);
-  return s.map((x, k) => (profile[k]! > 0 ? clamp(x * f) : x));
+  return scalesOf(s.map((x, k) => (profile[k]! > 0 ? clamp(x * f) : x)));
 }

@@ -17,6 +17,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langcha
 import { clipMiddle, replyReserve } from "../../guard/context-budget.js";
 import {
   addProfile,
+  COUNTED,
   emptyProfile,
   FRAME,
   tokenProfile,
@@ -42,8 +43,18 @@ function profileOf(text: string): TokenProfile {
   p[FRAME]! += PER_MESSAGE;
   return p;
 }
-/** Token estimate of one message, per script class (uncalibrated). */
+/**
+ * Token estimate of one message, per script class (uncalibrated); a message the server counted
+ * (`response_metadata.keel_tokens`, a big tool result: models/token-count.ts) at that count.
+ */
 const profileOfMessage = memo((m) => {
+  const counted = (m.response_metadata as { keel_tokens?: unknown } | undefined)?.keel_tokens;
+  if (typeof counted === "number" && counted > 0) {
+    const p = emptyProfile();
+    p[COUNTED] = counted;
+    p[FRAME] = PER_MESSAGE;
+    return p;
+  }
   const calls = AIMessage.isInstance(m) && m.tool_calls?.length ? JSON.stringify(m.tool_calls) : "";
   return profileOf(textOf(m) + calls);
 });
