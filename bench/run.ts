@@ -11,6 +11,7 @@ import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { AGENTS, buildAgent, type AgentName } from "./agents.js";
 import { benchAnalyst } from "./analyst.js";
 import { benchParsers } from "./parsers.js";
+import { benchTokenEstimate } from "./token-estimate.js";
 import { benchUndo } from "./undo.js";
 import { benchPrefill, PREFILL_LENGTHS } from "./prefill.js";
 import { benchThreads, byteCounter, parseThreadArgs, sqliteSaverFor } from "./threads.js";
@@ -280,6 +281,8 @@ async function main() {
   results.parsers = benchParsers();
   console.log("Text tool-call parsing (parses per second: the sample, the corpus cases)");
   console.table(results.parsers);
+  results.tokenEstimate = benchTokenEstimate();
+  console.table(results.tokenEstimate);
   results.undo = await benchUndo(quick ? [100] : [100, 2000]);
   console.log("Undo snapshots per changing step (ms, median): none, a file tool's, a command's");
   console.table(results.undo);

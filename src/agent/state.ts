@@ -28,8 +28,14 @@ export type PlanStep = z.infer<typeof PlanStepSchema>;
 export const FitStateSchema = z.object({
   /** Messages folded into the record; moves only at a fold, so the prompt's prefix stays cached. */
   foldedUpTo: z.number(),
-  /** Server tokens per keel-estimated token, learned from the server's prompt counts. */
+  /** Server tokens per uncalibrated keel-estimated token in the last counted prompt (for reports). */
   scale: z.number(),
+  /**
+   * Server tokens per keel-estimated token of each script class (guard/token-estimate.ts
+   * TOKEN_CLASSES), learned from the server's prompt counts (history/calibrate.ts). Absent in
+   * threads from before per-class calibration: every class at 1.
+   */
+  scales: z.array(z.number()).optional(),
   /** The model the calibration belongs to. */
   model: z.string(),
   /** Key of what sat before the conversation (system prompt, tools, channel) in the last request. */

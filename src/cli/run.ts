@@ -49,7 +49,7 @@ export function printOutcome(o: RunOutcome, json: boolean | undefined): void {
   const color = o.status === "done" ? pc.green : o.status === "error" ? pc.red : pc.yellow;
   const out = [
     "",
-    `${color(pc.bold(o.status.toUpperCase()))}  ${pc.dim(`thread ${o.thread_id} · intent ${o.intent ?? "?"} · ${o.turns} turns · ${o.tool_calls.length} tool calls`)}`,
+    `${color(pc.bold(o.status.toUpperCase()))}  ${pc.dim(`thread ${o.thread_id} · intent ${o.intent ?? "?"}${o.intent_source ? ` (${o.intent_source})` : ""} · ${o.turns} turns · ${o.tool_calls.length} tool calls`)}`,
     o.files_written.length ? `files written: ${o.files_written.join(", ")}` : "",
     o.error ? pc.red(o.error) : "",
     o.summary,

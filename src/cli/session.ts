@@ -24,6 +24,8 @@ export type RunStatus = "done" | "gave_up" | "needs_human" | "error";
 export interface RunOutcome {
   status: RunStatus;
   intent: string | null;
+  /** What decided the intent: the rules, or the model when the rules were unsure. */
+  intent_source: "rules" | "model" | null;
   thread_id: string;
   turns: number;
   tool_calls: Array<{ name: string; ok: boolean }>;
@@ -34,6 +36,19 @@ export interface RunOutcome {
   error?: string;
   /** `.mcp.json` servers not started because no person approved them, and how to approve them. */
   mcp_unapproved?: { servers: string[]; approve: string };
+  /**
+   * What went wrong this run, by kind: failed tool calls (`tool` named; kinds as tools report them,
+   * e.g. not_found), the model turns recovery handled (empty, prose, unmet …), and a model server
+   * failure (`stage: "server"`). Empty for a run without a failure.
+   */
+  failures: Array<{
+    stage: "tool" | "turn" | "server";
+    kind: string;
+    count: number;
+    tool?: string;
+  }>;
+  /** The settings in force (secrets left out). */
+  settings: Record<string, unknown>;
   /** 0 done, 1 not completed, 3 the model server failed, 130 interrupted (Ctrl-C). */
   exitCode: 0 | 1 | 3 | 130;
 }
@@ -101,6 +116,12 @@ async function runThread(opts: SessionOptions): Promise<RunOutcome> {
     signal: opts.signal,
     ...(opts.control ? { control: opts.control } : {}),
   };
+  const settings = settingsShown(config.context);
+  const report = (
+    values: CoderStateValue | undefined,
+    status: RunStatus,
+    question?: string,
+  ): RunOutcome => ({ ...outcome(values, threadId, status, question), settings });
   try {
     const before = await graph.getState(config);
     let input: unknown;
@@ -115,9 +136,8 @@ async function runThread(opts: SessionOptions): Promise<RunOutcome> {
       const pending = before.tasks.flatMap((t) => t.interrupts);
       if (pending.length > 0) {
         if (!opts.ask)
-          return outcome(
+          return report(
             before.values as CoderStateValue,
-            threadId,
             "needs_human",
             questionOf(pending[0]?.value),
           );
@@ -171,27 +191,32 @@ async function runThread(opts: SessionOptions): Promise<RunOutcome> {
       const pending = snap.tasks.flatMap((t) => t.interrupts);
       const values = snap.values as CoderStateValue;
       if (pending.length === 0)
-        return outcome(
+        return report(
           values,
-          threadId,
           values.status === "done"
             ? "done"
             : values.status === "running"
               ? "gave_up"
               : values.status,
         );
-      if (!opts.ask) return outcome(values, threadId, "needs_human", questionOf(pending[0]?.value));
+      if (!opts.ask) return report(values, "needs_human", questionOf(pending[0]?.value));
       input = new Command({ resume: await opts.ask(questionOf(pending[0]?.value)) });
     }
   } catch (err) {
     const values = async () =>
       (await graph.getState(config).catch(() => undefined))?.values as CoderStateValue | undefined;
     if (err instanceof ModelServerError) {
-      return { ...outcome(await values(), threadId, "error"), error: err.message, exitCode: 3 };
+      const o = report(await values(), "error");
+      return {
+        ...o,
+        failures: [...o.failures, { stage: "server", kind: err.kind, count: 1 }],
+        error: err.message,
+        exitCode: 3,
+      };
     }
     if (opts.signal?.aborted || isGraphDrained(err)) {
       // Ctrl-C: the last completed step is checkpointed; the step in flight reruns on resume.
-      const o = outcome(await values(), threadId, "gave_up");
+      const o = report(await values(), "gave_up");
       return {
         ...o,
         summary: `Interrupted by the user. Resume with: keel run --thread ${threadId}`,
@@ -235,6 +260,31 @@ function usageOf(values: CoderStateValue | undefined): RunOutcome["usage"] {
   };
 }
 
+/** The run's failures by kind (see `RunOutcome.failures`). */
+function failuresOf(values: CoderStateValue | undefined): RunOutcome["failures"] {
+  const out: RunOutcome["failures"] = [];
+  for (const t of values?.trail ?? []) {
+    if (t.ok) continue;
+    const kind = t.kind ?? "tool_error";
+    const same = out.find((f) => f.tool === t.name && f.kind === kind);
+    if (same) same.count++;
+    else out.push({ stage: "tool", kind, count: 1, tool: t.name });
+  }
+  for (const [kind, count] of Object.entries(values?.strikes ?? {}))
+    if (count > 0) out.push({ stage: "turn", kind, count });
+  return out;
+}
+
+/** Settings a script may want to see, without secrets (the API key, MCP servers' env and headers). */
+function settingsShown(context: Record<string, unknown>): Record<string, unknown> {
+  const { apiKey, mcpServers, ...rest } = context;
+  return {
+    ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
+    ...(apiKey ? { apiKey: "(set)" } : {}),
+    mcpServers: Object.keys((mcpServers as Record<string, unknown> | undefined) ?? {}),
+  };
+}
+
 export class UsageError extends Error {
   override name = "UsageError";
 }
@@ -254,12 +304,15 @@ function outcome(
   return {
     status,
     intent: values?.intent?.intent ?? null,
+    intent_source: values?.intent?.source ?? null,
     thread_id: threadId,
     turns: values?.turns ?? 0,
     tool_calls: (values?.trail ?? []).map((t) => ({ name: t.name, ok: t.ok })),
     files_written: values?.filesWritten ?? [],
     summary,
     usage: usageOf(values),
+    failures: failuresOf(values),
+    settings: {},
     exitCode: status === "done" ? 0 : status === "error" ? 3 : 1,
   };
 }

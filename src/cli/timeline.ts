@@ -31,6 +31,7 @@ function asList(m: unknown): BaseMessage[] {
 export const FAILURE_LABEL: Record<Failure["kind"], string> = {
   empty: "empty reply",
   prose: "prose instead of action",
+  unmet: "final answer without the requested effect",
   unparseable: "a tool call keel could not read",
   cut: "reply cut at the generation budget (not run)",
   repetition: "the model repeats itself",

@@ -4,13 +4,15 @@
  * the act node's `fitToWindow` applies them.
  */
 
-/** Characters per token keel assumes for code-heavy English (conservative). */
-export const CHARS_PER_TOKEN = 3.5;
+import { estimateTokens, headWithin, tailWithin } from "./token-estimate.js";
 
-/** A conservative token estimate (`CHARS_PER_TOKEN`). */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / CHARS_PER_TOKEN);
-}
+export { estimateTokens } from "./token-estimate.js";
+
+/**
+ * Characters per token keel assumes for code-heavy English (conservative), where a budget must be
+ * in characters; token counts come from the script-aware estimate (token-estimate.ts).
+ */
+export const CHARS_PER_TOKEN = 3.5;
 
 /** What keel leaves free for the model's answer. */
 export function replyReserve(window: number): number {
@@ -20,6 +22,25 @@ export function replyReserve(window: number): number {
 /** The most characters one tool result may keep: a quarter of the window. */
 export function toolResultLimit(window: number): number {
   return Math.min(16_000, Math.max(1_000, window));
+}
+
+/** The most tokens one tool result may keep: as many as its characters of English would make. */
+export function toolResultTokens(window: number): number {
+  return Math.floor(toolResultLimit(window) / CHARS_PER_TOKEN);
+}
+
+/**
+ * A tool result within the window's limits in characters and in estimated tokens (dense text —
+ * CJK, blobs — reaches the token limit long before the character limit): head and tail kept.
+ */
+export function clipResult(text: string, window: number): string {
+  const chars = clipMiddle(text, toolResultLimit(window));
+  const tokens = toolResultTokens(window);
+  if (estimateTokens(chars) <= tokens) return chars;
+  const half = Math.floor((tokens - 60) / 2);
+  const head = headWithin(chars, half);
+  const tail = tailWithin(chars.slice(head.length), half);
+  return `${head}\n[... keel cut ${chars.length - head.length - tail.length} characters from the middle to fit the context; narrow the call (offset/limit, a subfolder, a pattern) to see them ...]\n${tail}`;
 }
 
 /** Keeps head and tail of an oversized text, saying how much was cut and how to see it. */

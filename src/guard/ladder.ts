@@ -18,6 +18,8 @@ export const FAILURE_KINDS = [
   "prose",
   "unparseable",
   "cut",
+  /** A final answer without the effect the request asked for (agent/requested-effect.ts). */
+  "unmet",
   "budget",
 ] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
@@ -71,6 +73,8 @@ export function hintFor(kind: FailureKind, strike: number, detail: string): stri
       return "You described what to do but did not do it: no file was written and no command was run. Do it now with the tools: call write_file with the path and the full content of each file (or edit_file / run_command). Do not answer in prose.";
     case "cut":
       return `${detail[0]!.toUpperCase()}${detail.slice(1)}. Do the same in smaller pieces: write a large file in parts (write_file with its first part, then edit_file to add the rest after its last lines), or keep the content shorter; give one tool call per reply.`;
+    case "unmet":
+      return `You gave a final answer, but the request is not done: ${detail}. Do it now with write_file (the full content), then give your final answer.`;
     case "unparseable":
       return `Your last message tried to call a tool, but the call could not be read: ${detail}`;
     case "unknown_tool":

@@ -69,16 +69,22 @@ describe("keel run", () => {
       "--json",
     ]);
     expect(r.code).toBe(0);
-    const { usage, ...contract } = r.json as { usage: RunOutcome["usage"] };
+    const { usage, settings, ...contract } = r.json as {
+      usage: RunOutcome["usage"];
+      settings: RunOutcome["settings"];
+    };
     expect(contract).toEqual({
       status: "done",
       intent: "build",
+      intent_source: "rules",
       thread_id: "t1",
       turns: 2,
       tool_calls: [{ name: "write_file", ok: true }],
       files_written: ["src/app.js"],
       summary: "Created src/app.js.",
+      failures: [],
     });
+    expect(settings).toMatchObject({ provider: "ollama", model: "qwen3:8b", maxTurns: 40 });
     // Per turn: the counts the server reported for each model turn (not the structured plan call).
     const turnsSeen = fake
       .chatRequests()

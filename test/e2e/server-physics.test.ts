@@ -169,7 +169,7 @@ describe("windows", () => {
     });
     const ws = tempWorkspace();
     // sized so the follow-up's prompt is just under keel's budget by its own estimate
-    writeFileSync(path.join(ws, "big.txt"), "word ".repeat(900));
+    writeFileSync(path.join(ws, "big.txt"), "word ".repeat(700));
     const first = await run(ws, "qwen3:8b", "--thread", "long");
     expect(first.code).toBe(0);
     const from = fake.prefill.length;

@@ -14,7 +14,16 @@
  * last resort.
  */
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { clipMiddle, estimateTokens, replyReserve } from "../../guard/context-budget.js";
+import { clipMiddle, replyReserve } from "../../guard/context-budget.js";
+import {
+  addProfile,
+  COUNTED,
+  emptyProfile,
+  FRAME,
+  tokenProfile,
+  weighProfile,
+  type TokenProfile,
+} from "../../guard/token-estimate.js";
 import { memo, prefixed } from "./prefix.js";
 import { foldRecord, recordTokens, textOf } from "./record.js";
 
@@ -28,16 +37,32 @@ const KEEP_LAST = 2;
  */
 export const LOW_WATER = 0.2;
 
-/** Token estimate of one message. */
-const sizeOf = memo((m) => {
+/** Token estimate of one text with its message frame, per script class (uncalibrated). */
+function profileOf(text: string): TokenProfile {
+  const p = tokenProfile(text);
+  p[FRAME]! += PER_MESSAGE;
+  return p;
+}
+/**
+ * Token estimate of one message, per script class (uncalibrated); a message the server counted
+ * (`response_metadata.keel_tokens`, a big tool result: models/token-count.ts) at that count.
+ */
+const profileOfMessage = memo((m) => {
+  const counted = (m.response_metadata as { keel_tokens?: unknown } | undefined)?.keel_tokens;
+  if (typeof counted === "number" && counted > 0) {
+    const p = emptyProfile();
+    p[COUNTED] = counted;
+    p[FRAME] = PER_MESSAGE;
+    return p;
+  }
   const calls = AIMessage.isInstance(m) && m.tool_calls?.length ? JSON.stringify(m.tool_calls) : "";
-  return estimateTokens(textOf(m) + calls) + PER_MESSAGE;
+  return profileOf(textOf(m) + calls);
 });
-/** Tokens of `messages[0..end)`. */
-const tokensUpTo = prefixed<{ n: number }>(
-  () => ({ n: 0 }),
-  (t) => ({ n: t.n }),
-  (t, m) => void (t.n += sizeOf(m)),
+/** Estimated tokens of `messages[0..end)`, per script class. */
+const tokensUpTo = prefixed<TokenProfile>(
+  () => emptyProfile(),
+  (t) => t.slice(),
+  (t, m) => void addProfile(t, profileOfMessage(m)),
 );
 
 export interface FitOptions {
@@ -49,8 +74,11 @@ export interface FitOptions {
   pinned: () => number[];
   /** How many of the first messages the previous fold covered (0: none). */
   foldedUpTo: number;
-  /** Server tokens per keel-estimated token, from the server's own counts (1 when unknown). */
-  scale?: number;
+  /**
+   * Server tokens per keel-estimated token of each script class (history/calibrate.ts), from the
+   * server's own counts; 1 for a class when unknown.
+   */
+  scales?: readonly number[];
 }
 
 export interface Fitted {
@@ -61,9 +89,20 @@ export interface Fitted {
   compacted?: { folded: number; tokensBefore: number; tokensAfter: number; budget: number };
 }
 
-/** keel's estimate (uncalibrated tokens) of a prompt: `fixed` text, then `messages`. */
-export function estimatePrompt(fixed: string, messages: readonly BaseMessage[]): number {
-  return estimateTokens(fixed) + PER_MESSAGE + messages.reduce((a, m) => a + sizeOf(m), 0);
+/** keel's estimate of a prompt, `fixed` text then `messages`, per script class (uncalibrated). */
+export function promptProfile(fixed: string, messages: readonly BaseMessage[]): TokenProfile {
+  const p = profileOf(fixed);
+  for (const m of messages) addProfile(p, profileOfMessage(m));
+  return p;
+}
+
+/** keel's estimate of a prompt in tokens, calibrated by `scales` (uncalibrated when absent). */
+export function estimatePrompt(
+  fixed: string,
+  messages: readonly BaseMessage[],
+  scales?: readonly number[],
+): number {
+  return weighProfile(promptProfile(fixed, messages), scales);
 }
 
 /** The budget for the prompt under `window`: what is left after the reply's reserve. */
@@ -74,12 +113,14 @@ export const promptBudget = (window: number) => window - replyReserve(window);
  * kept, not by the length of the thread.
  */
 export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
-  const scale = o.scale ?? 1;
-  // Budgets are in keel-estimated tokens; the calibration scales the budget, not every message.
-  const budget = Math.floor(promptBudget(o.window) / scale);
+  // Sizes are calibrated tokens: each message's per-class estimate weighed by the scales.
+  const w = (p: readonly number[]) => weighProfile(p, o.scales);
+  const sizeOf = (m: BaseMessage) => w(profileOfMessage(m));
+  const upTo = (at: number) => w(tokensUpTo(history, at, 0));
+  const budget = promptBudget(o.window);
   const n = history.length;
-  const fixedTokens = estimateTokens(o.fixed) + PER_MESSAGE;
-  const total = tokensUpTo(history, n, 0).n;
+  const fixedTokens = w(profileOf(o.fixed));
+  const total = upTo(n);
   let foldedUpTo = o.foldedUpTo > 0 && o.foldedUpTo <= n ? o.foldedUpTo : 0;
   if (foldedUpTo === 0 && fixedTokens + total <= budget)
     return { messages: history, foldedUpTo: 0 };
@@ -91,11 +132,11 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
   const recordBound = recordTokens(budget);
   /** Estimated prompt size with the first `at` messages folded (record at its bound, or as given). */
   const sizeAt = (at: number, record = recordBound) =>
-    fixedTokens + record + total - tokensUpTo(history, at, 0).n + tokensOf(pinnedBefore(at));
+    fixedTokens + record + total - upTo(at) + tokensOf(pinnedBefore(at));
 
   let note = foldedUpTo ? foldRecord(history, foldedUpTo, pinned, budget) : undefined;
   let refolded = false;
-  if (foldedUpTo === 0 || sizeAt(foldedUpTo, estimateTokens(note ?? "") + PER_MESSAGE) > budget) {
+  if (foldedUpTo === 0 || sizeAt(foldedUpTo, w(profileOf(note ?? ""))) > budget) {
     // A new fold: keep whole groups (an assistant message and the results answering it), newest
     // first, while they fit under the low-water mark; the newest KEEP_LAST messages always stay.
     const low = LOW_WATER * (budget - fixedTokens - recordBound - tokensOf(pinned));
@@ -140,9 +181,9 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
     foldedUpTo,
     compacted: {
       folded: foldedUpTo - pinnedBefore(foldedUpTo).length,
-      tokensBefore: Math.round((fixedTokens + total) * scale),
-      tokensAfter: Math.round(size * scale),
-      budget: Math.round(budget * scale),
+      tokensBefore: Math.round(fixedTokens + total),
+      tokensAfter: Math.round(size),
+      budget,
     },
   };
 }

@@ -4,6 +4,7 @@ import { decideRecovery, hintFor, RUNGS } from "../../guard/ladder.js";
 import { settingsFrom } from "../context.js";
 import type { CoderStateUpdate, CoderStateValue } from "../state.js";
 import { unansweredCalls } from "../conversation.js";
+import { requestedEffect, unwritten } from "../requested-effect.js";
 
 /** The message keel puts into the model's context; marked so a person reading the thread sees who spoke. */
 export const keelNote = (text: string) =>
@@ -20,6 +21,9 @@ export function buildReport(state: CoderStateValue, reason: string, modelSummary
       ? `Files written: ${state.filesWritten.join(", ")}.`
       : "No file was written.",
   ];
+  const missing = unwritten(requestedEffect(state.request).paths, state.filesWritten);
+  if (missing.length)
+    lines.push(`Not done: the request asks for ${missing.join(", ")} to be written.`);
   if (failed.length)
     lines.push(
       `Failures: ${failed

@@ -1,10 +1,11 @@
 import { AIMessage, ToolMessage, type ToolCall } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { clipMiddle, toolResultLimit } from "../../guard/context-budget.js";
+import { clipResult, toolResultLimit } from "../../guard/context-budget.js";
 import { detectLoop, loopHint, type TrailEntry } from "../../guard/loop.js";
 import { callParts, callSignature, resultHash } from "../../guard/signature.js";
 import { CallJournal, INTERRUPTED_CALL, settleOrphan } from "../../persistence/journal.js";
 import { modelFitOf, type GraphDeps } from "../../run/model.js";
+import { EXACT_COUNT_FROM, serverTokenCounter } from "../../models/token-count.js";
 import { lookupTool, toolsForIntent, validateArgs } from "../../tools/registry.js";
 import { withCheck } from "../../tools/post-edit.js";
 import { fail, type KeelTool, type ToolContext, type ToolResult } from "../../tools/types.js";
@@ -44,7 +45,7 @@ export function createToolExecuteNode(deps: GraphDeps) {
     if (!call) return {};
     const env = nodeEnv(config, deps);
     // Results are cut to the run's window: the model's, not only the one asked for.
-    const { window } = await modelFitOf(env, deps);
+    const { window, profile } = await modelFitOf(env, deps);
     const update: CoderStateUpdate = {};
     const step = resolve(call, state, env, await env.mcpTools());
     let result: ToolResult;
@@ -68,7 +69,17 @@ export function createToolExecuteNode(deps: GraphDeps) {
     }
     const unread = unreadEntries(state.messages, call);
     if (unread) result = prepend(result, `${unread}\n`);
-    return answer(state, call, step.entry, result, update, pending.length, env, window);
+    const counter = serverTokenCounter({
+      provider: env.settings.provider,
+      ...(profile?.server ? { server: profile.server } : {}),
+      baseUrl: env.settings.serverUrl,
+      ...(env.settings.apiKey ? { apiKey: env.settings.apiKey } : {}),
+      model: env.settings.model,
+    });
+    return answer(state, call, step.entry, result, update, pending.length, env, window, (text) =>
+      // A big result is counted by the server's own tokenizer where it has one (one request each).
+      counter && text.length >= EXACT_COUNT_FROM ? counter(text, config.signal) : undefined,
+    );
   };
 }
 
@@ -219,8 +230,11 @@ async function runOnce(
     : result;
 }
 
-/** The tool message answering the call, and what the trail, the streak and `recover` learn from it. */
-function answer(
+/**
+ * The tool message answering the call, and what the trail, the streak and `recover` learn from it.
+ * `count` gives the server's own count of the message's text, where it has one (`keel_tokens`).
+ */
+async function answer(
   state: CoderStateValue,
   call: ToolCall,
   resolved: TrailEntry,
@@ -229,10 +243,11 @@ function answer(
   pending: number,
   env: NodeEnv,
   window: number,
-): CoderStateUpdate {
-  const text = clipMiddle(
+  count: (text: string) => Promise<number | undefined> | undefined,
+): Promise<CoderStateUpdate> {
+  const text = clipResult(
     result.ok ? result.output : `Error [${result.kind}]: ${result.message}`,
-    toolResultLimit(window),
+    window,
   );
   const entry: TrailEntry = {
     ...resolved,
@@ -241,12 +256,14 @@ function answer(
     ...(result.ok || result.kind !== "loop" ? { result: resultHash(text) } : {}),
   };
   const streak = result.ok ? 0 : state.errorStreak + 1;
+  const tokens = await count(text);
   update.messages = [
     new ToolMessage({
       content: text,
       tool_call_id: entry.id,
       name: call.name,
       status: result.ok ? "success" : "error",
+      ...(tokens ? { response_metadata: { keel_tokens: tokens } } : {}),
     }),
   ];
   update.trail = entry;

@@ -8,8 +8,9 @@
 import { createHash } from "node:crypto";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
-import { judgePrompt } from "../history/calibrate.js";
-import { estimatePrompt, fitToWindow, promptBudget } from "../history/fit.js";
+import { judgePrompt, judgeRefusal, refusedPrompt, scalesOf } from "../history/calibrate.js";
+import { estimatePrompt, fitToWindow, promptBudget, promptProfile } from "../history/fit.js";
+import { weighProfile } from "../../guard/token-estimate.js";
 import { toPromptHistory } from "../history/prompt-form.js";
 import type { ToolMode } from "../../models/capabilities.js";
 import { structuredOptions } from "../../models/chat-model.js";
@@ -44,6 +45,10 @@ export interface TurnRequest {
   window: number;
   /** The thread's fit state (fold point, calibration), if any. */
   fit: FitState | undefined;
+  /** The model's calibration as remembered in the store, for a thread without one of its own. */
+  learned?: readonly number[];
+  /** Remembers a changed calibration for the model (in the store); failures are the caller's to swallow. */
+  remember?: (scales: number[]) => Promise<void>;
   /** Indices of the messages never folded (see `fitToWindow`). */
   pinned: () => number[];
   signal?: AbortSignal;
@@ -76,7 +81,8 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
   let mode = r.mode;
   let fallback: TurnAnswer["fallback"];
   const sameModel = r.fit?.model === env.settings.model;
-  let scale = sameModel ? r.fit!.scale : 1;
+  const before = scalesOf(sameModel ? r.fit!.scales : r.learned);
+  let scales = before;
   // The server's real window, where it said so (an over-context refusal): below the run's.
   let window = Math.min(r.window, (sameModel && r.fit?.window) || Infinity);
   for (let refits = 0; ;) {
@@ -88,13 +94,13 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
     const fixed = native ? `${system}\n${JSON.stringify(r.tools)}` : system;
     const key = prefixKey(env.settings.model, mode, fixed);
     const shown = mode === "prompt" ? toPromptHistory(r.history) : r.history;
-    checkFloor(env, fixed, shown, r.pinned(), scale, window);
+    checkFloor(env, fixed, shown, r.pinned(), scales, window);
     const fitted = fitToWindow(shown, {
       fixed,
       window,
       pinned: r.pinned,
       foldedUpTo: r.fit?.foldedUpTo ?? 0,
-      scale,
+      scales,
     });
     if (fitted.compacted) env.emit({ type: "compacted", ...fitted.compacted });
     // A structured request keeps the turn's tools (so its prompt is the turn's prompt) and adds `format`.
@@ -130,6 +136,20 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
     } catch (err) {
       if (!(err instanceof ModelServerError)) throw err;
       const kind = err.kind;
+      // A server that refuses an over-long prompt in words keel's error mapping did not read
+      // (vLLM's "maximum context length"): refit and ask again.
+      const refused = kind === "bad_request" ? refusedPrompt(err.detail) : undefined;
+      if (refused && refits++ < TRUNCATION_REFITS) {
+        const profile = promptProfile(fixed, fitted.messages);
+        env.emit({
+          type: "truncated",
+          reported: refused.tokens ?? window + 1,
+          numCtx: window,
+          estimated: Math.round(weighProfile(profile, scales)),
+        });
+        scales = judgeRefusal(profile, refused.tokens, window, scales);
+        continue;
+      }
       if (native && (kind === "tool_parse" || kind === "no_tools" || kind === "schema")) {
         fallback = { kind, reason: err.detail };
         env.emit({ type: "tool-channel", reason: fallback.reason, pinned: kind !== "tool_parse" });
@@ -139,44 +159,49 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       // A prompt over the server's context, with its count and its n_ctx: refit to those.
       const over = err.origin.context;
       if (kind === "truncated" && over && refits++ < TRUNCATION_REFITS) {
-        const estimated = estimatePrompt(fixed, fitted.messages);
+        const profile = promptProfile(fixed, fitted.messages);
         env.emit({
           type: "truncated",
           reported: over.prompt,
           numCtx: over.window,
-          estimated,
+          estimated: Math.round(weighProfile(profile, scales)),
           refused: true,
         });
-        scale = Math.max(scale, over.prompt / estimated);
+        scales = judgeRefusal(profile, over.prompt, over.window, scales);
         window = Math.min(window, over.window);
         continue;
       }
       throw err;
     }
-    const estimated = estimatePrompt(fixed, fitted.messages);
+    const profile = promptProfile(fixed, fitted.messages);
+    const estimated = weighProfile(profile);
+    const expected = Math.round(weighProfile(profile, scales));
     const counts = serverCounts(reply, wire.seen);
-    const verdict = judgePrompt(estimated, counts.prompt, window, scale);
-    scale = verdict.scale;
+    const verdict = judgePrompt(profile, counts.prompt, window, scales);
+    scales = verdict.scales;
     if (verdict.truncated) {
+      // Never answered from a cut prompt: this reply is dropped, the prompt refitted.
       const reported = counts.prompt!;
-      env.emit({ type: "truncated", reported, numCtx: window, estimated });
+      env.emit({ type: "truncated", reported, numCtx: window, estimated: expected });
       if (refits++ < TRUNCATION_REFITS) continue;
       throw new ModelServerError(
         "truncated",
         env.settings.serverUrl,
         env.settings.model,
-        `it counted ${reported} prompt tokens under num_ctx ${window} for a prompt keel estimated at ${Math.round(estimated * scale)} tokens, after ${TRUNCATION_REFITS} refits`,
+        `it counted ${reported} prompt tokens under num_ctx ${window} for a prompt keel estimated at ${expected} tokens, after ${TRUNCATION_REFITS} refits`,
         refits,
         { provider: env.settings.provider },
       );
     }
     const fit: FitState = {
       foldedUpTo: fitted.foldedUpTo,
-      scale,
+      scale: counts.prompt ? counts.prompt / estimated : (r.fit?.scale ?? 1),
+      scales,
       model: env.settings.model,
       prefix: key,
       ...(window < r.window ? { window } : {}),
     };
+    if (r.remember && moved(before, scales)) await r.remember(scales).catch(() => undefined);
     return {
       reply,
       mode,
@@ -212,14 +237,15 @@ function checkFloor(
   fixed: string,
   shown: BaseMessage[],
   pinned: number[],
-  scale: number,
+  scales: readonly number[],
   window: number,
 ): void {
   const floor = Math.round(
     estimatePrompt(
       fixed,
       pinned.filter((i) => i < shown.length).map((i) => shown[i]!),
-    ) * scale,
+      scales,
+    ),
   );
   if (floor <= promptBudget(window)) return;
   const openai = env.settings.provider === "openai";
@@ -245,6 +271,11 @@ export function fitUpdate(
     before.model === after.model &&
     before.prefix === after.prefix &&
     before.window === after.window &&
-    Math.abs(before.scale - after.scale) <= 0.03 * before.scale;
+    !moved(scalesOf(before.scales), scalesOf(after.scales));
   return same ? {} : { fit: after };
+}
+
+/** Whether a calibration changed enough to be worth a write (3% in any class). */
+function moved(before: readonly number[], after: readonly number[]): boolean {
+  return after.some((x, k) => Math.abs(x - before[k]!) > 0.03 * before[k]!);
 }

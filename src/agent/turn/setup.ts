@@ -13,6 +13,7 @@ import { type NodeEnv } from "../runtime.js";
 import { modelFitOf, type GraphDeps } from "../../run/model.js";
 import type { CoderStateValue } from "../state.js";
 import type { TurnRequest } from "./ask.js";
+import { learnedScales, rememberScales } from "../history/calibration-store.js";
 
 /** How a plan note (the plan node's message after the request) begins. */
 export const PLAN_NOTE_HEADER = "[keel] The plan for this request:";
@@ -93,9 +94,14 @@ export async function turnSetup(
   const tools = toolsForIntent(intent, await env.mcpTools(), plan).map((t) =>
     withLesson(toolDefinition(t), state.lessons[t.name]?.line),
   );
+  const model = env.settings.model;
+  // The store's calibration matters only to a thread without its own for this model.
+  const learned = state.fit?.model === model ? undefined : await learnedScales(config.store, model);
   const base: Omit<TurnRequest, "history" | "tools" | "mode" | "kind"> = {
     env,
     model: env.model(fit),
+    ...(learned ? { learned } : {}),
+    remember: (scales) => rememberScales(config.store, model, scales),
     system: ACT_SYSTEM(intent, state.workspaceAtStart, state.instructions, plan),
     format,
     window,

@@ -5,10 +5,21 @@
  * does (it keeps `num_ctx/2 + 2` tokens, the first four among them) and still answered; a changed
  * `num_ctx` reloads the model and empties the cache (docs/servers.md: aider issues 4687, 4764).
  *
- * Tokens are characters divided by the model's characters per token: the fake has no tokenizer,
- * and a model with dense text (code, CJK) is given a lower ratio.
+ * Tokens are counted by script and kind of text as a real tokenizer counts them
+ * (../token-density.ts); a model given a fixed characters-per-token ratio counts that way instead.
  */
+import { countTokens, DENSITY, keepHeadAndTail, type Density } from "../token-density.js";
 import type { ChatBody } from "./types.js";
+
+/**
+ * How the fake counts a model's tokens: by script (absent: Qwen2's densities; or a tokenizer's own
+ * densities) or a fixed number of characters per token.
+ */
+export type CharsPerToken = number | Partial<Density> | undefined;
+
+const countWith = (cpt: CharsPerToken, text: string) =>
+  typeof cpt === "number" ? Math.ceil(text.length / cpt) : countTokens(text, densityOf(cpt));
+const densityOf = (cpt: Exclude<CharsPerToken, number>): Density => ({ ...DENSITY, ...cpt });
 
 /** How fast a machine prefills and generates, in tokens per second. */
 export interface MachineProfile {
@@ -121,7 +132,7 @@ export class KvCache {
 
   constructor(
     private readonly machine: MachineProfile,
-    private readonly charsPerToken: (model: string) => number,
+    private readonly charsPerToken: (model: string) => CharsPerToken,
   ) {}
 
   /** Accounts the prompt of one request; `reply` is added to the cache once it is generated. */
@@ -133,22 +144,30 @@ export class KvCache {
     if (loaded) this.held = "";
     this.numCtx = numCtx;
     const sent = renderPrompt(body);
-    const sentTokens = Math.ceil(sent.length / cpt);
+    const sentTokens = countWith(cpt, sent);
     let seen = sent;
     let truncated = false;
     if (sentTokens > numCtx) {
       // The runner keeps the first four tokens and the newest ones, num_ctx/2 + 2 in all.
       const keep = Math.floor(numCtx / 2) + 2;
       seen =
-        sent.slice(0, Math.round(4 * cpt)) + sent.slice(sent.length - Math.round((keep - 4) * cpt));
+        typeof cpt !== "number"
+          ? keepHeadAndTail(sent, 4, keep - 4, densityOf(cpt))
+          : sent.slice(0, Math.round(4 * cpt)) +
+            sent.slice(sent.length - Math.round((keep - 4) * cpt));
       truncated = true;
     }
     const cachedChars = commonPrefix(seen, this.held);
     const promptTokens = Math.min(
-      Math.ceil(seen.length / cpt),
+      countWith(cpt, seen),
       truncated ? Math.floor(numCtx / 2) + 2 : Infinity,
     );
-    const cachedTokens = Math.min(promptTokens, Math.floor(cachedChars / cpt));
+    const cachedTokens = Math.min(
+      promptTokens,
+      typeof cpt === "number"
+        ? Math.floor(cachedChars / cpt)
+        : countWith(cpt, seen.slice(0, cachedChars)),
+    );
     const evaluatedTokens = promptTokens - cachedTokens;
     const rewrote = this.held.length > 0 && cachedChars < this.held.length;
     const account = {
@@ -177,9 +196,8 @@ export class KvCache {
         this.held = seen + rendered.replace(/<\|im_end\|>\n$/, "");
         const generatedTokens = Math.max(
           1,
-          Math.ceil(
-            (reply.content.length + JSON.stringify(reply.tool_calls ?? []).length - 2) / cpt,
-          ),
+          countWith(cpt, reply.content) +
+            (reply.tool_calls?.length ? countWith(cpt, JSON.stringify(reply.tool_calls)) : 0),
         );
         const done = { ...account, generatedTokens };
         return { ...done, seconds: simulatedSeconds(done, this.machine) };

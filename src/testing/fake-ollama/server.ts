@@ -58,7 +58,10 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
   let chatCount = 0;
   const machine = opts.machine ?? MACHINES.gpu;
   const prefill: PrefillRecord[] = [];
-  const cache = new KvCache(machine, (name) => lookupModel(models, name)?.charsPerToken ?? 4);
+  const cache = new KvCache(machine, (name) => {
+    const m = lookupModel(models, name);
+    return m?.charsPerToken ?? m?.density;
+  });
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const { raw, body } = await readBody(req);

@@ -1,5 +1,6 @@
 /** The fake Ollama server's wire types and the script interface. */
 import type { MachineProfile, PrefillRecord } from "./prefill.js";
+import type { Density } from "../token-density.js";
 export type Capability = "completion" | "tools" | "thinking" | "vision" | "embedding" | "insert";
 
 export interface FakeModel {
@@ -7,8 +8,13 @@ export interface FakeModel {
   family?: string;
   /** The trained context (`/api/show`); num_ctx above it is clamped. Default 8192. */
   contextLength?: number;
-  /** Characters per token of the model's tokenizer as the fake counts (default 4). */
+  /**
+   * A fixed characters-per-token ratio for the model's tokenizer; absent, the fake counts by script
+   * and kind of text as a real tokenizer does (../token-density.ts).
+   */
   charsPerToken?: number;
+  /** The tokenizer's characters per token by kind of text, where it differs from Qwen2's (../token-density.ts). */
+  density?: Partial<Density>;
   /** The chat template `/api/show` returns (default: a Hermes-style one for tool models). */
   template?: string;
 }

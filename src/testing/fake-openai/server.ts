@@ -38,6 +38,7 @@ export interface FakeOpenAIModel {
   template?: string;
   /** Whether the template takes tools (llama.cpp's chat_template_caps, LM Studio's tool_use). */
   tools?: boolean;
+  /** A fixed characters-per-token ratio; absent, tokens are counted by script (../token-density.ts). */
   charsPerToken?: number;
 }
 
@@ -122,7 +123,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   const requests: RecordedRequest[] = [];
   const violations: string[] = [];
   const hanging = new Set<ServerResponse>();
-  const cache = new KvCache(MACHINES.gpu, (name) => models[name]?.charsPerToken ?? 4);
+  const cache = new KvCache(MACHINES.gpu, (name) => models[name]?.charsPerToken);
   const fail = (res: ServerResponse, status: number, message: string) =>
     sendJson(res, status, errorBody(kind, status, message));
 

@@ -10,6 +10,7 @@ import type { CoderStateUpdate, CoderStateValue } from "../../state.js";
 import { askTurn, fitUpdate, type TurnAnswer } from "../../turn/ask.js";
 import { turnSetup } from "../../turn/setup.js";
 import { readReply } from "./channel.js";
+import { unmetEffect } from "./effect.js";
 import { classifyReply, visibleText } from "./classify.js";
 
 /** Failures of the server's own tool-call parser after which the run stays in prompt mode. */
@@ -149,7 +150,13 @@ export function createActNode(deps: GraphDeps) {
       update.failure = { kind: "prose", detail: "the model answered in prose without acting" };
     if (kind === "unparseable") update.failure = { kind: "unparseable", detail: read.problem! };
     if (kind === "repetition") update.failure = { kind: "repetition", detail: repeated! };
-    if (kind === "final") {
+    // "done" means done: a final answer without the file the request asked for is a failure.
+    const unmet =
+      kind === "final" && env.settings.approval !== "plan"
+        ? unmetEffect(state, env.workspace)
+        : undefined;
+    if (unmet) update.failure = { kind: "unmet", detail: unmet };
+    else if (kind === "final") {
       update.status = "done";
       update.summary = visibleText(read.content);
     }

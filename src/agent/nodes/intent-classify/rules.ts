@@ -10,7 +10,8 @@
  * "explain how to build X" is never a build). English, German, French, Spanish, Portuguese and
  * Italian. Unsure → confidence < 0.7, and the model decides.
  */
-import type { Intent } from "../../../tools/registry.js";
+import { changesThings, type Intent } from "../../../tools/registry.js";
+import { requestedEffect } from "../../requested-effect.js";
 
 export interface RuleVerdict {
   intent: Intent;
@@ -136,8 +137,23 @@ function actOf(line: string): Act | undefined {
   return ACTS.find(([, re]) => re.test(line))?.[0];
 }
 
-/** Decides the intent from the wording alone, or returns an unsure verdict (confidence < 0.7). */
+/**
+ * Decides the intent, or returns an unsure verdict (confidence < 0.7). What the request asks to
+ * change comes first: a request that asks for a file to be written ("which module exports the
+ * logger? put the answer in notes.md") is a build whatever its grammar, so its toolset has
+ * write_file (requested-effect.ts); otherwise the wording decides.
+ */
 export function classifyByRules(request: string): RuleVerdict {
+  const verdict = classifyByWording(request);
+  if (!requestedEffect(request).writes) return verdict;
+  // The effect is certain even where the wording is not ("Read x and write its first line to y").
+  return changesThings(verdict.intent)
+    ? { ...verdict, confidence: Math.max(verdict.confidence, 0.85) }
+    : { intent: "build", confidence: 0.85 };
+}
+
+/** Decides the intent from the wording alone, or returns an unsure verdict (confidence < 0.7). */
+function classifyByWording(request: string): RuleVerdict {
   const lines = request.split(/\n/).map(clean).filter(Boolean);
   const text = lines.join("\n");
   const workspace = WORKSPACE.test(text);

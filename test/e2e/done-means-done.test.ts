@@ -1,0 +1,132 @@
+/**
+ * "done" means done (issue 27 item 6): a question that also asks for a file is routed to a toolset
+ * with write_file; a run whose requested file was never written does not end `done`; `--json`
+ * says which intent was chosen and by what, each failure's kind, and the settings in force. The
+ * keel command runs against the fake Ollama over HTTP.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
+import { runKeel } from "../support/cli.js";
+import { call, calls, fakeOllamaPerTest, keelScript, tempWorkspace } from "../support/harness.js";
+
+let fake: FakeOllama | undefined;
+const startFake = fakeOllamaPerTest();
+const REQUEST = "which module exports the logger? put the answer in notes.md";
+
+/** A workspace where src/log.ts exports the logger. */
+function workspace(): string {
+  const ws = tempWorkspace();
+  mkdirSync(path.join(ws, "src"));
+  writeFileSync(path.join(ws, "src/log.ts"), "export const logger = console;\n");
+  writeFileSync(
+    path.join(ws, "src/app.ts"),
+    'import { logger } from "./log.js";\nlogger.info("up");\n',
+  );
+  return ws;
+}
+
+const run = (ws: string, ...more: string[]) =>
+  runKeel([
+    "run",
+    REQUEST,
+    "-w",
+    ws,
+    "--model",
+    "qwen3:8b",
+    "--ollama-url",
+    fake!.url,
+    "--json",
+    ...more,
+  ]);
+
+const answered = (req: { messages: Array<{ role: string; tool_calls?: unknown }> }, tool: string) =>
+  req.messages.some(
+    (m) => m.role === "assistant" && JSON.stringify(m.tool_calls ?? []).includes(tool),
+  );
+
+describe("a question that asks for a file", () => {
+  it("is routed with write_file, the file is on disk, and --json says how it was decided", async () => {
+    fake = await startFake({
+      script: keelScript((req) => {
+        if (!answered(req, "search_text") && req.toolNames.includes("search_text"))
+          return calls(call("search_text", { pattern: "export const logger" }));
+        if (!answered(req, "write_file"))
+          return calls(
+            call("write_file", { path: "notes.md", content: "src/log.ts exports the logger.\n" }),
+          );
+        return { content: "src/log.ts exports the logger; the answer is in notes.md." };
+      }),
+    });
+    const ws = workspace();
+    const r = await run(ws, "--context-window", "16384");
+    expect(r.code).toBe(0);
+    expect(readFileSync(path.join(ws, "notes.md"), "utf8")).toBe(
+      "src/log.ts exports the logger.\n",
+    );
+    // every model turn offered write_file
+    const turns = fake.chatBodies({ turnsOnly: true });
+    expect(turns.length).toBeGreaterThan(0);
+    expect(turns.every((b) => (b.tools ?? []).some((t) => t.function.name === "write_file"))).toBe(
+      true,
+    );
+    expect(r.json).toMatchObject({
+      status: "done",
+      intent: "build",
+      intent_source: "rules",
+      failures: [],
+      files_written: ["notes.md"],
+      settings: { model: "qwen3:8b", provider: "ollama", contextWindow: 16384, approval: "auto" },
+    });
+    expect(JSON.stringify(r.json)).not.toMatch(/apiKey":"[^(]/);
+  });
+
+  it("a model that answers without writing the file: not done, exit 1, an honest summary", async () => {
+    fake = await startFake({
+      script: keelScript((req) =>
+        answered(req, "read_file")
+          ? { content: "The logger is exported by src/log.ts. I have put the answer in notes.md." }
+          : calls(call("read_file", { path: "src/log.ts" })),
+      ),
+    });
+    const ws = workspace();
+    const r = await run(ws);
+    expect(existsSync(path.join(ws, "notes.md"))).toBe(false);
+    expect(r.code).toBe(1);
+    const json = r.json as Outcome;
+    expect(json.status).toBe("gave_up");
+    // it never acted: prose instead of action, then its repetition
+    expect(json.failures).toContainEqual(expect.objectContaining({ stage: "turn", kind: "prose" }));
+    expect(json.summary).toMatch(/Not done: the request asks for notes\.md to be written/);
+    expect(json.summary).toMatch(/No file was written/);
+  });
+
+  it("a model that acts but never writes the file: the failure is 'unmet' and the model is told", async () => {
+    fake = await startFake({
+      script: keelScript((req) =>
+        answered(req, "run_command")
+          ? { content: "src/log.ts exports the logger. The answer is in notes.md." }
+          : calls(call("run_command", { command: "grep -rl 'export const logger' src" })),
+      ),
+    });
+    const ws = workspace();
+    const r = await run(ws, "--yes");
+    expect(existsSync(path.join(ws, "notes.md"))).toBe(false);
+    expect(r.code).toBe(1);
+    const json = r.json as Outcome;
+    expect(json.status).not.toBe("done");
+    expect(json.failures).toContainEqual(expect.objectContaining({ stage: "turn", kind: "unmet" }));
+    expect(json.summary).toMatch(/Not done: the request asks for notes\.md to be written/);
+    const told = fake
+      .chatBodies({ turnsOnly: true })
+      .some((b) => (b.messages ?? []).some((m) => m.content.includes("the request is not done")));
+    expect(told).toBe(true);
+  });
+});
+
+type Outcome = {
+  status: string;
+  summary: string;
+  failures: Array<{ stage: string; kind: string; count: number }>;
+};

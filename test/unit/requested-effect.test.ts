@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import { classifyByRules } from "../../src/agent/nodes/intent-classify/rules.js";
+import { requestedEffect, unwritten } from "../../src/agent/requested-effect.js";
+import { toolsForIntent } from "../../src/tools/registry.js";
+
+/** Questions and analyses that also ask for a file, and the file each names (null: "a file"). */
+const ASKS_TO_WRITE: Array<[string, string | null]> = [
+  ["which module exports the logger? put the answer in notes.md", "notes.md"],
+  ["Which module exports the logger? Put the answer in notes.md.", "notes.md"],
+  ["Find all TODO comments and write them to todos.md", "todos.md"],
+  ["List the HTTP routes, save the list as docs/routes.md", "docs/routes.md"],
+  ["What does src/cli/main.ts do? Write a short summary into SUMMARY.md", "SUMMARY.md"],
+  ["Which files import lodash? Please record your findings in FINDINGS.md", "FINDINGS.md"],
+  ["How is the database configured? Note it down in `db-notes.txt`", "db-notes.txt"],
+  ["Where is auth handled? Save the answer to ./answers/auth.md", "answers/auth.md"],
+  ["Review src/app.ts (write your notes to review.md)", "review.md"],
+  ["Is there dead code in src/? If so, dump the list into dead.txt", "dead.txt"],
+  ["What is a closure in JavaScript? Then append the explanation to learn.md", "learn.md"],
+  ["Which functions are unused? and update CHANGELOG.md with them", "CHANGELOG.md"],
+  ["Explain the build pipeline; store the explanation in docs/build.md", "docs/build.md"],
+  ["Count the tests per folder and put the table in a file called counts.csv", "counts.csv"],
+  ["Summarise README.md, then write it to summary.txt", "summary.txt"],
+  ["How many tests are there? Save it to a file.", null],
+  ["Analyse the error handling and write your findings into a new markdown file", null],
+  ["Welches Modul exportiert den Logger? Schreibe die Antwort in notes.md", "notes.md"],
+  ["Quel module exporte le logger ? Écris la réponse dans notes.md", "notes.md"],
+  ["¿Qué módulo exporta el logger? Guarda la respuesta en notes.md", "notes.md"],
+  ["Qual módulo exporta o logger? Salve a resposta em notes.md", "notes.md"],
+  ["Quale modulo esporta il logger? Scrivi la risposta in notes.md", "notes.md"],
+];
+
+/** Requests that mention files and writing, and ask for nothing to be written. */
+const ASKS_NOTHING = [
+  "where do we save the config to settings.json?",
+  "which module writes to app.log?",
+  "Explain how we load and save settings to config.json",
+  "summarize the changes in CHANGELOG.md",
+  "list the endpoints in src/routes.ts",
+  "Does node.js support ESM? e.g. in package.json",
+  "What does the export in src/index.ts do?",
+  "How does the logger write to stderr?",
+  "Why does `npm run build` put the output in dist/index.js?",
+];
+
+describe("requestedEffect: what a request asks to write, not how it is phrased", () => {
+  for (const [request, file] of ASKS_TO_WRITE) {
+    it(`asks to write ${file ?? "a file"}: ${request}`, () => {
+      const e = requestedEffect(request);
+      expect(e.writes).toBe(true);
+      expect(e.paths).toEqual(file ? [file] : []);
+    });
+  }
+  for (const request of ASKS_NOTHING) {
+    it(`asks for nothing: ${request}`, () => {
+      expect(requestedEffect(request)).toEqual({ paths: [], writes: false });
+    });
+  }
+});
+
+describe("routing by the requested effect", () => {
+  for (const [request] of ASKS_TO_WRITE) {
+    it(`a toolset with write_file: ${request}`, () => {
+      const v = classifyByRules(request);
+      expect(v.confidence).toBeGreaterThanOrEqual(0.7);
+      expect(toolsForIntent(v.intent, [], false).map((t) => t.name)).toContain("write_file");
+    });
+  }
+  it("a question that asks for nothing stays read-only analysis", () => {
+    for (const request of ["which module exports the logger?", ...ASKS_NOTHING.slice(0, 5)]) {
+      const v = classifyByRules(request);
+      expect(v.intent === "analyze" || v.intent === "chat").toBe(true);
+      expect(toolsForIntent(v.intent, [], false).map((t) => t.name)).not.toContain("write_file");
+    }
+  });
+});
+
+describe("unwritten: the requested files a run did not write", () => {
+  it("a bare name is met in any folder, a path only by itself", () => {
+    expect(unwritten(["notes.md"], ["docs/notes.md"])).toEqual([]);
+    expect(unwritten(["notes.md"], ["notes.md"])).toEqual([]);
+    expect(unwritten(["./Notes.md"], ["notes.md"])).toEqual([]);
+    expect(unwritten(["docs/notes.md"], ["notes.md"])).toEqual(["docs/notes.md"]);
+    expect(unwritten(["notes.md", "todo.md"], ["todo.md"])).toEqual(["notes.md"]);
+    expect(unwritten(["notes.md"], [])).toEqual(["notes.md"]);
+  });
+});
+
+describe("notes that are not instructions", () => {
+  it("'Note: …' and 'note that …' ask for nothing", () => {
+    expect(requestedEffect("Note: the config lives in settings.json").writes).toBe(false);
+    expect(requestedEffect("Explain the parser. Note that the grammar is in parser.y").writes).toBe(
+      false,
+    );
+  });
+});
