@@ -155,7 +155,8 @@ describe.each(PROVIDERS)("generation budget on %s", (provider) => {
       const { state, workspace, sent } = await run(
         provider,
         script,
-        "Create big.py",
+        // No file named: the run is done with small.py (a named big.py left unwritten is `unmet`).
+        "Create a Python script that prints 1",
         {},
         {},
         streamed,
