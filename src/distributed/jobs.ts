@@ -33,8 +33,12 @@ export interface UnitOutcome {
   server?: string;
   /** "analyzed": a finding or a failed-schema record written; "duplicate": it was already there. */
   result?: "analyzed" | "duplicate";
-  /** Time the unit's analysis took in this worker, ms (model calls included). */
+  /** false: the model's answers did not match the finding schema (the record says so). */
+  finding?: boolean;
+  /** Time from taking the job to the finding written, ms. */
   ms?: number;
+  /** Of that, the time in the unit analysis itself (the model calls), ms. */
+  modelMs?: number;
   error?: string;
 }
 

@@ -45,13 +45,22 @@ export class ServerPool {
     this.slots = servers.map((s) => ({ ...s, inFlight: 0, downUntil: 0, failures: 0 }));
   }
 
-  /** The least-busy server in rotation at `now` (first listed on a tie), taken; none when all are out. */
+  /** The server given out last: ties go to the next one after it, so idle servers take turns. */
+  private last = -1;
+
+  /** The least-busy server in rotation at `now` (ties in turn), taken; none when all are out. */
   take(now: number): ModelServer | undefined {
-    let best: Slot | undefined;
-    for (const s of this.slots)
-      if (s.downUntil <= now && (!best || s.inFlight < best.inFlight)) best = s;
-    if (best) best.inFlight++;
-    return best && { url: best.url, provider: best.provider };
+    let best = -1;
+    for (let k = 1; k <= this.slots.length; k++) {
+      const i = (this.last + k) % this.slots.length;
+      const s = this.slots[i]!;
+      if (s.downUntil <= now && (best < 0 || s.inFlight < this.slots[best]!.inFlight)) best = i;
+    }
+    if (best < 0) return undefined;
+    this.last = best;
+    const s = this.slots[best]!;
+    s.inFlight++;
+    return { url: s.url, provider: s.provider };
   }
 
   /** Gives a server back after a request; `ok` puts it fully back in rotation. */

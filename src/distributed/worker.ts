@@ -116,6 +116,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
         await sleep(Math.max(50, pool.nextUp(now()) - now()), o.abort);
         continue;
       }
+      const t0 = now();
       try {
         const env = envFor(server, job, model);
         const finding = await analyzeUnit(
@@ -126,7 +127,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
           job.depth,
         );
         pool.release(server.url, { ok: true });
-        return { finding, server: server.url };
+        return { finding, server: server.url, modelMs: now() - t0 };
       } catch (err) {
         pool.release(server.url, { ok: false, error: (err as Error).message, now: now() });
         if (!(err instanceof ModelServerError)) throw err;
@@ -145,11 +146,16 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
       job = checkUnitJob(held.data);
       const model = o.model ?? job.model;
       const records = new AnalysisRecords(o.store, job.target);
-      const outcome = (result: UnitOutcome["result"], server?: string): UnitOutcome => ({
+      const outcome = (
+        result: UnitOutcome["result"],
+        server?: string,
+        modelMs?: number,
+      ): UnitOutcome => ({
         worker: o.name,
         result,
         ms: now() - started,
         ...(server ? { server } : {}),
+        ...(modelMs !== undefined ? { modelMs } : {}),
       });
       if (answers(await records.unit(job.unit.path), job, model)) {
         summary.duplicates++;
@@ -157,7 +163,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
         return;
       }
       const facts = await factsOf(job.unit, job.text, await pathsOf(job.run));
-      const { finding, server } = await analyse(job, model, facts);
+      const { finding, server, modelMs } = await analyse(job, model, facts);
       const record: UnitRecord = {
         path: job.unit.path,
         hash: job.unit.hash,
@@ -171,10 +177,10 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
       // Another worker may have finished this unit while its lease ran out here: write once.
       const wrote = !answers(await records.unit(job.unit.path), job, model);
       if (wrote) await records.putUnit(record);
-      const done = await o.queue.complete(
-        held.id,
-        outcome(wrote ? "analyzed" : "duplicate", server),
-      );
+      const done = await o.queue.complete(held.id, {
+        ...outcome(wrote ? "analyzed" : "duplicate", server, modelMs),
+        finding: Boolean(finding),
+      });
       if (wrote) summary.analyzed++;
       else summary.duplicates++;
       log(

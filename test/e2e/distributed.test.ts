@@ -223,7 +223,7 @@ describe("keel analyze --workers", () => {
     const ws = ["w1", "w2", "w3"].map((n) => worker(url, n, urls));
     let closed: Promise<void> | undefined;
     fakes[2]!.onChat((_req, index) => {
-      if (index === 4) closed = fakes[2]!.close();
+      if (index === 2) closed = fakes[2]!.close();
     });
     const dir = copy();
     const r = await analyze(dir, url, fakes[0]!);
