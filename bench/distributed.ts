@@ -10,17 +10,73 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { cpSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { performance } from "node:perf_hooks";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { startFakeOllama, type FakeOllama, type Script } from "../src/testing/fake-ollama/index.js";
 import { analystScript } from "../src/testing/script.js";
 import { generateRepo } from "../test/support/fixture-repo.js";
 import startPostgres from "../test/support/postgres.js";
+import { openQueue } from "../src/distributed/queue.js";
+import type { UnitJob } from "../src/distributed/jobs.js";
 
 const KEEL = path.resolve(import.meta.dirname, "../dist/cli/main.js");
-const LATENCY_MS = Number(process.argv.find((a) => a.startsWith("--latency="))?.slice(10) ?? 250);
+const LATENCY_MS = Number(process.argv.find((a) => a.startsWith("--latency="))?.slice(10) ?? 1000);
 const UNITS = Number(process.argv.find((a) => a.startsWith("--units="))?.slice(8) ?? 60);
 const WORKERS = [1, 2, 4];
+/** Queue depths for the queue-alone figures: the coordinator's window (1,000) and 20 times it. */
+const DEPTHS = [1000, 20000];
+
+/**
+ * The queue alone, without a model: enqueue `depth` units of 1 KB, then 8 takers in this
+ * process take and complete 1,000 of them as fast as they can; the coordinator's two polls timed
+ * against that table. What 100 workers and a million files would ask of Postgres.
+ */
+async function queueAtScale(url: string, depth: number) {
+  const queue = await openQueue(url);
+  const text = "x".repeat(1024);
+  const jobs: UnitJob[] = Array.from({ length: depth }, (_, i) => ({
+    v: 1,
+    run: "scale",
+    target: "/scale",
+    unit: { path: `f${i}.ts`, hash: `h${i}`, bytes: 1024, lines: 1, language: "ts" },
+    model: "m",
+    depth: "quick",
+    text,
+  }));
+  let t = performance.now();
+  await queue.enqueue(jobs, 600);
+  const enqueuePerS = depth / ((performance.now() - t) / 1000);
+  const since = await queue.dbNow();
+  const TAKE = 1000;
+  let taken = 0;
+  t = performance.now();
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (taken < TAKE) {
+        taken++;
+        const job = await queue.take();
+        if (job) await queue.complete(job.id, { worker: "bench", result: "analyzed" });
+      }
+    }),
+  );
+  const takeCompletePerS = TAKE / ((performance.now() - t) / 1000);
+  t = performance.now();
+  const finished = await queue.finishedSince("scale", since - 1000);
+  const pollMs = performance.now() - t;
+  t = performance.now();
+  await queue.census("scale");
+  const censusMs = performance.now() - t;
+  await queue.close();
+  return {
+    jobs: depth,
+    enqueue_per_s: enqueuePerS,
+    take_and_complete_per_s: takeCompletePerS,
+    coordinator_poll_ms: pollMs,
+    coordinator_poll_rows: finished.length,
+    census_ms: censusMs,
+  };
+}
 
 const tmp = (p: string) => realpathSync(mkdtempSync(path.join(tmpdir(), p)));
 
@@ -60,6 +116,7 @@ async function main() {
   const slow: Script = async (req) => ({ ...(await scripted(req)), delayMs: LATENCY_MS });
   const coordinatorModel = await startFakeOllama({ script: scripted });
   const rows: Array<Record<string, number>> = [];
+  const scale: Array<Record<string, number>> = [];
   try {
     for (const n of WORKERS) {
       const db = `bench_dist_${n}_${Date.now()}`;
@@ -107,8 +164,10 @@ async function main() {
       const span = Number(f!.span);
       const requests = servers.reduce((a, s) => a + s.chatRequests().length, 0);
       const modelMs = Number(f!.model);
-      // A worker runs one unit at a time here: its wall time per unit less the model's is the
-      // queue's share (take, complete, store read and write, the wait for the next unit).
+      const inWorkerMs = Number(f!.ms);
+      // A worker runs one unit at a time here. Its wall time per unit splits into the model's
+      // time, the worker's own work beside it (facts, store read and write) and the queue's share
+      // (take, complete, and any wait for the next unit).
       const wallPerUnit = (span * n) / units;
       rows.push({
         workers: n,
@@ -117,9 +176,14 @@ async function main() {
         seconds: span / 1000,
         units_per_s: units / (span / 1000),
         model_ms_per_unit: modelMs,
-        in_worker_ms_per_unit: Number(f!.ms),
-        queue_overhead_ms_per_unit: wallPerUnit - modelMs,
+        worker_other_ms_per_unit: inWorkerMs - modelMs,
+        queue_ms_per_unit: wallPerUnit - inWorkerMs,
       });
+    }
+    for (const depth of DEPTHS) {
+      const db = `bench_scale_${depth}_${Date.now()}`;
+      await sql(base, `CREATE DATABASE ${db}`);
+      scale.push(await queueAtScale(base.replace(/\/keel$/, `/${db}`), depth));
     }
   } finally {
     await coordinatorModel.close();
@@ -134,9 +198,13 @@ async function main() {
   console.table(
     rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, round(v)]))),
   );
+  console.log("the queue alone (jobs of 1 KB queued, 8 takers in one process, no model):");
+  console.table(
+    scale.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, round(v)]))),
+  );
   writeFileSync(
     path.resolve(import.meta.dirname, "distributed.json"),
-    `${JSON.stringify({ latencyMs: LATENCY_MS, units: UNITS, rows }, null, 2)}\n`,
+    `${JSON.stringify({ latencyMs: LATENCY_MS, units: UNITS, rows, queueAtScale: scale }, null, 2)}\n`,
   );
 }
 

@@ -273,6 +273,11 @@ export function analyzeCommand(): Command {
         .argParser(positiveInt)
         .default(undefined, "900"),
     )
+    .addOption(
+      new Option("--queue-window <n>", "--workers: units on the queue ahead of the completions")
+        .argParser(positiveInt)
+        .default(undefined, "1000"),
+    )
     .option("--status", "show the progress of the runs on the --postgres queue, and exit")
     .action(
       async (
@@ -289,6 +294,7 @@ export function analyzeCommand(): Command {
           postgres?: string;
           workers?: boolean;
           lease?: number;
+          queueWindow?: number;
           status?: boolean;
         },
       ) => {
@@ -302,7 +308,9 @@ export function analyzeCommand(): Command {
             dir,
             threadId: flags.thread,
             checkpoints: flags.postgres ?? flags.checkpoints,
-            ...(flags.workers ? { distributed: { leaseSeconds: flags.lease } } : {}),
+            ...(flags.workers
+              ? { distributed: { leaseSeconds: flags.lease, window: flags.queueWindow } }
+              : {}),
             json: flags.json,
             control: stop.control,
             signal: stop.signal,

@@ -8,6 +8,8 @@ export interface DistributedOptions {
   /** A worker's hold on a unit, seconds: longer than the slowest unit takes (default 900). */
   leaseSeconds?: number;
   pollMs?: number;
+  /** Units on the queue ahead of the completions (default 1000). */
+  window?: number;
 }
 
 export const DEFAULT_LEASE_SECONDS = 900;
@@ -33,6 +35,7 @@ export async function openDistributed(
           queue,
           leaseSeconds,
           ...(o.pollMs ? { pollMs: o.pollMs } : {}),
+          ...(o.window ? { window: o.window } : {}),
         }),
     },
   };

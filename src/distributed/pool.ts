@@ -3,7 +3,21 @@
  * fails is taken out until its retry time (doubling, up to a limit) and tried again then. Pure:
  * the clock is passed in.
  */
+import type { ModelErrorKind } from "../models/errors.js";
 import type { Provider } from "../run/settings.js";
+
+/**
+ * Failures that say the server, not the request, is the trouble: it leaves the rotation and the
+ * unit goes to another. Any other (a bad request, a cut prompt, unparsable output) fails the unit.
+ */
+export const SERVER_DOWN_KINDS: readonly ModelErrorKind[] = [
+  "unreachable",
+  "overloaded",
+  "dropped",
+  "timeout",
+  "server_error",
+  "model_missing",
+];
 
 export interface ModelServer {
   url: string;

@@ -16,6 +16,10 @@ import {
   type UnitOutcome,
 } from "./jobs.js";
 
+/** A job's priority from its unit's size: one step per doubling from 1 KB (pg-boss takes the highest first). */
+export const sizePriority = (bytes: number) =>
+  Math.max(0, Math.ceil(Math.log2(Math.max(1, bytes) / 1024)));
+
 /** keel's own schema, apart from any pg-boss the database's other users run. */
 export const QUEUE_DB_SCHEMA = "keel_queue";
 
@@ -120,7 +124,8 @@ export class UnitQueue {
 
   /**
    * Sends one job per unit; a unit whose key is already queued is not sent twice. `leaseSeconds`:
-   * how long a worker may hold a unit before another may take it.
+   * how long a worker may hold a unit before another may take it. Larger units are taken first
+   * (priority by size), so the run does not end waiting on one large file.
    */
   async enqueue(jobs: UnitJob[], leaseSeconds: number): Promise<void> {
     for (let i = 0; i < jobs.length; i += 200)
@@ -129,6 +134,7 @@ export class UnitQueue {
           name: UNIT_QUEUE,
           data,
           singletonKey: unitJobKey(data),
+          priority: sizePriority(data.unit.bytes),
           retryLimit: UNIT_ATTEMPTS - 1,
           retryDelay: 1,
           expireInSeconds: leaseSeconds,

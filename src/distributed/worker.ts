@@ -14,7 +14,7 @@ import { factsOf } from "../analysis/structure.js";
 import { ModelServerError } from "../models/errors.js";
 import type { GraphDeps } from "../run/model.js";
 import { checkUnitJob, type UnitJob, type UnitOutcome } from "./jobs.js";
-import { ServerPool, type ModelServer } from "./pool.js";
+import { SERVER_DOWN_KINDS, ServerPool, type ModelServer } from "./pool.js";
 import type { HeldJob, UnitQueue } from "./queue.js";
 
 export interface WorkerOptions {
@@ -129,8 +129,11 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
         pool.release(server.url, { ok: true });
         return { finding, server: server.url, modelMs: now() - t0 };
       } catch (err) {
-        pool.release(server.url, { ok: false, error: (err as Error).message, now: now() });
-        if (!(err instanceof ModelServerError)) throw err;
+        if (!(err instanceof ModelServerError) || !SERVER_DOWN_KINDS.includes(err.kind)) {
+          pool.release(server.url, { ok: true }); // the server answered; the unit is the trouble
+          throw err;
+        }
+        pool.release(server.url, { ok: false, error: err.message, now: now() });
         envs.clear(); // a server back later is probed afresh
         log(`server ${server.url} out of rotation: ${err.message}`);
         // Every server failed on this unit twice: the unit, not the servers, is the likely cause.

@@ -110,7 +110,7 @@ async function stopAll(ws: Worker[]): Promise<CliResult[]> {
   for (const w of ws) w.child?.kill("SIGTERM");
   return Promise.all(ws.map((w) => w.done));
 }
-const analyze = (dir: string, url: string, fake: FakeOllama) =>
+const analyze = (dir: string, url: string, fake: FakeOllama, extra: string[] = []) =>
   runKeel([
     "analyze",
     dir,
@@ -122,6 +122,7 @@ const analyze = (dir: string, url: string, fake: FakeOllama) =>
     "--lease",
     "8",
     "--json",
+    ...extra,
   ]);
 
 /** What the queue holds per state, and how many units' findings the store holds. */
@@ -199,7 +200,8 @@ describe("keel analyze --workers", () => {
       }
     });
     const dir = copy();
-    const r = await analyze(dir, url, fakes[1]!);
+    // a short queue: the coordinator tops it up as units complete
+    const r = await analyze(dir, url, fakes[1]!, ["--queue-window", "5"]);
     expect(r.code, r.stderr).toBe(0);
     expect(killed).toBe(true);
     expect((await victim.done).signal).toBe("SIGKILL");
@@ -239,6 +241,40 @@ describe("keel analyze --workers", () => {
       true,
     );
     expect((await ledger(url)).states).toEqual({ completed: UNITS });
+  });
+
+  it("a unit that fails three times is reported as failed, not retried forever; the others complete", async () => {
+    const url = await freshDb("fail");
+    const dir = tempWorkspace("keel-dist-small-");
+    const { mkdirSync, writeFileSync } = await import("node:fs");
+    mkdirSync(path.join(dir, "src"));
+    for (let i = 0; i < 4; i++)
+      writeFileSync(path.join(dir, `src/m${i}.ts`), `export const v${i} = ${i};\n`);
+    const scripted = analystScript();
+    const bad = await startFake({
+      script: (req) =>
+        req.messages.some((m) => m.content.includes('<unit path="src/m2.ts"'))
+          ? { fault: "status", status: 400, error: "this unit's request is refused" }
+          : scripted(req),
+    });
+    const w = worker(url, "w1", [bad.url]);
+    const r = await analyze(dir, url, bad);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ status: "done", units: 4, analyzed: 3, failed: 1 });
+    const report = JSON.parse(readFileSync(path.join(dir, ".keel/report.json"), "utf8")) as {
+      units: Array<{ path: string; failed?: string; purpose?: string }>;
+    };
+    const m2 = report.units.find((u) => u.path === "src/m2.ts")!;
+    expect(m2.failed).toMatch(/^failed 3 times on the workers: ./);
+    expect(report.units.filter((u) => u.purpose).length).toBe(3);
+    // a refused request fails the unit, not the server: three attempts, one request each, no more
+    const asked = bad
+      .chatBodies()
+      .filter((b) => JSON.stringify(b.messages).includes('<unit path=\\"src/m2.ts\\"'));
+    expect(asked.length).toBe(3);
+    const [res] = await stopAll([w]);
+    expect(res!.json).toMatchObject({ analyzed: 3, failed: 3 });
+    expect((await ledger(url)).states).toEqual({ completed: 3, failed: 1 });
   });
 
   it("names bad input: no --postgres, an unreachable database, a queue schema of another version", async () => {

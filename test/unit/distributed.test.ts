@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { FoldPlan } from "../../src/distributed/fold-plan.js";
 import { checkUnitJob, unitJobKey, type UnitJob } from "../../src/distributed/jobs.js";
 import { parseServers, ServerPool } from "../../src/distributed/pool.js";
-import type { CensusRow } from "../../src/distributed/queue.js";
+import { sizePriority, type CensusRow } from "../../src/distributed/queue.js";
 import { formatStatusLine, runStatuses } from "../../src/distributed/status.js";
 
 const unit = (path: string, hash = "h1") => ({ path, hash, bytes: 10, lines: 1, language: "ts" });
@@ -38,6 +38,14 @@ describe("unit jobs", () => {
     expect(() => checkUnitJob({ ...job(), v: 2 })).toThrow(/format 2 .* format 1/);
     expect(() => checkUnitJob({ ...job(), text: undefined })).toThrow(/bad data/);
     expect(() => checkUnitJob(null)).toThrow(/format undefined/);
+  });
+});
+
+describe("job priority", () => {
+  it("grows by one per doubling of the unit's size from 1 KB: large units are taken first", () => {
+    expect([0, 500, 1024, 1025, 2048, 4096, 1024 * 1024].map(sizePriority)).toEqual([
+      0, 0, 0, 1, 1, 2, 10,
+    ]);
   });
 });
 

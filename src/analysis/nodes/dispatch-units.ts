@@ -26,6 +26,8 @@ export interface DispatchOptions {
   leaseSeconds: number;
   /** How often the queue is read while waiting, ms. */
   pollMs?: number;
+  /** Units on the queue ahead of the completions (default 1000). */
+  window?: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -63,8 +65,8 @@ export function createDispatchUnitsNode(deps: GraphDeps, d: DispatchOptions) {
     // Same reuse rule as the single-process step: same content, model, depth and a finding.
     const since = await d.queue.dbNow();
     const pending = new Map<string, FileUnit>();
+    const toSend: FileUnit[] = [];
     let reused = 0;
-    let batch: UnitJob[] = [];
     for (const unit of manifest.files) {
       const stored = await records.unit(unit.path);
       if (
@@ -79,16 +81,34 @@ export function createDispatchUnitsNode(deps: GraphDeps, d: DispatchOptions) {
         progress(unit.path, true);
         continue;
       }
-      const text = await readFile(path.join(state.target, unit.path), "utf8");
-      const job: UnitJob = { v: 1, run, target: state.target, unit, model, depth, text };
-      pending.set(unitJobKey(job), unit);
-      batch.push(job);
-      if (batch.length >= 200) {
-        await d.queue.enqueue(batch, d.leaseSeconds);
-        batch = [];
-      }
+      pending.set(unitJobKey({ target: state.target, unit, model, depth }), unit);
+      toSend.push(unit);
     }
-    await d.queue.enqueue(batch, d.leaseSeconds);
+    // Largest first, and only `window` ahead of the completions: a worker's take reads every
+    // queued job (pg-boss sorts them by priority), so a short queue keeps it cheap.
+    toSend.sort((a, b) => b.bytes - a.bytes);
+    const window = d.window ?? 1000;
+    let sent = 0;
+    const topUp = async () => {
+      const finished = toSend.length - pending.size;
+      const upTo = Math.min(toSend.length, finished + window);
+      for (let i = sent; i < upTo; i += 200) {
+        const jobs = await Promise.all(
+          toSend.slice(i, Math.min(upTo, i + 200)).map(async (unit): Promise<UnitJob> => ({
+            v: 1,
+            run,
+            target: state.target,
+            unit,
+            model,
+            depth,
+            text: await readFile(path.join(state.target, unit.path), "utf8"),
+          })),
+        );
+        await d.queue.enqueue(jobs, d.leaseSeconds);
+      }
+      sent = Math.max(sent, upTo);
+    };
+    await topUp();
 
     let analyzed = 0;
     let failed = 0;
@@ -135,6 +155,7 @@ export function createDispatchUnitsNode(deps: GraphDeps, d: DispatchOptions) {
         const [s] = runStatuses(await d.queue.census(run), await d.queue.dbNow());
         if (s) progress(`${pending.size} units left`, false, formatStatusLine(s));
       }
+      await topUp();
       await fold();
       if (pending.size > 0) await sleep(d.pollMs ?? 250);
     }
