@@ -114,8 +114,10 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
   const threadId = o.threadId ?? defaultAnalysisThread(target, depth);
   const persistence = await openPersistence(o.checkpoints ?? defaultCheckpoints(target));
   const { checkpointer, store } = persistence;
-  if (o.distributed && persistence.target.kind !== "postgres")
+  if (o.distributed && persistence.target.kind !== "postgres") {
+    await persistence.close();
     throw new UsageError("--workers needs --postgres URL: the workers share its queue and store");
+  }
   const dist = o.distributed
     ? await openDistributed(o.checkpoints!, o.distributed).catch(async (err: unknown) => {
         await persistence.close();
