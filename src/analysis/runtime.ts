@@ -22,6 +22,8 @@ export interface AnalysisProgress {
   current: string;
   /** This item came from the store (unchanged since an earlier run). */
   reused: boolean;
+  /** A distributed run's queue figures (in flight, failed, per worker, rate, ETA) as one line. */
+  queue?: string;
 }
 
 export interface AnalystEnv {

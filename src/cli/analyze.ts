@@ -16,6 +16,8 @@ import type { GraphDeps } from "../run/model.js";
 import { ModelServerError } from "../models/errors.js";
 import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { openPersistence } from "../persistence/open.js";
+import { openDistributed, type DistributedOptions } from "../distributed/coordinator.js";
+import { analyzeStatus } from "./worker.js";
 import { pendingNodes, UsageError } from "./session.js";
 import { Command, Option } from "commander";
 import { DEFAULT_MODEL } from "../run/settings.js";
@@ -37,6 +39,8 @@ export interface AnalyzeOptions {
   deps?: GraphDeps;
   control?: RunControl;
   signal?: AbortSignal;
+  /** Units go to `keel worker`s through the job queue on the `checkpoints` Postgres database. */
+  distributed?: DistributedOptions;
 }
 
 export interface AnalyzeOutcome {
@@ -90,10 +94,12 @@ function createProgress(json: boolean | undefined) {
         reused = e.reused ? 1 : 0;
         bar?.start(e.total, 0, { phase: e.phase.padEnd(7), current: "", reused });
       }
-      if (bar) return bar.update(e.done, { current: e.current.slice(-50), reused });
+      if (bar) return bar.update(e.done, { current: e.queue ?? e.current.slice(-50), reused });
       if (e.done === e.total || Date.now() - last > 3000) {
         last = Date.now();
-        process.stderr.write(`${e.phase} ${e.done}/${e.total} (${reused} reused) ${e.current}\n`);
+        process.stderr.write(
+          `${e.phase} ${e.done}/${e.total} (${reused} reused) ${e.queue ?? e.current}\n`,
+        );
       }
     },
     stop: () => bar?.stop(),
@@ -108,7 +114,17 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
   const threadId = o.threadId ?? defaultAnalysisThread(target, depth);
   const persistence = await openPersistence(o.checkpoints ?? defaultCheckpoints(target));
   const { checkpointer, store } = persistence;
-  const graph = createAnalystGraph(o.deps).compile({ checkpointer, store });
+  if (o.distributed && persistence.target.kind !== "postgres") {
+    await persistence.close();
+    throw new UsageError("--workers needs --postgres URL: the workers share its queue and store");
+  }
+  const dist = o.distributed
+    ? await openDistributed(o.checkpoints!, o.distributed).catch(async (err: unknown) => {
+        await persistence.close();
+        throw err;
+      })
+    : undefined;
+  const graph = createAnalystGraph({ ...o.deps, ...dist?.graph }).compile({ checkpointer, store });
   const config = {
     ...analystRunConfig(threadId, { ...o.settings, target }),
     signal: o.signal,
@@ -178,6 +194,7 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     if (isGraphDrained(err) || o.signal?.aborted) return outcome("interrupted", 130);
     throw err;
   } finally {
+    await dist?.queue.close();
     await persistence.close();
   }
 }
@@ -242,6 +259,28 @@ export function analyzeCommand(): Command {
     )
     .addOption(contextWindowOption())
     .option("--json", "progress as JSON lines on stderr; one JSON object as the last stdout line")
+    .option(
+      "--postgres <url>",
+      "Postgres for checkpoints, findings and the job queue (several machines)",
+    )
+    .option(
+      "--workers",
+      "hand the units to `keel worker`s through the queue on --postgres, and wait",
+    )
+    .addOption(
+      new Option(
+        "--lease <seconds>",
+        "--workers: a worker's hold on a unit before another takes it",
+      )
+        .argParser(positiveInt)
+        .default(undefined, "900"),
+    )
+    .addOption(
+      new Option("--queue-window <n>", "--workers: units on the queue ahead of the completions")
+        .argParser(positiveInt)
+        .default(undefined, "1000"),
+    )
+    .option("--status", "show the progress of the runs on the --postgres queue, and exit")
     .action(
       async (
         dir: string,
@@ -254,15 +293,26 @@ export function analyzeCommand(): Command {
           retries?: number;
           contextWindow?: number;
           json?: boolean;
+          postgres?: string;
+          workers?: boolean;
+          lease?: number;
+          queueWindow?: number;
+          status?: boolean;
         },
       ) => {
+        if (flags.status) return analyzeStatus(flags.postgres, flags.json);
+        if (flags.workers && !flags.postgres)
+          throw new UsageError("--workers needs --postgres URL: the workers share its queue");
         checkSettingsFiles(path.resolve(dir));
         const stop = installCtrlC((line) => process.stderr.write(`\n${line}\n`));
         try {
           const outcome = await runAnalyze({
             dir,
             threadId: flags.thread,
-            checkpoints: flags.checkpoints,
+            checkpoints: flags.postgres ?? flags.checkpoints,
+            ...(flags.workers
+              ? { distributed: { leaseSeconds: flags.lease, window: flags.queueWindow } }
+              : {}),
             json: flags.json,
             control: stop.control,
             signal: stop.signal,

@@ -7,6 +7,7 @@ import { PersistenceError } from "../persistence/open.js";
 import { SettingsFileError } from "../run/settings-file.js";
 import { McpConfigError } from "../mcp/config.js";
 import { analyzeCommand } from "./analyze.js";
+import { workerCommand } from "./worker.js";
 import { runDemo } from "./demo.js";
 import { formatDoctor, runDoctor } from "./doctor.js";
 import { closeSandbox } from "../sandbox/runtime.js";
@@ -43,6 +44,7 @@ function program(): Command {
   const own = (cmd: Command) => cli.addCommand(cmd.copyInheritedSettings(cli));
   own(runCommandDef());
   own(analyzeCommand());
+  own(workerCommand());
 
   const models = cli
     .command("models")

@@ -1,8 +1,8 @@
 import path from "node:path";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { GraphDeps } from "../../run/model.js";
-import { summarizeFolder } from "../analyze-unit.js";
-
+import { summarizeFolder, type Budgeted } from "../analyze-unit.js";
+import type { AnalysisRecords, Manifest } from "../records.js";
 import { analystStep } from "../runtime.js";
 import type { AnalystStateUpdate, AnalystStateValue } from "../state.js";
 
@@ -31,52 +31,15 @@ export function createSummarizeFoldersNode(deps: GraphDeps) {
 
     const outcomes = await Promise.all(
       batch.map(async (folder) => {
-        const merkle = manifest.merkles[folder]!;
-        const stored = await records.folder(folder);
-        let outcome: "reused" | "analyzed" | "structural" = "structural";
-        const current = () =>
-          env.emit({
-            type: "analysis",
-            phase: "folders",
-            done: ++done,
-            total: state.folderTotal,
-            current: folder,
-            reused: outcome === "reused",
-          });
-        if (!manifest.model) {
-          current();
-          return outcome;
-        }
-        if (stored?.merkle === merkle && stored.model === manifest.model && stored.summary) {
-          outcome = "reused";
-          current();
-          return outcome;
-        }
-        const files = await Promise.all(
-          manifest.files
-            .filter((f) => dirOf(f.path) === folder)
-            .map(async (f) => {
-              const u = await records.unit(f.path);
-              return `${f.path}: ${u?.finding ? `${u.finding.purpose} ${u.finding.summary}` : `(${f.lines} lines; no finding)`}`;
-            }),
-        );
-        const subfolders = await Promise.all(
-          manifest.folders
-            .filter((d) => d !== folder && dirOf(d) === folder)
-            .map(async (d) => {
-              const r = await records.folder(d);
-              return `${d}/: ${r?.summary ? `${r.summary.purpose} ${r.summary.summary}` : "(no summary)"}`;
-            }),
-        );
-        const summary = await summarizeFolder(await budgeted(), folder, files, subfolders);
-        await records.putFolder({
-          path: folder,
-          merkle,
-          model: manifest.model,
-          ...(summary ? { summary } : {}),
+        const outcome = await foldFolder(manifest, records, folder, budgeted);
+        env.emit({
+          type: "analysis",
+          phase: "folders",
+          done: ++done,
+          total: state.folderTotal,
+          current: folder,
+          reused: outcome === "reused",
         });
-        outcome = "analyzed";
-        current();
         return outcome;
       }),
     );
@@ -87,4 +50,46 @@ export function createSummarizeFoldersNode(deps: GraphDeps) {
       largestRequest: step.largest(),
     };
   };
+}
+
+/**
+ * Summarises one folder from its files' findings and its subfolders' summaries, or reuses the
+ * stored summary when nothing below it changed. Its files and subfolders must be done first.
+ * Shared by this node and the distributed run, which folds folders as their units complete.
+ */
+export async function foldFolder(
+  manifest: Manifest,
+  records: AnalysisRecords,
+  folder: string,
+  budgeted: () => Promise<Budgeted>,
+): Promise<"reused" | "analyzed" | "structural"> {
+  if (!manifest.model) return "structural";
+  const merkle = manifest.merkles[folder]!;
+  const stored = await records.folder(folder);
+  if (stored?.merkle === merkle && stored.model === manifest.model && stored.summary)
+    return "reused";
+  const files = await Promise.all(
+    manifest.files
+      .filter((f) => dirOf(f.path) === folder)
+      .map(async (f) => {
+        const u = await records.unit(f.path);
+        return `${f.path}: ${u?.finding ? `${u.finding.purpose} ${u.finding.summary}` : `(${f.lines} lines; no finding)`}`;
+      }),
+  );
+  const subfolders = await Promise.all(
+    manifest.folders
+      .filter((d) => d !== folder && dirOf(d) === folder)
+      .map(async (d) => {
+        const r = await records.folder(d);
+        return `${d}/: ${r?.summary ? `${r.summary.purpose} ${r.summary.summary}` : "(no summary)"}`;
+      }),
+  );
+  const summary = await summarizeFolder(await budgeted(), folder, files, subfolders);
+  await records.putFolder({
+    path: folder,
+    merkle,
+    model: manifest.model,
+    ...(summary ? { summary } : {}),
+  });
+  return "analyzed";
 }

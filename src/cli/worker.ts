@@ -1,0 +1,136 @@
+/**
+ * `keel worker`: takes the analyst's units from the job queue on a Postgres database and analyses
+ * them against its model servers, until stopped (SIGINT/SIGTERM: the units in hand finish; a
+ * second signal stops at once and leaves them to their leases). And `keel analyze --status`.
+ */
+import { hostname } from "node:os";
+import { Command, Option } from "commander";
+import { openQueue } from "../distributed/queue.js";
+import { queueStatus } from "../distributed/coordinator.js";
+import { parseServers } from "../distributed/pool.js";
+import { formatStatusLine } from "../distributed/status.js";
+import { runWorker } from "../distributed/worker.js";
+import { openPersistence } from "../persistence/open.js";
+import { PROVIDERS, type Provider } from "../run/settings.js";
+import { collect, contextWindowOption, positiveInt, retryCount } from "./options.js";
+import { UsageError } from "./session.js";
+
+/** Prints the queue's runs: done, in flight, queued, failed, per worker, units/s, ETA. */
+export async function analyzeStatus(url: string | undefined, json?: boolean): Promise<void> {
+  if (!url) throw new UsageError("--status needs --postgres URL: the database whose queue to show");
+  const runs = await queueStatus(url);
+  if (json) return void process.stdout.write(`${JSON.stringify({ runs })}\n`);
+  process.stdout.write(
+    runs.length
+      ? `${runs.map((s) => `run ${s.run}: ${formatStatusLine(s)}`).join("\n")}\n`
+      : "no analysis runs on this queue\n",
+  );
+}
+
+interface WorkerFlags {
+  postgres?: string;
+  server: string[];
+  model?: string;
+  provider?: Provider;
+  apiKey?: string;
+  concurrency?: number;
+  retries?: number;
+  contextWindow?: number;
+  name?: string;
+  pollMs?: number;
+  json?: boolean;
+}
+
+/** The `keel worker` command. */
+export function workerCommand(): Command {
+  return new Command("worker")
+    .description(
+      "Analyse units of `keel analyze --workers` runs from the job queue on a Postgres database, against one or more model servers (start as many as you like, on any machine)",
+    )
+    .option("--postgres <url>", "the database of the runs (their queue and findings)")
+    .option(
+      "--server <url>",
+      "a model server (repeat for several; the least busy gets the next unit). A URL ending in /v1 is OpenAI-compatible",
+      collect,
+      [],
+    )
+    .option("-m, --model <name>", "model to ask (default: the run's model)")
+    .addOption(
+      new Option("--provider <name>", "the servers' kind when the URL does not say")
+        .choices(PROVIDERS)
+        .default("ollama"),
+    )
+    .option("--api-key <key>", "provider openai: API key, where the servers want one")
+    .addOption(
+      new Option(
+        "-c, --concurrency <n>",
+        "units analysed at once (default: one per server)",
+      ).argParser(positiveInt),
+    )
+    .addOption(
+      new Option("--retries <n>", "retries of a failed model request").argParser(retryCount),
+    )
+    .addOption(contextWindowOption())
+    .option("--name <name>", "this worker's name in --status (default host:pid)")
+    .addOption(new Option("--poll-ms <ms>", "wait when the queue is empty").argParser(positiveInt))
+    .option("--json", "one JSON summary as the last stdout line")
+    .action(async (flags: WorkerFlags) => {
+      if (!flags.postgres) throw new UsageError("keel worker needs --postgres URL");
+      let servers;
+      try {
+        servers = parseServers(flags.server, flags.provider ?? "ollama");
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+      const name = flags.name ?? `${hostname()}:${process.pid}`;
+      const persistence = await openPersistence(flags.postgres);
+      const queue = await openQueue(flags.postgres, { maintenanceSeconds: 30 }).catch(
+        async (err: unknown) => {
+          await persistence.close();
+          throw err;
+        },
+      );
+      const stop = new AbortController();
+      const abort = new AbortController();
+      const say = (line: string) => process.stderr.write(`[${name}] ${line}\n`);
+      const onSignal = (sig: string) => {
+        if (!stop.signal.aborted) {
+          say(`${sig}: finishing the units in hand (send it again to stop now)`);
+          stop.abort();
+        } else abort.abort();
+      };
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
+      say(`taking units from the queue; servers ${servers.map((s) => s.url).join(", ")}`);
+      try {
+        const summary = await runWorker({
+          queue,
+          store: persistence.store,
+          servers,
+          name,
+          stop: stop.signal,
+          abort: abort.signal,
+          log: say,
+          ...(flags.model ? { model: flags.model } : {}),
+          ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
+          ...(flags.pollMs ? { pollMs: flags.pollMs } : {}),
+          settings: {
+            ...(flags.apiKey ? { apiKey: flags.apiKey } : {}),
+            ...(flags.retries !== undefined ? { retries: flags.retries } : {}),
+            ...(flags.contextWindow ? { contextWindow: flags.contextWindow } : {}),
+          },
+        });
+        process.stdout.write(
+          flags.json
+            ? `${JSON.stringify(summary)}\n`
+            : `worker ${name}: ${summary.analyzed} units analysed, ${summary.duplicates} already done elsewhere, ${summary.failed} failed attempts\n`,
+        );
+        process.exitCode = abort.signal.aborted ? 130 : 0;
+      } finally {
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
+        await queue.close();
+        await persistence.close();
+      }
+    });
+}

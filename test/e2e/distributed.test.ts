@@ -1,0 +1,302 @@
+/**
+ * The distributed analyst end to end on a real PostgreSQL: three `keel worker` processes, three
+ * fake model servers on loopback, one `keel analyze --postgres URL --workers`. The report equals
+ * the single-process report; a worker killed with SIGKILL mid-unit loses nothing and counts
+ * nothing twice; a server taken down mid-run leaves the run to the others; bad input is named.
+ */
+import type { ChildProcess } from "node:child_process";
+import { appendFileSync, cpSync, readFileSync } from "node:fs";
+import path from "node:path";
+import pg from "pg";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import type { FakeOllama, Script } from "../../src/testing/fake-ollama/index.js";
+import { analystScript } from "../../src/testing/script.js";
+import { runKeel, type CliResult } from "../support/cli.js";
+import { generateRepo, type FixtureInfo } from "../support/fixture-repo.js";
+import { fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
+
+const startFake = fakeOllamaPerTest();
+const UNITS = 36;
+
+let base: string;
+let info: FixtureInfo;
+let baseline: Record<string, unknown>;
+beforeAll(async () => {
+  base = tempWorkspace("keel-dist-fixture-");
+  info = generateRepo(base, UNITS);
+  const fake = await startFake({ script: analystScript() });
+  const dir = copy();
+  // Checkpoints outside the folder, as in a Postgres run: no .keel folder exists when it is listed.
+  const db = path.join(tempWorkspace(), "keel.db");
+  const r = await runKeel([
+    "analyze",
+    dir,
+    "--ollama-url",
+    fake.url,
+    "--checkpoints",
+    `sqlite:${db}`,
+    "--json",
+  ]);
+  expect(r.code, r.stderr).toBe(0);
+  baseline = reportOf(dir);
+  await fake.close();
+}, 120_000);
+
+const copy = () => {
+  const dir = tempWorkspace("keel-dist-");
+  cpSync(base, dir, { recursive: true });
+  return dir;
+};
+const reportOf = (dir: string) => ({
+  ...(JSON.parse(readFileSync(path.join(dir, ".keel/report.json"), "utf8")) as Record<
+    string,
+    unknown
+  >),
+  name: "fixture",
+});
+
+async function freshDb(name: string): Promise<string> {
+  const url = inject("pgUrl");
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const db = `${name}_${process.pid}_${Date.now()}`.toLowerCase();
+  await client.query(`CREATE DATABASE ${db}`);
+  await client.end();
+  return url.replace(/\/keel$/, `/${db}`);
+}
+async function query<R>(url: string, sql: string): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows as R[];
+  } finally {
+    await client.end();
+  }
+}
+
+/** Three fake servers answering like the analyst's model, each request after `delayMs`. */
+async function servers(delayMs: number): Promise<FakeOllama[]> {
+  const scripted = analystScript();
+  const slow: Script = async (req) => ({ ...(await scripted(req)), delayMs });
+  return Promise.all([0, 1, 2].map(() => startFake({ script: slow })));
+}
+
+interface Worker {
+  name: string;
+  child?: ChildProcess;
+  done: Promise<CliResult>;
+}
+function worker(url: string, name: string, urls: string[]): Worker {
+  const w: Worker = { name } as Worker;
+  w.done = runKeel(
+    [
+      "worker",
+      "--postgres",
+      url,
+      ...urls.flatMap((u) => ["--server", u]),
+      "--name",
+      name,
+      "--poll-ms",
+      "100",
+      "--retries",
+      "0",
+      "--json",
+    ],
+    { onSpawn: (c) => (w.child = c) },
+  );
+  return w;
+}
+async function stopAll(ws: Worker[]): Promise<CliResult[]> {
+  for (const w of ws) w.child?.kill("SIGTERM");
+  return Promise.all(ws.map((w) => w.done));
+}
+const analyze = (dir: string, url: string, fake: FakeOllama, extra: string[] = []) =>
+  runKeel([
+    "analyze",
+    dir,
+    "--postgres",
+    url,
+    "--workers",
+    "--ollama-url",
+    fake.url,
+    "--lease",
+    "8",
+    "--json",
+    ...extra,
+  ]);
+
+/** What the queue holds per state, and how many units' findings the store holds. */
+async function ledger(url: string) {
+  const jobs = await query<{ state: string; n: string; retried: string }>(
+    url,
+    "SELECT state::text, count(*)::text AS n, count(*) FILTER (WHERE retry_count > 0)::text AS retried FROM keel_queue.job GROUP BY state",
+  );
+  const items = await query<{ n: string; keys: string }>(
+    url,
+    "SELECT count(*)::text AS n, count(DISTINCT key)::text AS keys FROM store WHERE key LIKE 'file:%'",
+  );
+  return {
+    states: Object.fromEntries(jobs.map((r) => [r.state, Number(r.n)])),
+    retried: jobs.reduce((a, r) => a + Number(r.retried), 0),
+    findings: Number(items[0]!.n),
+    distinctFindings: Number(items[0]!.keys),
+  };
+}
+
+describe("keel analyze --workers", () => {
+  it("three workers on three servers write the single-process report; a re-run enqueues only what changed", async () => {
+    const url = await freshDb("dist");
+    const fakes = await servers(20);
+    const urls = fakes.map((f) => f.url);
+    const ws = ["w1", "w2", "w3"].map((n) => worker(url, n, urls));
+    const dir = copy();
+    const r = await analyze(dir, url, fakes[0]!);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ status: "done", units: UNITS, analyzed: UNITS, reused: 0 });
+    expect(reportOf(dir)).toEqual(baseline);
+    // every unit analysed once, by someone; each worker took part
+    const results = await stopAll(ws);
+    const sums = results.map((x) => x.json as { analyzed: number; duplicates: number });
+    expect(results.map((x) => x.code)).toEqual([0, 0, 0]);
+    expect(sums.reduce((a, s) => a + s.analyzed, 0)).toBe(UNITS);
+    expect(sums.every((s) => s.analyzed > 0)).toBe(true);
+    expect(await ledger(url)).toEqual({
+      states: { completed: UNITS },
+      retried: 0,
+      findings: UNITS,
+      distinctFindings: UNITS,
+    });
+    // the status command reads the same queue
+    const status = await runKeel(["analyze", "--status", "--postgres", url]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(
+      new RegExp(`${UNITS}/${UNITS} done \\| 0 in flight \\| 0 queued \\| 0 failed`),
+    );
+    expect(status.stdout).toMatch(/workers w1:\d+ w2:\d+ w3:\d+/);
+
+    // one file changes: one job more, no worker needed for the rest
+    const changed = info.units.find((u) => u.endsWith(".ts"))!;
+    appendFileSync(path.join(dir, changed), "export const extra = 1;\n");
+    const again = [worker(url, "w4", urls)];
+    const r2 = await analyze(dir, url, fakes[0]!);
+    expect(r2.json).toMatchObject({ status: "done", analyzed: 1, reused: UNITS - 1 });
+    const [w4] = await stopAll(again);
+    expect(w4!.json).toMatchObject({ analyzed: 1 });
+    expect((await ledger(url)).states).toEqual({ completed: UNITS + 1 });
+  });
+
+  it("a worker killed with SIGKILL mid-unit: its lease expires, another takes the unit, the same report, nothing counted twice", async () => {
+    const url = await freshDb("kill");
+    const fakes = await servers(40);
+    // each worker has its own server, so the victim's requests are known
+    const ws = fakes.map((f, i) => worker(url, `w${i + 1}`, [f.url]));
+    const victim = ws[0]!;
+    let killed = false;
+    fakes[0]!.onChat((_req, index) => {
+      if (index === 3 && !killed) {
+        killed = true;
+        fakes[0]!.inject({ fault: "hang" });
+        victim.child!.kill("SIGKILL");
+      }
+    });
+    const dir = copy();
+    // a short queue: the coordinator tops it up as units complete
+    const r = await analyze(dir, url, fakes[1]!, ["--queue-window", "5"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(killed).toBe(true);
+    expect((await victim.done).signal).toBe("SIGKILL");
+    expect(r.json).toMatchObject({ status: "done", units: UNITS, analyzed: UNITS, failed: 0 });
+    expect(reportOf(dir)).toEqual(baseline);
+    const results = await stopAll(ws.slice(1));
+    expect(results.map((x) => x.code)).toEqual([0, 0]);
+    const l = await ledger(url);
+    expect(l).toMatchObject({
+      states: { completed: UNITS },
+      findings: UNITS,
+      distinctFindings: UNITS,
+    });
+    expect(l.retried).toBe(1); // the unit in flight at the kill, taken over once
+  });
+
+  it("a model server taken down mid-run: the run completes on the others", async () => {
+    const url = await freshDb("down");
+    const fakes = await servers(20);
+    const urls = fakes.map((f) => f.url);
+    const ws = ["w1", "w2", "w3"].map((n) => worker(url, n, urls));
+    let closed: Promise<void> | undefined;
+    fakes[2]!.onChat((_req, index) => {
+      if (index === 2) closed = fakes[2]!.close();
+    });
+    const dir = copy();
+    const r = await analyze(dir, url, fakes[0]!);
+    expect(r.code, r.stderr).toBe(0);
+    expect(
+      closed,
+      `requests per server: ${fakes.map((f) => f.chatRequests().length).join(", ")}`,
+    ).toBeDefined();
+    expect(r.json).toMatchObject({ status: "done", analyzed: UNITS, failed: 0 });
+    expect(reportOf(dir)).toEqual(baseline);
+    const results = await stopAll(ws);
+    expect(results.some((x) => x.stderr.includes(`server ${fakes[2]!.url} out of rotation`))).toBe(
+      true,
+    );
+    expect((await ledger(url)).states).toEqual({ completed: UNITS });
+  });
+
+  it("a unit that fails three times is reported as failed, not retried forever; the others complete", async () => {
+    const url = await freshDb("fail");
+    const dir = tempWorkspace("keel-dist-small-");
+    const { mkdirSync, writeFileSync } = await import("node:fs");
+    mkdirSync(path.join(dir, "src"));
+    for (let i = 0; i < 4; i++)
+      writeFileSync(path.join(dir, `src/m${i}.ts`), `export const v${i} = ${i};\n`);
+    const scripted = analystScript();
+    const bad = await startFake({
+      script: (req) =>
+        req.messages.some((m) => m.content.includes('<unit path="src/m2.ts"'))
+          ? { fault: "status", status: 400, error: "this unit's request is refused" }
+          : scripted(req),
+    });
+    const w = worker(url, "w1", [bad.url]);
+    const r = await analyze(dir, url, bad);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ status: "done", units: 4, analyzed: 3, failed: 1 });
+    const report = JSON.parse(readFileSync(path.join(dir, ".keel/report.json"), "utf8")) as {
+      units: Array<{ path: string; failed?: string; purpose?: string }>;
+    };
+    const m2 = report.units.find((u) => u.path === "src/m2.ts")!;
+    expect(m2.failed).toMatch(/^failed 3 times on the workers: ./);
+    expect(report.units.filter((u) => u.purpose).length).toBe(3);
+    // a refused request fails the unit, not the server: three attempts, one request each, no more
+    const asked = bad
+      .chatBodies()
+      .filter((b) => JSON.stringify(b.messages).includes('<unit path=\\"src/m2.ts\\"'));
+    expect(asked.length).toBe(3);
+    const [res] = await stopAll([w]);
+    expect(res!.json).toMatchObject({ analyzed: 3, failed: 3 });
+    expect((await ledger(url)).states).toEqual({ completed: 3, failed: 1 });
+  });
+
+  it("names bad input: no --postgres, an unreachable database, a queue schema of another version", async () => {
+    const noPg = await runKeel(["analyze", copy(), "--workers"]);
+    expect(noPg.code).toBe(2);
+    expect(noPg.stderr).toContain("--workers needs --postgres URL");
+    const down = await runKeel([
+      "worker",
+      "--postgres",
+      "postgres://keel@127.0.0.1:9/nope",
+      "--server",
+      "http://127.0.0.1:9",
+    ]);
+    expect(down.code).toBe(4);
+    expect(down.stderr).toContain("postgres://…@127.0.0.1:9/nope");
+    const url = await freshDb("schema");
+    expect((await runKeel(["analyze", "--status", "--postgres", url])).stdout).toContain(
+      "no analysis runs",
+    );
+    await query(url, "UPDATE keel_queue.version SET version = '23'");
+    const old = await runKeel(["worker", "--postgres", url, "--server", "http://127.0.0.1:9"]);
+    expect(old.code).toBe(4);
+    expect(old.stderr).toContain("is version 23; this keel uses version 24");
+  });
+});

@@ -1,0 +1,183 @@
+/** The distributed analyst's pure parts: job keys and checks, the server pool, the fold plan, the status figures. */
+import { describe, expect, it } from "vitest";
+import { FoldPlan } from "../../src/distributed/fold-plan.js";
+import { checkUnitJob, unitJobKey, type UnitJob } from "../../src/distributed/jobs.js";
+import { parseServers, ServerPool } from "../../src/distributed/pool.js";
+import { sizePriority, type CensusRow } from "../../src/distributed/queue.js";
+import { formatStatusLine, runStatuses } from "../../src/distributed/status.js";
+
+const unit = (path: string, hash = "h1") => ({ path, hash, bytes: 10, lines: 1, language: "ts" });
+const job = (over: Partial<UnitJob> = {}): UnitJob => ({
+  v: 1,
+  run: "analyze-1",
+  target: "/repo",
+  unit: unit("src/a.ts"),
+  model: "m",
+  depth: "deep",
+  text: "x",
+  ...over,
+});
+
+describe("unit jobs", () => {
+  it("are keyed by codebase, path, content hash, model and depth", () => {
+    const k = unitJobKey(job());
+    expect(unitJobKey(job())).toBe(k);
+    expect(k).toContain(":src/a.ts:h1:m:deep");
+    for (const other of [
+      job({ unit: unit("src/a.ts", "h2") }),
+      job({ unit: unit("src/b.ts") }),
+      job({ model: "n" }),
+      job({ depth: "quick" }),
+      job({ target: "/other" }),
+    ])
+      expect(unitJobKey(other)).not.toBe(k);
+  });
+
+  it("a job of another format or without its parts is refused with a reason", () => {
+    expect(checkUnitJob(job())).toEqual(job());
+    expect(() => checkUnitJob({ ...job(), v: 2 })).toThrow(/format 2 .* format 1/);
+    expect(() => checkUnitJob({ ...job(), text: undefined })).toThrow(/bad data/);
+    expect(() => checkUnitJob(null)).toThrow(/format undefined/);
+  });
+});
+
+describe("job priority", () => {
+  it("grows by one per doubling of the unit's size from 1 KB: large units are taken first", () => {
+    expect([0, 500, 1024, 1025, 2048, 4096, 1024 * 1024].map(sizePriority)).toEqual([
+      0, 0, 0, 1, 1, 2, 10,
+    ]);
+  });
+});
+
+describe("server pool", () => {
+  const two = () =>
+    new ServerPool(parseServers(["http://a:1", "http://b:2/v1"], "ollama"), {
+      baseMs: 1000,
+      maxMs: 4000,
+    });
+
+  it("reads the provider from the URL: /v1 is OpenAI-compatible", () => {
+    expect(parseServers(["http://a:1/", "http://b:2/v1"], "ollama")).toEqual([
+      { url: "http://a:1", provider: "ollama" },
+      { url: "http://b:2/v1", provider: "openai" },
+    ]);
+    expect(() => parseServers([], "ollama")).toThrow(/at least one --server/);
+    expect(() => parseServers(["gpu1"], "ollama")).toThrow(/not a URL/);
+    expect(() => parseServers(["ftp://x"], "ollama")).toThrow(/http/);
+  });
+
+  it("gives each unit the least-busy server; idle servers take turns", () => {
+    const p = two();
+    expect(p.take(0)?.url).toBe("http://a:1");
+    expect(p.take(0)?.url).toBe("http://b:2/v1");
+    expect(p.take(0)?.url).toBe("http://a:1");
+    p.release("http://a:1", { ok: true });
+    p.release("http://a:1", { ok: true });
+    expect(p.take(0)?.url).toBe("http://a:1"); // b is busy
+    p.release("http://a:1", { ok: true });
+    p.release("http://b:2/v1", { ok: true });
+    const turns = [0, 1, 2, 3].map(() => {
+      const s = p.take(0)!;
+      p.release(s.url, { ok: true });
+      return s.url;
+    });
+    expect(turns).toEqual(["http://b:2/v1", "http://a:1", "http://b:2/v1", "http://a:1"]);
+  });
+
+  it("takes a failing server out of rotation, with a doubling back-off, and back after a success", () => {
+    const p = two();
+    p.take(0);
+    p.release("http://a:1", { ok: false, error: "refused", now: 0 });
+    expect(p.take(10)?.url).toBe("http://b:2/v1");
+    expect(p.take(10)?.url).toBe("http://b:2/v1"); // a is out, however idle
+    expect(p.states(10)[0]).toEqual({
+      url: "http://a:1",
+      inFlight: 0,
+      up: false,
+      lastError: "refused",
+    });
+    expect(p.take(1000)?.url).toBe("http://a:1"); // retried at its time
+    p.release("http://a:1", { ok: false, error: "refused", now: 1000 });
+    expect(p.states(2999)[0]!.up).toBe(false); // 2 s now
+    expect(p.states(3000)[0]!.up).toBe(true);
+    p.take(3000);
+    p.release("http://a:1", { ok: true });
+    p.take(3000);
+    p.release("http://a:1", { ok: false, error: "x", now: 3000 });
+    expect(p.states(4000)[0]!.up).toBe(true); // the success reset the back-off to 1 s
+  });
+
+  it("says when the next server is back when all are out", () => {
+    const p = two();
+    p.take(0);
+    p.take(0);
+    p.release("http://a:1", { ok: false, error: "x", now: 0 });
+    expect(p.nextUp(0)).toBe(0);
+    p.release("http://b:2/v1", { ok: false, error: "x", now: 500 });
+    expect(p.take(600)).toBeUndefined();
+    expect(p.nextUp(600)).toBe(1000);
+  });
+});
+
+describe("fold plan", () => {
+  const files = ["a/x.ts", "a/b/y.ts", "a/b/z.ts", "c/w.ts", "top.ts"];
+  const folders = ["a/b", "a", "c", "."];
+
+  it("a folder is ready once its files and subfolders are done; the root last", () => {
+    const p = new FoldPlan(files, folders);
+    expect(p.initiallyReady()).toEqual([]);
+    expect(p.unitDone("a/b/y.ts")).toEqual([]);
+    expect(p.unitDone("a/x.ts")).toEqual([]); // a waits for a/b
+    expect(p.unitDone("a/b/z.ts")).toEqual(["a/b"]);
+    expect(p.folderDone("a/b")).toEqual(["a"]);
+    expect(p.unitDone("top.ts")).toEqual([]);
+    expect(p.folderDone("a")).toEqual([]);
+    expect(p.unitDone("c/w.ts")).toEqual(["c"]);
+    expect(p.folderDone("c")).toEqual(["."]);
+    expect(p.folderDone(".")).toEqual([]);
+  });
+
+  it("a folder holding only subfolders waits for them", () => {
+    const p = new FoldPlan(["src/a/x.ts"], ["src/a", "src", "."]);
+    expect(p.unitDone("src/a/x.ts")).toEqual(["src/a"]);
+    expect(p.folderDone("src/a")).toEqual(["src"]);
+    expect(p.folderDone("src")).toEqual(["."]);
+  });
+});
+
+describe("run status", () => {
+  const rows: CensusRow[] = [
+    { run: "r1", state: "completed", worker: "w1", count: 6, firstStart: 0, lastFinish: 9000 },
+    { run: "r1", state: "completed", worker: "w2", count: 4, firstStart: 1000, lastFinish: 9500 },
+    { run: "r1", state: "active", worker: null, count: 2, firstStart: 8000 },
+    { run: "r1", state: "created", worker: null, count: 7 },
+    { run: "r1", state: "retry", worker: null, count: 1 },
+    { run: "r1", state: "failed", worker: null, count: 1, firstStart: 500 },
+    { run: "r0", state: "completed", worker: "w1", count: 3, firstStart: 0 },
+  ];
+
+  it("counts done, in flight, queued and failed per run, per worker, with rate and ETA", () => {
+    const [r1, r0] = runStatuses(rows, 10_000);
+    expect(r1).toEqual({
+      run: "r1",
+      total: 21,
+      done: 10,
+      inFlight: 2,
+      queued: 8,
+      failed: 1,
+      perWorker: { w1: 6, w2: 4 },
+      unitsPerSecond: 1,
+      etaSeconds: 10,
+    });
+    expect(r0).toMatchObject({ run: "r0", done: 3, etaSeconds: 0 });
+    expect(formatStatusLine(r1!)).toBe(
+      "10/21 done | 2 in flight | 8 queued | 1 failed | 1.00 units/s | eta 10s | workers w1:6 w2:4",
+    );
+  });
+
+  it("has no rate and no ETA before the first unit is done", () => {
+    const [s] = runStatuses([{ run: "r", state: "created", worker: null, count: 5 }], 1000);
+    expect(s).toMatchObject({ unitsPerSecond: null, etaSeconds: null });
+    expect(formatStatusLine(s!)).toContain("– units/s | eta –");
+  });
+});
