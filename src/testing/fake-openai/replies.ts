@@ -82,12 +82,14 @@ export function asChatBody(b: OpenAIChatBody): ChatBody {
 
 /** One answer as the server sends it, streamed or whole. */
 export interface Completion {
+  /** The completion's id (default: a fresh one). */
+  id?: string;
   model: string;
   content: string;
   thinking?: string;
   calls: WireCall[];
   finish: string;
-  usage: Record<string, number>;
+  usage: Record<string, unknown>;
   /** How many stream chunks the content is split into (default 3). */
   pieces?: number;
 }
@@ -95,10 +97,10 @@ export interface Completion {
 /** A whole (non-streamed) chat completion. */
 export function writeCompletion(
   res: ServerResponse,
-  { model, content, thinking, calls, finish, usage }: Completion,
+  { id: fixed, model, content, thinking, calls, finish, usage }: Completion,
 ): void {
   sendJson(res, 200, {
-    id: id("chatcmpl-"),
+    id: fixed ?? id("chatcmpl-"),
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     model,
@@ -124,11 +126,11 @@ export function writeCompletion(
  */
 export function writeStream(
   res: ServerResponse,
-  { model, content, thinking, calls, finish, usage, pieces: parts }: Completion,
+  { id: fixed, model, content, thinking, calls, finish, usage, pieces: parts }: Completion,
   includeUsage: boolean,
 ): void {
   res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
-  const chatId = id("chatcmpl-");
+  const chatId = fixed ?? id("chatcmpl-");
   const created = Math.floor(Date.now() / 1000);
   const event = (delta: unknown, finishReason: string | null = null) =>
     res.write(

@@ -54,6 +54,10 @@ export interface FakeOpenAIOptions {
   rejectStreamOptions?: boolean;
   /** Require this bearer token. */
   apiKey?: string;
+  /** Every completion carries this id (servers that repeat one). */
+  completionId?: string;
+  /** Request arguments refused with a 400 naming the field (vLLM: pydantic's "Extra inputs are not permitted"). */
+  rejectArguments?: string[];
 }
 
 /** An OpenAI chat request as received. */
@@ -194,6 +198,15 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     if (!model) return fail(res, 404, `The model \`${b.model}\` does not exist.`);
     if (b.stream_options && rejectStreamOptions)
       return fail(res, 400, "Unrecognized request argument supplied: stream_options");
+    const refused = opts.rejectArguments?.find((k) => k in b);
+    if (refused)
+      return fail(
+        res,
+        400,
+        kind === "vllm"
+          ? `[{'type': 'extra_forbidden', 'loc': ('body', '${refused}'), 'msg': 'Extra inputs are not permitted'}]`
+          : `Unrecognized request argument supplied: ${refused}`,
+      );
     if (b.tools?.length && opts.requireJinja)
       return fail(res, 500, "tools param requires --jinja flag");
     if (b.tools?.length && opts.noAutoToolChoice)
@@ -266,10 +279,14 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       prompt_tokens: record.promptTokens,
       completion_tokens: record.generatedTokens,
       total_tokens: record.promptTokens + record.generatedTokens,
+      ...(kind === "llama.cpp"
+        ? { prompt_tokens_details: { cached_tokens: record.cachedTokens } }
+        : {}),
     };
-    const finish = calls.length ? "tool_calls" : (reply.doneReason ?? "stop");
+    const finish = reply.doneReason ?? (calls.length ? "tool_calls" : "stop");
     if (reply.delayMs) await sleep(reply.delayMs);
     const completion: Completion = {
+      ...(opts.completionId ? { id: opts.completionId } : {}),
       model: b.model,
       content,
       ...(reply.thinking ? { thinking: reply.thinking } : {}),
