@@ -161,10 +161,12 @@ async function writeAnswer(r: AnswerReply, t: ReplyTarget, malformed = false): P
   res.writeHead(200, { "Content-Type": "application/x-ndjson" });
   const line = (obj: unknown) => res.write(`${JSON.stringify(obj)}\n`);
   for (const piece of split(thinking, 2)) line(chunk(view.body.model, { thinking: piece }));
-  split(content, r.pieces ?? 3).forEach((piece, i) => {
+  for (const [i, piece] of split(content, r.pieces ?? 3).entries()) {
+    if (i > 0 && r.paceMs) await sleep(r.paceMs);
+    if (res.destroyed) return;
     line(chunk(view.body.model, { content: piece }));
     if (malformed && i === 0) res.write('{"model":"broken", "message":\n');
-  });
+  }
   const native = r.placement === "native";
   if (calls.length && !native) line(chunk(view.body.model, { content: "", tool_calls: calls }));
   line(

@@ -87,6 +87,8 @@ export interface AnswerReply {
   doneReason?: "stop" | "length";
   /** Wait this long before the first byte. */
   delayMs?: number;
+  /** Wait this long between stream chunks (a server generating as it sends; default 0). */
+  paceMs?: number;
   /** Imitate servers that return calls to tools the request did not offer. */
   allowUnknownTools?: boolean;
   /** Send content that is not valid JSON even though `format` was set. */

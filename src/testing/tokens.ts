@@ -1,0 +1,65 @@
+/**
+ * The fakes' token count: an approximation of a byte-level BPE tokenizer (Qwen2's, as llama-server
+ * and Ollama count) small enough to read. Text is split the way Qwen2's pre-tokenizer splits it
+ * (words with their leading space or symbol, single digits, runs of symbols, runs of white space),
+ * and each piece costs what BPE typically makes of it. Measured against the real Qwen2 tokenizer
+ * (docs/real-servers.md) it lands within ~10% of the real densities: English prose ~4.6 characters
+ * per token, TypeScript ~3.9, JSON ~2.8, Chinese ~1.6.
+ */
+
+/**
+ * Qwen2's pre-tokenizer split (without its case-insensitive contraction group), after the special
+ * tokens of a chat template (`<|im_start|>`, `<tool_call>`…), each of which is one token.
+ */
+const PIECE =
+  /<\|[a-z_]+\|>|<\/?tool_call>|'(?:s|t|re|ve|m|ll|d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu;
+
+const SPECIAL = /^(?:<\|[a-z_]+\|>|<\/?tool_call>)$/;
+
+/** Han, kana and hangul: BPE merges them about 1.6 characters to a token. */
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+
+/** What one pre-token costs. */
+function pieceTokens(piece: string): number {
+  if (SPECIAL.test(piece)) return 1;
+  const first = piece.codePointAt(0) ?? 0;
+  if (CJK.test(piece)) {
+    let cjk = 0;
+    for (const ch of piece) if (CJK.test(ch)) cjk++;
+    return Math.ceil(cjk / 1.6) + (piece.length - cjk > 0 ? 1 : 0);
+  }
+  if (/\p{L}/u.test(piece)) {
+    // A word (with its leading space or symbol): common words are one token, long identifiers
+    // split into pieces of about six letters.
+    const letters = piece.length - (/\p{L}/u.test(String.fromCodePoint(first)) ? 0 : 1);
+    return Math.max(1, Math.ceil(letters / 6)) + (/[^\s\p{L}]/u.test(piece[0]!) ? 0.5 : 0);
+  }
+  if (/^\s+$/u.test(piece)) return piece.includes("\n") ? 1 : Math.ceil(piece.length / 8);
+  if (/\p{N}/u.test(piece)) return 1;
+  // A run of symbols: pairs such as `":` or `",` or `});` merge.
+  return Math.ceil(piece.trim().length / 2) || 1;
+}
+
+/** How many tokens the fakes count for `text`. Pure; 0 for the empty string. */
+export function countTokens(text: string): number {
+  let total = 0;
+  for (const m of text.matchAll(PIECE)) total += pieceTokens(m[0]);
+  return Math.round(total);
+}
+
+/**
+ * The longest prefix of `text` that fits in `budget` tokens, by the same count: what a server
+ * has generated when it stops at `max_tokens` or at the end of its context.
+ */
+export function cutToTokens(text: string, budget: number): string {
+  if (budget <= 0) return "";
+  let total = 0;
+  let end = 0;
+  for (const m of text.matchAll(PIECE)) {
+    const cost = pieceTokens(m[0]);
+    if (Math.round(total + cost) > budget) break;
+    total += cost;
+    end = m.index + m[0].length;
+  }
+  return text.slice(0, end);
+}

@@ -1,0 +1,195 @@
+/**
+ * The servers the contract suite runs on: the fakes always; the real llama-server and Ollama when
+ * `npm run real-servers` installed them (src/testing/real-servers.ts finds them). Every target is
+ * started the same way and answers the same test bodies; `steer` is the only seam: it makes the
+ * next reply what a test needs — the fake is given it as its next scripted reply, the real
+ * server's tiny random model is made to produce it by request fields (a grammar, logit biases).
+ */
+import { readEnv, type RealServerPaths } from "../../src/env.js";
+import { startFakeOllama } from "../../src/testing/fake-ollama/index.js";
+import { startFakeOpenAI } from "../../src/testing/fake-openai/index.js";
+import {
+  locateRealServers,
+  startLlamaServer,
+  startOllama,
+} from "../../src/testing/real-servers.js";
+
+/** What a test wants the model to answer next. */
+export type Want =
+  | { text: string }
+  | { call: { name: string; arguments: Record<string, unknown> } }
+  /** Text that goes on until max_tokens stops it. */
+  | { ramble: true };
+
+export interface Target {
+  name: string;
+  real: boolean;
+  /** The server's root. */
+  url: string;
+  /** The model name requests carry. */
+  model: string;
+  /** Request fields that make the next reply `want` (and, on a fake, queue it). */
+  steer(want: Want): Record<string, unknown>;
+  /** The server dies at once (SIGKILL, or the fake drops every connection). */
+  kill(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** The context of one slot (llama-server) or num_ctx default (Ollama). */
+  ctx: number;
+  apiKey?: string;
+}
+
+export interface TargetKind {
+  name: string;
+  real: boolean;
+  start(o: StartOptions): Promise<Target>;
+}
+
+/** The tiny model's id of `<tool_call>` (Qwen2.5's added token 151657). */
+export const TOOL_CALL_TOKEN = 151657;
+
+const found: RealServerPaths = locateRealServers(readEnv().realServers);
+
+/** The real half, when installed; undefined otherwise (and the reason). */
+export const real = {
+  llama:
+    found.llamaServer && found.ggufs["tiny-qwen2"]
+      ? { binary: found.llamaServer, gguf: found.ggufs["tiny-qwen2"] }
+      : undefined,
+  ollama:
+    found.ollama && found.ollamaModels
+      ? { binary: found.ollama, models: found.ollamaModels }
+      : undefined,
+};
+
+/** The fakes' rambling reply: long, and sent a piece at a time as a generating server sends it. */
+const RAMBLE = { content: "lorem ipsum dolor sit amet ".repeat(400), pieces: 400, paceMs: 2 };
+
+/** A GBNF grammar that admits exactly `text`. */
+export const exactly = (text: string) => `root ::= ${JSON.stringify(text)}`;
+
+/** The fake's stand-in for the Qwen2.5 template llama-server reports in /props. */
+const QWEN25_TEMPLATE =
+  "{%- if tools %}<|im_start|>system\n# Tools\n<tools>{{ tools }}</tools>\nFor each function call, return <tool_call>{...}</tool_call>{%- endif %}";
+
+const fakeLlama: TargetKind = {
+  name: "fake llama.cpp",
+  real: false,
+  async start(o) {
+    const fake = await startFakeOpenAI({
+      models: {
+        "tiny-qwen2.gguf": { contextLength: o.ctx, tools: true, template: QWEN25_TEMPLATE },
+      },
+      ...(o.apiKey ? { apiKey: o.apiKey } : {}),
+    });
+    return {
+      name: this.name,
+      real: false,
+      url: fake.url,
+      model: "tiny-qwen2.gguf",
+      steer(want) {
+        if ("text" in want) fake.inject({ content: want.text });
+        else if ("call" in want) fake.inject({ content: "", toolCalls: [want.call] });
+        else fake.inject(RAMBLE);
+        return {};
+      },
+      kill: () => fake.close(),
+      close: () => fake.close(),
+    };
+  },
+};
+
+const realLlama = (bin: { binary: string; gguf: string }): TargetKind => ({
+  name: "llama-server",
+  real: true,
+  async start(o) {
+    const server = await startLlamaServer({
+      binary: bin.binary,
+      gguf: bin.gguf,
+      ctx: o.ctx,
+      ...(o.apiKey ? { apiKey: o.apiKey } : {}),
+      args: ["--seed", "24", "--temp", "0"],
+    });
+    return {
+      name: this.name,
+      real: true,
+      url: server.url,
+      model: "tiny-qwen2.gguf",
+      steer(want) {
+        if ("text" in want) return { grammar: exactly(want.text) };
+        if ("ramble" in want) return { ignore_eos: true };
+        return { tool_choice: "required", logit_bias: [[TOOL_CALL_TOKEN, 100]] };
+      },
+      kill: () => server.kill(),
+      close: () => server.close(),
+    };
+  },
+});
+
+/** The OpenAI-compatible targets: the fake llama.cpp, and the real llama-server when installed. */
+export function openaiTargets(): TargetKind[] {
+  return [fakeLlama, ...(real.llama ? [realLlama(real.llama)] : [])];
+}
+
+const fakeOllama: TargetKind = {
+  name: "fake Ollama",
+  real: false,
+  async start(o) {
+    const fake = await startFakeOllama({
+      models: {
+        "tiny-qwen2:latest": {
+          capabilities: ["completion", "tools"],
+          family: "qwen2",
+          contextLength: 32768,
+        },
+      },
+    });
+    void o;
+    return {
+      name: this.name,
+      real: false,
+      url: fake.url,
+      model: "tiny-qwen2",
+      steer(want) {
+        if ("text" in want) fake.inject({ content: want.text });
+        else if ("call" in want) fake.inject({ content: "", toolCalls: [want.call] });
+        else fake.inject(RAMBLE);
+        return {};
+      },
+      kill: () => fake.close(),
+      close: () => fake.close(),
+    };
+  },
+};
+
+const realOllama = (bin: { binary: string; models: string }): TargetKind => ({
+  name: "Ollama",
+  real: true,
+  async start(o) {
+    const server = await startOllama({
+      binary: bin.binary,
+      models: bin.models,
+      env: { OLLAMA_CONTEXT_LENGTH: String(o.ctx) },
+    });
+    return {
+      name: this.name,
+      real: true,
+      url: server.url,
+      model: "tiny-qwen2",
+      steer(want) {
+        if ("text" in want) return { format: { const: want.text } };
+        if ("ramble" in want) return {};
+        return { format: { const: want.call } };
+      },
+      kill: () => server.kill(),
+      close: () => server.close(),
+    };
+  },
+});
+
+/** The Ollama targets: the fake, and the real Ollama when installed. */
+export function ollamaTargets(): TargetKind[] {
+  return [fakeOllama, ...(real.ollama ? [realOllama(real.ollama)] : [])];
+}
