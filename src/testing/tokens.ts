@@ -63,3 +63,17 @@ export function cutToTokens(text: string, budget: number): string {
   }
   return text.slice(0, end);
 }
+
+/** The longest suffix of `text` that fits in `budget` tokens (what a front truncation keeps). */
+export function tailToTokens(text: string, budget: number): string {
+  const pieces = [...text.matchAll(PIECE)];
+  let total = 0;
+  let start = text.length;
+  for (let i = pieces.length - 1; i >= 0; i--) {
+    const cost = pieceTokens(pieces[i]![0]);
+    if (Math.round(total + cost) > budget) break;
+    total += cost;
+    start = pieces[i]!.index;
+  }
+  return text.slice(start);
+}

@@ -143,6 +143,8 @@ const fakeOllama: TargetKind = {
           capabilities: ["completion", "tools"],
           family: "qwen2",
           contextLength: 32768,
+          template:
+            "{{- if .Tools }}<tools>{{ .Tools }}</tools> Return <tool_call>{...}</tool_call>{{ end }}",
         },
       },
     });

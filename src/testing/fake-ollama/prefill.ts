@@ -1,13 +1,15 @@
 /**
  * The fake's model of what a local server spends time on (servers.md): a single KV-cache slot that
  * keeps the previous request's prompt and reply; a new request evaluates only the tokens after the
- * longest common prefix with it. A prompt over the window is cut at the front as Ollama's runner
- * does (it keeps `num_ctx/2 + 2` tokens, the first four among them) and still answered; a changed
- * `num_ctx` reloads the model and empties the cache (servers.md: aider issues 4687, 4764).
+ * longest common prefix with it. A prompt over the window is cut at the front as Ollama 0.24's
+ * runner does (docs/real-servers.md): it keeps the first four tokens and the newest ones,
+ * `num_ctx` in all, and is still answered. A changed `num_ctx` reloads the model and empties the
+ * cache (servers.md: aider issues 4687, 4764).
  *
- * Tokens are characters divided by the model's characters per token: the fake has no tokenizer,
- * and a model with dense text (code, CJK) is given a lower ratio.
+ * Tokens are counted with the fakes' tokenizer (src/testing/tokens.ts), or as characters divided
+ * by a model's own characters per token when it sets one.
  */
+import { countTokens, cutToTokens, tailToTokens } from "../tokens.js";
 import type { ChatBody } from "./types.js";
 
 /** How fast a machine prefills and generates, in tokens per second. */
@@ -121,34 +123,36 @@ export class KvCache {
 
   constructor(
     private readonly machine: MachineProfile,
-    private readonly charsPerToken: (model: string) => number,
+    private readonly charsPerToken: (model: string) => number | undefined,
   ) {}
 
   /** Accounts the prompt of one request; `reply` is added to the cache once it is generated. */
   prefill(model: string, body: ChatBody, contextLength: number) {
     const cpt = this.charsPerToken(model);
+    const tok = cpt ? (text: string) => Math.ceil(text.length / cpt) : countTokens;
     const requested = Number(body.options?.num_ctx ?? DEFAULT_NUM_CTX);
     const numCtx = Math.min(requested, contextLength);
     const loaded = this.numCtx !== numCtx;
     if (loaded) this.held = "";
     this.numCtx = numCtx;
     const sent = renderPrompt(body);
-    const sentTokens = Math.ceil(sent.length / cpt);
+    const sentTokens = tok(sent);
     let seen = sent;
     let truncated = false;
-    if (sentTokens > numCtx) {
-      // The runner keeps the first four tokens and the newest ones, num_ctx/2 + 2 in all.
-      const keep = Math.floor(numCtx / 2) + 2;
-      seen =
-        sent.slice(0, Math.round(4 * cpt)) + sent.slice(sent.length - Math.round((keep - 4) * cpt));
+    let promptTokens = tok(seen);
+    if (promptTokens > numCtx) {
+      // The runner keeps the first four tokens and the newest ones, num_ctx in all. (Ollama 0.24
+      // first drops whole old messages that do not fit, which keel cannot see yet: not imitated,
+      // docs/real-servers.md.)
+      seen = cpt
+        ? seen.slice(0, Math.round(4 * cpt)) +
+          seen.slice(seen.length - Math.round((numCtx - 4) * cpt))
+        : cutToTokens(seen, 4) + tailToTokens(seen, numCtx - 4);
       truncated = true;
+      promptTokens = numCtx;
     }
     const cachedChars = commonPrefix(seen, this.held);
-    const promptTokens = Math.min(
-      Math.ceil(seen.length / cpt),
-      truncated ? Math.floor(numCtx / 2) + 2 : Infinity,
-    );
-    const cachedTokens = Math.min(promptTokens, Math.floor(cachedChars / cpt));
+    const cachedTokens = Math.min(promptTokens, tok(seen.slice(0, cachedChars)));
     const evaluatedTokens = promptTokens - cachedTokens;
     const rewrote = this.held.length > 0 && cachedChars < this.held.length;
     const account = {
@@ -167,20 +171,25 @@ export class KvCache {
     return {
       ...account,
       /** Completes the record once the reply is known; the cache then holds prompt + reply. */
-      finish: (reply: {
-        content: string;
-        tool_calls?: Array<{ function: { name: string; arguments: unknown } }>;
-      }): PrefillRecord => {
+      finish: (
+        reply: {
+          content: string;
+          tool_calls?: Array<{ function: { name: string; arguments: unknown } }>;
+        },
+        /** Tokens generated, when the reply was cut at a limit (default: counted from the reply). */
+        generated?: number,
+      ): PrefillRecord => {
         const rendered = renderMessage({ role: "assistant", ...reply });
         // The cache holds the prompt and what was generated, without the closing marker the next
         // prompt may or may not repeat the same way.
         this.held = seen + rendered.replace(/<\|im_end\|>\n$/, "");
-        const generatedTokens = Math.max(
-          1,
-          Math.ceil(
-            (reply.content.length + JSON.stringify(reply.tool_calls ?? []).length - 2) / cpt,
-          ),
-        );
+        const generatedTokens =
+          generated ??
+          Math.max(
+            1,
+            tok(reply.content) +
+              (reply.tool_calls?.length ? tok(rendered) - tok(reply.content) : 0),
+          );
         const done = { ...account, generatedTokens };
         return { ...done, seconds: simulatedSeconds(done, this.machine) };
       },

@@ -58,7 +58,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
   let chatCount = 0;
   const machine = opts.machine ?? MACHINES.gpu;
   const prefill: PrefillRecord[] = [];
-  const cache = new KvCache(machine, (name) => lookupModel(models, name)?.charsPerToken ?? 4);
+  const cache = new KvCache(machine, (name) => lookupModel(models, name)?.charsPerToken);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const { raw, body } = await readBody(req);
@@ -142,11 +142,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
   const chat = async (raw: string, body: unknown, prefix: string, res: ServerResponse) => {
     if (!raw) return sendError(res, 400, "missing request body");
     if (typeof body !== "object" || body === null) {
-      return sendError(
-        res,
-        400,
-        `invalid character '${raw.trim()[0] ?? ""}' looking for beginning of value`,
-      );
+      return sendError(res, 400, goJsonError(raw));
     }
     const b = body as ChatBody;
     if (b.messages !== undefined && !Array.isArray(b.messages)) {
@@ -191,8 +187,8 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
       violations,
       hanging,
       machine,
-      account: (r) => {
-        const record = account.finish(r);
+      account: (r, generated) => {
+        const record = account.finish(r, generated);
         prefill.push(record);
         return record;
       },
@@ -235,4 +231,15 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Go's encoding/json message for a body that is not JSON (its first offending character). */
+function goJsonError(raw: string): string {
+  const text = raw.trim();
+  if (text[0] === "{") {
+    const next = text.slice(1).trim()[0];
+    if (next !== undefined && next !== '"' && next !== "}")
+      return `invalid character '${next}' looking for beginning of object key string`;
+  }
+  return `invalid character '${text[0] ?? ""}' looking for beginning of value`;
 }

@@ -7,7 +7,7 @@ export interface FakeModel {
   family?: string;
   /** The trained context (`/api/show`); num_ctx above it is clamped. Default 8192. */
   contextLength?: number;
-  /** Characters per token of the model's tokenizer as the fake counts (default 4). */
+  /** Characters per token, for a tokenizer denser or lighter than the fakes' (src/testing/tokens.ts). */
   charsPerToken?: number;
   /** The chat template `/api/show` returns (default: a Hermes-style one for tool models). */
   template?: string;
