@@ -8,6 +8,8 @@
 import { readEnv, type RealServerPaths } from "../../src/env.js";
 import { startFakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { startFakeOpenAI } from "../../src/testing/fake-openai/index.js";
+import { pyJson } from "../../src/testing/fake-openai/llamacpp.js";
+import { countTokens } from "../../src/testing/tokens.js";
 import {
   locateRealServers,
   startLlamaServer,
@@ -16,7 +18,10 @@ import {
 
 /** What a test wants the model to answer next. */
 export type Want =
-  | { text: string }
+  /** Exactly this text (`prefill`: a long text, written by the real server as an assistant prefill). */
+  | { text: string; prefill?: boolean }
+  /** A call cut by max_tokens inside its arguments. */
+  | { cutCall: { name: string; arguments: Record<string, unknown> } }
   | { call: { name: string; arguments: Record<string, unknown> } }
   /** Text that goes on until max_tokens stops it. */
   | { ramble: true };
@@ -47,9 +52,6 @@ export interface TargetKind {
   start(o: StartOptions): Promise<Target>;
 }
 
-/** The tiny model's id of `<tool_call>` (Qwen2.5's added token 151657). */
-export const TOOL_CALL_TOKEN = 151657;
-
 const found: RealServerPaths = locateRealServers(readEnv().realServers);
 
 /** The real half, when installed; undefined otherwise (and the reason). */
@@ -69,6 +71,24 @@ const RAMBLE = { content: "lorem ipsum dolor sit amet ".repeat(400), pieces: 400
 
 /** A GBNF grammar that admits exactly `text`. */
 export const exactly = (text: string) => `root ::= ${JSON.stringify(text)}`;
+
+/** The tiny model's `<|im_end|>`: biased up, it ends the reply at once. */
+const IM_END = 151645;
+
+/** A call as Qwen2.5 writes it. */
+export const callText = (c: { name: string; arguments: Record<string, unknown> }) =>
+  `<tool_call>\n${pyJson({ name: c.name, arguments: c.arguments })}\n</tool_call>`;
+
+/**
+ * The request `body` with a steer's `prefill` turned into a trailing assistant message, which
+ * llama-server continues (and parses, prefill included, as the reply).
+ */
+export function withPrefill(body: Record<string, unknown>): Record<string, unknown> {
+  const { prefill, ...rest } = body;
+  if (typeof prefill !== "string") return rest;
+  const messages = [...(rest.messages as unknown[]), { role: "assistant", content: prefill }];
+  return { ...rest, messages };
+}
 
 /** The fake's stand-in for the Qwen2.5 template llama-server reports in /props. */
 const QWEN25_TEMPLATE =
@@ -92,7 +112,11 @@ const fakeLlama: TargetKind = {
       steer(want) {
         if ("text" in want) fake.inject({ content: want.text });
         else if ("call" in want) fake.inject({ content: "", toolCalls: [want.call] });
-        else fake.inject(RAMBLE);
+        else if ("cutCall" in want) {
+          fake.inject({ content: "", toolCalls: [want.cutCall] });
+          const head = callText(want.cutCall).indexOf('"arguments": ') + '"arguments": '.length;
+          return { max_tokens: countTokens(callText(want.cutCall).slice(0, head)) + 5 };
+        } else fake.inject(RAMBLE);
         return {};
       },
       kill: () => fake.close(),
@@ -118,9 +142,16 @@ const realLlama = (bin: { binary: string; gguf: string }): TargetKind => ({
       url: server.url,
       model: "tiny-qwen2.gguf",
       steer(want) {
-        if ("text" in want) return { grammar: exactly(want.text) };
+        // A random model writes what a grammar admits, or continues a prefilled assistant turn
+        // (ended at once by biasing <|im_end|>); left alone it rambles.
+        if ("text" in want)
+          return want.prefill
+            ? { prefill: want.text, logit_bias: [[IM_END, 100]] }
+            : { grammar: exactly(want.text) };
         if ("ramble" in want) return { ignore_eos: true };
-        return { tool_choice: "required", logit_bias: [[TOOL_CALL_TOKEN, 100]] };
+        if ("call" in want) return { prefill: callText(want.call), logit_bias: [[IM_END, 100]] };
+        const text = callText(want.cutCall);
+        return { prefill: text.slice(0, text.indexOf("}") - 2), max_tokens: 1 };
       },
       kill: () => server.kill(),
       close: () => server.close(),
@@ -183,7 +214,7 @@ const realOllama = (bin: { binary: string; models: string }): TargetKind => ({
       steer(want) {
         if ("text" in want) return { format: { const: want.text } };
         if ("ramble" in want) return {};
-        return { format: { const: want.call } };
+        return { format: { const: "call" in want ? want.call : want.cutCall } };
       },
       kill: () => server.kill(),
       close: () => server.close(),

@@ -66,8 +66,9 @@ export function generatedText(content: string, calls: WireCall[]): string {
 
 /**
  * A reply cut at `budget` tokens, the way llama-server's parser returns what was generated: the
- * content up to the cut, whole calls before it, and a call cut after its name with arguments `{`
- * (a call cut inside its name is not returned).
+ * content up to the cut, whole calls before it, and a call cut inside its arguments with the
+ * arguments text so far (`{` when cut right after it opened; a call cut inside its name is not
+ * returned).
  */
 export function cutReply(
   content: string,
@@ -87,7 +88,9 @@ export function cutReply(
       continue;
     }
     const head = before + callHead(c.function.name, !content && out.length === 0);
-    if (countTokens(head) < budget) out.push({ ...c, function: { ...c.function, arguments: "{" } });
+    const room = budget - countTokens(head);
+    const so = cutToTokens(pyJson(jsonOrText(c.function.arguments)), room) || "{";
+    if (room > 0) out.push({ ...c, function: { ...c.function, arguments: so } });
     break;
   }
   return { content, calls: out, tokens: budget, cut: true };
