@@ -111,6 +111,10 @@ for (const kind of openaiTargets()) {
         ...t.steer({ text: "Hi" }),
       });
       expect(a.status).toBe(200);
+      // the reply names the model served, not the one asked for
+      expect(a.body.model).toBe(
+        (await call(`${t.url}/v1/models`, undefined, auth)).body.data[0].id,
+      );
       expect(a.body.usage.prompt_tokens).toBe(await promptTokens(messages));
     });
 

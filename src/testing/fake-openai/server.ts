@@ -300,7 +300,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
         : llama
           ? { id: llamaId("chatcmpl-") }
           : {}),
-      model: b.model,
+      model: llama ? served : b.model,
       content,
       ...(reply.thinking ? { thinking: reply.thinking } : {}),
       calls,
