@@ -125,19 +125,30 @@ for (const kind of ollamaTargets()) {
       expect(a.body.prompt_eval_count).toBe(512);
     });
 
-    it("a tool call comes as message.tool_calls with arguments as an object", async () => {
-      const a = await chat({
-        messages: user("Read src/a.ts."),
+    it("an earlier call (arguments as an object) and its result are taken into the prompt", async () => {
+      const question = user("Read src/a.ts.");
+      const bare = await chat({
+        messages: question,
         tools: [READ_FILE],
-        options: { num_predict: 40 },
-        ...t.steer({ call: { name: "read_file", arguments: { path: "src/a.ts" } } }),
+        options: { num_predict: 1 },
+        ...t.steer({ text: "A" }),
       });
-      const calls = a.body.message.tool_calls;
-      expect(calls).toHaveLength(1);
-      expect(calls[0].function).toMatchObject({
-        name: "read_file",
-        arguments: { path: "src/a.ts" },
+      const withCall = await chat({
+        messages: [
+          ...question,
+          {
+            role: "assistant",
+            content: "",
+            tool_calls: [{ function: { name: "read_file", arguments: { path: "src/a.ts" } } }],
+          },
+          { role: "tool", tool_name: "read_file", content: "export const a = 1;" },
+        ],
+        tools: [READ_FILE],
+        options: { num_predict: 1 },
+        ...t.steer({ text: "A" }),
       });
+      expect(withCall.status).toBe(200);
+      expect(withCall.body.prompt_eval_count).toBeGreaterThan(bare.body.prompt_eval_count + 10);
     });
   });
 }
