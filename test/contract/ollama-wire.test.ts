@@ -148,7 +148,9 @@ for (const kind of ollamaTargets()) {
         ...t.steer({ text: "A" }),
       });
       expect(withCall.status).toBe(200);
-      expect(withCall.body.prompt_eval_count).toBeGreaterThan(bare.body.prompt_eval_count + 10);
+      expect(withCall.body.prompt_eval_count).toBeGreaterThan(
+        (bare.body.prompt_eval_count as number) + 10,
+      );
     });
   });
 }
