@@ -19,7 +19,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, cpSync, existsSync, mkdirSync, openSync, readdirSync } from "node:fs";
-import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -169,10 +169,14 @@ function installModel(m) {
       renameSync(tmp, file);
     },
   );
+  // Checked once per file (reading the metadata takes seconds); the stamp holds what was found.
+  const stamp = `${file}.checked.json`;
+  if (existsSync(stamp) && statSync(stamp).mtimeMs >= statSync(file).mtimeMs) return file;
   const info = ggufInfo(file);
   for (const [key, want] of Object.entries(m.expect))
     if (info[key] !== want)
       throw new Error(`${m.name}: ${file} holds ${key}=${info[key]}, expected ${want}`);
+  writeFileSync(stamp, JSON.stringify(info));
   return file;
 }
 const ggufs = Object.fromEntries(MODELS.map((m) => [m.name, installModel(m)]));
