@@ -97,6 +97,8 @@ export async function startOllama(o: OllamaOptions): Promise<RealServer> {
       ...o.env,
     },
     stdio: ["ignore", "pipe", "pipe"],
+    // Its own process group: a kill ends the model runners it starts too.
+    detached: true,
   });
   const at = await listening(child, /Listening on (127\.0\.0\.1:\d+)/, o.timeoutMs);
   const url = `http://${at}`;
@@ -157,7 +159,14 @@ function handle(child: ChildProcess, url: string): RealServer {
     else child.once("exit", () => resolve());
   });
   const stop = async (signal: NodeJS.Signals) => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    if (child.exitCode === null && child.signalCode === null) {
+      // The whole group when the server leads one (ollama serve and its runners).
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        child.kill(signal);
+      }
+    }
     await exited;
   };
   return {
