@@ -5,7 +5,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { estimateTokens } from "../src/guard/token-estimate.js";
-import { countTokens } from "../src/testing/token-density.js";
+import { countTokens } from "../src/testing/tokens.js";
 import {
   base64Blob,
   chineseLines,

@@ -24,6 +24,21 @@ export interface KeelEnv {
   commandEnv: Record<string, string>;
   /** The user's settings file (`$XDG_CONFIG_HOME/keel/settings.json`, default under `~/.config`). */
   userSettingsFile: string;
+  /** Real model servers and models (`npm run real-servers`), for the contract suite and the bench. */
+  realServers: RealServerPaths;
+}
+
+/**
+ * Where `npm run real-servers` put things: `KEEL_CACHE_DIR` (default `~/.cache/keel`), and the
+ * variables it prints, `KEEL_LLAMA_SERVER`, `KEEL_OLLAMA`, `KEEL_OLLAMA_MODELS`, `KEEL_GGUF_<NAME>`
+ * (name lower-cased, `_` as `-`). Unset ones are looked up in the cache's `real-servers.env`.
+ */
+export interface RealServerPaths {
+  cacheDir: string;
+  llamaServer: string | undefined;
+  ollama: string | undefined;
+  ollamaModels: string | undefined;
+  ggufs: Record<string, string>;
 }
 
 /**
@@ -54,6 +69,22 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): KeelEnv {
     ci: Boolean(env.CI),
     commandEnv: commandEnv(env),
     userSettingsFile: userSettingsPath(env.HOME || homedir(), env.XDG_CONFIG_HOME),
+    realServers: realServerPaths(env),
+  };
+}
+
+/** The real-server variables of `env` (see RealServerPaths). */
+export function realServerPaths(env: NodeJS.ProcessEnv): RealServerPaths {
+  const ggufs: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env))
+    if (key.startsWith("KEEL_GGUF_") && value)
+      ggufs[key.slice("KEEL_GGUF_".length).toLowerCase().replaceAll("_", "-")] = value;
+  return {
+    cacheDir: env.KEEL_CACHE_DIR || path.join(env.HOME || homedir(), ".cache", "keel"),
+    llamaServer: env.KEEL_LLAMA_SERVER || undefined,
+    ollama: env.KEEL_OLLAMA || undefined,
+    ollamaModels: env.KEEL_OLLAMA_MODELS || undefined,
+    ggufs,
   };
 }
 

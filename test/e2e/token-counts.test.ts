@@ -1,7 +1,7 @@
 /**
  * Never answered from a cut prompt, for every script and kind of text (issue 27 item 1): the model
  * reads a 450-line Chinese file, minified JSON, a base64 blob or mixed text, and the servers count
- * those by script as a real tokenizer does (testing/token-density.ts). Against the fake Ollama
+ * those by script as a real tokenizer does (testing/tokens.ts). Against the fake Ollama
  * (which cuts an over-long prompt's front and answers anyway) and the fake llama.cpp server (which
  * refuses it): the server never receives a prompt over the window, a model that saw a cut prompt
  * never gets its answer used, and the model's calibration is remembered in the store.

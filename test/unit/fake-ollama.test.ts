@@ -47,7 +47,7 @@ describe("HTTP surface", () => {
 
   it.each([
     ["", 400, "missing request body"],
-    ["{x", 400, "invalid character '{' looking for beginning of value"],
+    ["{x", 400, "invalid character 'x' looking for beginning of object key string"],
     [JSON.stringify({ messages: [] }), 400, "model is required"],
     [JSON.stringify({ model: "llama9" }), 404, "model 'llama9' not found"],
     [

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { clipResult, toolResultTokens } from "../../src/guard/context-budget.js";
 import { estimateTokens, headWithin, tailWithin } from "../../src/guard/token-estimate.js";
-import { countTokens, DENSITY, keepHeadAndTail } from "../../src/testing/token-density.js";
+import { countTokens, cutToTokens, tailToTokens } from "../../src/testing/tokens.js";
 import {
   base64Blob,
   chineseLines,
@@ -24,28 +24,25 @@ const KINDS: Array<[string, string]> = [
   ["mixed", mixedText()],
 ];
 
-describe("the fake servers' tokenizer (testing/token-density.ts)", () => {
-  it("counts pure texts at the densities a real Qwen2 tokenizer gave", () => {
+describe("the fake servers' tokenizer (testing/tokens.ts)", () => {
+  it("counts pure texts near the densities a real Qwen2 tokenizer gave (docs/real-servers.md)", () => {
     const cpt = (t: string) => t.length / countTokens(t);
-    expect(cpt(chineseLines(450))).toBeCloseTo(DENSITY.cjk, 1);
-    expect(cpt(minifiedJson(200))).toBeCloseTo(DENSITY.json, 1);
-    expect(cpt(TYPESCRIPT.repeat(20))).toBeGreaterThan(3.7);
-    expect(cpt(TYPESCRIPT.repeat(20))).toBeLessThan(4.0);
-    expect(cpt(PROSE.repeat(20))).toBeCloseTo(DENSITY.prose, 1);
-    expect(cpt(base64Blob(6000))).toBeCloseTo(DENSITY.base64, 1);
+    expect(cpt(chineseLines(450))).toBeGreaterThan(1.4);
+    expect(cpt(chineseLines(450))).toBeLessThan(2.0);
+    expect(cpt(PROSE.repeat(20))).toBeGreaterThan(4.0);
+    expect(cpt(PROSE.repeat(20))).toBeLessThan(5.2);
     expect(countTokens("")).toBe(0);
     // another tokenizer's density for one kind of text (byte fallback: 2 tokens a CJK character)
     const zh = chineseLines(100);
-    expect(countTokens(zh, { ...DENSITY, cjk: 0.5 })).toBeGreaterThan(countTokens(zh) * 3);
+    expect(countTokens(zh, { cjk: 0.5 })).toBeGreaterThan(countTokens(zh) * 3);
   });
 
-  it("keeps a head and a tail by tokens, as Ollama's runner keeps num_ctx/2 + 2", () => {
+  it("keeps a head and a tail by tokens, as Ollama's runner keeps the first four and the newest", () => {
     const text = chineseLines(450);
-    const kept = keepHeadAndTail(text, 4, 2044);
+    const kept = cutToTokens(text, 4) + tailToTokens(text, 2044);
     expect(countTokens(kept)).toBeLessThanOrEqual(2048 + 1);
     expect(countTokens(kept)).toBeGreaterThan(2040);
     expect(kept.endsWith(text.slice(-200))).toBe(true);
-    expect(kept.startsWith(text.slice(0, 6))).toBe(true);
   });
 });
 

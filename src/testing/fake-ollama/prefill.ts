@@ -1,25 +1,16 @@
 /**
- * The fake's model of what a local server spends time on (docs/servers.md): a single KV-cache slot that
+ * The fake's model of what a local server spends time on (servers.md): a single KV-cache slot that
  * keeps the previous request's prompt and reply; a new request evaluates only the tokens after the
- * longest common prefix with it. A prompt over the window is cut at the front as Ollama's runner
- * does (it keeps `num_ctx/2 + 2` tokens, the first four among them) and still answered; a changed
- * `num_ctx` reloads the model and empties the cache (docs/servers.md: aider issues 4687, 4764).
+ * longest common prefix with it. A prompt over the window is cut at the front as Ollama 0.24's
+ * runner does (docs/real-servers.md): it keeps the first four tokens and the newest ones,
+ * `num_ctx` in all, and is still answered. A changed `num_ctx` reloads the model and empties the
+ * cache (servers.md: aider issues 4687, 4764).
  *
- * Tokens are counted by script and kind of text as a real tokenizer counts them
- * (../token-density.ts); a model given a fixed characters-per-token ratio counts that way instead.
+ * Tokens are counted with the fakes' tokenizer (src/testing/tokens.ts), or as characters divided
+ * by a model's own characters per token when it sets one.
  */
-import { countTokens, DENSITY, keepHeadAndTail, type Density } from "../token-density.js";
+import { countTokens, cutToTokens, tailToTokens, type TokenizerOptions } from "../tokens.js";
 import type { ChatBody } from "./types.js";
-
-/**
- * How the fake counts a model's tokens: by script (absent: Qwen2's densities; or a tokenizer's own
- * densities) or a fixed number of characters per token.
- */
-export type CharsPerToken = number | Partial<Density> | undefined;
-
-const countWith = (cpt: CharsPerToken, text: string) =>
-  typeof cpt === "number" ? Math.ceil(text.length / cpt) : countTokens(text, densityOf(cpt));
-const densityOf = (cpt: Exclude<CharsPerToken, number>): Density => ({ ...DENSITY, ...cpt });
 
 /** How fast a machine prefills and generates, in tokens per second. */
 export interface MachineProfile {
@@ -52,7 +43,7 @@ export const MACHINES: Record<"cpu" | "gpu", MachineProfile> = {
   },
 };
 
-/** Ollama's default context when a request sets no num_ctx (docs/servers.md: 4096 since PR 11189). */
+/** Ollama's default context when a request sets no num_ctx (servers.md: 4096 since PR 11189). */
 export const DEFAULT_NUM_CTX = 4096;
 
 /** What one chat request cost, as the fake accounted it. */
@@ -132,42 +123,40 @@ export class KvCache {
 
   constructor(
     private readonly machine: MachineProfile,
-    private readonly charsPerToken: (model: string) => CharsPerToken,
+    private readonly charsPerToken: (model: string) => number | TokenizerOptions | undefined,
   ) {}
 
   /** Accounts the prompt of one request; `reply` is added to the cache once it is generated. */
   prefill(model: string, body: ChatBody, contextLength: number) {
     const cpt = this.charsPerToken(model);
+    const tok =
+      typeof cpt === "number"
+        ? (text: string) => Math.ceil(text.length / cpt)
+        : (text: string) => countTokens(text, cpt);
     const requested = Number(body.options?.num_ctx ?? DEFAULT_NUM_CTX);
     const numCtx = Math.min(requested, contextLength);
     const loaded = this.numCtx !== numCtx;
     if (loaded) this.held = "";
     this.numCtx = numCtx;
     const sent = renderPrompt(body);
-    const sentTokens = countWith(cpt, sent);
+    const sentTokens = tok(sent);
     let seen = sent;
     let truncated = false;
-    if (sentTokens > numCtx) {
-      // The runner keeps the first four tokens and the newest ones, num_ctx/2 + 2 in all.
-      const keep = Math.floor(numCtx / 2) + 2;
+    let promptTokens = tok(seen);
+    if (promptTokens > numCtx) {
+      // The runner keeps the first four tokens and the newest ones, num_ctx in all. (Ollama 0.24
+      // first drops whole old messages that do not fit, which keel cannot see yet: not imitated,
+      // docs/real-servers.md.)
       seen =
-        typeof cpt !== "number"
-          ? keepHeadAndTail(sent, 4, keep - 4, densityOf(cpt))
-          : sent.slice(0, Math.round(4 * cpt)) +
-            sent.slice(sent.length - Math.round((keep - 4) * cpt));
+        typeof cpt === "number"
+          ? seen.slice(0, Math.round(4 * cpt)) +
+            seen.slice(seen.length - Math.round((numCtx - 4) * cpt))
+          : cutToTokens(seen, 4, cpt) + tailToTokens(seen, numCtx - 4, cpt);
       truncated = true;
+      promptTokens = numCtx;
     }
     const cachedChars = commonPrefix(seen, this.held);
-    const promptTokens = Math.min(
-      countWith(cpt, seen),
-      truncated ? Math.floor(numCtx / 2) + 2 : Infinity,
-    );
-    const cachedTokens = Math.min(
-      promptTokens,
-      typeof cpt === "number"
-        ? Math.floor(cachedChars / cpt)
-        : countWith(cpt, seen.slice(0, cachedChars)),
-    );
+    const cachedTokens = Math.min(promptTokens, tok(seen.slice(0, cachedChars)));
     const evaluatedTokens = promptTokens - cachedTokens;
     const rewrote = this.held.length > 0 && cachedChars < this.held.length;
     const account = {
@@ -186,19 +175,25 @@ export class KvCache {
     return {
       ...account,
       /** Completes the record once the reply is known; the cache then holds prompt + reply. */
-      finish: (reply: {
-        content: string;
-        tool_calls?: Array<{ function: { name: string; arguments: unknown } }>;
-      }): PrefillRecord => {
+      finish: (
+        reply: {
+          content: string;
+          tool_calls?: Array<{ function: { name: string; arguments: unknown } }>;
+        },
+        /** Tokens generated, when the reply was cut at a limit (default: counted from the reply). */
+        generated?: number,
+      ): PrefillRecord => {
         const rendered = renderMessage({ role: "assistant", ...reply });
         // The cache holds the prompt and what was generated, without the closing marker the next
         // prompt may or may not repeat the same way.
         this.held = seen + rendered.replace(/<\|im_end\|>\n$/, "");
-        const generatedTokens = Math.max(
-          1,
-          countWith(cpt, reply.content) +
-            (reply.tool_calls?.length ? countWith(cpt, JSON.stringify(reply.tool_calls)) : 0),
-        );
+        const generatedTokens =
+          generated ??
+          Math.max(
+            1,
+            tok(reply.content) +
+              (reply.tool_calls?.length ? tok(rendered) - tok(reply.content) : 0),
+          );
         const done = { ...account, generatedTokens };
         return { ...done, seconds: simulatedSeconds(done, this.machine) };
       },

@@ -1,6 +1,7 @@
 /** Writes a scripted reply to the wire exactly as Ollama would (docs/ollama-protocol.md §4–§6). */
 import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
+import { countTokens, cutToTokens } from "../tokens.js";
 import type { PrefillRecord } from "./prefill.js";
 import type { AnswerReply, ChatView, Reply, WireMessage, WireToolCall } from "./types.js";
 
@@ -68,7 +69,10 @@ export interface ReplyTarget {
   /** Responses left hanging, closed with the server. */
   hanging: Set<ServerResponse>;
   /** Completes the request's prefill account once the reply is known (see prefill.ts). */
-  account: (reply: { content: string; tool_calls?: WireToolCall[] }) => PrefillRecord;
+  account: (
+    reply: { content: string; tool_calls?: WireToolCall[] },
+    generated?: number,
+  ) => PrefillRecord;
   machine: { prefillTokensPerSec: number; generateTokensPerSec: number; loadSec: number };
 }
 
@@ -118,7 +122,7 @@ function violation(t: ReplyTarget, why: string): void {
 
 async function writeAnswer(r: AnswerReply, t: ReplyTarget, malformed = false): Promise<void> {
   const { res, view } = t;
-  const content = r.content ?? "";
+  const text = r.content ?? "";
   const unknown = (r.toolCalls ?? []).find(
     (c) => !r.allowUnknownTools && !view.toolNames.includes(c.name),
   );
@@ -130,24 +134,39 @@ async function writeAnswer(r: AnswerReply, t: ReplyTarget, malformed = false): P
   }
   if (view.structured && !r.allowInvalidJson) {
     try {
-      JSON.parse(content);
+      JSON.parse(text);
     } catch {
       return violation(
         t,
-        `script answered a structured request with content that is not JSON: ${content.slice(0, 80)}`,
+        `script answered a structured request with content that is not JSON: ${text.slice(0, 80)}`,
       );
     }
   }
   if (r.delayMs) await sleep(r.delayMs);
-  const calls: WireToolCall[] = (r.toolCalls ?? []).map((c, index) => ({
+  const whole: WireToolCall[] = (r.toolCalls ?? []).map((c, index) => ({
     id: callId(),
     function: { index, name: c.name, arguments: c.arguments },
   }));
+  // num_predict stops generation: the text so far, no call, done_reason "length".
+  const limit = Number(view.body.options?.num_predict ?? -1);
+  const callText = whole
+    .map(
+      (c) =>
+        `<tool_call>\n${JSON.stringify({ name: c.function.name, arguments: c.function.arguments })}\n</tool_call>`,
+    )
+    .join("");
+  const over = limit >= 0 && countTokens(text + callText) > limit;
+  const content = over ? cutToTokens(text, limit) : text;
+  const calls = over ? [] : whole;
   const thinking = t.thinks ? (r.thinking ?? "") : "";
+  const record = t.account(
+    { content, ...(calls.length ? { tool_calls: calls } : {}) },
+    over ? limit : undefined,
+  );
   const final = {
     ...chunk(view.body.model, {}, true),
-    done_reason: r.doneReason ?? "stop",
-    ...metrics(t.account({ content, ...(calls.length ? { tool_calls: calls } : {}) }), t.machine),
+    done_reason: over ? "length" : (r.doneReason ?? "stop"),
+    ...metrics(record, t.machine),
   };
   if (!t.stream) {
     const message = {
@@ -161,10 +180,12 @@ async function writeAnswer(r: AnswerReply, t: ReplyTarget, malformed = false): P
   res.writeHead(200, { "Content-Type": "application/x-ndjson" });
   const line = (obj: unknown) => res.write(`${JSON.stringify(obj)}\n`);
   for (const piece of split(thinking, 2)) line(chunk(view.body.model, { thinking: piece }));
-  split(content, r.pieces ?? 3).forEach((piece, i) => {
+  for (const [i, piece] of split(content, r.pieces ?? 3).entries()) {
+    if (i > 0 && r.paceMs) await sleep(r.paceMs);
+    if (res.destroyed) return;
     line(chunk(view.body.model, { content: piece }));
     if (malformed && i === 0) res.write('{"model":"broken", "message":\n');
-  });
+  }
   const native = r.placement === "native";
   if (calls.length && !native) line(chunk(view.body.model, { content: "", tool_calls: calls }));
   line(

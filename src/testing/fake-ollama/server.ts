@@ -1,6 +1,6 @@
 /**
  * A fake Ollama server: a real HTTP server on 127.0.0.1 that speaks Ollama's native API as
- * docs/ollama-protocol.md §9 describes, and replays scripted model behaviour. Scripts are reactive: they
+ * ollama-protocol.md §9 describes, and replays scripted model behaviour. Scripts are reactive: they
  * decide each reply from the request (the conversation so far), so a test can express a model that
  * makes a mistake and recovers only when it is told. Every request is recorded for assertions.
  * It powers the test suite and `keel demo`; whatever it answers is scripted, never a real model.
@@ -145,11 +145,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
   const chat = async (raw: string, body: unknown, prefix: string, res: ServerResponse) => {
     if (!raw) return sendError(res, 400, "missing request body");
     if (typeof body !== "object" || body === null) {
-      return sendError(
-        res,
-        400,
-        `invalid character '${raw.trim()[0] ?? ""}' looking for beginning of value`,
-      );
+      return sendError(res, 400, goJsonError(raw));
     }
     const b = body as ChatBody;
     if (b.messages !== undefined && !Array.isArray(b.messages)) {
@@ -180,7 +176,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
     const scripted = queue.length ? queue.shift()! : await script(view);
     const stream = b.stream !== false;
     const thinks = model.capabilities.includes("thinking") && b.think !== false;
-    // A thinking model asked for `format` with tools answers nothing (docs/servers.md: ollama issue
+    // A thinking model asked for `format` with tools answers nothing (servers.md: ollama issue
     // 10976); thinking is on when `think` is absent.
     const reply =
       thinks && view.structured && b.tools?.length && !("fault" in scripted)
@@ -194,8 +190,8 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
       violations,
       hanging,
       machine,
-      account: (r) => {
-        const record = account.finish(r);
+      account: (r, generated) => {
+        const record = account.finish(r, generated);
         prefill.push(record);
         return record;
       },
@@ -238,4 +234,15 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Go's encoding/json message for a body that is not JSON (its first offending character). */
+function goJsonError(raw: string): string {
+  const text = raw.trim();
+  if (text[0] === "{") {
+    const next = text.slice(1).trim()[0];
+    if (next !== undefined && next !== '"' && next !== "}")
+      return `invalid character '${next}' looking for beginning of object key string`;
+  }
+  return `invalid character '${text[0] ?? ""}' looking for beginning of value`;
 }

@@ -1,6 +1,6 @@
 /** The fake Ollama server's wire types and the script interface. */
+import type { TokenizerOptions } from "../tokens.js";
 import type { MachineProfile, PrefillRecord } from "./prefill.js";
-import type { Density } from "../token-density.js";
 export type Capability = "completion" | "tools" | "thinking" | "vision" | "embedding" | "insert";
 
 export interface FakeModel {
@@ -8,13 +8,10 @@ export interface FakeModel {
   family?: string;
   /** The trained context (`/api/show`); num_ctx above it is clamped. Default 8192. */
   contextLength?: number;
-  /**
-   * A fixed characters-per-token ratio for the model's tokenizer; absent, the fake counts by script
-   * and kind of text as a real tokenizer does (../token-density.ts).
-   */
+  /** Characters per token, for a tokenizer denser or lighter than the fakes' (src/testing/tokens.ts). */
   charsPerToken?: number;
-  /** The tokenizer's characters per token by kind of text, where it differs from Qwen2's (../token-density.ts). */
-  density?: Partial<Density>;
+  /** Another tokenizer's characters per token by script, where it differs from the fakes' (src/testing/tokens.ts). */
+  density?: TokenizerOptions;
   /** The chat template `/api/show` returns (default: a Hermes-style one for tool models). */
   template?: string;
 }
@@ -93,6 +90,8 @@ export interface AnswerReply {
   doneReason?: "stop" | "length";
   /** Wait this long before the first byte. */
   delayMs?: number;
+  /** Wait this long between stream chunks (a server generating as it sends; default 0). */
+  paceMs?: number;
   /** Imitate servers that return calls to tools the request did not offer. */
   allowUnknownTools?: boolean;
   /** Send content that is not valid JSON even though `format` was set. */

@@ -14,8 +14,23 @@ export type WireCall = { id: string; type: string; function: { name: string; arg
 
 export const id = (prefix: string) => `${prefix}${randomBytes(6).toString("hex")}`;
 
-/** The body each server sends with an error status. */
-export function errorBody(server: ServerKind, status: number, message: string): unknown {
+/** llama-server's error type for each status (its format_error_response). */
+const LLAMA_ERROR_TYPES: Record<number, string> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  403: "permission_error",
+  404: "not_found_error",
+  501: "not_supported_error",
+  503: "unavailable_error",
+};
+
+/** The body each server sends with an error status; `extra` adds to (or sets the type of) llama.cpp's. */
+export function errorBody(
+  server: ServerKind,
+  status: number,
+  message: string,
+  extra: Record<string, unknown> = {},
+): unknown {
   if (server === "vllm")
     return { object: "error", message, type: "BadRequestError", param: null, code: status };
   if (server === "llama.cpp")
@@ -23,7 +38,8 @@ export function errorBody(server: ServerKind, status: number, message: string): 
       error: {
         code: status,
         message,
-        type: status >= 500 ? "server_error" : "invalid_request_error",
+        type: LLAMA_ERROR_TYPES[status] ?? "server_error",
+        ...extra,
       },
     };
   return { error: { message, type: "invalid_request_error", param: null, code: null } };
@@ -92,12 +108,18 @@ export interface Completion {
   usage: Record<string, unknown>;
   /** How many stream chunks the content is split into (default 3). */
   pieces?: number;
+  /** llama-server's `timings`: on the usage chunk, or on the finish chunk when usage was not asked. */
+  timings?: Record<string, number>;
+  /** Milliseconds between content chunks (a server generating as it sends). */
+  paceMs?: number;
+  /** The `content` of a message that only calls tools (default null; llama-server sends ""). */
+  contentWithCalls?: "" | null;
 }
 
 /** A whole (non-streamed) chat completion. */
 export function writeCompletion(
   res: ServerResponse,
-  { id: fixed, model, content, thinking, calls, finish, usage }: Completion,
+  { id: fixed, model, content, thinking, calls, finish, usage, ...rest }: Completion,
 ): void {
   sendJson(res, 200, {
     id: fixed ?? id("chatcmpl-"),
@@ -109,7 +131,7 @@ export function writeCompletion(
         index: 0,
         message: {
           role: "assistant",
-          content: content || (calls.length ? null : ""),
+          content: content || (calls.length ? (rest.contentWithCalls ?? null) : ""),
           ...(thinking ? { reasoning_content: thinking } : {}),
           ...(calls.length ? { tool_calls: calls } : {}),
         },
@@ -117,6 +139,7 @@ export function writeCompletion(
       },
     ],
     usage,
+    ...(rest.timings ? { timings: rest.timings } : {}),
   });
 }
 
@@ -124,15 +147,15 @@ export function writeCompletion(
  * The completion as server-sent events, the way llama.cpp, vLLM and LM Studio stream it; the usage
  * chunk only when the request asked for it (`stream_options.include_usage`).
  */
-export function writeStream(
+export async function writeStream(
   res: ServerResponse,
-  { id: fixed, model, content, thinking, calls, finish, usage, pieces: parts }: Completion,
+  { id: fixed, model, content, thinking, calls, finish, usage, pieces: parts, ...rest }: Completion,
   includeUsage: boolean,
-): void {
+): Promise<void> {
   res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
   const chatId = fixed ?? id("chatcmpl-");
   const created = Math.floor(Date.now() / 1000);
-  const event = (delta: unknown, finishReason: string | null = null) =>
+  const event = (delta: unknown, finishReason: string | null = null, more: object = {}) =>
     res.write(
       `data: ${JSON.stringify({
         id: chatId,
@@ -140,13 +163,18 @@ export function writeStream(
         created,
         model,
         choices: [{ index: 0, delta, finish_reason: finishReason }],
+        ...more,
       })}\n\n`,
     );
   event({ role: "assistant", content: "" });
   if (thinking) event({ reasoning_content: thinking });
   const pieces = Math.max(1, parts ?? 3);
   const size = Math.ceil(content.length / pieces) || 1;
-  for (let i = 0; i < content.length; i += size) event({ content: content.slice(i, i + size) });
+  for (let i = 0; i < content.length; i += size) {
+    if (i > 0 && rest.paceMs) await new Promise((r) => setTimeout(r, rest.paceMs));
+    if (res.destroyed) return;
+    event({ content: content.slice(i, i + size) });
+  }
   calls.forEach((c, index) => {
     event({
       tool_calls: [
@@ -157,11 +185,26 @@ export function writeStream(
     for (const part of [c.function.arguments.slice(0, half), c.function.arguments.slice(half)])
       if (part) event({ tool_calls: [{ index, function: { arguments: part } }] });
   });
-  event({}, finish);
+  const timings = rest.timings ? { timings: rest.timings } : {};
+  event({}, finish, includeUsage ? {} : timings);
   if (includeUsage)
     res.write(
-      `data: ${JSON.stringify({ id: chatId, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`,
+      `data: ${JSON.stringify({ id: chatId, object: "chat.completion.chunk", created, model, choices: [], usage, ...timings })}\n\n`,
     );
   res.write("data: [DONE]\n\n");
   res.end();
+}
+
+/** LM Studio's `/api/v0/models/<id>`: the loaded context and whether the model takes tools. */
+export function lmStudioModel(name: string, m: { contextLength?: number; tools?: boolean }) {
+  return {
+    id: name,
+    object: "model",
+    type: "llm",
+    arch: "qwen2",
+    state: "loaded",
+    max_context_length: 131072,
+    loaded_context_length: m.contextLength ?? 8192,
+    capabilities: m.tools === false ? [] : ["tool_use"],
+  };
 }

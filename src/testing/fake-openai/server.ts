@@ -1,7 +1,7 @@
 /**
  * A fake OpenAI-compatible server: a real HTTP server on 127.0.0.1 that speaks `/v1/chat/completions`
  * (SSE streaming and plain JSON) and `/v1/models` the way llama.cpp, LM Studio, vLLM and
- * mlx_lm.server do, each with its own discovery endpoints and quirks (docs/servers.md): llama.cpp's
+ * mlx_lm.server do, each with its own discovery endpoints and quirks (servers.md): llama.cpp's
  * `/props` and `500 tools param requires --jinja flag`, vLLM's `max_model_len` and its auto tool
  * choice error, LM Studio's `/api/v0/models`, servers that reject `stream_options`, and a prompt over
  * the context refused with the server's own 400 (these servers do not cut it silently). Replies come
@@ -11,7 +11,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ServerKind } from "../../models/openai/quirks.js";
-import { KvCache, MACHINES } from "../fake-ollama/prefill.js";
+import { MACHINES } from "../fake-ollama/prefill.js";
 import { sleep } from "../fake-ollama/replies.js";
 import {
   viewOf,
@@ -21,15 +21,29 @@ import {
   type Script,
 } from "../fake-ollama/types.js";
 import { readBody } from "../http.js";
+import { countTokens } from "../tokens.js";
+import {
+  applyTemplate,
+  cutReply,
+  generatedText,
+  llamaId,
+  llamaModels,
+  llamaRoute,
+  overContext,
+  timings,
+  wrongField,
+} from "./llamacpp.js";
 import {
   asChatBody,
   errorBody,
+  lmStudioModel,
   id,
   sendJson,
   writeCompletion,
   writeStream,
   type Completion,
 } from "./replies.js";
+import { Slots } from "./slots.js";
 
 export interface FakeOpenAIModel {
   /** The context the server was started with (llama-server -c, vLLM --max-model-len). */
@@ -38,8 +52,10 @@ export interface FakeOpenAIModel {
   template?: string;
   /** Whether the template takes tools (llama.cpp's chat_template_caps, LM Studio's tool_use). */
   tools?: boolean;
-  /** A fixed characters-per-token ratio; absent, tokens are counted by script (../token-density.ts). */
+  /** Characters per token; default: the fakes' tokenizer (src/testing/tokens.ts). */
   charsPerToken?: number;
+  /** The context the model was trained for (llama.cpp's `n_ctx_train`). */
+  trainedContext?: number;
 }
 
 export interface FakeOpenAIOptions {
@@ -55,6 +71,8 @@ export interface FakeOpenAIOptions {
   rejectStreamOptions?: boolean;
   /** Require this bearer token. */
   apiKey?: string;
+  /** llama.cpp's slots (`-np`; default 4), each with its own cached prompt. */
+  slots?: number;
   /** Every completion carries this id (servers that repeat one). */
   completionId?: string;
   /** Request arguments refused with a 400 naming the field (vLLM: pydantic's "Extra inputs are not permitted"). */
@@ -78,6 +96,8 @@ export interface OpenAIChatBody {
   parallel_tool_calls?: boolean;
   response_format?: { type: string; json_schema?: { schema?: unknown } };
   temperature?: number;
+  max_tokens?: number;
+  max_completion_tokens?: number;
 }
 
 export interface FakeOpenAI {
@@ -123,9 +143,18 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   const requests: RecordedRequest[] = [];
   const violations: string[] = [];
   const hanging = new Set<ServerResponse>();
-  const cache = new KvCache(MACHINES.gpu, (name) => models[name]?.charsPerToken);
-  const fail = (res: ServerResponse, status: number, message: string) =>
-    sendJson(res, status, errorBody(kind, status, message));
+  const llama = kind === "llama.cpp";
+  const slotCount = llama ? (opts.slots ?? 4) : 1;
+  const [served, servedModel] = Object.entries(models)[0]!;
+  const cpt = servedModel.charsPerToken;
+  const count = cpt ? (text: string) => Math.ceil(text.length / cpt) : countTokens;
+  const slots = new Slots(slotCount, count);
+  const fail = (
+    res: ServerResponse,
+    status: number,
+    message: string,
+    extra?: Record<string, unknown>,
+  ) => sendJson(res, status, errorBody(kind, status, message, extra));
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const { body } = await readBody(req);
@@ -138,9 +167,17 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       body,
       at: Date.now(),
     });
-    if (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`)
-      return fail(res, 401, "Invalid API Key");
     const route = url.pathname;
+    const isPublic = llama && route === "/health";
+    if (opts.apiKey && !isPublic && req.headers.authorization !== `Bearer ${opts.apiKey}`)
+      return fail(res, 401, "Invalid API Key");
+    if (llama && req.method === "GET" && route === "/v1/models")
+      return sendJson(res, 200, llamaModels(served, servedModel));
+    if (llama) {
+      const request = { method: req.method ?? "GET", route, body };
+      const server = { name: served, model: servedModel, slots, slotCount };
+      if (llamaRoute(request, res, server)) return;
+    }
     if (req.method === "GET" && route === "/v1/models") {
       return sendJson(res, 200, {
         object: "list",
@@ -155,35 +192,18 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
         })),
       });
     }
-    if (req.method === "GET" && route === "/props" && kind === "llama.cpp") {
-      const [name, m] = Object.entries(models)[0]!;
-      return sendJson(res, 200, {
-        default_generation_settings: { n_ctx: m.contextLength ?? 8192 },
-        total_slots: 1,
-        model_path: `/models/${name}.gguf`,
-        chat_template: m.template ?? "{{ messages }}",
-        chat_template_caps: {
-          supports_tools: m.tools ?? true,
-          supports_tool_calls: m.tools ?? true,
-        },
-      });
-    }
     if (req.method === "GET" && route.startsWith("/api/v0/models/") && kind === "lmstudio") {
       const name = decodeURIComponent(route.slice("/api/v0/models/".length));
       const m = models[name];
-      if (!m) return fail(res, 404, `Model "${name}" not found`);
-      return sendJson(res, 200, {
-        id: name,
-        object: "model",
-        type: "llm",
-        arch: "qwen2",
-        state: "loaded",
-        max_context_length: 131072,
-        loaded_context_length: m.contextLength ?? 8192,
-        capabilities: m.tools === false ? [] : ["tool_use"],
-      });
+      return m
+        ? sendJson(res, 200, lmStudioModel(name, m))
+        : fail(res, 404, `Model "${name}" not found`);
     }
-    if (req.method === "POST" && route === "/v1/chat/completions") return chat(body, res);
+    if (req.method === "POST" && route === "/v1/chat/completions") {
+      if (llama && typeof body === "string")
+        return fail(res, 500, `[json.exception.parse_error.101] parse error: ${body.slice(0, 40)}`);
+      return chat(body, res);
+    }
     fail(res, 404, `File Not Found`);
   };
 
@@ -195,8 +215,11 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     )
       return fail(res, 400, "'messages' is required");
     const b = body as OpenAIChatBody;
-    const model = models[b.model];
+    // llama-server serves one model and ignores the name a request gives; the others look it up.
+    const model = llama ? servedModel : models[b.model];
     if (!model) return fail(res, 404, `The model \`${b.model}\` does not exist.`);
+    const wrongType = llama ? wrongField(b) : undefined;
+    if (wrongType) return fail(res, 400, wrongType);
     if (b.stream_options && rejectStreamOptions)
       return fail(res, 400, "Unrecognized request argument supplied: stream_options");
     const refused = opts.rejectArguments?.find((k) => k in b);
@@ -218,21 +241,12 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       );
     const chatBody = asChatBody(b);
     const context = model.contextLength ?? 8192;
-    const account = cache.prefill(
-      b.model,
-      { ...chatBody, options: { num_ctx: Infinity } },
-      Infinity,
-    );
-    if (account.promptTokens > context) {
-      return fail(
-        res,
-        400,
-        kind === "vllm"
-          ? `This model's maximum context length is ${context} tokens. However, you requested ${account.promptTokens} tokens in the messages. Please reduce the length of the messages.`
-          : "the request exceeds the available context size, try increasing it",
-      );
-    }
-    const view = viewOf(chatBody, "", { truncated: false, promptTokens: account.promptTokens });
+    const prompt = applyTemplate(chatBody);
+    const promptTokens = count(prompt);
+    const refusal = overContext(kind, promptTokens, context);
+    if (refusal) return fail(res, 400, refusal.message, refusal.extra);
+    const account = slots.take(prompt);
+    const view = viewOf(chatBody, "", { truncated: false, promptTokens });
     const reply = queue.length ? queue.shift()! : await script(view);
     if ("fault" in reply) {
       switch (reply.fault) {
@@ -257,44 +271,49 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       violations.push(why);
       return fail(res, 500, `fake-openai: ${why}`);
     }
-    const content = reply.content ?? "";
-    const calls = (reply.toolCalls ?? []).map((c) => ({
-      id: id("call_"),
+    const whole = (reply.toolCalls ?? []).map((c) => ({
+      id: llama ? llamaId() : id("call_"),
       type: "function",
       function: {
         name: c.name,
         arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
       },
     }));
-    const record = account.finish({
-      content,
-      ...(calls.length
-        ? {
-            tool_calls: calls.map((c) => ({
-              function: { name: c.function.name, arguments: c.function.arguments },
-            })),
-          }
-        : {}),
-    });
+    // A reply stops at max_tokens, and on llama-server at the end of the slot's context.
+    const limit = b.max_completion_tokens ?? b.max_tokens;
+    const room = llama ? context - promptTokens : Infinity;
+    const budget = Math.min(limit !== undefined && limit >= 0 ? limit : Infinity, room);
+    const { content, calls, tokens, cut } = cutReply(reply.content ?? "", whole, budget);
+    slots.generated(account.slot, generatedText(content, calls));
     const usage = {
-      prompt_tokens: record.promptTokens,
-      completion_tokens: record.generatedTokens,
-      total_tokens: record.promptTokens + record.generatedTokens,
-      ...(kind === "llama.cpp"
-        ? { prompt_tokens_details: { cached_tokens: record.cachedTokens } }
-        : {}),
+      prompt_tokens: promptTokens,
+      completion_tokens: tokens,
+      total_tokens: promptTokens + tokens,
+      ...(llama ? { prompt_tokens_details: { cached_tokens: account.cachedTokens } } : {}),
     };
-    const finish = reply.doneReason ?? (calls.length ? "tool_calls" : "stop");
+    const finish = cut ? "length" : (reply.doneReason ?? (calls.length ? "tool_calls" : "stop"));
+    const promptN = promptTokens - account.cachedTokens;
     if (reply.delayMs) await sleep(reply.delayMs);
     const completion: Completion = {
-      ...(opts.completionId ? { id: opts.completionId } : {}),
-      model: b.model,
+      ...(opts.completionId
+        ? { id: opts.completionId }
+        : llama
+          ? { id: llamaId("chatcmpl-") }
+          : {}),
+      model: llama ? served : b.model,
       content,
       ...(reply.thinking ? { thinking: reply.thinking } : {}),
       calls,
       finish,
       usage,
       ...(reply.pieces ? { pieces: reply.pieces } : {}),
+      ...(reply.paceMs ? { paceMs: reply.paceMs } : {}),
+      ...(llama
+        ? {
+            timings: timings(account.cachedTokens, promptN, tokens, MACHINES.gpu),
+            contentWithCalls: "",
+          }
+        : {}),
     };
     if (b.stream) return writeStream(res, completion, b.stream_options?.include_usage === true);
     writeCompletion(res, completion);

