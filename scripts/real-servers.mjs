@@ -245,7 +245,7 @@ async function importIntoOllama() {
       );
       run(ollama, ["create", m.name, "-f", modelfile], {
         log: "ollama-create",
-        env: { OLLAMA_HOST: server.host },
+        env: { OLLAMA_HOST: server.host, HOME: path.join(cache, "ollama-home") },
       });
       say(`ollama: imported ${m.name}`);
     }
@@ -257,7 +257,12 @@ async function importIntoOllama() {
 /** `ollama serve` on a port the OS picks; resolves once it says where it listens. */
 function serveOllama() {
   const child = spawn(ollama, ["serve"], {
-    env: { ...process.env, OLLAMA_HOST: "127.0.0.1:0", OLLAMA_MODELS: dirs.ollamaModels },
+    env: {
+      ...process.env,
+      HOME: path.join(cache, "ollama-home"),
+      OLLAMA_HOST: "127.0.0.1:0",
+      OLLAMA_MODELS: dirs.ollamaModels,
+    },
     stdio: ["ignore", "ignore", "pipe"],
   });
   return new Promise((resolve, reject) => {

@@ -90,7 +90,9 @@ export async function startOllama(o: OllamaOptions): Promise<RealServer> {
   const child = spawn(o.binary, ["serve"], {
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: process.env.HOME ?? "/tmp",
+      // Ollama writes a key pair under $HOME/.ollama: a home of its own beside the models, so a
+      // test never sees the user's home folder change.
+      HOME: path.join(path.dirname(o.models), "ollama-home"),
       OLLAMA_HOST: "127.0.0.1:0",
       OLLAMA_MODELS: o.models,
       OLLAMA_NOPRUNE: "1",
