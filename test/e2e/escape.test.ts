@@ -176,7 +176,12 @@ function attempts(): ScriptedCall[] {
 
 describe("escape attempts through every tool, under the OS sandbox", () => {
   it("reads no byte of a secret into any request, writes nothing outside, and every attempt reaches keel", async () => {
-    const list = attempts();
+    // The request names report.txt: the last call writes it, so the run is done (docs/done-means-done.md);
+    // the network attempts stay third and second from the end.
+    const list = [
+      ...attempts(),
+      call("write_file", { path: "report.txt", content: "no secret reached the workspace\n" }),
+    ];
     expect(list.length).toBeGreaterThanOrEqual(40);
     // The model's turns in order (not `req.turn`: folding shortens the history it counts).
     let next = 0;
@@ -240,8 +245,8 @@ describe("escape attempts through every tool, under the OS sandbox", () => {
     expect(answer(list.find((c) => JSON.stringify(c).includes(`cat ${secret}`))!)).toMatch(
       /\[sandbox\].*secret\.txt.*hidden.*--allow-read/s,
     );
-    expect(answer(list.at(-2)!)).toMatch(/\[sandbox\].*example\.com.*blocked.*--allow-host/s);
-    expect(answer(list.at(-1)!)).toMatch(/\[sandbox\] The network is closed/);
+    expect(answer(list.at(-3)!)).toMatch(/\[sandbox\].*example\.com.*blocked.*--allow-host/s);
+    expect(answer(list.at(-2)!)).toMatch(/\[sandbox\] The network is closed/);
     const gitInit = list.find((c) => JSON.stringify(c).includes("git init"))!;
     expect(answer(gitInit)).toMatch(
       /keel removed \.git\/hooks\/pre-commit, core\.fsmonitor from \.git\/config/,

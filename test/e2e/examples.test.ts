@@ -1,6 +1,6 @@
 /** Every script in examples/ runs against the fake Ollama server, importing keel by package name. */
 import { execFile } from "node:child_process";
-import { cpSync, existsSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -73,7 +73,9 @@ describe("examples", () => {
     cpSync(path.join(root, "src/guard"), dir, { recursive: true });
     const { stdout } = await example("analyze.mjs", [dir]);
     expect(stdout).toContain("analysed with the model");
-    expect(stdout).toMatch(/units: 5, folders: 1/);
+    expect(stdout).toContain(
+      `units: ${readdirSync(path.join(root, "src/guard")).length}, folders: 1`,
+    );
     expect(stdout).toContain(`report: ${path.join(dir, ".keel/report.md")}`);
   });
 });
