@@ -39,6 +39,28 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): KeelEnv {
   };
 }
 
+/** The real model servers and models the project's installer provides (its printed lines). */
+export interface RealServers {
+  /** `KEEL_LLAMA_SERVER`: a llama-server binary. */
+  llamaServer: string | undefined;
+  /** `KEEL_OLLAMA`: an ollama binary. */
+  ollama: string | undefined;
+  /** `KEEL_GGUF_<NAME>`: GGUF model files by name (lower case, `_` kept). */
+  models: Record<string, string>;
+}
+
+/** Reads the real servers' paths; what is unset is undefined (absent from `models`). */
+export function readRealServers(env: NodeJS.ProcessEnv = process.env): RealServers {
+  const models: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env))
+    if (key.startsWith("KEEL_GGUF_") && value) models[key.slice(10).toLowerCase()] = value;
+  return {
+    llamaServer: env.KEEL_LLAMA_SERVER || undefined,
+    ollama: env.KEEL_OLLAMA || undefined,
+    models,
+  };
+}
+
 /**
  * `OLLAMA_HOST` is often written as `0.0.0.0:11434` or `localhost`: add the scheme and port the way
  * Ollama's own client does, and replace the wildcard address (it is a bind address, not a target).
