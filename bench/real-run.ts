@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { benchRealPrefill } from "./real-prefill.js";
 import { llamaSide, ollamaSide } from "./real-sides.js";
-import { REAL } from "./real-servers.js";
+import { REAL } from "../src/testing/real-servers.js";
 
 const arg = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -7,7 +7,7 @@ import { ChatOllama } from "@langchain/ollama";
 import { ChatOpenAI } from "@langchain/openai";
 import type { FrontRecord } from "./real-front.js";
 import type { ServerSide } from "./real-prefill.js";
-import { startLlamaServer, startOllama } from "./real-servers.js";
+import { startLlamaServer, startOllama } from "../src/testing/real-servers.js";
 
 const post = async <T>(url: string, body: unknown): Promise<T> => {
   const r = await fetch(url, {

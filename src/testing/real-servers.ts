@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { readEnv, readRealServers } from "../src/env.js";
+import { readEnv, readRealServers } from "../env.js";
 
 export const REAL = readRealServers();
 
