@@ -37,7 +37,9 @@ import { startFront, type FrontRecord } from "./real-front.js";
 export interface ServerSide {
   kind: "llama.cpp" | "ollama";
   /** Starts a fresh server for one agent's run; `slotTokens` is the context each request may use. */
-  start(slotTokens: number): Promise<{ url: string; model: string; close(): Promise<void> }>;
+  start(
+    slotTokens: number,
+  ): Promise<{ url: string; model: string; log?(): string; close(): Promise<void> }>;
   /** The peers' chat model on the front at `url`. */
   peerModel(url: string, model: string, window: number): BaseChatModel;
   /** keel's settings for the front at `url`. */
@@ -117,6 +119,7 @@ export async function runAgent(
       });
     }
     const newest = await side.newestTurnTokens?.(server.url, front.records);
+    side.derive?.(front.records, server.log?.() ?? "");
     return { records: [...front.records], folds, ...(newest ? { newest } : {}) };
   } finally {
     await front.close();
@@ -184,8 +187,8 @@ export async function benchRealPrefill(side: ServerSide, windows = [8192, 4096],
   const checks: Record<string, unknown> = {};
   const runs = new Map<string, AgentRun>();
   const runOnce = async (agent: AgentName, window: number) => {
-    // the peers have no window: one run serves every window
-    const key = agent === "keel" ? `keel ${window}` : agent;
+    // on llama-server the peers have no window: one run serves every window (Ollama cuts at theirs)
+    const key = agent === "keel" || side.kind === "ollama" ? `${agent} ${window}` : agent;
     let run = runs.get(key);
     if (!run) {
       const started = performance.now();

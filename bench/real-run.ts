@@ -1,23 +1,26 @@
 /**
  * `npm run bench:real`: real model time (real-prefill.ts) on the real servers the installer
  * provides (`KEEL_LLAMA_SERVER`, `KEEL_OLLAMA`, `KEEL_GGUF_<NAME>`). Prints the tables and writes
- * bench/real-results.json. Options: `--model NAME` (a `KEEL_GGUF_<NAME>`; default the first whose
- * name has "tiny"), `--turns N` (default 80), `--windows 8192,4096`, `--servers llama.cpp,ollama`.
+ * bench/real-results.json. Options: `--model NAME` (a `KEEL_GGUF_<NAME>`, lower case with `-`, also
+ * the Ollama model's name; default the first whose name has "tiny"), `--turns N` (default 80), `--windows 8192,4096`, `--servers llama.cpp,ollama`.
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { benchRealPrefill } from "./real-prefill.js";
 import { llamaSide, ollamaSide } from "./real-sides.js";
-import { REAL } from "../src/testing/real-servers.js";
+import { readEnv } from "../src/env.js";
+import { locateRealServers } from "../src/testing/real-servers.js";
+
+const REAL = locateRealServers(readEnv().realServers);
 
 const arg = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : undefined;
 };
 
-const names = Object.keys(REAL.models);
+const names = Object.keys(REAL.ggufs);
 const modelName = arg("model") ?? names.find((n) => n.includes("tiny")) ?? names[0];
-const gguf = modelName ? REAL.models[modelName] : undefined;
+const gguf = modelName ? REAL.ggufs[modelName] : undefined;
 if (!gguf) {
   console.error(
     `no model: set KEEL_GGUF_<NAME> (have: ${names.join(", ") || "none"}); run the real-server installer`,
@@ -31,14 +34,15 @@ const servers = (arg("servers") ?? "llama.cpp,ollama").split(",");
 const results: Record<string, unknown> = { model: modelName, turns, windows };
 const started = performance.now();
 if (servers.includes("llama.cpp") && REAL.llamaServer) {
-  const r = await benchRealPrefill(llamaSide(gguf), windows, turns);
+  const r = await benchRealPrefill(llamaSide(REAL.llamaServer, gguf), windows, turns);
   results["llama.cpp"] = r;
   console.log(`Real llama-server, ${modelName}, ${turns} reads (the server's own cache counters)`);
   console.table(r.rows);
   console.table(Object.fromEntries(Object.entries(r.checks).filter(([, v]) => !Array.isArray(v))));
 }
-if (servers.includes("ollama") && REAL.ollama) {
-  const r = await benchRealPrefill(ollamaSide(gguf), windows, turns);
+if (servers.includes("ollama") && REAL.ollama && REAL.ollamaModels) {
+  const side = ollamaSide(REAL.ollama, REAL.ollamaModels, modelName!);
+  const r = await benchRealPrefill(side, windows, turns);
   results.ollama = r;
   console.log(`Real Ollama, ${modelName}, ${turns} reads`);
   console.table(r.rows);

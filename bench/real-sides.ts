@@ -50,23 +50,18 @@ async function newestTurns(url: string, records: FrontRecord[]): Promise<number[
 }
 
 /**
- * A real llama-server on `gguf` with its default 4 slots, each with `slotTokens` of context
- * (`-c` is shared by the slots: `-np 4 -c 4n` gives each n).
+ * A real llama-server on `gguf` with 4 slots, each with `slotTokens` of context (`-c` is shared by
+ * the slots: `-np 4 -c 4n` gives each n).
  */
-export function llamaSide(gguf: string, slots = 4): ServerSide {
+export function llamaSide(binary: string, gguf: string, slots = 4): ServerSide {
   return {
     kind: "llama.cpp",
     start: async (slotTokens) => {
-      const s = await startLlamaServer(gguf, [
-        "-np",
-        String(slots),
-        "-c",
-        String(slots * slotTokens),
-      ]);
+      const s = await startLlamaServer({ binary, gguf, slots, ctx: slots * slotTokens });
       const models = (await (await fetch(`${s.url}/v1/models`)).json()) as {
         data: Array<{ id: string }>;
       };
-      return { url: s.url, model: models.data[0]!.id, close: () => s.close() };
+      return { url: s.url, model: models.data[0]!.id, log: () => s.log(), close: () => s.close() };
     },
     peerModel: (url, model) =>
       new ChatOpenAI({
@@ -82,26 +77,41 @@ export function llamaSide(gguf: string, slots = 4): ServerSide {
 }
 
 /**
- * A real Ollama serving `gguf` imported as a model; the cache reuse of each request is read from
- * the runner's debug log (see `ollamaReuse`).
+ * Ollama's own account of each request's cache reuse: its runner logs, at debug level, one
+ * "loading cache slot" line per completion with the prompt's length (`prompt`, after any cut) and
+ * how many of its first tokens the slot already held (`used`). `prompt_eval_count` is the whole
+ * prompt, cached or not, so it cannot tell reuse by itself.
  */
-export function ollamaSide(gguf: string): ServerSide & { logs: string[] } {
-  const logs: string[] = [];
-  const model = "keel-bench";
+export function ollamaReuse(log: string): Array<{ prompt: number; used: number }> {
+  return [...log.matchAll(/loading cache slot[^\n]*?prompt=(\d+)[^\n]*?used=(\d+)/g)].map((m) => ({
+    prompt: Number(m[1]),
+    used: Number(m[2]),
+  }));
+}
+
+/**
+ * A real Ollama (its models folder as the installer imported them) serving `model`, debug logs on
+ * for the cache reuse (see `ollamaReuse`). Each request asks for its own num_ctx (keel: its
+ * window; the peers: the window too, as ChatOllama's numCtx), so the peers' prompts over the window
+ * are cut by Ollama as they would be for a user.
+ */
+export function ollamaSide(binary: string, models: string, model: string): ServerSide {
   return {
     kind: "ollama",
-    logs,
-    start: async (slotTokens) => {
-      const s = await startOllama();
-      await s.create(model, gguf, `PARAMETER num_ctx ${slotTokens}\n`);
-      return {
-        url: s.url,
-        model,
-        close: async () => {
-          logs.push(s.log());
-          await s.close();
-        },
-      };
+    start: async () => {
+      const s = await startOllama({ binary, models, env: { OLLAMA_DEBUG: "1" } });
+      return { url: s.url, model, log: () => s.log(), close: () => s.close() };
+    },
+    derive: (records, log) => {
+      const loads = ollamaReuse(log);
+      records
+        .filter((r) => r.status === 200)
+        .forEach((r, i) => {
+          const load = loads[i];
+          if (!load) return;
+          r.cachedTokens = load.used;
+          r.promptTokens = load.prompt;
+        });
     },
     peerModel: (url, name, window) =>
       new ChatOllama({ model: name, baseUrl: url, numCtx: window, temperature: 0.2 }),

@@ -3,6 +3,7 @@
  * graphs behave the same in the CLI, in tests and on the LangGraph server.
  */
 import { homedir } from "node:os";
+import path from "node:path";
 import { userSettingsPath } from "./run/settings-file.js";
 import { commandEnv } from "./sandbox/policy.js";
 
@@ -23,6 +24,21 @@ export interface KeelEnv {
   commandEnv: Record<string, string>;
   /** The user's settings file (`$XDG_CONFIG_HOME/keel/settings.json`, default under `~/.config`). */
   userSettingsFile: string;
+  /** Real model servers and models (`npm run real-servers`), for the contract suite and the bench. */
+  realServers: RealServerPaths;
+}
+
+/**
+ * Where `npm run real-servers` put things: `KEEL_CACHE_DIR` (default `~/.cache/keel`), and the
+ * variables it prints, `KEEL_LLAMA_SERVER`, `KEEL_OLLAMA`, `KEEL_OLLAMA_MODELS`, `KEEL_GGUF_<NAME>`
+ * (name lower-cased, `_` as `-`). Unset ones are looked up in the cache's `real-servers.env`.
+ */
+export interface RealServerPaths {
+  cacheDir: string;
+  llamaServer: string | undefined;
+  ollama: string | undefined;
+  ollamaModels: string | undefined;
+  ggufs: Record<string, string>;
 }
 
 /** Reads keel's environment variables once. */
@@ -36,28 +52,22 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): KeelEnv {
     ci: Boolean(env.CI),
     commandEnv: commandEnv(env),
     userSettingsFile: userSettingsPath(env.HOME || homedir(), env.XDG_CONFIG_HOME),
+    realServers: realServerPaths(env),
   };
 }
 
-/** The real model servers and models the project's installer provides (its printed lines). */
-export interface RealServers {
-  /** `KEEL_LLAMA_SERVER`: a llama-server binary. */
-  llamaServer: string | undefined;
-  /** `KEEL_OLLAMA`: an ollama binary. */
-  ollama: string | undefined;
-  /** `KEEL_GGUF_<NAME>`: GGUF model files by name (lower case, `_` kept). */
-  models: Record<string, string>;
-}
-
-/** Reads the real servers' paths; what is unset is undefined (absent from `models`). */
-export function readRealServers(env: NodeJS.ProcessEnv = process.env): RealServers {
-  const models: Record<string, string> = {};
+/** The real-server variables of `env` (see RealServerPaths). */
+export function realServerPaths(env: NodeJS.ProcessEnv): RealServerPaths {
+  const ggufs: Record<string, string> = {};
   for (const [key, value] of Object.entries(env))
-    if (key.startsWith("KEEL_GGUF_") && value) models[key.slice(10).toLowerCase()] = value;
+    if (key.startsWith("KEEL_GGUF_") && value)
+      ggufs[key.slice("KEEL_GGUF_".length).toLowerCase().replaceAll("_", "-")] = value;
   return {
+    cacheDir: env.KEEL_CACHE_DIR || path.join(env.HOME || homedir(), ".cache", "keel"),
     llamaServer: env.KEEL_LLAMA_SERVER || undefined,
     ollama: env.KEEL_OLLAMA || undefined,
-    models,
+    ollamaModels: env.KEEL_OLLAMA_MODELS || undefined,
+    ggufs,
   };
 }
 

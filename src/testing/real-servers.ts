@@ -1,134 +1,162 @@
 /**
- * Starting the real model servers the project's installer provides (`KEEL_LLAMA_SERVER`,
- * `KEEL_OLLAMA`, `KEEL_GGUF_<NAME>`; read by src/env.ts) on a port the OS picks, for the real bench
- * and the real end-to-end tests. Each server's log is kept (Ollama's runner log is where the cache
- * reuse of a request is written).
+ * Real model servers for tests and benchmarks: finds what `npm run real-servers` installed and
+ * starts `llama-server` or `ollama serve` on a port the OS picks, waiting until the model answers.
+ * Each started server is a child process of the caller; `close()` ends it, `kill()` ends it at once
+ * (SIGKILL, for a server that dies mid-stream).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { readEnv, readRealServers } from "../env.js";
+import { realServerPaths, type RealServerPaths } from "../env.js";
 
-export const REAL = readRealServers();
+/**
+ * The installed servers and models: the variables in `paths`, else the lines the installer wrote to
+ * `<cache>/real-servers.env`; only files that exist.
+ */
+export function locateRealServers(paths: RealServerPaths): RealServerPaths {
+  const file = path.join(paths.cacheDir, "real-servers.env");
+  const fromFile: Record<string, string> = {};
+  if (existsSync(file))
+    for (const line of readFileSync(file, "utf8").split("\n")) {
+      const at = line.indexOf("=");
+      if (at > 0) fromFile[line.slice(0, at)] = line.slice(at + 1);
+    }
+  const cached = realServerPaths({ ...fromFile, KEEL_CACHE_DIR: paths.cacheDir });
+  const present = (p: string | undefined) => (p && existsSync(p) ? p : undefined);
+  const ggufs: Record<string, string> = {};
+  for (const [name, p] of Object.entries({ ...cached.ggufs, ...paths.ggufs }))
+    if (present(p)) ggufs[name] = p;
+  return {
+    cacheDir: paths.cacheDir,
+    llamaServer: present(paths.llamaServer ?? cached.llamaServer),
+    ollama: present(paths.ollama ?? cached.ollama),
+    ollamaModels: present(paths.ollamaModels ?? cached.ollamaModels),
+    ggufs,
+  };
+}
 
-export interface RunningServer {
-  /** The server's root, e.g. http://127.0.0.1:41234. */
+/** A real server started by this process. */
+export interface RealServer {
+  /** The server's root, e.g. http://127.0.0.1:40123. */
   url: string;
-  /** Everything the server wrote so far. */
+  /** What the server printed so far. */
   log(): string;
+  /** Ends the server at once, as a crash would (SIGKILL). */
+  kill(): Promise<void>;
+  /** Stops the server (SIGTERM) and waits for it to exit. */
   close(): Promise<void>;
 }
 
-/** Waits until `pattern` appears in the child's output; its first group is the port. */
-function listen(child: ChildProcess, pattern: RegExp, what: string, timeoutMs: number) {
-  let out = "";
-  const port = new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${what} did not start in ${timeoutMs} ms:\n${out.slice(-2000)}`)),
-      timeoutMs,
-    );
-    const seen = (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = pattern.exec(out);
+export interface LlamaServerOptions {
+  binary: string;
+  gguf: string;
+  /** `-c`: the context (all slots together; each slot gets ctx / slots when -np is given). */
+  ctx?: number;
+  /** `-np`: slots; default: the server's own (4, sharing one KV cache). */
+  slots?: number;
+  apiKey?: string;
+  /** Any other flags. */
+  args?: string[];
+  /** Milliseconds to wait for the model to load (default 60 s). */
+  timeoutMs?: number;
+}
+
+/** Starts `llama-server` on 127.0.0.1, port chosen by the OS; resolves once `/health` says ok. */
+export async function startLlamaServer(o: LlamaServerOptions): Promise<RealServer> {
+  const args = ["-m", o.gguf, "--host", "127.0.0.1", "--port", "0", "-t", "2", "--no-webui"];
+  if (o.ctx) args.push("-c", String(o.ctx));
+  if (o.slots) args.push("-np", String(o.slots));
+  if (o.apiKey) args.push("--api-key", o.apiKey);
+  const child = spawn(o.binary, [...args, ...(o.args ?? [])], { stdio: ["ignore", "pipe", "pipe"] });
+  const url = await listening(child, /listening on (http:\/\/[\d.]+:\d+)/, o.timeoutMs);
+  const server = handle(child, url);
+  await ready(`${url}/health`, o.apiKey, child, o.timeoutMs);
+  return server;
+}
+
+export interface OllamaOptions {
+  binary: string;
+  /** OLLAMA_MODELS: where the imported models are. */
+  models: string;
+  /** Extra environment (OLLAMA_NUM_PARALLEL, OLLAMA_CONTEXT_LENGTH…). */
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+/** Starts `ollama serve` on 127.0.0.1, port chosen by the OS; resolves once `/api/version` answers. */
+export async function startOllama(o: OllamaOptions): Promise<RealServer> {
+  const child = spawn(o.binary, ["serve"], {
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: process.env.HOME ?? "/tmp",
+      OLLAMA_HOST: "127.0.0.1:0",
+      OLLAMA_MODELS: o.models,
+      OLLAMA_NOPRUNE: "1",
+      ...o.env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const at = await listening(child, /Listening on (127\.0\.0\.1:\d+)/, o.timeoutMs);
+  const url = `http://${at}`;
+  const server = handle(child, url);
+  await ready(`${url}/api/version`, undefined, child, o.timeoutMs);
+  return server;
+}
+
+const logs = new WeakMap<ChildProcess, string[]>();
+
+function listening(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Promise<string> {
+  const seen: string[] = [];
+  logs.set(child, seen);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`server did not start in ${timeoutMs} ms:\n${seen.join("").slice(-2000)}`));
+    }, timeoutMs);
+    const onData = (chunk: Buffer) => {
+      seen.push(String(chunk));
+      const m = pattern.exec(seen.join(""));
       if (m) {
         clearTimeout(timer);
-        resolve(Number(m[1]));
+        resolve(m[1]!);
       }
     };
-    child.stdout?.on("data", seen);
-    child.stderr?.on("data", seen);
-    child.on("exit", (code) => {
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.once("exit", (code) => {
       clearTimeout(timer);
-      reject(new Error(`${what} exited (${code}):\n${out.slice(-2000)}`));
+      reject(new Error(`server exited (${code}) before listening:\n${seen.join("").slice(-2000)}`));
     });
   });
-  return { port, log: () => out };
 }
 
-const stop = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once("exit", () => resolve());
-    child.kill("SIGTERM");
-    setTimeout(() => child.kill("SIGKILL"), 5000).unref();
-  });
-
-/**
- * llama-server on `model` with `args` (e.g. `["-c", "32768"]`), on a port the OS picks; resolves
- * once `/health` answers 200 (the model is loaded).
- */
-export async function startLlamaServer(
-  model: string,
-  args: string[] = [],
-  bin = REAL.llamaServer,
-): Promise<RunningServer> {
-  if (!bin) throw new Error("KEEL_LLAMA_SERVER is not set (run the real-server installer)");
-  const child = spawn(bin, ["-m", model, "--host", "127.0.0.1", "--port", "0", ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: readEnv().commandEnv,
-  });
-  const l = listen(child, /listening on http:\/\/127\.0\.0\.1:(\d+)/, "llama-server", 120_000);
-  try {
-    const url = `http://127.0.0.1:${await l.port}`;
-    for (let i = 0; i < 600; i++) {
-      const ok = await fetch(`${url}/health`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) return { url, log: l.log, close: () => stop(child) };
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    throw new Error(`llama-server never became healthy:\n${l.log().slice(-2000)}`);
-  } catch (err) {
-    await stop(child);
-    throw err;
+async function ready(url: string, apiKey: string | undefined, child: ChildProcess, timeoutMs = 60_000) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}) while loading`);
+    const res = await fetch(url, {
+      headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {},
+    }).catch(() => undefined);
+    if (res?.ok) return;
+    await new Promise((r) => setTimeout(r, 100));
   }
+  child.kill("SIGKILL");
+  throw new Error(`${url} did not answer ok in ${timeoutMs} ms`);
 }
 
-export interface RunningOllama extends RunningServer {
-  /** Imports a GGUF file as `name` (a Modelfile with `FROM <file>` and any extra lines). */
-  create(name: string, gguf: string, extra?: string): Promise<void>;
-}
-
-/** `ollama serve` with a fresh model folder, on a port the OS picks; debug logs on (cache reuse). */
-export async function startOllama(bin = REAL.ollama): Promise<RunningOllama> {
-  if (!bin) throw new Error("KEEL_OLLAMA is not set (run the real-server installer)");
-  const home = mkdtempSync(path.join(tmpdir(), "keel-ollama-"));
-  const env = {
-    ...readEnv().commandEnv,
-    HOME: home,
-    OLLAMA_MODELS: path.join(home, "models"),
-    OLLAMA_HOST: "127.0.0.1:0",
-    OLLAMA_DEBUG: "1",
-    OLLAMA_NOPRUNE: "1",
-  };
-  const child = spawn(bin, ["serve"], { stdio: ["ignore", "pipe", "pipe"], env });
-  const l = listen(child, /Listening on 127\.0\.0\.1:(\d+)/, "ollama serve", 60_000);
-  const port = await l.port.catch(async (err: unknown) => {
-    await stop(child);
-    throw err;
+function handle(child: ChildProcess, url: string): RealServer {
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once("exit", () => resolve());
   });
-  const url = `http://127.0.0.1:${port}`;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
   return {
     url,
-    log: l.log,
-    close: () => stop(child),
-    create: async (name, gguf, extra = "") => {
-      const file = path.join(home, `${name.replace(/\W/g, "_")}.Modelfile`);
-      writeFileSync(file, `FROM ${gguf}\n${extra}`);
-      await new Promise<void>((resolve, reject) => {
-        const c = spawn(bin, ["create", name, "-f", file], {
-          stdio: ["ignore", "pipe", "pipe"],
-          env: { ...env, OLLAMA_HOST: `127.0.0.1:${port}` },
-        });
-        let out = "";
-        c.stdout.on("data", (d: Buffer) => (out += d.toString()));
-        c.stderr.on("data", (d: Buffer) => (out += d.toString()));
-        c.on("exit", (code) =>
-          code === 0 ? resolve() : reject(new Error(`ollama create ${name}: ${out.slice(-1000)}`)),
-        );
-      });
-    },
+    log: () => (logs.get(child) ?? []).join(""),
+    kill: () => stop("SIGKILL"),
+    close: () => stop("SIGTERM"),
   };
 }

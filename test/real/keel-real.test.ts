@@ -14,10 +14,10 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readRealServers } from "../../src/env.js";
 import type { EvalReport } from "../../src/eval/run.js";
+import { startFakeOpenAI } from "../../src/testing/fake-openai/index.js";
 import { runKeel } from "../support/cli.js";
-import { realServers, type Exchange, type RealServer } from "./support.js";
+import { realServers, recorder, type Exchange, type RealServer } from "./support.js";
 
 const CONTEXT = 4096;
 const temp = (prefix: string) => mkdtempSync(path.join(tmpdir(), prefix));
@@ -80,20 +80,34 @@ const noCrash = (stderr: string) => {
   expect(stderr).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
 };
 
-describe("readRealServers", () => {
-  it("reads the installer's lines: the binaries and one model per KEEL_GGUF_<NAME>", () => {
-    expect(
-      readRealServers({
-        KEEL_LLAMA_SERVER: "/c/llama-server",
-        KEEL_OLLAMA: "",
-        KEEL_GGUF_SMOLLM2_135M: "/c/smol.gguf",
-        KEEL_GGUF_QWEN2_TINY: "/c/tiny.gguf",
-      }),
-    ).toEqual({
-      llamaServer: "/c/llama-server",
-      ollama: undefined,
-      models: { smollm2_135m: "/c/smol.gguf", qwen2_tiny: "/c/tiny.gguf" },
-    });
+describe("the recorder in front of a real server", () => {
+  it("passes a stream through unchanged and keeps what the server received and answered", async () => {
+    const fake = await startFakeOpenAI({ script: () => ({ content: "hello there" }) });
+    const rec = await recorder(fake.url);
+    try {
+      const body = {
+        model: "qwen2.5-coder-7b-instruct",
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: "user", content: "hi" }],
+      };
+      const direct = await fetch(`${fake.baseUrl}/chat/completions`, {
+        method: "POST",
+        body: JSON.stringify(body),
+      }).then((r) => r.text());
+      const through = await fetch(`${rec.url}/v1/chat/completions`, {
+        method: "POST",
+        body: JSON.stringify(body),
+      }).then((r) => r.text());
+      const shape = (t: string) => t.replace(/"(id|created)":("[^"]*"|\d+)/g, "");
+      expect(shape(through)).toBe(shape(direct));
+      expect(rec.exchanges).toHaveLength(1);
+      expect(rec.exchanges[0]).toMatchObject({ path: "/v1/chat/completions", status: 200, body });
+      expect(rec.exchanges[0]!.answer).toBe(through);
+    } finally {
+      await rec.close();
+      await fake.close();
+    }
   });
 });
 

@@ -6,13 +6,18 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { readRealServers } from "../../src/env.js";
-import { startLlamaServer, startOllama } from "../../src/testing/real-servers.js";
+import { readEnv } from "../../src/env.js";
 import { readBody } from "../../src/testing/http.js";
+import {
+  locateRealServers,
+  startLlamaServer,
+  startOllama,
+} from "../../src/testing/real-servers.js";
 
-export const REAL = readRealServers();
-/** The small real model the end-to-end tests drive: SmolLM2-135M-Instruct. */
-export const SMOL = Object.entries(REAL.models).find(([name]) => name.includes("smol"))?.[1];
+export const REAL = locateRealServers(readEnv().realServers);
+/** The small real model the end-to-end tests drive (the installer's name, also Ollama's). */
+export const SMOL_NAME = "smollm2-135m";
+const SMOL = REAL.ggufs[SMOL_NAME];
 
 export interface Exchange {
   method: string;
@@ -33,16 +38,24 @@ export interface RealServer {
   close(): Promise<void>;
 }
 
-/** A pass-through recorder in front of `upstream`. */
-async function recorder(upstream: string) {
+/**
+ * A pass-through recorder in front of `upstream`. `cap` adds Ollama's `num_predict` to a chat
+ * request that has none (what llama-server's own `-n` does there); the body is recorded as sent.
+ */
+export async function recorder(upstream: string, cap?: number) {
   const exchanges: Exchange[] = [];
   const server = createServer((req, res) => {
     void (async () => {
       const { raw, body } = await readBody(req);
+      const b = body as { options?: Record<string, unknown> } | undefined;
+      const capped =
+        cap && req.url === "/api/chat" && b && b.options?.num_predict === undefined
+          ? JSON.stringify({ ...b, options: { ...b.options, num_predict: cap } })
+          : raw;
       const r = await fetch(`${upstream}${req.url ?? "/"}`, {
         method: req.method ?? "GET",
         headers: { "Content-Type": "application/json" },
-        ...(req.method === "GET" ? {} : { body: raw }),
+        ...(req.method === "GET" ? {} : { body: capped }),
       });
       res.writeHead(r.status, { "Content-Type": r.headers.get("content-type") ?? "text/plain" });
       let answer = "";
@@ -99,8 +112,9 @@ export function realServers(): Array<{
     upstream: string,
     flags: (url: string) => string[],
     stop: () => Promise<void>,
+    cap?: number,
   ): Promise<RealServer> => {
-    const rec = await recorder(upstream);
+    const rec = await recorder(upstream, cap);
     return {
       kind,
       flags: flags(rec.url),
@@ -112,17 +126,18 @@ export function realServers(): Array<{
       },
     };
   };
-  if (REAL.llamaServer)
+  const llama = REAL.llamaServer;
+  if (llama)
     out.push({
       kind: "llama.cpp",
       start: async (o) => {
-        const s = await startLlamaServer(gguf, [
-          "-c",
-          String(o.context),
-          "-np",
-          "1",
-          ...(o.maxReply ? ["-n", String(o.maxReply)] : []),
-        ]);
+        const s = await startLlamaServer({
+          binary: llama,
+          gguf,
+          ctx: o.context,
+          slots: 1,
+          args: o.maxReply ? ["-n", String(o.maxReply)] : [],
+        });
         const models = (await (await fetch(`${s.url}/v1/models`)).json()) as {
           data: Array<{ id: string }>;
         };
@@ -141,21 +156,19 @@ export function realServers(): Array<{
         );
       },
     });
-  if (REAL.ollama)
+  const ollama = REAL.ollama;
+  const models = REAL.ollamaModels;
+  if (ollama && models)
     out.push({
       kind: "ollama",
       start: async (o) => {
-        const s = await startOllama();
-        await s.create(
-          "smollm2",
-          gguf,
-          `PARAMETER num_ctx ${o.context}\n${o.maxReply ? `PARAMETER num_predict ${o.maxReply}\n` : ""}`,
-        );
+        const s = await startOllama({ binary: ollama, models });
         return wrap(
           "ollama",
           s.url,
-          (url) => ["--ollama-url", url, "--model", "smollm2"],
+          (url) => ["--ollama-url", url, "--model", SMOL_NAME],
           () => s.close(),
+          o.maxReply,
         );
       },
     });
