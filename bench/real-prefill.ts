@@ -129,8 +129,15 @@ export async function runAgent(
 
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
-/** Why a request lost the cache: where its messages first differ from the previous request's. */
-export function breakCause(prev: FrontRecord | undefined, cur: FrontRecord): string {
+/**
+ * Why a request lost the cache: where its messages first differ from the previous request's, and
+ * whether keel folded before sending it.
+ */
+export function breakCause(
+  prev: FrontRecord | undefined,
+  cur: FrontRecord,
+  folded: boolean,
+): string {
   const a = (prev?.body.messages ?? []) as Array<{ role: string; content?: unknown }>;
   const b = (cur.body.messages ?? []) as Array<{ role: string; content?: unknown }>;
   if (JSON.stringify(prev?.body.tools) !== JSON.stringify(cur.body.tools)) return "tools changed";
@@ -140,7 +147,10 @@ export function breakCause(prev: FrontRecord | undefined, cur: FrontRecord): str
   const m = b[i];
   const text = typeof m?.content === "string" ? m.content : "";
   if (m?.role === "system") return "system prompt changed";
-  if (text.startsWith(RECORD_HEADER)) return `fold (message ${i} became the record)`;
+  if (text.startsWith(RECORD_HEADER))
+    return folded
+      ? `fold (message ${i} became the record)`
+      : `the record changed without a fold (message ${i})`;
   return `message ${i} (${m?.role ?? "none"}) changed`;
 }
 
@@ -158,7 +168,7 @@ export function figures(run: AgentRun, window: number) {
         request: i + 1,
         cached: r.cachedTokens,
         previous: prev.promptTokens,
-        cause: breakCause(prev, r),
+        cause: breakCause(prev, r, run.folds.has(i)),
       });
   });
   const newest = run.newest?.reduce((a, n) => a + n, 0);
