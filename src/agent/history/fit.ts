@@ -77,6 +77,10 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
   const scale = o.scale ?? 1;
   // Budgets are in keel-estimated tokens; the calibration scales the budget, not every message.
   const budget = Math.floor(promptBudget(o.window) / scale);
+  // The record's shape follows the window only: the calibration moves with every answer the server
+  // counts, and a record reshaped by it between folds would rewrite the prompt after the request
+  // (measured on a real llama-server: a third of the breaks in the cache were such rewrites).
+  const shape = promptBudget(o.window);
   const n = history.length;
   const fixedTokens = estimateTokens(o.fixed) + PER_MESSAGE;
   const total = tokensUpTo(history, n, 0).n;
@@ -88,12 +92,12 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
   const isPinned = new Set(pinned);
   const pinnedBefore = (at: number) => pinned.filter((i) => i < at);
   const tokensOf = (idx: number[]) => idx.reduce((a, i) => a + sizeOf(history[i]!), 0);
-  const recordBound = recordTokens(budget);
+  const recordBound = recordTokens(shape);
   /** Estimated prompt size with the first `at` messages folded (record at its bound, or as given). */
   const sizeAt = (at: number, record = recordBound) =>
     fixedTokens + record + total - tokensUpTo(history, at, 0).n + tokensOf(pinnedBefore(at));
 
-  let note = foldedUpTo ? foldRecord(history, foldedUpTo, pinned, budget) : undefined;
+  let note = foldedUpTo ? foldRecord(history, foldedUpTo, pinned, shape) : undefined;
   let refolded = false;
   if (foldedUpTo === 0 || sizeAt(foldedUpTo, estimateTokens(note ?? "") + PER_MESSAGE) > budget) {
     // A new fold: keep whole groups (an assistant message and the results answering it), newest
@@ -112,7 +116,7 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
       start = open;
     }
     foldedUpTo = Math.max(start, foldedUpTo);
-    note = foldRecord(history, foldedUpTo, pinned, budget);
+    note = foldRecord(history, foldedUpTo, pinned, shape);
     refolded = true;
   }
 
