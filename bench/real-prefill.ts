@@ -188,11 +188,18 @@ export function figures(run: AgentRun, window: number) {
       (r) => r.reportedCached === undefined || r.reportedCached === r.cachedTokens,
     ),
     _breaks: breaks,
+    /** Per request: [prompt tokens, cached tokens]. */
+    _trace: run.records.map((r) => [r.promptTokens, r.cachedTokens]),
   };
 }
 
 /** The real model-time table for one server: every agent at every window, and keel's targets. */
-export async function benchRealPrefill(side: ServerSide, windows = [8192, 4096], turns = 80) {
+export async function benchRealPrefill(
+  side: ServerSide,
+  windows = [8192, 4096],
+  turns = 80,
+  agents: readonly AgentName[] = AGENTS,
+) {
   const rows: Array<Record<string, unknown>> = [];
   const checks: Record<string, unknown> = {};
   const runs = new Map<string, AgentRun>();
@@ -211,13 +218,15 @@ export async function benchRealPrefill(side: ServerSide, windows = [8192, 4096],
   };
   for (const window of windows) {
     const byAgent = new Map<AgentName, ReturnType<typeof figures>>();
-    for (const agent of AGENTS) {
+    for (const agent of agents) {
       const f = figures(await runOnce(agent, window), window);
       byAgent.set(agent, f);
-      const { _breaks, ...row } = f;
+      const { _breaks, _trace, ...row } = f;
       rows.push({ server: side.kind, window, agent, ...row });
-      if (agent === "keel" || window === windows[0])
+      if (agent === "keel" || window === windows[0]) {
         checks[`${side.kind} ${window}: ${agent} breaks`] = _breaks;
+        checks[`${side.kind} ${window}: ${agent} trace`] = _trace;
+      }
     }
     const keel = byAgent.get("keel")!;
     const ceiling = keel["ceiling %"];
@@ -231,10 +240,11 @@ export async function benchRealPrefill(side: ServerSide, windows = [8192, 4096],
       3,
     );
     const peers = [...byAgent].filter(([a]) => a !== "keel").map(([, f]) => f["prompt-eval s"]);
-    checks[`${side.kind} ${window}: keel prompt-eval s / best peer`] = round(
-      keel["prompt-eval s"] / Math.min(...peers),
-      3,
-    );
+    if (peers.length)
+      checks[`${side.kind} ${window}: keel prompt-eval s / best peer`] = round(
+        keel["prompt-eval s"] / Math.min(...peers),
+        3,
+      );
   }
   return { rows, checks };
 }
