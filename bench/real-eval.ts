@@ -7,7 +7,8 @@
  * fill the context on every turn. Writes bench/real-eval.json.
  *
  * The model is SmolLM2-135M-Instruct (test/real/support.ts). Options: `-k N` (default 2), `--turns N` (the most model
- * turns per attempt, default 8), `--servers llama.cpp,ollama`, `--agents keel,react,create-agent`.
+ * turns per attempt, default 8), `--servers llama.cpp,ollama`, `--agents keel,react,create-agent`,
+ * `--tasks id,id` (default all).
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -24,6 +25,10 @@ const k = arg("-k", "2");
 const turns = Number(arg("--turns", "8"));
 const servers = arg("--servers", "llama.cpp,ollama").split(",");
 const agents = arg("--agents", "keel,react,create-agent").split(",");
+const tasks = arg("--tasks", "")
+  .split(",")
+  .filter(Boolean)
+  .flatMap((t) => ["--task", t]);
 const CLI = path.resolve(import.meta.dirname, "../dist/cli/main.js");
 
 /** A settings home: the same budgets and window for every agent. */
@@ -38,7 +43,7 @@ function evaluate(flags: string[], agent: string, cwd: string): Promise<EvalRepo
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
-      [CLI, "eval", ...flags, "-k", k, "--mode", "native", "--agent", agent, "--json"],
+      [CLI, "eval", ...flags, ...tasks, "-k", k, "--mode", "native", "--agent", agent, "--json"],
       { cwd, env: { ...process.env, XDG_CONFIG_HOME: home, NO_COLOR: "1" } },
     );
     let out = "";
