@@ -117,7 +117,7 @@ for (const real of realServers()) {
     beforeAll(async () => {
       server = await real.start({ context: CONTEXT, maxReply: 160 });
     }, 120_000);
-    afterAll(async () => server?.close());
+    afterAll(async () => server?.close(), 60_000);
 
     it("keel run: keel's tools on the wire, every call answered by id, the real counts shown, the run kept", async () => {
       const ws = temp("keel-real-run-");

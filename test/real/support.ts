@@ -152,7 +152,7 @@ export function realServers(): Array<{
             "--model",
             models.data[0]!.id,
           ],
-          () => s.close(),
+          () => s.kill(), // at once: a request the test left behind may still be generating
         );
       },
     });
@@ -167,7 +167,7 @@ export function realServers(): Array<{
           "ollama",
           s.url,
           (url) => ["--ollama-url", url, "--model", SMOL_NAME],
-          () => s.close(),
+          () => s.kill(), // at once: a request the test left behind may still be generating
           o.maxReply,
         );
       },
