@@ -67,7 +67,9 @@ export async function startLlamaServer(o: LlamaServerOptions): Promise<RealServe
   if (o.ctx) args.push("-c", String(o.ctx));
   if (o.slots) args.push("-np", String(o.slots));
   if (o.apiKey) args.push("--api-key", o.apiKey);
-  const child = spawn(o.binary, [...args, ...(o.args ?? [])], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(o.binary, [...args, ...(o.args ?? [])], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const url = await listening(child, /listening on (http:\/\/[\d.]+:\d+)/, o.timeoutMs);
   const server = handle(child, url);
   await ready(`${url}/health`, o.apiKey, child, o.timeoutMs);
@@ -95,6 +97,8 @@ export async function startOllama(o: OllamaOptions): Promise<RealServer> {
       ...o.env,
     },
     stdio: ["ignore", "pipe", "pipe"],
+    // Its own process group: a kill ends the model runners it starts too.
+    detached: true,
   });
   const at = await listening(child, /Listening on (127\.0\.0\.1:\d+)/, o.timeoutMs);
   const url = `http://${at}`;
@@ -130,7 +134,12 @@ function listening(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Pr
   });
 }
 
-async function ready(url: string, apiKey: string | undefined, child: ChildProcess, timeoutMs = 60_000) {
+async function ready(
+  url: string,
+  apiKey: string | undefined,
+  child: ChildProcess,
+  timeoutMs = 60_000,
+) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}) while loading`);
@@ -150,7 +159,14 @@ function handle(child: ChildProcess, url: string): RealServer {
     else child.once("exit", () => resolve());
   });
   const stop = async (signal: NodeJS.Signals) => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    if (child.exitCode === null && child.signalCode === null) {
+      // The whole group when the server leads one (ollama serve and its runners).
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        child.kill(signal);
+      }
+    }
     await exited;
   };
   return {
