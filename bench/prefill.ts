@@ -31,17 +31,17 @@ import { AGENTS, type AgentName } from "./agents.js";
 
 const MODEL = "bench-coder:8b";
 const CONTEXT = 8192;
-const REQUEST =
+export const REQUEST =
   "Summarise the notes in notes/, reading them one by one starting with notes/n0.txt.";
 
 /** A note of a realistic size: a short source file (~1,100 characters). */
-const note = (i: number) =>
+export const note = (i: number) =>
   Array.from(
     { length: 24 },
     (_, l) => `export const value${i}_${l} = compute(${i}, ${l}); // line ${l} of note ${i}`,
   ).join("\n") + "\n";
 
-function workspace(files: number): string {
+export function workspace(files: number): string {
   const dir = mkdtempSync(path.join(tmpdir(), "keel-bench-prefill-"));
   mkdirSync(path.join(dir, "notes"));
   for (let i = 0; i < files; i++) writeFileSync(path.join(dir, `notes/n${i}.txt`), note(i));
@@ -49,7 +49,7 @@ function workspace(files: number): string {
 }
 
 /** The scripted model: the next note after the newest one the conversation asked for, then an answer. */
-function reader(turns: number) {
+export function reader(turns: number) {
   return (req: ChatView): Reply => {
     let next = 0;
     for (let i = req.messages.length - 1; i >= 0 && next === 0; i--) {

@@ -8,6 +8,7 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import pc from "picocolors";
 import { table } from "./table.js";
 import { EVAL_MODES, runEval, type EvalMode, type EvalReport } from "../eval/run.js";
+import { EVAL_AGENTS, type EvalAgent } from "../eval/peers.js";
 import { EVAL_TASKS } from "../eval/tasks.js";
 import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import {
@@ -21,6 +22,7 @@ import { UsageError } from "./session.js";
 interface EvalFlags extends ServerFlags {
   k: number;
   mode: EvalMode | "both";
+  agent: EvalAgent;
   task?: string[];
   checkpoints?: string;
   json?: boolean;
@@ -42,6 +44,14 @@ export function evalCommand(): Command {
       new Option("--mode <mode>", "tool channel: native, prompt, or both side by side")
         .choices([...EVAL_MODES, "both"])
         .default("both"),
+    )
+    .addOption(
+      new Option(
+        "--agent <agent>",
+        "who runs the tasks: keel, or a bare LangGraph ReAct agent or langchain createAgent with the same model, server and tools (native channel only)",
+      )
+        .choices([...EVAL_AGENTS])
+        .default("keel"),
     )
     .option(
       "--task <id>",
@@ -65,6 +75,7 @@ Each attempt is a real keel run in a fresh temporary workspace. The numbers:
 
 Examples:
   keel eval --model qwen3:8b -k 3
+  keel eval --model qwen3:8b -k 3 --agent react      (the same tasks, a bare ReAct agent)
   keel eval --provider openai --base-url http://127.0.0.1:8080/v1 --model qwen --mode native`,
     )
     .action(async (flags: EvalFlags) => {
@@ -90,15 +101,25 @@ async function evaluate(flags: EvalFlags): Promise<number> {
         return t;
       })
     : EVAL_TASKS;
-  const modes = flags.mode === "both" ? [...EVAL_MODES] : [flags.mode];
+  if (flags.agent !== "keel" && flags.mode === "prompt")
+    throw new UsageError(
+      `--mode prompt is keel's channel; ${flags.agent} calls tools through the server's API only`,
+    );
+  const modes =
+    flags.agent !== "keel"
+      ? ["native" as const]
+      : flags.mode === "both"
+        ? [...EVAL_MODES]
+        : [flags.mode];
   process.stderr.write(
-    `${pc.bold("keel eval")} ${server.model} at ${server.url}: ${tasks.length} tasks × k=${flags.k} × ${modes.join(" and ")}\n`,
+    `${pc.bold("keel eval")} ${flags.agent === "keel" ? "" : `(${flags.agent}) `}${server.model} at ${server.url}: ${tasks.length} tasks × k=${flags.k} × ${modes.join(" and ")}\n`,
   );
   const report = await runEval({
     k: flags.k,
     modes,
     tasks,
     checkpoints,
+    agent: flags.agent,
     settings: { ...serverSettings(flags), model: server.model, provider: server.provider },
     onAttempt: (a, done, total) =>
       process.stderr.write(
@@ -139,5 +160,6 @@ export function formatEval(r: EvalReport): string {
   const totals = Object.entries(r.passK).map(
     ([mode, t]) => `${mode}: pass^${r.k} ${t.passed}/${t.tasks} tasks`,
   );
-  return [...table(head, rows), "", `${r.model} · ${totals.join(" · ")}`].join("\n");
+  const who = r.agent === "keel" ? "" : ` (${r.agent}, bare)`;
+  return [...table(head, rows), "", `${r.model}${who} · ${totals.join(" · ")}`].join("\n");
 }

@@ -15,6 +15,7 @@ import { openPersistence } from "../persistence/open.js";
 import { collectRuns } from "../stats/collect.js";
 import type { RunRecord } from "../stats/runs.js";
 import type { ToolFailureKind } from "../tools/types.js";
+import { runPeer, type EvalAgent, type PeerOutcome } from "./peers.js";
 import { EVAL_TASKS, setUp, type EvalTask } from "./tasks.js";
 
 export const EVAL_MODES = ["native", "prompt"] as const;
@@ -60,6 +61,8 @@ export interface TaskScore {
 
 export interface EvalReport {
   at: string;
+  /** Who ran the tasks: keel, or a bare agent with the same model, server and tools. */
+  agent: EvalAgent;
   model: string;
   provider: string;
   k: number;
@@ -144,12 +147,15 @@ export interface EvalOptions {
   /** The model and server (the run settings of every attempt). */
   settings: Omit<SettingsInput, "workspace"> & { model: string; provider?: string };
   tasks?: readonly EvalTask[];
+  /** Default keel. A bare agent runs on the native channel only (it has no other). */
+  agent?: EvalAgent;
   onAttempt?: (a: Attempt, done: number, total: number) => void;
 }
 
 /** Runs every task k times per mode; throws the model server's error when a run cannot reach it. */
 export async function runEval(opts: EvalOptions): Promise<EvalReport> {
   const tasks = opts.tasks ?? EVAL_TASKS;
+  const agent = opts.agent ?? "keel";
   const at = new Date().toISOString();
   const stamp = at.replace(/[-:.TZ]/g, "").slice(0, 14);
   const attempts: Attempt[] = [];
@@ -162,6 +168,26 @@ export async function runEval(opts: EvalOptions): Promise<EvalReport> {
         try {
           await setUp(task, workspace);
           const started = performance.now();
+          if (agent !== "keel") {
+            const peer = await runPeer(agent, task.request, {
+              ...opts.settings,
+              workspace,
+              undo: false,
+            });
+            const seconds = (performance.now() - started) / 1000;
+            const problem =
+              peer.error && peer.status === "error" && peer.calls === 0
+                ? `the run failed: ${peer.error.slice(0, 200)}`
+                : await task.check(workspace, peer.answer);
+            const a = peerAttempt(
+              { task: task.id, mode, attempt: i, thread, seconds },
+              peer,
+              problem,
+            );
+            attempts.push(a);
+            opts.onAttempt?.(a, attempts.length, total);
+            continue;
+          }
           const outcome = await runSession({
             request: task.request,
             threadId: thread,
@@ -194,6 +220,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalReport> {
       }
   const report: EvalReport = {
     at,
+    agent,
     model: opts.settings.model,
     provider: opts.settings.provider ?? "ollama",
     k: opts.k,
@@ -203,11 +230,36 @@ export async function runEval(opts: EvalOptions): Promise<EvalReport> {
   };
   const persistence = await openPersistence(opts.checkpoints);
   try {
-    await persistence.store.put(["keel", "eval"], `${stamp}-${report.model}`, report);
+    await persistence.store.put(
+      ["keel", "eval"],
+      `${stamp}-${agent === "keel" ? "" : `${agent}-`}${report.model}`,
+      report,
+    );
   } finally {
     await persistence.close();
   }
   return report;
+}
+
+/** A bare agent's attempt in the report's terms: no repairs, no salvage, no ladder. */
+export function peerAttempt(
+  base: Pick<Attempt, "task" | "mode" | "attempt" | "thread" | "seconds">,
+  peer: PeerOutcome,
+  problem: string,
+): Attempt {
+  return {
+    ...base,
+    pass: problem === "",
+    problem,
+    status: peer.status,
+    calls: peer.calls,
+    wellFormed: peer.wellFormed,
+    repaired: 0,
+    turns: peer.turns,
+    salvaged: 0,
+    rung: "none",
+    promptTokens: peer.promptTokens,
+  };
 }
 
 export class EvalServerError extends Error {

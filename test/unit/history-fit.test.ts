@@ -122,6 +122,24 @@ const only = (cls: (typeof TOKEN_CLASSES)[number], n: number) => {
 };
 const one = unitScales();
 
+describe("fitToWindow: a record that stays put", () => {
+  it("between folds the record is the same text when the calibration moves (it is shaped by the window)", () => {
+    // enough folded reads that the record cannot name them all: how many it names depends on its size
+    const history = [request, ...Array.from({ length: 80 }, (_, i) => turn(i, 900)).flat()];
+    const o = { fixed: SYSTEM, window: 8192, pinned: () => [0] };
+    const folded = fitToWindow(history, { ...o, foldedUpTo: 0, scales: one.map((x) => x * 1.2) });
+    expect(folded.compacted).toBeDefined();
+    const next = fitToWindow([...history, ...turn(80, 900)], {
+      ...o,
+      foldedUpTo: folded.foldedUpTo,
+      scales: one.map((x) => x * 1.3),
+    });
+    expect(next.compacted).toBeUndefined();
+    expect(next.messages[1]!.text).toBe(folded.messages[1]!.text);
+    expect(folded.messages[1]!.text).toContain("[keel] Earlier turns");
+  });
+});
+
 describe("judgePrompt", () => {
   it("takes a count near half the window, far below the estimate, as Ollama's front truncation", () => {
     const v = judgePrompt(only("word", 6000), 4098, 8192, one);

@@ -117,6 +117,9 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
   const w = (p: readonly number[]) => weighProfile(p, o.scales);
   const sizeOf = (m: BaseMessage) => w(profileOfMessage(m));
   const upTo = (at: number) => w(tokensUpTo(history, at, 0));
+  // The budget, and so the record's shape, follows the window only: the calibration weighs the
+  // messages, and a record reshaped by it between folds would rewrite the prompt after the request
+  // (measured on a real llama-server: a third of the breaks in the cache were such rewrites).
   const budget = promptBudget(o.window);
   const n = history.length;
   const fixedTokens = w(profileOf(o.fixed));
