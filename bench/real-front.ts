@@ -152,7 +152,7 @@ export async function startFront(o: FrontOptions): Promise<Front> {
       // (the fake's writers type usage flat; the nested cached count is written as is)
       usage: usage as unknown as Record<string, number>,
     };
-    if (b.stream) writeStream(res, completion, b.stream_options?.include_usage === true);
+    if (b.stream) await writeStream(res, completion, b.stream_options?.include_usage === true);
     else writeCompletion(res, completion);
   };
 
