@@ -39,8 +39,9 @@ export interface RealServer {
 }
 
 /**
- * A pass-through recorder in front of `upstream`. `cap` adds Ollama's `num_predict` to a chat
- * request that has none (what llama-server's own `-n` does there); the body is recorded as sent.
+ * A pass-through recorder in front of `upstream`. `cap` bounds Ollama's `num_predict` of a chat
+ * request (what llama-server's own `-n` does there: keel's act budget is thousands of tokens, which a
+ * 135M model on a CPU fills for minutes); the body is recorded as keel sent it.
  */
 export async function recorder(upstream: string, cap?: number) {
   const exchanges: Exchange[] = [];
@@ -49,7 +50,10 @@ export async function recorder(upstream: string, cap?: number) {
       const { raw, body } = await readBody(req);
       const b = body as { options?: Record<string, unknown> } | undefined;
       const capped =
-        cap && req.url === "/api/chat" && b && b.options?.num_predict === undefined
+        cap &&
+        req.url === "/api/chat" &&
+        b &&
+        !(typeof b.options?.num_predict === "number" && b.options.num_predict <= cap)
           ? JSON.stringify({ ...b, options: { ...b.options, num_predict: cap } })
           : raw;
       const r = await fetch(`${upstream}${req.url ?? "/"}`, {
