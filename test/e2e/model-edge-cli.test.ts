@@ -58,7 +58,8 @@ describe("keel and the model edge", () => {
       server: { reachable: true, kind: "llama.cpp", dropped: ["max_tokens"] },
     });
     const text = await runKeel(["doctor", "-w", ws, ...server]);
-    expect(text.stdout).toMatch(/llama\.cpp llama-server, 2 models/);
+    // a llama-server serves one model, as the real one lists it (its file), with 4 slots
+    expect(text.stdout).toMatch(/llama\.cpp llama-server, 1 models, 4 slots/);
     expect(text.stdout).toMatch(/remembered: the server rejects max_tokens/);
   });
 

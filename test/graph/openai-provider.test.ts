@@ -209,11 +209,12 @@ describe("each server's tool-channel errors", () => {
   });
 
   it("a prompt over the server's context stops with the server's words and the fix", async () => {
-    // The server counts far more tokens than keel estimates (1.2 characters a token), and its
-    // refusal carries no numbers to refit by.
+    // The server counts far more tokens than keel estimates (0.3 characters a token): keel's own
+    // prompt is over the server's context however it refits.
     const f = await fake({
       server: "llama.cpp",
-      models: { [MODEL]: { contextLength: 3000, tools: true, charsPerToken: 1.2 } },
+      // 4 slots of 3,000 tokens: keel's own prompt fits a slot by keel's estimate, not the server's count
+      models: { [MODEL]: { contextLength: 12000, tools: true, charsPerToken: 0.3 } },
       script: writeHello,
     });
     writeFileSync(path.join(tempWorkspace(), "x"), "");

@@ -99,7 +99,9 @@ describe("the recorder in front of a real server", () => {
         method: "POST",
         body: JSON.stringify(body),
       }).then((r) => r.text());
-      const shape = (t: string) => t.replace(/"(id|created)":("[^"]*"|\d+)/g, "");
+      // the second request finds the first in the server's cache: usage and timings differ
+      const shape = (t: string) =>
+        t.replace(/"(id|created)":("[^"]*"|\d+)/g, "").replace(/"usage":.*$/gm, "");
       expect(shape(through)).toBe(shape(direct));
       expect(rec.exchanges).toHaveLength(1);
       expect(rec.exchanges[0]).toMatchObject({ path: "/v1/chat/completions", status: 200, body });
@@ -245,7 +247,11 @@ for (const real of realServers()) {
         const report = JSON.parse(r.stdout) as EvalReport;
         expect(report.agent).toBe(agent);
         expect(report.attempts).toHaveLength(1);
-        expect(report.attempts[0]!.promptTokens).toBeGreaterThan(0);
+        // A bare agent's count comes from LangChain's usage_metadata, which ChatOllama left empty
+        // on the real Ollama here (a gap of the peer runner, docs/real-model-time.md); keel's own
+        // count is the server's on both.
+        if (agent === "keel" || real.kind !== "ollama")
+          expect(report.attempts[0]!.promptTokens).toBeGreaterThan(0);
         expect(report.attempts[0]!.seconds).toBeGreaterThan(0);
       }
     }, 300_000);
