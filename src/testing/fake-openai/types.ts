@@ -1,0 +1,72 @@
+/** The fake OpenAI-compatible server's options, models and request shape. */
+import type { ServerKind } from "../../models/openai/quirks.js";
+import type { ChatBody, RecordedRequest, Reply, Script } from "../fake-ollama/types.js";
+
+export interface FakeOpenAIModel {
+  /** The context the server was started with (llama-server -c, vLLM --max-model-len). */
+  contextLength?: number;
+  /** The chat template llama.cpp's `/props` returns. */
+  template?: string;
+  /** Whether the template takes tools (llama.cpp's chat_template_caps, LM Studio's tool_use). */
+  tools?: boolean;
+  /** Characters per token; default: the fakes' tokenizer (src/testing/tokens.ts). */
+  charsPerToken?: number;
+  /** The context the model was trained for (llama.cpp's `n_ctx_train`). */
+  trainedContext?: number;
+}
+
+export interface FakeOpenAIOptions {
+  /** The server imitated: its discovery endpoints and error texts (default llama.cpp). */
+  server?: ServerKind;
+  models?: Record<string, FakeOpenAIModel>;
+  script?: Script;
+  /** llama.cpp started without --jinja: tools are refused with a 500. */
+  requireJinja?: boolean;
+  /** vLLM started without --enable-auto-tool-choice: tools are refused with a 400. */
+  noAutoToolChoice?: boolean;
+  /** Answer 400 to `stream_options` (default: for the generic and mlx servers). */
+  rejectStreamOptions?: boolean;
+  /** Require this bearer token. */
+  apiKey?: string;
+  /** llama.cpp's slots (`-np`; default 4), each with its own cached prompt. */
+  slots?: number;
+  /** Every completion carries this id (servers that repeat one). */
+  completionId?: string;
+  /** Request arguments refused with a 400 naming the field (vLLM: pydantic's "Extra inputs are not permitted"). */
+  rejectArguments?: string[];
+}
+
+/** An OpenAI chat request as received. */
+export interface OpenAIChatBody {
+  model: string;
+  messages: Array<{
+    role: string;
+    content?: string | Array<{ type: string; text?: string }> | null;
+    tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+    tool_call_id?: string;
+    reasoning_content?: string;
+  }>;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  tools?: ChatBody["tools"];
+  tool_choice?: unknown;
+  parallel_tool_calls?: boolean;
+  response_format?: { type: string; json_schema?: { schema?: unknown } };
+  temperature?: number;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+}
+
+export interface FakeOpenAI {
+  /** The server's root, e.g. http://127.0.0.1:40123 (llama.cpp's /props lives here). */
+  url: string;
+  /** The `/v1` root clients are given (`--base-url`). */
+  baseUrl: string;
+  requests: RecordedRequest[];
+  /** The chat request bodies, in order (only model turns with `turnsOnly`: no response_format). */
+  chatBodies(opts?: { turnsOnly?: boolean }): OpenAIChatBody[];
+  violations: string[];
+  setScript(script: Script): void;
+  inject(...replies: Reply[]): void;
+  close(): Promise<void>;
+}
