@@ -114,13 +114,19 @@ if (!args.has("--no-llama"))
     },
   );
 
-// Python with numpy, for llama.cpp's gguf-py (writing the tiny model, reading metadata).
+// Python with what llama.cpp's gguf-py imports (writing the tiny model, reading metadata): numpy,
+// and PyYAML for its metadata module. "Done" means they import, so a venv made by an older version
+// of this script, without PyYAML, is completed rather than trusted.
+const venvModules = ["numpy", "yaml"];
 step(
-  "python venv (numpy)",
-  () => existsSync(venvPython),
+  "python venv (numpy, pyyaml)",
+  () =>
+    existsSync(venvPython) &&
+    spawnSync(venvPython, ["-c", `import ${venvModules.join(", ")}`]).status === 0,
   () => {
-    run("python3", ["-m", "venv", path.join(cache, "venv")], { log: "venv" });
-    run(venvPython, ["-m", "pip", "install", "-q", "numpy"], { log: "venv" });
+    if (!existsSync(venvPython))
+      run("python3", ["-m", "venv", path.join(cache, "venv")], { log: "venv" });
+    run(venvPython, ["-m", "pip", "install", "-q", "numpy", "pyyaml"], { log: "venv" });
   },
 );
 
