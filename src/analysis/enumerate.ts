@@ -8,7 +8,13 @@ import { readFile, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { languageOf } from "../tools/code-structure.js";
-import { REPORT_MARK } from "./report.js";
+
+/**
+ * The mark every report keel writes carries near its start (a Markdown comment, the JSON's
+ * `generator`): enumeration skips marked files, so the analyst never reads its own output, wherever
+ * `--out` put it.
+ */
+export const REPORT_MARK = "keel-analyze-report";
 
 export interface FileUnit {
   /** Path relative to the analysed folder, with `/`. */

@@ -4,16 +4,10 @@
  * as an uninterrupted one.
  */
 import path from "node:path";
+import { REPORT_MARK } from "./enumerate.js";
 import type { FolderRecord, Manifest, UnitRecord } from "./records.js";
 import type { ReportSynthesis } from "./schema.js";
 import { folderGraph, hotspots, type Hotspots, type UnitFacts } from "./structure.js";
-
-/**
- * The mark every report keel writes carries near its start (a Markdown comment, the JSON's
- * `generator`): enumeration skips marked files, so the analyst never reads its own output, wherever
- * `--out` put it.
- */
-export const REPORT_MARK = "keel-analyze-report";
 
 export interface AnalysisReport {
   generator: typeof REPORT_MARK;

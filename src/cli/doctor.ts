@@ -5,7 +5,7 @@
  */
 import pc from "picocolors";
 import { readableRoots } from "../sandbox/policy.js";
-import type { Provider } from "../run/settings.js";
+import type { Provider } from "../models/provider.js";
 import { machine, probeSandbox, type SandboxStatus } from "../sandbox/runtime.js";
 import { ServerHttpError } from "../models/capabilities.js";
 import { discoverServer } from "../models/openai/probe.js";

@@ -7,7 +7,7 @@ import { ServerHttpError } from "../models/capabilities.js";
 import { ModelServerError } from "../models/errors.js";
 import { listOpenAIModels } from "../models/openai/probe.js";
 import { QUIRKS, SERVER_KINDS } from "../models/openai/quirks.js";
-import type { Provider } from "../run/settings.js";
+import type { Provider } from "../models/provider.js";
 import { withModelRetry, type RetryPolicy } from "../models/retry.js";
 
 export interface ModelRow extends ModelProfile {

@@ -11,7 +11,7 @@ import { parseServers } from "../distributed/pool.js";
 import { formatStatusLine } from "../distributed/status.js";
 import { runWorker } from "../distributed/worker.js";
 import { openPersistence } from "../persistence/open.js";
-import { PROVIDERS, type Provider } from "../run/settings.js";
+import { PROVIDERS, type Provider } from "../models/provider.js";
 import { collect, contextWindowOption, positiveInt, retryCount } from "./options.js";
 import { UsageError } from "./session.js";
 

@@ -4,7 +4,7 @@
  * the clock is passed in.
  */
 import type { ModelErrorKind } from "../models/errors.js";
-import type { Provider } from "../run/settings.js";
+import type { Provider } from "../models/provider.js";
 
 /**
  * Failures that say the server, not the request, is the trouble: it leaves the rotation and the

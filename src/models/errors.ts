@@ -3,7 +3,7 @@
  * user should do about it. ChatOllama surfaces ollama-js errors unchanged (docs/ollama-protocol.md §7),
  * so classification reads `status_code`, `name` and the fetch error's cause.
  */
-import type { Provider } from "../run/settings.js";
+import type { Provider } from "./provider.js";
 import { serverErrorRule } from "./openai/quirks.js";
 
 export type ModelErrorKind =

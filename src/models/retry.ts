@@ -1,4 +1,4 @@
-import type { Provider } from "../run/settings.js";
+import type { Provider } from "./provider.js";
 import { classifyModelError, ModelServerError, type ClassifiedError } from "./errors.js";
 
 export interface RetryPolicy {

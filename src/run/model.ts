@@ -21,7 +21,7 @@ import {
 } from "../models/chat-model.js";
 import type { RetryPolicy } from "../models/retry.js";
 import { serverMemory } from "./server-memory.js";
-import type { Provider } from "./settings.js";
+import type { Provider } from "../models/provider.js";
 
 /** Dependencies a graph is built with. Defaults talk to Ollama; tests and library users swap them. */
 export interface GraphDeps {

@@ -4,7 +4,7 @@
  * the next run's first request leaves them out. Read by the runs (run/model.ts) and `keel doctor`.
  */
 import type { BaseStore } from "@langchain/langgraph";
-import type { ServerMemory } from "../models/chat-model.js";
+import type { ServerMemory } from "../models/types.js";
 
 const NS = ["keel", "servers"];
 

@@ -8,15 +8,14 @@ import { z } from "zod";
 import { readEnv } from "../env.js";
 import { GenerationBudgetSchema } from "../models/budget.js";
 import { THINK_SETTINGS } from "../models/capabilities.js";
+import { PROVIDERS, type Provider } from "../models/provider.js";
 import { fileSettings, PROJECT_SETTINGS } from "./settings-file.js";
 
 export const DEFAULT_MODEL = "qwen3:8b";
 export const DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434";
 /** llama.cpp's `llama-server` default address. */
 export const DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1";
-/** The kinds of model server keel speaks to: Ollama's native API, or an OpenAI-compatible `/v1`. */
-export const PROVIDERS = ["ollama", "openai"] as const;
-export type Provider = (typeof PROVIDERS)[number];
+export { PROVIDERS, type Provider } from "../models/provider.js";
 
 /** The model and how to reach it: the settings both graphs take. */
 export const ModelSettingsSchema = z.object({

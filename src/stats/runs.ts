@@ -7,7 +7,6 @@ import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messa
 import type { CoderStateValue, TurnUsage } from "../agent/state.js";
 import type { Rung } from "../guard/ladder.js";
 import type { ToolFailureKind } from "../tools/types.js";
-import type { LessonState } from "./lessons.js";
 
 /** A kind of repair keel made to a call, from its note (tools/repair.ts). */
 export const REPAIR_KINDS = ["tool name", "field alias", "JSON string", "type", "other"] as const;
@@ -145,6 +144,17 @@ export interface ModelRow {
   promptTokens: number;
   generatedTokens: number;
   tokensPerSecond?: number;
+}
+
+/** A learned description line of a model and how it fared (judged by stats/lessons.ts). */
+export interface LessonState {
+  key: string;
+  tool: string;
+  line: string;
+  status: "active" | "retired";
+  /** Misuses per call of the tool without the line shown, and with it. */
+  before: { calls: number; misuses: number };
+  after: { calls: number; misuses: number };
 }
 
 export interface Stats {

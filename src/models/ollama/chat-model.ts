@@ -1,5 +1,5 @@
 import { ChatOllama } from "@langchain/ollama";
-import type { ChatModelFactory } from "../chat-model.js";
+import type { ChatModelFactory } from "../types.js";
 import { createOllamaFetch } from "./fetch.js";
 
 /** ChatOllama with keel's repairing fetch (tool identities, string arguments, deadlines). */

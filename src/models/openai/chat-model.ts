@@ -3,7 +3,7 @@
  * around it (deadlines, the server's quirks) and keel's retries instead of the SDK's.
  */
 import type * as OpenAIModule from "@langchain/openai";
-import type { ChatModelFactory } from "../chat-model.js";
+import type { ChatModelFactory } from "../types.js";
 import { createWireFetch, currentWireTurn, type WireSeen, type WireTurn } from "../wire.js";
 import { QUIRKS } from "./quirks.js";
 import { argumentToDrop, withoutArguments } from "./rejected.js";

@@ -10,16 +10,9 @@
  * by a model's own characters per token when it sets one.
  */
 import { countTokens, cutToTokens, tailToTokens, type TokenizerOptions } from "../tokens.js";
-import type { ChatBody } from "./types.js";
+import type { ChatBody, MachineProfile, PrefillRecord } from "./types.js";
 
-/** How fast a machine prefills and generates, in tokens per second. */
-export interface MachineProfile {
-  name: string;
-  prefillTokensPerSec: number;
-  generateTokensPerSec: number;
-  /** Seconds to load the model (first request, or a changed num_ctx). */
-  loadSec: number;
-}
+export type { MachineProfile, PrefillRecord } from "./types.js";
 
 /**
  * Two machines for an 8B model at Q4_K_M. The rates are llama.cpp's published `llama-bench`
@@ -45,34 +38,6 @@ export const MACHINES: Record<"cpu" | "gpu", MachineProfile> = {
 
 /** Ollama's default context when a request sets no num_ctx (servers.md: 4096 since PR 11189). */
 export const DEFAULT_NUM_CTX = 4096;
-
-/** What one chat request cost, as the fake accounted it. */
-export interface PrefillRecord {
-  /** num_ctx in force (the request's, clamped to the model's context). */
-  numCtx: number;
-  /** Tokens of the whole prompt as sent. */
-  sentTokens: number;
-  /** Tokens of the prompt the model saw (after any truncation): Ollama's prompt_eval_count. */
-  promptTokens: number;
-  /** Tokens taken from the cache. */
-  cachedTokens: number;
-  /** Tokens evaluated (prefilled) for this request. */
-  evaluatedTokens: number;
-  /** Characters of the prompt shared with the previous request's prompt and reply. */
-  cachedChars: number;
-  promptChars: number;
-  /** The prompt did not extend what the cache held: something before its end changed. */
-  rewrote: boolean;
-  /** The prompt was cut at the front to fit. */
-  truncated: boolean;
-  /** The model was (re)loaded for this request. */
-  loaded: boolean;
-  generatedTokens: number;
-  /** Simulated seconds on the fake's machine profile: load + prefill + generation. */
-  seconds: number;
-  /** The prompt as the fake rendered it (for measurements that need the text). */
-  rendered: string;
-}
 
 /** Renders a request the way a chat template does: the tools, then every message in order. */
 export function renderPrompt(body: ChatBody): string {

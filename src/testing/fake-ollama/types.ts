@@ -1,6 +1,43 @@
 /** The fake Ollama server's wire types and the script interface. */
 import type { TokenizerOptions } from "../tokens.js";
-import type { MachineProfile, PrefillRecord } from "./prefill.js";
+
+/** How fast a machine prefills and generates, in tokens per second. */
+export interface MachineProfile {
+  name: string;
+  prefillTokensPerSec: number;
+  generateTokensPerSec: number;
+  /** Seconds to load the model (first request, or a changed num_ctx). */
+  loadSec: number;
+}
+
+/** What one chat request cost, as the fake accounted it. */
+export interface PrefillRecord {
+  /** num_ctx in force (the request's, clamped to the model's context). */
+  numCtx: number;
+  /** Tokens of the whole prompt as sent. */
+  sentTokens: number;
+  /** Tokens of the prompt the model saw (after any truncation): Ollama's prompt_eval_count. */
+  promptTokens: number;
+  /** Tokens taken from the cache. */
+  cachedTokens: number;
+  /** Tokens evaluated (prefilled) for this request. */
+  evaluatedTokens: number;
+  /** Characters of the prompt shared with the previous request's prompt and reply. */
+  cachedChars: number;
+  promptChars: number;
+  /** The prompt did not extend what the cache held: something before its end changed. */
+  rewrote: boolean;
+  /** The prompt was cut at the front to fit. */
+  truncated: boolean;
+  /** The model was (re)loaded for this request. */
+  loaded: boolean;
+  generatedTokens: number;
+  /** Simulated seconds on the fake's machine profile: load + prefill + generation. */
+  seconds: number;
+  /** The prompt as the fake rendered it (for measurements that need the text). */
+  rendered: string;
+}
+
 export type Capability = "completion" | "tools" | "thinking" | "vision" | "embedding" | "insert";
 
 export interface FakeModel {

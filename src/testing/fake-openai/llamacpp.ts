@@ -11,7 +11,7 @@ import type { ChatBody } from "../fake-ollama/types.js";
 import { countTokens, cutToTokens } from "../tokens.js";
 import type { ServerKind } from "../../models/openai/quirks.js";
 import { asChatBody, sendJson, type WireCall } from "./replies.js";
-import type { FakeOpenAIModel, OpenAIChatBody } from "./server.js";
+import type { FakeOpenAIModel, OpenAIChatBody } from "./types.js";
 import type { Slots } from "./slots.js";
 
 const ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";

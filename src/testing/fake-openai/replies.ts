@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type { ChatBody, WireMessage } from "../fake-ollama/types.js";
 import type { ServerKind } from "../../models/openai/quirks.js";
-import type { OpenAIChatBody } from "./server.js";
+import type { OpenAIChatBody } from "./types.js";
 
 /** A tool call as the server sends it. */
 export type WireCall = { id: string; type: string; function: { name: string; arguments: string } };
