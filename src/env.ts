@@ -4,8 +4,6 @@
  */
 import { homedir } from "node:os";
 import path from "node:path";
-import { userSettingsPath } from "./run/settings-file.js";
-import { commandEnv } from "./sandbox/policy.js";
 
 export interface KeelEnv {
   /** `OLLAMA_HOST`, normalised to a URL; undefined when unset. */
@@ -40,6 +38,49 @@ export interface RealServerPaths {
   ollamaModels: string | undefined;
   ggufs: Record<string, string>;
 }
+
+/**
+ * Environment variables a command inherits; every other one (API keys, tokens, keel's own
+ * settings) stays out of the sandbox. `LC_*` passes as a prefix.
+ */
+export const PASSED_ENV = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "LANG",
+  "LANGUAGE",
+  "TERM",
+  "TZ",
+  "COLORTERM",
+  "NO_COLOR",
+  "PYENV_ROOT",
+  "PYENV_VERSION",
+  "NVM_DIR",
+  "VOLTA_HOME",
+  "CARGO_HOME",
+  "RUSTUP_HOME",
+  "GOROOT",
+  "GOPATH",
+  "JAVA_HOME",
+  "VIRTUAL_ENV",
+  "CONDA_PREFIX",
+  "PNPM_HOME",
+];
+
+/** The subset of an environment a command may see (`PASSED_ENV`). */
+export function commandEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v !== undefined && (PASSED_ENV.includes(k) || k.startsWith("LC_"))) out[k] = v;
+  }
+  return out;
+}
+
+/** The user's settings file for a home folder and `XDG_CONFIG_HOME`. */
+export const userSettingsPath = (home: string, xdgConfigHome: string | undefined): string =>
+  path.join(xdgConfigHome || path.join(home, ".config"), "keel", "settings.json");
 
 /**
  * A PATH without its relative entries (`.`, `node_modules/.bin`, an empty entry): those resolve

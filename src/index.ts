@@ -67,4 +67,4 @@ export {
   type ToolMode,
 } from "./models/capabilities.js";
 export { createCapabilityProbe } from "./models/probe.js";
-export { runSession, type RunOutcome, type SessionOptions } from "./cli/session.js";
+export { runSession, type RunOutcome, type SessionOptions } from "./session/session.js";

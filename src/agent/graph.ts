@@ -17,7 +17,7 @@ import {
 } from "./routing.js";
 import { resolveDeps, type GraphDeps } from "../run/model.js";
 import { CoderState } from "./state.js";
-import { recordRunEnd } from "../stats/ledger.js";
+import { recordRunEnd } from "./learning/ledger.js";
 
 /**
  * Builds the uncompiled coder graph: intent-classify → plan → act ⇄ tool-execute, with recover on

@@ -144,7 +144,7 @@ export const CoderState = new StateSchema({
   /** The highest rung of the recovery ladder this run reached. Written by recover (reset by intent-classify); read by keel stats. */
   rung: z.enum(RUNGS).default("none"),
   /**
-   * One line of learned usage per tool for this run's model (stats/lessons.ts), chosen once per
+   * One line of learned usage per tool for this run's model (learning/lessons.ts), chosen once per
    * request so the tool block of the prompt stays the same all run. Written by intent-classify; read by act.
    */
   lessons: z

@@ -18,7 +18,7 @@ import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { openPersistence } from "../persistence/open.js";
 import { openDistributed, type DistributedOptions } from "../distributed/coordinator.js";
 import { analyzeStatus } from "./worker.js";
-import { pendingNodes, UsageError } from "./session.js";
+import { pendingNodes, UsageError } from "../session/session.js";
 import { Command, Option } from "commander";
 import { DEFAULT_MODEL } from "../run/settings.js";
 import { installCtrlC } from "./interrupt.js";

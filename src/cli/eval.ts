@@ -17,7 +17,7 @@ import {
   serverSettings,
   type ServerFlags,
 } from "./server-options.js";
-import { UsageError } from "./session.js";
+import { UsageError } from "../session/session.js";
 
 interface EvalFlags extends ServerFlags {
   k: number;

@@ -21,7 +21,7 @@ import {
   resolvedServer,
   type ServerFlags,
 } from "./server-options.js";
-import { UsageError } from "./session.js";
+import { UsageError } from "../session/session.js";
 import { printOutcome, runCommandDef } from "./run.js";
 import { diffCommand, undoCommand } from "./undo.js";
 import { statsCommand } from "./stats.js";

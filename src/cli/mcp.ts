@@ -16,7 +16,7 @@ import {
 } from "../mcp/approval.js";
 import { mcpServersOf, mcpSession, projectMcpServers, type McpSession } from "../mcp/session.js";
 import { ALL_TOOLS } from "../tools/registry.js";
-import { MCP_WARN_SHARE } from "./timeline.js";
+import { MCP_WARN_SHARE } from "../session/timeline.js";
 
 export interface McpReport extends McpSession {
   window: number;

@@ -17,7 +17,7 @@ import {
   serverSettings,
   type ServerFlags,
 } from "./server-options.js";
-import { runSession, UsageError, type RunOutcome } from "./session.js";
+import { runSession, UsageError, type RunOutcome } from "../session/session.js";
 
 interface RunFlags extends ServerFlags {
   workspace: string;

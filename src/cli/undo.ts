@@ -12,7 +12,7 @@ import { readEnv } from "../env.js";
 import { defaultCheckpoints, storeExists } from "../persistence/checkpointer.js";
 import { openPersistence } from "../persistence/open.js";
 import { describeAction } from "../undo/plan.js";
-import { rewindTo } from "../undo/rewind.js";
+import { rewindTo } from "../agent/rewind.js";
 import { applyUndo, planThreadUndo, threadDiff, type UndoPlan } from "../undo/undo.js";
 
 interface UndoFlags {

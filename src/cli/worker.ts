@@ -13,7 +13,7 @@ import { runWorker } from "../distributed/worker.js";
 import { openPersistence } from "../persistence/open.js";
 import { PROVIDERS, type Provider } from "../models/provider.js";
 import { collect, contextWindowOption, positiveInt, retryCount } from "./options.js";
-import { UsageError } from "./session.js";
+import { UsageError } from "../session/session.js";
 
 /** Prints the queue's runs: done, in flight, queued, failed, per worker, units/s, ETA. */
 export async function analyzeStatus(url: string | undefined, json?: boolean): Promise<void> {

@@ -1,6 +1,6 @@
 /** What `keel analyze --postgres URL --workers` adds to a run: the queue and the units step that uses it. */
 import type { AnalystGraphOptions } from "../analysis/graph.js";
-import { createDispatchUnitsNode } from "../analysis/nodes/dispatch-units.js";
+import { createDispatchUnitsNode } from "./dispatch-units.js";
 import { openQueue, type UnitQueue } from "./queue.js";
 import { runStatuses, type RunStatus } from "./status.js";
 

@@ -9,11 +9,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { SettingsInput } from "../agent/context.js";
-import { runSession } from "../cli/session.js";
+import { runSession } from "../session/session.js";
 import { RUNGS, type Rung } from "../guard/ladder.js";
 import { openPersistence } from "../persistence/open.js";
 import { collectRuns } from "../stats/collect.js";
-import type { RunRecord } from "../stats/runs.js";
+import type { RunRecord } from "../agent/learning/run-record.js";
 import type { ToolFailureKind } from "../tools/types.js";
 import { runPeer, type EvalAgent, type PeerOutcome } from "./peers.js";
 import { EVAL_TASKS, setUp, type EvalTask } from "./tasks.js";
@@ -75,7 +75,7 @@ export interface EvalReport {
 
 const ratio = (a: number, b: number) => (b === 0 ? 0 : a / b);
 
-/** An attempt's numbers from its run record (stats/runs.ts) and its check. */
+/** An attempt's numbers from its run record (agent/learning/run-record.ts) and its check. */
 export function scoreAttempt(
   base: Pick<Attempt, "task" | "mode" | "attempt" | "thread" | "seconds">,
   run: RunRecord | undefined,

@@ -8,7 +8,6 @@
  * belong in the user's file. A bad file is an error that names the file and the field.
  */
 import { readFileSync, statSync } from "node:fs";
-import path from "node:path";
 import type { z } from "zod";
 
 /** The project's settings file, relative to the workspace. */
@@ -46,10 +45,6 @@ export class SettingsFileError extends Error {
     super(`settings file ${file}${field ? `, field "${field}"` : ""}: ${detail}`);
   }
 }
-
-/** The user's settings file for a home folder and `XDG_CONFIG_HOME`. */
-export const userSettingsPath = (home: string, xdgConfigHome: string | undefined): string =>
-  path.join(xdgConfigHome || path.join(home, ".config"), "keel", "settings.json");
 
 /** A file's JSON object; undefined when there is no file. */
 export function readSettingsFile(file: string): Record<string, unknown> | undefined {

@@ -102,45 +102,6 @@ export const INSTALL_HOSTS = [
   "objects.githubusercontent.com",
 ];
 
-/**
- * Environment variables a command inherits; every other one (API keys, tokens, keel's own
- * settings) stays out of the sandbox. `LC_*` passes as a prefix.
- */
-export const PASSED_ENV = [
-  "PATH",
-  "HOME",
-  "USER",
-  "LOGNAME",
-  "SHELL",
-  "LANG",
-  "LANGUAGE",
-  "TERM",
-  "TZ",
-  "COLORTERM",
-  "NO_COLOR",
-  "PYENV_ROOT",
-  "PYENV_VERSION",
-  "NVM_DIR",
-  "VOLTA_HOME",
-  "CARGO_HOME",
-  "RUSTUP_HOME",
-  "GOROOT",
-  "GOPATH",
-  "JAVA_HOME",
-  "VIRTUAL_ENV",
-  "CONDA_PREFIX",
-  "PNPM_HOME",
-];
-
-/** The subset of an environment a command may see (`PASSED_ENV`). */
-export function commandEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) {
-    if (v !== undefined && (PASSED_ENV.includes(k) || k.startsWith("LC_"))) out[k] = v;
-  }
-  return out;
-}
-
 /** What the policy needs to know about the machine. */
 export interface Machine {
   platform: NodeJS.Platform;

@@ -7,7 +7,7 @@
 import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph";
 import { createCoderGraph } from "../agent/graph.js";
 import type { CoderStateValue } from "../agent/state.js";
-import { runRecord, type RunRecord } from "./runs.js";
+import { runRecord, type RunRecord } from "../agent/learning/run-record.js";
 
 export async function collectRuns(
   checkpointer: BaseCheckpointSaver,

@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { RunOutcome } from "../../src/cli/session.js";
+import type { RunOutcome } from "../../src/session/session.js";
 import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { runKeel } from "../support/cli.js";
 import { call, calls, keelScript, fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";

@@ -5,8 +5,8 @@ import {
   JUDGE_AFTER_CALLS,
   tallyOf,
   type Tally,
-} from "../../src/stats/lessons.js";
-import { repairKind, type RunRecord } from "../../src/stats/runs.js";
+} from "../../src/agent/learning/lessons.js";
+import { repairKind, type RunRecord } from "../../src/agent/learning/run-record.js";
 
 const tally = (thread: string, calls: number, misuses: number, shown = false): Tally => ({
   thread,

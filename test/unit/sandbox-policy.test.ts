@@ -1,8 +1,8 @@
 /** The OS sandbox's policy as data: what commands may read, write and reach, and what the model is told. */
 import { describe, expect, it } from "vitest";
+import { commandEnv } from "../../src/env.js";
 import {
   allowedHosts,
-  commandEnv,
   filesystemPolicy,
   hiddenPaths,
   INSTALL_HOSTS,

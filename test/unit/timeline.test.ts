@@ -2,7 +2,7 @@
 import { AIMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { FailureSchema } from "../../src/agent/state.js";
-import { describeUpdate, FAILURE_LABEL } from "../../src/cli/timeline.js";
+import { describeUpdate, FAILURE_LABEL } from "../../src/session/timeline.js";
 
 describe("describeUpdate for act", () => {
   it.each([

@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { createStreamFilter } from "../../src/cli/stream-filter.js";
+import { createStreamFilter } from "../../src/session/stream-filter.js";
 import { FORMATS } from "../../src/models/tool-calls/formats.js";
 import { argumentsFromText, parseToolCalls } from "../../src/models/tool-calls/index.js";
 import { CORPUS, CORPUS_SCHEMAS } from "../fixtures/tool-call-corpus.js";

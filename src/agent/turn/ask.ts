@@ -22,7 +22,7 @@ import type { FormatName } from "../../models/tool-calls/types.js";
 import type { toolDefinition } from "../../tools/registry.js";
 import type { NodeEnv } from "../runtime.js";
 import type { FitState, TurnUsage } from "../state.js";
-import { TOOLS_IN_PROMPT } from "../nodes/act/tool-prompt.js";
+import { TOOLS_IN_PROMPT } from "./tool-prompt.js";
 import { reusedEstimate, serverCounts, usageOf } from "./usage.js";
 
 /** Refits after a cut prompt before the run stops with an error naming the truncation. */

@@ -7,8 +7,8 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { chooseToolMode } from "../../models/capabilities.js";
 import { toolDefinition, toolsForIntent } from "../../tools/registry.js";
-import { ACT_SYSTEM } from "../nodes/act/prompt.js";
-import { promptFormat } from "../nodes/act/tool-prompt.js";
+import { ACT_SYSTEM } from "./prompt.js";
+import { promptFormat } from "./tool-prompt.js";
 import { type NodeEnv } from "../runtime.js";
 import { modelFitOf, type GraphDeps } from "../../run/model.js";
 import type { CoderStateValue } from "../state.js";
@@ -62,7 +62,7 @@ export function pinnedOf(messages: readonly BaseMessage[], request: number): num
 }
 
 /**
- * A tool's definition with its learned line (stats/lessons.ts) after the description. The lines
+ * A tool's definition with its learned line (learning/lessons.ts) after the description. The lines
  * are chosen once per request, so the tool block, part of the prompt's prefix, stays the same all run.
  */
 export function withLesson(def: ReturnType<typeof toolDefinition>, line: string | undefined) {

@@ -7,7 +7,7 @@ import type { ToolMode } from "../../../models/capabilities.js";
 import { parseToolCalls } from "../../../models/tool-calls/index.js";
 import { argumentsFromText } from "../../../models/tool-calls/parse.js";
 import type { ArgSchemas, FormatName, RejectedCall } from "../../../models/tool-calls/types.js";
-import { callSyntax } from "./tool-prompt.js";
+import { callSyntax } from "../../turn/tool-prompt.js";
 
 export interface ReadReply {
   calls: ToolCall[];

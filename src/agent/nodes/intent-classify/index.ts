@@ -1,5 +1,5 @@
-import { activeLines } from "../../../stats/lessons.js";
-import { lessonsOf } from "../../../stats/ledger.js";
+import { activeLines } from "../../learning/lessons.js";
+import { lessonsOf } from "../../learning/ledger.js";
 import { HumanMessage } from "@langchain/core/messages";
 import { readdir } from "node:fs/promises";
 import { Overwrite, type LangGraphRunnableConfig } from "@langchain/langgraph";
@@ -99,7 +99,7 @@ export function createIntentClassifyNode(deps: GraphDeps) {
   };
 }
 
-/** The lines this request's tool descriptions get from the model's ledger (stats/lessons.ts). */
+/** The lines this request's tool descriptions get from the model's ledger (learning/lessons.ts). */
 async function learnedLines(
   config: LangGraphRunnableConfig,
   settings: { learnDescriptions: boolean; model: string },

@@ -2,9 +2,9 @@
  * Prompt mode (F9): for a model without the tools capability, each tool is described once in the
  * system prompt, with the call syntax of the model's own family. Nothing else describes tools.
  */
-import { formatRecord } from "../../../models/tool-calls/formats.js";
-import type { FormatName } from "../../../models/tool-calls/types.js";
-import type { toolDefinition } from "../../../tools/registry.js";
+import { formatRecord } from "../../models/tool-calls/formats.js";
+import type { FormatName } from "../../models/tool-calls/types.js";
+import type { toolDefinition } from "../../tools/registry.js";
 
 type ToolDef = ReturnType<typeof toolDefinition>;
 

@@ -5,10 +5,8 @@
  * calls were made with it shown, the misuse rate with it is compared to the rate without it, and a
  * line that did not lower it is retired.
  */
-import type { ToolFailureKind } from "../tools/types.js";
-import type { LessonState, RunRecord } from "./runs.js";
-
-export type { LessonState } from "./runs.js";
+import type { ToolFailureKind } from "../../tools/types.js";
+import type { RunRecord } from "./run-record.js";
 
 /** A misuse keel can teach against: a tool ("*": any) failing with a kind. */
 export interface Lesson {
@@ -109,6 +107,16 @@ export function tallyOf(run: RunRecord, shown: readonly string[]): Tally {
     }
   }
   return { thread: run.thread, at: run.at, tools, shown: [...shown] };
+}
+
+export interface LessonState {
+  key: string;
+  tool: string;
+  line: string;
+  status: "active" | "retired";
+  /** Misuses per call of the tool without the line shown, and with it. */
+  before: { calls: number; misuses: number };
+  after: { calls: number; misuses: number };
 }
 
 const rate = (x: { calls: number; misuses: number }) => (x.calls ? x.misuses / x.calls : 0);

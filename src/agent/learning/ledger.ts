@@ -4,11 +4,11 @@
  * to choose the lines its tool descriptions get; keel stats shows every model's lessons.
  */
 import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
-import { settingsFrom } from "../agent/context.js";
-import type { CoderStateValue } from "../agent/state.js";
-import { fieldsOf } from "../tools/registry.js";
+import { settingsFrom } from "../context.js";
+import type { CoderStateValue } from "../state.js";
+import { fieldsOf } from "../../tools/registry.js";
 import { judgeLessons, tallyOf, type LessonState, type Tally } from "./lessons.js";
-import { runRecord } from "./runs.js";
+import { runRecord } from "./run-record.js";
 
 const NS = ["keel", "ledger"];
 

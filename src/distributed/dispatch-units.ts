@@ -8,17 +8,17 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { FileUnit } from "../enumerate.js";
-import { createAnalyzeUnitsNode } from "./analyze-units.js";
-import { foldFolder } from "./summarize-folders.js";
-import { analystStep } from "../runtime.js";
-import type { AnalystStateUpdate, AnalystStateValue } from "../state.js";
-import { factsOf } from "../structure.js";
-import type { GraphDeps } from "../../run/model.js";
-import { FoldPlan } from "../../distributed/fold-plan.js";
-import { UNIT_ATTEMPTS, unitJobKey, type UnitJob } from "../../distributed/jobs.js";
-import type { UnitQueue } from "../../distributed/queue.js";
-import { formatStatusLine, runStatuses } from "../../distributed/status.js";
+import type { FileUnit } from "../analysis/enumerate.js";
+import { createAnalyzeUnitsNode } from "../analysis/nodes/analyze-units.js";
+import { foldFolder } from "../analysis/nodes/summarize-folders.js";
+import { analystStep } from "../analysis/runtime.js";
+import type { AnalystStateUpdate, AnalystStateValue } from "../analysis/state.js";
+import { factsOf } from "../analysis/structure.js";
+import type { GraphDeps } from "../run/model.js";
+import { FoldPlan } from "./fold-plan.js";
+import { UNIT_ATTEMPTS, unitJobKey, type UnitJob } from "./jobs.js";
+import type { UnitQueue } from "./queue.js";
+import { formatStatusLine, runStatuses } from "./status.js";
 
 export interface DispatchOptions {
   queue: UnitQueue;

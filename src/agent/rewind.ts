@@ -6,11 +6,11 @@
  */
 import { ToolMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
-import { unansweredCalls } from "../agent/conversation.js";
-import type { createCoderGraph } from "../agent/graph.js";
-import { NODE } from "../agent/routing.js";
-import type { CoderStateValue } from "../agent/state.js";
-import type { StepRecord } from "./journal.js";
+import { unansweredCalls } from "./conversation.js";
+import type { createCoderGraph } from "./graph.js";
+import { NODE } from "./routing.js";
+import type { CoderStateValue } from "./state.js";
+import type { StepRecord } from "../undo/journal.js";
 
 type CompiledCoder = ReturnType<ReturnType<typeof createCoderGraph>["compile"]>;
 

@@ -1,4 +1,8 @@
-import { changesThings, type Intent } from "../../../tools/registry.js";
+/**
+ * The system prompt of every coder turn, act's and the plan call's alike (turn/setup.ts), so their
+ * prompts share one prefix: the request's mode, the workspace, the project's instructions.
+ */
+import { changesThings, type Intent } from "../../tools/registry.js";
 
 const MODE: Record<Intent, string> = {
   build:

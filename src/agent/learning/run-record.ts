@@ -1,0 +1,106 @@
+/**
+ * The record of one coder run, pure: read from the state the run left in its checkpoints (the
+ * trail of its tool calls, the ladder's rung, the turns' usage). Nothing here is new data: it is
+ * what the run already persisted. The ledger tallies it, keel stats and keel eval count it.
+ */
+import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import type { Rung } from "../../guard/ladder.js";
+import type { ToolFailureKind } from "../../tools/types.js";
+import type { CoderStateValue, TurnUsage } from "../state.js";
+
+/** A kind of repair keel made to a call, from its note (tools/repair.ts). */
+export const REPAIR_KINDS = ["tool name", "field alias", "JSON string", "type", "other"] as const;
+export type RepairKind = (typeof REPAIR_KINDS)[number];
+
+export function repairKind(note: string): RepairKind {
+  if (/^called \S+ for /.test(note)) return "tool name";
+  if (/^used \S+ as /.test(note)) return "field alias";
+  if (note.startsWith("parsed the arguments from a JSON string")) return "JSON string";
+  if (/^\S+: .* → /.test(note)) return "type";
+  return "other";
+}
+
+export interface CallRecord {
+  tool: string;
+  ok: boolean;
+  /** Failure kind when not ok. */
+  kind?: ToolFailureKind;
+  repairs: RepairKind[];
+}
+
+export interface RunRecord {
+  thread: string;
+  /** When the run's last checkpoint was written (ISO). */
+  at: string;
+  model: string;
+  request: string;
+  intent: string | null;
+  status: CoderStateValue["status"];
+  turns: number;
+  calls: CallRecord[];
+  /** Turns whose calls were salvaged from text on the native channel. */
+  salvaged: number;
+  loopsCut: number;
+  rung: Rung;
+  promptTokens: number;
+  generatedTokens: number;
+  /** Generation speed averaged over the turns that reported it. */
+  tokensPerSecond?: number;
+}
+
+interface TurnMeta {
+  keel_usage?: TurnUsage;
+  keel_turn?: { model?: string; salvaged?: boolean };
+}
+
+/** The run a state holds (its latest request), or undefined for a state that is not a coder run. */
+export function runRecord(
+  thread: string,
+  at: string,
+  values: Partial<CoderStateValue>,
+): RunRecord | undefined {
+  if (!values.request || !Array.isArray(values.trail) || !Array.isArray(values.messages))
+    return undefined;
+  const turns = runTurns(values.messages, values.request);
+  const metas = turns.map((m) => (m.response_metadata ?? {}) as TurnMeta);
+  const usage = metas.map((m) => m.keel_usage).filter((u): u is TurnUsage => u !== undefined);
+  const speeds = usage.map((u) => u.tokensPerSecond).filter((v): v is number => v !== undefined);
+  const model =
+    metas.map((m) => m.keel_turn?.model).find((m): m is string => Boolean(m)) ??
+    values.fit?.model ??
+    "unknown";
+  return {
+    thread,
+    at,
+    model,
+    request: values.request,
+    intent: values.intent?.intent ?? null,
+    status: values.status ?? "running",
+    turns: values.turns ?? turns.length,
+    calls: values.trail.map((t) => ({
+      tool: t.name,
+      ok: t.ok,
+      ...(t.kind ? { kind: t.kind } : {}),
+      repairs: t.repaired ? t.repaired.split("; ").map(repairKind) : [],
+    })),
+    salvaged: metas.filter((m) => m.keel_turn?.salvaged).length,
+    loopsCut: values.trail.filter((t) => t.kind === "loop").length,
+    rung: values.rung ?? "none",
+    promptTokens: usage.reduce((n, u) => n + u.promptTokens, 0),
+    generatedTokens: usage.reduce((n, u) => n + u.generatedTokens, 0),
+    ...(speeds.length
+      ? { tokensPerSecond: speeds.reduce((a, b) => a + b, 0) / speeds.length }
+      : {}),
+  };
+}
+
+/** The AI messages after the newest human message holding the request. */
+function runTurns(messages: readonly BaseMessage[], request: string): AIMessage[] {
+  let from = messages.length;
+  while (from > 0) {
+    const m = messages[from - 1]!;
+    if (HumanMessage.isInstance(m) && m.content === request) break;
+    from--;
+  }
+  return messages.slice(from).filter((m): m is AIMessage => AIMessage.isInstance(m));
+}
