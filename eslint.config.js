@@ -30,6 +30,16 @@ export default tseslint.config(
   },
   { files: ["eslint.config.js"], ...tseslint.configs.disableTypeChecked },
   {
+    // The import rules (depcruise reads CommonJS).
+    files: [".dependency-cruiser.cjs"],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      sourceType: "commonjs",
+      parserOptions: { projectService: false },
+      globals: { module: "writable" },
+    },
+  },
+  {
     // Examples and scripts are plain Node ESM, as users would write them.
     files: ["**/*.mjs"],
     ...tseslint.configs.disableTypeChecked,
