@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { createCoderGraph } from "../src/agent/graph.js";
+import { RUN_STATUSES } from "../src/agent/state.js";
 import { MESSAGES_INPUT, withSettingsForm } from "./settings-form.js";
 
 const compiled = createCoderGraph().compile();
@@ -12,7 +13,7 @@ compiled.name = "coder";
 export const coder = withSettingsForm(compiled, {
   input: MESSAGES_INPUT,
   state: MESSAGES_INPUT.extend({
-    status: z.enum(["running", "done", "gave_up", "needs_human"]).describe("Outcome of the run"),
+    status: z.enum(RUN_STATUSES).describe("Outcome of the run"),
     summary: z.string().describe("Final answer or report"),
     filesWritten: z.array(z.string()).describe("Files written this run"),
   }),

@@ -3,6 +3,7 @@
  * text. Read by every node through `settingsFrom(config)`.
  */
 import { z } from "zod";
+import { TOOL_MODE_SETTINGS } from "../models/capabilities.js";
 import {
   layered,
   ModelSettingsSchema,
@@ -32,7 +33,7 @@ export const ContextSchema = ModelSettingsSchema.extend({
   maxTurns: z.number().int().min(1).default(40).describe("Most model turns (act calls) in one run"),
   maxToolCalls: z.number().int().min(1).default(120).describe("Most tool calls in one run"),
   toolMode: z
-    .enum(["auto", "native", "prompt"])
+    .enum(TOOL_MODE_SETTINGS)
     .default("auto")
     .describe(
       "How tools reach the model: native (the tools field) or prompt (described once in the system prompt, calls parsed from text); auto picks native iff Ollama lists the tools capability",

@@ -8,13 +8,21 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import type { TrailEntry } from "../guard/loop.js";
 import { FAILURE_KINDS, RUNGS } from "../guard/ladder.js";
+import { TOOL_MODES } from "../models/capabilities.js";
 import { INTENTS } from "../tools/registry.js";
 import { MessagesChannel, NO_SNAPSHOTS, SeenChannel } from "./channels.js";
+
+/** What decided a request's intent: the rules, or the model when the rules were unsure. */
+export const INTENT_SOURCES = ["rules", "model"] as const;
+
+/** A coder run's outcome: running until act ends it (done) or recover does (gave_up, needs_human). */
+export const RUN_STATUSES = ["running", "done", "gave_up", "needs_human"] as const;
+export type CoderStatus = (typeof RUN_STATUSES)[number];
 
 export const IntentSchema = z.object({
   intent: z.enum(INTENTS),
   confidence: z.number(),
-  source: z.enum(["rules", "model"]),
+  source: z.enum(INTENT_SOURCES),
 });
 export type IntentResult = z.infer<typeof IntentSchema>;
 
@@ -99,7 +107,7 @@ export const CoderState = new StateSchema({
    */
   toolChannel: z
     .object({
-      mode: z.enum(["native", "prompt"]),
+      mode: z.enum(TOOL_MODES),
       format: z.string(),
       salvaged: z.boolean().optional(),
       parseFailures: z.number().optional(),
@@ -157,7 +165,7 @@ export const CoderState = new StateSchema({
   /** Where recover sends the run next. Written by recover; read by routeAfterRecover. */
   recoverTo: z.enum(["act", "plan", "end"]).optional(),
   /** Outcome of the run. Written by act (done) and recover (gave_up / needs_human). Read by the CLI. */
-  status: z.enum(["running", "done", "gave_up", "needs_human"]).default("running"),
+  status: z.enum(RUN_STATUSES).default("running"),
   /** Final answer or report. Written by act / recover; read by the CLI. */
   summary: z.string().default(""),
 });

@@ -19,6 +19,10 @@ import {
 } from "./prompts.js";
 import type { UnitFacts } from "./structure.js";
 
+/** How much of a file the analyst reads: the start of it (quick), or every part (deep). */
+export const ANALYSIS_DEPTHS = ["quick", "deep"] as const;
+export type AnalysisDepth = (typeof ANALYSIS_DEPTHS)[number];
+
 export interface Budgeted {
   model: BaseChatModel;
   policy: RetryPolicy;
@@ -75,7 +79,7 @@ export async function analyzeUnit(
   unit: FileUnit,
   text: string,
   facts: UnitFacts,
-  depth: "quick" | "deep",
+  depth: AnalysisDepth,
 ): Promise<UnitFinding | null> {
   const factText = describeFacts(facts);
   const overhead =

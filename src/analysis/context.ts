@@ -1,5 +1,6 @@
 /** The analyst's run settings: a zod schema with defaults, each field described for Studio. */
 import { z } from "zod";
+import { ANALYSIS_DEPTHS } from "./analyze-unit.js";
 import {
   DEFAULT_MODEL,
   layered,
@@ -28,7 +29,7 @@ export const AnalystContextSchema = ModelSettingsSchema.pick({
     ),
   target: z.string().default(".").describe("Folder to analyse"),
   depth: z
-    .enum(["quick", "deep"])
+    .enum(ANALYSIS_DEPTHS)
     .default("deep")
     .describe("quick: the start of each file; deep: every part of every file"),
   concurrency: z

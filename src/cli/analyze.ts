@@ -8,6 +8,7 @@ import path from "node:path";
 import { isGraphDrained, type RunControl } from "@langchain/langgraph";
 import cliProgress from "cli-progress";
 import pc from "picocolors";
+import { ANALYSIS_DEPTHS, type AnalysisDepth } from "../analysis/analyze-unit.js";
 import { analystRunConfig, type AnalystSettingsInput } from "../analysis/context.js";
 import { createAnalystGraph } from "../analysis/graph.js";
 import type { AnalysisProgress } from "../analysis/runtime.js";
@@ -246,7 +247,7 @@ export function analyzeCommand(): Command {
     )
     .addOption(
       new Option("--depth <depth>", "quick: the start of each file; deep: all of it")
-        .choices(["quick", "deep"])
+        .choices(ANALYSIS_DEPTHS)
         .default("deep"),
     );
   addServerOptions(
@@ -288,7 +289,7 @@ export function analyzeCommand(): Command {
           thread?: string;
           out?: string;
           concurrency?: number;
-          depth: "quick" | "deep";
+          depth: AnalysisDepth;
           checkpoints?: string;
           retries?: number;
           contextWindow?: number;

@@ -6,6 +6,7 @@ import { Command, Option } from "commander";
 import pc from "picocolors";
 import { ContextSchema, settingDefault } from "../agent/context.js";
 import { readEnv } from "../env.js";
+import type { ThinkSetting, ToolModeSetting } from "../models/capabilities.js";
 import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { DEFAULT_MODEL } from "../run/settings.js";
 import { APPROVAL_MODE_HELP, APPROVAL_MODES, type ApprovalMode } from "../tools/permissions.js";
@@ -26,8 +27,8 @@ interface RunFlags extends ServerFlags {
   maxTurns?: number;
   maxToolCalls?: number;
   retries?: number;
-  toolMode?: "auto" | "native" | "prompt";
-  think?: "auto" | "on" | "off" | "low" | "medium" | "high";
+  toolMode?: ToolModeSetting;
+  think?: ThinkSetting;
   contextWindow?: number;
   yes?: boolean;
   approval?: ApprovalMode;

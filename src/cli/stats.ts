@@ -12,9 +12,15 @@ import { UsageError } from "../session/session.js";
 import { openPersistence } from "../persistence/open.js";
 import { collectRuns } from "../stats/collect.js";
 import { allLessons } from "../agent/learning/ledger.js";
-import type { EvalReport } from "../eval/run.js";
+import { EVAL_NAMESPACE, type EvalReport } from "../eval/run.js";
 import { statsPage } from "../stats/html.js";
-import { aggregate, countsText as fmt, filterRuns, type Stats } from "../stats/runs.js";
+import {
+  aggregate,
+  countsText as fmt,
+  filterRuns,
+  TOOL_COLUMNS,
+  type Stats,
+} from "../stats/runs.js";
 import { table } from "./table.js";
 
 interface StatsFlags {
@@ -73,7 +79,7 @@ export function statsCommand(): Command {
         const lessons = (await allLessons(persistence.store)).filter(
           (l) => !flags.model || l.model === flags.model,
         );
-        const evals = (await persistence.store.search(["keel", "eval"], { limit: 1000 }))
+        const evals = (await persistence.store.search(EVAL_NAMESPACE, { limit: 1000 }))
           .map((i) => i.value as EvalReport)
           .filter((e) => !flags.model || e.model === flags.model)
           .map(({ at, model, k, passK }) => ({ at, model, k, passK }))
@@ -122,7 +128,7 @@ export function formatStats(s: Stats): string {
     ]),
   );
   const tools = table(
-    ["model", "tool", "calls", "failures", "repairs"],
+    TOOL_COLUMNS,
     s.tools.map((t) => [t.model, t.tool, String(t.calls), fmt(t.failures), fmt(t.repairs)]),
   );
   const lessons = (s.lessons ?? []).map(

@@ -3,6 +3,7 @@
  * model and depth that analyse it), so a re-run enqueues only what changed. Pure.
  */
 import { createHash } from "node:crypto";
+import type { AnalysisDepth } from "../analysis/analyze-unit.js";
 import type { FileUnit } from "../analysis/enumerate.js";
 
 /** The pg-boss queue keel's unit jobs live in; the suffix is the job format's version. */
@@ -23,7 +24,7 @@ export interface UnitJob {
   target: string;
   unit: FileUnit;
   model: string;
-  depth: "quick" | "deep";
+  depth: AnalysisDepth;
   text: string;
 }
 

@@ -11,6 +11,7 @@ import path from "node:path";
 import type { SettingsInput } from "../agent/context.js";
 import { runSession } from "../session/session.js";
 import { RUNGS, type Rung } from "../guard/ladder.js";
+import { TOOL_MODES, type ToolMode } from "../models/capabilities.js";
 import { openPersistence } from "../persistence/open.js";
 import { collectRuns } from "../stats/collect.js";
 import type { RunRecord } from "../agent/learning/run-record.js";
@@ -18,8 +19,9 @@ import type { ToolFailureKind } from "../tools/types.js";
 import { runPeer, type EvalAgent, type PeerOutcome } from "./peers.js";
 import { EVAL_TASKS, setUp, type EvalTask } from "./tasks.js";
 
-export const EVAL_MODES = ["native", "prompt"] as const;
-export type EvalMode = (typeof EVAL_MODES)[number];
+/** The tool channels an eval runs each task on: every tool mode. */
+export const EVAL_MODES = TOOL_MODES;
+export type EvalMode = ToolMode;
 
 /** Calls the model got wrong in a way keel had to refuse (not a repair): not well formed. */
 const MALFORMED: ReadonlySet<ToolFailureKind> = new Set(["invalid_arguments", "unknown_tool"]);
@@ -58,6 +60,9 @@ export interface TaskScore {
   promptTokens: number;
   seconds: number;
 }
+
+/** Where eval reports live in the store (keel stats reads them). */
+export const EVAL_NAMESPACE = ["keel", "eval"];
 
 export interface EvalReport {
   at: string;
@@ -231,7 +236,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalReport> {
   const persistence = await openPersistence(opts.checkpoints);
   try {
     await persistence.store.put(
-      ["keel", "eval"],
+      EVAL_NAMESPACE,
       `${stamp}-${agent === "keel" ? "" : `${agent}-`}${report.model}`,
       report,
     );

@@ -21,7 +21,12 @@ export interface ModelProfile {
   slots?: number;
 }
 
-export type ToolMode = "native" | "prompt";
+/** How a model's tool calls travel: the API's tool channel, or text in the reply (F9). */
+export const TOOL_MODES = ["native", "prompt"] as const;
+export type ToolMode = (typeof TOOL_MODES)[number];
+/** The tool-mode setting: a mode, or auto (the model's capabilities choose). */
+export const TOOL_MODE_SETTINGS = ["auto", ...TOOL_MODES] as const;
+export type ToolModeSetting = (typeof TOOL_MODE_SETTINGS)[number];
 
 /** The text tool-call format for a model, from its template and family; Hermes-style JSON otherwise. */
 export function formatFor(template: string | undefined, family: string | undefined): FormatName {
@@ -34,7 +39,7 @@ export function formatFor(template: string | undefined, family: string | undefin
 /** auto → native iff the model has the tools capability; an explicit mode wins. */
 export function chooseToolMode(
   profile: Pick<ModelProfile, "capabilities"> | undefined,
-  requested: "auto" | ToolMode,
+  requested: ToolModeSetting,
 ): ToolMode {
   if (requested !== "auto") return requested;
   return !profile || profile.capabilities.includes("tools") ? "native" : "prompt";

@@ -9,6 +9,7 @@
  * Used for the big items only (a file read's tool result), never per small message.
  */
 import type { ServerKind } from "./openai/quirks.js";
+import type { Provider } from "./provider.js";
 import { serverRoot } from "./openai/probe.js";
 
 /** Counts `text`'s tokens on the server; undefined when the server could not say. */
@@ -18,7 +19,7 @@ export type TokenCounter = (text: string, signal?: AbortSignal) => Promise<numbe
 export const EXACT_COUNT_FROM = 4000;
 
 export interface TokenCounterOptions {
-  provider?: "ollama" | "openai";
+  provider?: Provider;
   /** Which OpenAI-compatible server it is, from the capability probe. */
   server?: ServerKind;
   /** The OpenAI-compatible base URL (`…/v1`). */

@@ -13,19 +13,26 @@ import { realWorkspace } from "../tools/workspace-path.js";
 import { createCoderGraph } from "../agent/graph.js";
 import type { KeelEvent } from "../agent/runtime.js";
 import type { GraphDeps } from "../run/model.js";
-import type { CoderStateUpdate, CoderStateValue, TurnUsage } from "../agent/state.js";
+import type {
+  CoderStateUpdate,
+  CoderStateValue,
+  CoderStatus,
+  IntentResult,
+  TurnUsage,
+} from "../agent/state.js";
 import { ModelServerError } from "../models/errors.js";
 import { openPersistence } from "../persistence/open.js";
 import { isolationNotice } from "../sandbox/runtime.js";
 import { createReplyPrinter, describeEvent, describeUpdate } from "./timeline.js";
 
-export type RunStatus = "done" | "gave_up" | "needs_human" | "error";
+/** How a session ended: the run's status once it stopped, or an error that stopped it. */
+export type RunStatus = Exclude<CoderStatus, "running"> | "error";
 
 export interface RunOutcome {
   status: RunStatus;
   intent: string | null;
   /** What decided the intent: the rules, or the model when the rules were unsure. */
-  intent_source: "rules" | "model" | null;
+  intent_source: IntentResult["source"] | null;
   thread_id: string;
   turns: number;
   tool_calls: Array<{ name: string; ok: boolean }>;

@@ -3,7 +3,7 @@
  * with three charts — failure kinds per model, repairs per tool, outcomes over time — and the
  * tables. Every bar carries its series and value (`data-series`, `data-value`) and a tooltip.
  */
-import { countsText, type Stats } from "./runs.js";
+import { countsText, TOOL_COLUMNS, type Stats } from "./runs.js";
 
 const PALETTE = [
   "#d1495b",
@@ -74,7 +74,7 @@ export function stackedBars(
   return `<section><h2>${esc(title)}</h2>${body}</section>`;
 }
 
-function table(head: string[], rows: Array<Array<string | number>>): string {
+function table(head: readonly string[], rows: Array<Array<string | number>>): string {
   return `<table><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows
     .map((r) => `<tr>${r.map((c) => `<td>${esc(String(c))}</td>`).join("")}</tr>`)
     .join("")}</tbody></table>`;
@@ -151,7 +151,7 @@ ${table(
 )}
 <h2>Tools</h2>
 ${table(
-  ["model", "tool", "calls", "failures", "repairs"],
+  TOOL_COLUMNS,
   stats.tools.map((t) => [t.model, t.tool, t.calls, fmt(t.failures), fmt(t.repairs)]),
 )}
 <h2>Learned description lines</h2>

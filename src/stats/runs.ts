@@ -5,6 +5,7 @@
 import type { LessonState } from "../agent/learning/lessons.js";
 import type { RepairKind, RunRecord } from "../agent/learning/run-record.js";
 import type { Rung } from "../guard/ladder.js";
+import type { ToolFailureKind } from "../tools/types.js";
 
 export interface StatsFilter {
   model?: string;
@@ -24,11 +25,14 @@ export function filterRuns(runs: readonly RunRecord[], f: StatsFilter): RunRecor
   );
 }
 
+/** The per-tool table's columns, the same in the terminal and on the HTML page. */
+export const TOOL_COLUMNS = ["model", "tool", "calls", "failures", "repairs"] as const;
+
 export interface ToolRow {
   model: string;
   tool: string;
   calls: number;
-  failures: Record<string, number>;
+  failures: Partial<Record<ToolFailureKind, number>>;
   repairs: Partial<Record<RepairKind, number>>;
 }
 
