@@ -140,16 +140,24 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
     } catch (err) {
       if (!(err instanceof ModelServerError)) throw err;
       const kind = err.kind;
+      const over = err.origin.context;
       // A server that refuses an over-long prompt in words keel's error mapping did not read
-      // (vLLM's "maximum context length"): refit and ask again.
-      const refused = kind === "bad_request" ? refusedPrompt(err.detail) : undefined;
+      // (vLLM's "maximum context length"), or without its count (Ollama asked not to truncate):
+      // refit and ask again.
+      const refused =
+        kind === "bad_request"
+          ? refusedPrompt(err.detail)
+          : kind === "truncated" && !over
+            ? {}
+            : undefined;
       if (refused && refits++ < TRUNCATION_REFITS) {
         const profile = promptProfile(fixed, fitted.messages);
         env.emit({
           type: "truncated",
-          reported: refused.tokens ?? window + 1,
+          ...(refused.tokens ? { reported: refused.tokens } : {}),
           numCtx: window,
           estimated: Math.round(weighProfile(profile, scales)),
+          refused: true,
         });
         scales = judgeRefusal(profile, refused.tokens, window, scales);
         continue;
@@ -161,7 +169,6 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
         continue;
       }
       // A prompt over the server's context, with its count and its n_ctx: refit to those.
-      const over = err.origin.context;
       if (kind === "truncated" && over && refits++ < TRUNCATION_REFITS) {
         const profile = promptProfile(fixed, fitted.messages);
         env.emit({
