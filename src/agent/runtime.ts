@@ -29,7 +29,14 @@ export type KeelEvent =
    * The server cut the prompt (its count `reported` under `numCtx`), or `refused` it as over its
    * context (llama.cpp, vLLM); keel refits and asks again.
    */
-  | { type: "truncated"; reported: number; numCtx: number; estimated: number; refused?: boolean }
+  | {
+      type: "truncated";
+      /** The server's count of the prompt; absent when a refusal named none (Ollama). */
+      reported?: number;
+      numCtx: number;
+      estimated: number;
+      refused?: boolean;
+    }
   /** The server's tool channel failed for this turn; it is asked again with tools in the prompt. */
   | { type: "tool-channel"; reason: string; pinned: boolean }
   /** An MCP server could not start or list its tools; the run goes on without them. */

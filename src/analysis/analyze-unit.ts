@@ -4,7 +4,8 @@
  * are merged without another call.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { estimateTokens, replyReserve } from "../guard/context-budget.js";
+import { CHARS_PER_TOKEN, estimateTokens, replyReserve } from "../guard/context-budget.js";
+import { ModelServerError } from "../models/errors.js";
 import { structuredCall } from "../models/structured.js";
 import type { RetryPolicy } from "../models/retry.js";
 import type { FileUnit } from "./enumerate.js";
@@ -34,8 +35,11 @@ export interface Budgeted {
   maxTokens?: number;
 }
 
-/** What the model may spend on one request's text. */
-const inputBudget = (window: number) => window - replyReserve(window) - 300;
+/**
+ * What the model may spend on one request's text: a quarter of the window stays free for the
+ * finding (each unit is a fresh prompt, so no cache is lost by reserving more than the coder does).
+ */
+const inputBudget = (window: number) => window - 2 * replyReserve(window) - 300;
 
 /** Cuts text into parts of at most `maxChars`, at line ends where possible. */
 export function splitText(text: string, maxChars: number): string[] {
@@ -73,6 +77,28 @@ async function ask<S extends Parameters<typeof structuredCall>[1]>(
   return structuredCall(b.model, schema, system, user, b.policy, b.maxTokens);
 }
 
+/**
+ * Asks for one part's finding; a part the server refuses as over its context (keel's estimate was
+ * short of the server's count) is halved and each half asked, at most `depth` times over.
+ */
+async function askWithin(
+  part: string,
+  asked: (part: string) => Promise<UnitFinding | null>,
+  depth = 3,
+): Promise<UnitFinding[]> {
+  try {
+    const f = await asked(part);
+    return f ? [f] : [];
+  } catch (err) {
+    if (!(err instanceof ModelServerError) || err.kind !== "truncated" || depth === 0) throw err;
+    if (part.length < 1000) throw err;
+    const halves = splitText(part, Math.ceil(part.length / 2));
+    const out: UnitFinding[] = [];
+    for (const half of halves) out.push(...(await askWithin(half, asked, depth - 1)));
+    return out;
+  }
+}
+
 /** Analyses one file; `null` when no part produced a valid finding. */
 export async function analyzeUnit(
   b: Budgeted,
@@ -84,18 +110,22 @@ export async function analyzeUnit(
   const factText = describeFacts(facts);
   const overhead =
     estimateTokens(UNIT_SYSTEM + UNIT_USER(unit.path, unit.language, factText, "", 0, 1)) + 32;
-  const maxChars = Math.max(500, Math.floor((inputBudget(b.window) - overhead) * 3.5));
+  // Characters per token of this text as keel estimates it (dense code, numbers and CJK take more
+  // tokens per character than prose), never more than the conservative 3.5.
+  const perToken = Math.min(CHARS_PER_TOKEN, text.length / Math.max(1, estimateTokens(text)));
+  const maxChars = Math.max(500, Math.floor((inputBudget(b.window) - overhead) * perToken));
   const parts = splitText(text, maxChars);
   const used = depth === "quick" ? parts.slice(0, 1) : parts;
   const findings: UnitFinding[] = [];
   for (let i = 0; i < used.length; i++) {
-    const f = await ask(
-      b,
-      UnitFinding,
-      UNIT_SYSTEM,
-      UNIT_USER(unit.path, unit.language, factText, used[i]!, i, parts.length),
-    );
-    if (f) findings.push(f);
+    const asked = (part: string) =>
+      ask(
+        b,
+        UnitFinding,
+        UNIT_SYSTEM,
+        UNIT_USER(unit.path, unit.language, factText, part, i, parts.length),
+      );
+    findings.push(...(await askWithin(used[i]!, asked)));
   }
   if (findings.length === 0) return null;
   const uniq = (xs: string[], n: number) =>
@@ -148,11 +178,29 @@ export async function summarizeFolder(
   files: string[],
   folders: string[],
 ): Promise<FolderSummary | null> {
-  const maxChars = Math.floor((inputBudget(b.window) - estimateTokens(FOLDER_SYSTEM) - 40) * 3.5);
-  const half = Math.floor(maxChars / 2);
-  const f = fitLines(files, folders.length ? half : maxChars);
-  const d = fitLines(folders, maxChars - f.join("\n").length);
-  return ask(b, FolderSummary, FOLDER_SYSTEM, FOLDER_USER(path, f, d));
+  const room = Math.floor((inputBudget(b.window) - estimateTokens(FOLDER_SYSTEM) - 40) * 3.5);
+  return shrinkOnRefusal((share) => {
+    const maxChars = Math.floor(room * share);
+    const f = fitLines(files, folders.length ? Math.floor(maxChars / 2) : maxChars);
+    const d = fitLines(folders, maxChars - f.join("\n").length);
+    return ask(b, FolderSummary, FOLDER_SYSTEM, FOLDER_USER(path, f, d));
+  });
+}
+
+/**
+ * Asks with the whole room (`share` 1), and again with half as much each time the server refuses
+ * the prompt as over its context; after three refusals the answer is null (the report goes on
+ * without it).
+ */
+async function shrinkOnRefusal<T>(asked: (share: number) => Promise<T | null>): Promise<T | null> {
+  for (let share = 1; share >= 1 / 8; share /= 2) {
+    try {
+      return await asked(share);
+    } catch (err) {
+      if (!(err instanceof ModelServerError) || err.kind !== "truncated") throw err;
+    }
+  }
+  return null;
 }
 
 /** The whole-codebase synthesis, within the budget. */
@@ -162,9 +210,12 @@ export async function synthesize(
   graph: string[],
   hot: string[],
 ): Promise<ReportSynthesis | null> {
-  const maxChars = Math.floor((inputBudget(b.window) - estimateTokens(REPORT_SYSTEM) - 60) * 3.5);
-  const g = fitLines(graph, Math.floor(maxChars * 0.2));
-  const h = fitLines(hot, Math.floor(maxChars * 0.2));
-  const f = fitLines(folders, maxChars - g.join("\n").length - h.join("\n").length);
-  return ask(b, ReportSynthesis, REPORT_SYSTEM, REPORT_USER(f, g, h));
+  const room = Math.floor((inputBudget(b.window) - estimateTokens(REPORT_SYSTEM) - 60) * 3.5);
+  return shrinkOnRefusal((share) => {
+    const maxChars = Math.floor(room * share);
+    const g = fitLines(graph, Math.floor(maxChars * 0.2));
+    const h = fitLines(hot, Math.floor(maxChars * 0.2));
+    const f = fitLines(folders, maxChars - g.join("\n").length - h.join("\n").length);
+    return ask(b, ReportSynthesis, REPORT_SYSTEM, REPORT_USER(f, g, h));
+  });
 }

@@ -236,7 +236,7 @@ export function describeModelError(
     case "tool_parse":
       return `the Ollama server at ${url} failed to parse the model's tool call${tries}: ${detail}. keel re-asks such turns with the tools in the prompt; to avoid the server's parser altogether run with --tool-mode prompt.`;
     case "truncated":
-      return `the Ollama server at ${url} cut the prompt to fit the model's context window${tries}: ${detail}. Raise the window (--context-window, or OLLAMA_CONTEXT_LENGTH on the server) or use a model with a larger context.`;
+      return `the Ollama server at ${url} could not take the whole prompt within the model's context window${tries}: ${detail}. Raise the window (--context-window, or OLLAMA_CONTEXT_LENGTH on the server) or use a model with a larger context.`;
     case "bad_request":
       return `the Ollama server at ${url} rejected the request for "${model}": ${detail}.`;
     case "auth":

@@ -146,7 +146,7 @@ export function describeEvent(e: KeelEvent): string[] {
   }
   if (e.type === "truncated" && e.refused)
     return [
-      `${pc.yellow("context")}  the server refused a prompt of ${e.reported} tokens as over its context (n_ctx ${e.numCtx}; keel estimated ~${e.estimated}): refitting to its window and asking again`,
+      `${pc.yellow("context")}  the server refused a prompt ${e.reported ? `of ${e.reported} tokens ` : ""}as over its context (n_ctx ${e.numCtx}; keel estimated ~${e.estimated}): refitting to its window and asking again`,
     ];
   if (e.type === "truncated")
     return [

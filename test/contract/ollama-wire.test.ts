@@ -1,7 +1,8 @@
 /**
  * The contract of Ollama's native API as keel reads it (`/`, `/api/version`, `/api/tags`,
  * `/api/show`, `/api/chat`), run on the fake Ollama and on a real Ollama alike: streamed lines and
- * their counters, cut replies, an over-length prompt (Ollama cuts it instead of refusing it), tool
+ * their counters, cut replies, an over-length prompt (Ollama cuts it unless asked not to, as keel
+ * asks: then it refuses it), a reply stopped at the window instead of shifted, tool
  * calls, missing models and wrong types. One server per target for the whole file.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -123,6 +124,36 @@ for (const kind of ollamaTargets()) {
       });
       expect(a.status).toBe(200);
       expect(a.body.prompt_eval_count).toBe(512);
+    });
+
+    it.each([false, true])(
+      "truncate: false: an over-length prompt is refused, 400 in Ollama's words (streamed: %s)",
+      async (streamed) => {
+        const a = await call(`${t.url}/api/chat`, {
+          model: t.model,
+          stream: streamed,
+          messages: user(SAMPLES.english.repeat(12)),
+          options: { num_ctx: 512, num_predict: 1 },
+          truncate: false,
+        });
+        expect(a).toEqual({
+          status: 400,
+          body: { error: "the input length exceeds the context length" },
+        });
+      },
+    );
+
+    it("shift: false: a reply that reaches num_ctx stops there, done_reason length", async () => {
+      const a = await chat({
+        messages: user(SAMPLES.english.repeat(3)),
+        options: { num_ctx: 512, num_predict: 2000 },
+        shift: false,
+        ...t.steer({ ramble: true }),
+      });
+      expect(a.status).toBe(200);
+      expect(a.body.done_reason).toBe("length");
+      // The token sampled when the window filled is counted too (measured on 0.24): num_ctx + 1.
+      expect(Number(a.body.prompt_eval_count) + Number(a.body.eval_count)).toBe(513);
     });
 
     it("an earlier call (arguments as an object) and its result are taken into the prompt", async () => {

@@ -148,3 +148,32 @@ describe("analyst", () => {
     expect(Math.abs(afterLast - afterFirst)).toBeLessThan(64);
   });
 });
+
+describe("analyst on a server that holds less than keel estimated", () => {
+  it("a part refused as over the context is halved and asked again: every unit analysed", async () => {
+    // The server's tokenizer makes a token of every 1.5 characters, far denser than keel's
+    // estimate: parts cut for a 6K context come to more than that, and are refused (keel asks
+    // Ollama not to truncate).
+    fake = await startFake({
+      script: analystScript(),
+      models: {
+        "qwen3:8b": {
+          contextLength: 6144,
+          capabilities: ["completion", "tools"],
+          charsPerToken: 1.5,
+        },
+      },
+    });
+    const { state, report } = await analyse(copy(), { contextWindow: 6144, concurrency: 1 });
+    const chats = fake.requests
+      .filter((r) => r.path === "/api/chat")
+      .map((r) => r.body as ChatBody);
+    expect(chats.every((b) => b.truncate === false)).toBe(true);
+    // Refused parts were asked again in halves: every answered prompt fit the model's context.
+    expect(fake.prefill.every((p) => !p.truncated && p.promptTokens <= 6144)).toBe(true);
+    expect(chats.length).toBeGreaterThan(fake.prefill.length);
+    expect(state.failed ?? 0).toBe(0);
+    expect(report.units.every((u) => u.purpose && !u.failed)).toBe(true);
+    expect(report.units.find((u) => u.path === info.large)?.purpose).toBeDefined();
+  });
+});

@@ -341,3 +341,57 @@ describe("truthful errors (OpenAI-compatible)", () => {
     expect(f.chatBodies({ turnsOnly: true }).at(-1)!.tools).toBeUndefined();
   });
 });
+
+describe("a reply the end of the context cut", () => {
+  // Prose of ~n tokens for the fakes' tokenizer (English: ~4.6 characters a token).
+  const prose = (n: number, seed: string) =>
+    Array.from(
+      { length: Math.ceil(n / 9) },
+      (_, i) => `The ${seed} note ${i} says little more.`,
+    ).join("\n");
+
+  it("is never run; keel makes room for its budget and asks again: the whole file is on disk", async () => {
+    const big = prose(1800, "written");
+    // Three reads bring the prompt near the window's end; then the write, until the tool says it ran.
+    let reads = 0;
+    const script = keelScript((req) => {
+      if (reads < 3) return calls(call("read_file", { path: `n${reads++}.txt` }));
+      if (!req.toolResults.some((t) => t.content.includes("big.txt")))
+        return calls(call("write_file", { path: "big.txt", content: big }));
+      return { content: "Wrote big.txt." };
+    });
+    const workspace = tempWorkspace();
+    for (let i = 0; i < 3; i++)
+      writeFileSync(path.join(workspace, `n${i}.txt`), prose(1250, `n${i}`));
+    const served = await serve("openai", script, {
+      models: { "qwen2.5-coder-7b-instruct": { contextLength: 8192 } },
+    });
+    const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
+    const state = (await graph.invoke(
+      { messages: [new HumanMessage("Read n0.txt to n2.txt, then write big.txt")] },
+      runConfig(`edge-room-${++counter}`, {
+        ...served.settings,
+        workspace,
+        retryBaseMs: 5,
+        contextWindow: 8192,
+      }),
+    )) as CoderStateValue;
+    const bodies = served.fake!.chatBodies();
+    const answers = served.fake!.answers;
+    // The server cut one reply at the end of its context: finish "length" under the budget.
+    const cutAt = answers.findIndex((a) => a.finish === "length");
+    expect(cutAt).toBeGreaterThan(0);
+    expect(answers[cutAt]!.usage.prompt_tokens + answers[cutAt]!.usage.completion_tokens).toBe(
+      8192,
+    );
+    // Asked again, folded to leave the budget's room: the next prompt is smaller and the reply whole.
+    expect(answers[cutAt + 1]!.usage.prompt_tokens).toBeLessThanOrEqual(8192 - 4096);
+    expect(answers[cutAt + 1]!.finish).toBe("tool_calls");
+    expect(answers.filter((a) => a.finish === "length")).toHaveLength(1);
+    expect(bodies[cutAt + 1]!.max_tokens).toBe(DEFAULT_BUDGET.act);
+    expect(readFileSync(path.join(workspace, "big.txt"), "utf8")).toBe(big);
+    // The cut reply never reached the conversation, and nothing counts it as the model's failure.
+    expect(state.strikes.cut ?? 0).toBe(0);
+    expect(state.status).toBe("done");
+  });
+});

@@ -79,6 +79,11 @@ export interface FitOptions {
    * server's own counts; 1 for a class when unknown.
    */
   scales?: readonly number[];
+  /**
+   * Tokens left free for the reply (default `replyReserve(window)`): the fold point follows it; the
+   * record's shape does not (it follows the window only, see `fitToWindow`).
+   */
+  reserve?: number;
 }
 
 export interface Fitted {
@@ -106,7 +111,7 @@ export function estimatePrompt(
 }
 
 /** The budget for the prompt under `window`: what is left after the reply's reserve. */
-export const promptBudget = (window: number) => window - replyReserve(window);
+export const promptBudget = (window: number, reserve = replyReserve(window)) => window - reserve;
 
 /**
  * Fits `history` into the window (see the module comment). Work per turn is bounded by what is
@@ -117,10 +122,12 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
   const w = (p: readonly number[]) => weighProfile(p, o.scales);
   const sizeOf = (m: BaseMessage) => w(profileOfMessage(m));
   const upTo = (at: number) => w(tokensUpTo(history, at, 0));
-  // The budget, and so the record's shape, follows the window only: the calibration weighs the
-  // messages, and a record reshaped by it between folds would rewrite the prompt after the request
-  // (measured on a real llama-server: a third of the breaks in the cache were such rewrites).
-  const budget = promptBudget(o.window);
+  // The record's shape follows the window only: the calibration weighs the messages, and a record
+  // reshaped by it (or by a turn's reserve) between folds would rewrite the prompt after the request
+  // (measured on a real llama-server: a third of the breaks in the cache were such rewrites). The
+  // fold point follows the reserve the turn needs.
+  const shape = promptBudget(o.window);
+  const budget = promptBudget(o.window, o.reserve);
   const n = history.length;
   const fixedTokens = w(profileOf(o.fixed));
   const total = upTo(n);
@@ -132,12 +139,12 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
   const isPinned = new Set(pinned);
   const pinnedBefore = (at: number) => pinned.filter((i) => i < at);
   const tokensOf = (idx: number[]) => idx.reduce((a, i) => a + sizeOf(history[i]!), 0);
-  const recordBound = recordTokens(budget);
+  const recordBound = recordTokens(shape);
   /** Estimated prompt size with the first `at` messages folded (record at its bound, or as given). */
   const sizeAt = (at: number, record = recordBound) =>
     fixedTokens + record + total - upTo(at) + tokensOf(pinnedBefore(at));
 
-  let note = foldedUpTo ? foldRecord(history, foldedUpTo, pinned, budget) : undefined;
+  let note = foldedUpTo ? foldRecord(history, foldedUpTo, pinned, shape) : undefined;
   let refolded = false;
   if (foldedUpTo === 0 || sizeAt(foldedUpTo, w(profileOf(note ?? ""))) > budget) {
     // A new fold: keep whole groups (an assistant message and the results answering it), newest
@@ -156,7 +163,7 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
       start = open;
     }
     foldedUpTo = Math.max(start, foldedUpTo);
-    note = foldRecord(history, foldedUpTo, pinned, budget);
+    note = foldRecord(history, foldedUpTo, pinned, shape);
     refolded = true;
   }
 

@@ -10,6 +10,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { AIMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import { judgePrompt, judgeRefusal, refusedPrompt, scalesOf } from "../history/calibrate.js";
 import { estimatePrompt, fitToWindow, promptBudget, promptProfile } from "../history/fit.js";
+import { cutByContext, roomyReserve } from "../../guard/context-budget.js";
 import { weighProfile } from "../../guard/token-estimate.js";
 import { toPromptHistory } from "../history/prompt-form.js";
 import type { ToolMode } from "../../models/capabilities.js";
@@ -85,6 +86,9 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
   let scales = before;
   // The server's real window, where it said so (an over-context refusal): below the run's.
   let window = Math.min(r.window, (sameModel && r.fit?.window) || Infinity);
+  const budget = env.settings.generationBudget[r.kind];
+  // The reply's room: the rule, or the call's budget after the end of the context cut a reply.
+  let reserve: number | undefined;
   for (let refits = 0; ;) {
     const native = mode === "native" && r.tools.length > 0;
     const system =
@@ -101,6 +105,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       pinned: r.pinned,
       foldedUpTo: r.fit?.foldedUpTo ?? 0,
       scales,
+      ...(reserve ? { reserve } : {}),
     });
     if (fitted.compacted) env.emit({ type: "compacted", ...fitted.compacted });
     // A structured request keeps the turn's tools (so its prompt is the turn's prompt) and adds `format`.
@@ -114,7 +119,6 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
     const thinking = fitted.messages
       .filter((m) => AIMessage.isInstance(m))
       .map((m) => m.additional_kwargs?.reasoning_content as string | undefined);
-    const budget = env.settings.generationBudget[r.kind];
     const wire: WireTurn = {
       thinking,
       maxTokens: budget,
@@ -136,16 +140,24 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
     } catch (err) {
       if (!(err instanceof ModelServerError)) throw err;
       const kind = err.kind;
+      const over = err.origin.context;
       // A server that refuses an over-long prompt in words keel's error mapping did not read
-      // (vLLM's "maximum context length"): refit and ask again.
-      const refused = kind === "bad_request" ? refusedPrompt(err.detail) : undefined;
+      // (vLLM's "maximum context length"), or without its count (Ollama asked not to truncate):
+      // refit and ask again.
+      const refused =
+        kind === "bad_request"
+          ? refusedPrompt(err.detail)
+          : kind === "truncated" && !over
+            ? {}
+            : undefined;
       if (refused && refits++ < TRUNCATION_REFITS) {
         const profile = promptProfile(fixed, fitted.messages);
         env.emit({
           type: "truncated",
-          reported: refused.tokens ?? window + 1,
+          ...(refused.tokens ? { reported: refused.tokens } : {}),
           numCtx: window,
           estimated: Math.round(weighProfile(profile, scales)),
+          refused: true,
         });
         scales = judgeRefusal(profile, refused.tokens, window, scales);
         continue;
@@ -157,7 +169,6 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
         continue;
       }
       // A prompt over the server's context, with its count and its n_ctx: refit to those.
-      const over = err.origin.context;
       if (kind === "truncated" && over && refits++ < TRUNCATION_REFITS) {
         const profile = promptProfile(fixed, fitted.messages);
         env.emit({
@@ -193,6 +204,13 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
         { provider: env.settings.provider },
       );
     }
+    const cut = cutAtBudget(reply, wire.seen);
+    if (cut && !reserve && cutByContext(counts.prompt, counts.generated, window, budget)) {
+      // The end of the context, not the budget, stopped this reply: never run, asked again with
+      // the room its budget allows (the fold moves; the record keeps its shape).
+      reserve = roomyReserve(window, budget);
+      continue;
+    }
     const fit: FitState = {
       foldedUpTo: fitted.foldedUpTo,
       scale: counts.prompt ? counts.prompt / estimated : (r.fit?.scale ?? 1),
@@ -208,9 +226,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       ...(fallback ? { fallback } : {}),
       fit,
       ...usageOf(counts, reusedEstimate(r.fit, key, fixed, fitted) / estimated),
-      ...(cutAtBudget(reply, wire.seen)
-        ? { cut: { budget, detail: describeCut(reply, budget, wire.seen) } }
-        : {}),
+      ...(cut ? { cut: { budget, detail: describeCut(reply, budget, wire.seen) } } : {}),
     };
   }
 }

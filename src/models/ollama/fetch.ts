@@ -120,11 +120,18 @@ export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
         messages?: WireMessage[];
         format?: unknown;
         options?: Record<string, unknown>;
+        truncate?: boolean;
+        shift?: boolean;
       };
       const turn = currentWireTurn();
       if (Array.isArray(parsed.messages)) addToolIdentity(parsed.messages);
       addThinking(parsed, opts.think, turn);
       if (turn?.maxTokens) parsed.options = { ...parsed.options, num_predict: turn.maxTokens };
+      // Never a silent cut (Ollama ≥ 0.12; older servers ignore both): a prompt over num_ctx is
+      // refused with a 400 instead of losing its oldest messages, and a reply that reaches num_ctx
+      // stops with done_reason "length" instead of shifting the prompt out from under itself.
+      parsed.truncate = false;
+      parsed.shift = false;
       return body;
     },
     line: repairResponseLine,

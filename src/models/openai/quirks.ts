@@ -84,7 +84,7 @@ export const SERVER_ERRORS: ServerErrorRule[] = [
   },
   {
     pattern:
-      /exceeds? the available context size|maximum context length is|context length exceeded|prompt is too long|n_ctx/i,
+      /exceeds? the available context size|maximum context length is|context length exceeded|input length exceeds the context length|prompt is too long|n_ctx/i,
     kind: "truncated",
     fix: "the prompt is larger than the server's context: restart the server with a larger context (llama-server -c, vLLM --max-model-len, LM Studio's context length)",
   },

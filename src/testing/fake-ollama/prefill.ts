@@ -100,18 +100,20 @@ export class KvCache {
         : (text: string) => countTokens(text, cpt);
     const requested = Number(body.options?.num_ctx ?? DEFAULT_NUM_CTX);
     const numCtx = Math.min(requested, contextLength);
+    const sent = renderPrompt(body);
+    const sentTokens = tok(sent);
+    // `truncate: false`: a prompt over the window is refused before the runner sees it.
+    if (body.truncate === false && sentTokens > numCtx) return undefined;
     const loaded = this.numCtx !== numCtx;
     if (loaded) this.held = "";
     this.numCtx = numCtx;
-    const sent = renderPrompt(body);
-    const sentTokens = tok(sent);
     let seen = sent;
     let truncated = false;
     let promptTokens = tok(seen);
     if (promptTokens > numCtx) {
       // The runner keeps the first four tokens and the newest ones, num_ctx in all. (Ollama 0.24
-      // first drops whole old messages that do not fit, which keel cannot see yet: not imitated,
-      // docs/real-servers.md.)
+      // first drops whole old messages that do not fit: not imitated; keel sends `truncate: false`
+      // and gets the refusal above, docs/real-servers.md.)
       seen =
         typeof cpt === "number"
           ? seen.slice(0, Math.round(4 * cpt)) +

@@ -147,8 +147,13 @@ async function writeAnswer(r: AnswerReply, t: ReplyTarget, malformed = false): P
     id: callId(),
     function: { index, name: c.name, arguments: c.arguments },
   }));
-  // num_predict stops generation: the text so far, no call, done_reason "length".
-  const limit = Number(view.body.options?.num_predict ?? -1);
+  // num_predict stops generation: the text so far, no call, done_reason "length". So does the end
+  // of the window when the request says `shift: false` (by default the runner shifts the context
+  // and goes on, dropping the prompt's middle).
+  const predict = Number(view.body.options?.num_predict ?? -1);
+  // (The token sampled as the window filled is counted too: prompt + reply = num_ctx + 1.)
+  const room = view.body.shift === false ? Math.max(1, view.numCtx - view.promptTokens + 1) : -1;
+  const limit = predict >= 0 && room >= 0 ? Math.min(predict, room) : Math.max(predict, room);
   const callText = whole
     .map(
       (c) =>

@@ -171,6 +171,8 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
       return sendError(res, 400, `"${b.model}" does not support thinking`);
     }
     const account = cache.prefill(b.model, b, model.contextLength ?? 8192);
+    // Ollama's runner, asked not to truncate: 400 with its own words (measured on 0.24).
+    if (!account) return sendError(res, 400, "the input length exceeds the context length");
     const view = viewOf(b, prefix, account);
     chatHook?.(view, chatCount++);
     const scripted = queue.length ? queue.shift()! : await script(view);

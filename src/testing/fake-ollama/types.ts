@@ -81,6 +81,10 @@ export interface ChatBody {
   options?: Record<string, unknown>;
   think?: unknown;
   keep_alive?: unknown;
+  /** false: a prompt over num_ctx is refused (400), not cut at its front (Ollama ≥ 0.12). */
+  truncate?: boolean;
+  /** false: a reply that reaches num_ctx stops there (`length`), not shifted on (Ollama ≥ 0.12). */
+  shift?: boolean;
 }
 
 /** What a script sees of one chat request. */
@@ -107,6 +111,8 @@ export interface ChatView {
   truncated: boolean;
   /** Tokens of the prompt the model saw (what the final line reports as prompt_eval_count). */
   promptTokens: number;
+  /** The window the runner holds (num_ctx, capped by the model's context; unbounded when unknown). */
+  numCtx: number;
 }
 
 export interface ScriptedCall {
@@ -188,7 +194,10 @@ export interface FakeOllama {
 export function viewOf(
   body: ChatBody,
   prefix: string,
-  seen: { truncated: boolean; promptTokens: number } = { truncated: false, promptTokens: 0 },
+  seen: { truncated: boolean; promptTokens: number; numCtx?: number } = {
+    truncated: false,
+    promptTokens: 0,
+  },
 ): ChatView {
   const messages = body.messages ?? [];
   let lastAssistant = -1;
@@ -214,6 +223,7 @@ export function viewOf(
       .map((m) => m.content)
       .join("\n"),
     prefix,
+    numCtx: Infinity,
     ...seen,
   };
 }

@@ -69,6 +69,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   const queue: Reply[] = [];
   const requests: RecordedRequest[] = [];
   const violations: string[] = [];
+  const answers: FakeOpenAI["answers"] = [];
   const hanging = new Set<ServerResponse>();
   const llama = kind === "llama.cpp";
   const slotCount = llama ? (opts.slots ?? 4) : 1;
@@ -219,6 +220,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       ...(llama ? { prompt_tokens_details: { cached_tokens: account.cachedTokens } } : {}),
     };
     const finish = cut ? "length" : (reply.doneReason ?? (calls.length ? "tool_calls" : "stop"));
+    answers.push({ finish, usage });
     const promptN = promptTokens - account.cachedTokens;
     if (reply.delayMs) await sleep(reply.delayMs);
     const completion: Completion = {
@@ -265,6 +267,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     baseUrl: `${root}/v1`,
     requests,
     chatBodies,
+    answers,
     violations,
     setScript: (s) => {
       script = s;

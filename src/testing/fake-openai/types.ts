@@ -65,6 +65,11 @@ export interface FakeOpenAI {
   requests: RecordedRequest[];
   /** The chat request bodies, in order (only model turns with `turnsOnly`: no response_format). */
   chatBodies(opts?: { turnsOnly?: boolean }): OpenAIChatBody[];
+  /** What each chat completion answered, in order: how it finished and its usage. */
+  answers: Array<{
+    finish: string;
+    usage: { prompt_tokens: number; completion_tokens: number };
+  }>;
   violations: string[];
   setScript(script: Script): void;
   inject(...replies: Reply[]): void;
