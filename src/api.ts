@@ -20,6 +20,7 @@ import { analystRunConfig, type AnalystSettingsInput } from "./analysis/context.
 import { createAnalystGraph } from "./analysis/graph.js";
 import type { AnalysisReport } from "./analysis/report.js";
 import type { AnalystStateValue } from "./analysis/state.js";
+import { withMcpScope } from "./mcp/session.js";
 
 export interface RunAgentOptions extends SettingsInput, GraphDeps {
   /** Thread to start or continue (default: a new one). */
@@ -28,6 +29,8 @@ export interface RunAgentOptions extends SettingsInput, GraphDeps {
   checkpointer?: BaseCheckpointSaver;
   /** Where the side-effect journal goes (default: in memory). */
   store?: BaseStore;
+  /** Stops the run: the model request in flight is cancelled, and the run's MCP servers closed. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -44,7 +47,7 @@ export async function runAgent(
   request: string,
   opts: RunAgentOptions = {},
 ): Promise<CoderStateValue> {
-  const { threadId, checkpointer, store, createModel, probe, ...settings } = opts;
+  const { threadId, checkpointer, store, createModel, probe, signal, ...settings } = opts;
   const graph = createCoderGraph({ createModel, probe }).compile({
     checkpointer: checkpointer ?? new MemorySaver(),
     store: store ?? new InMemoryStore(),
@@ -53,7 +56,13 @@ export async function runAgent(
   // Commands without the OS sandbox are said once per run, as the CLI says it.
   const notice = await isolationNotice(config.context.runCommandsUnsandboxed);
   if (notice) process.emitWarning(notice, "KeelSandboxWarning");
-  return graph.invoke({ messages: [new HumanMessage(request)] }, config);
+  // The MCP servers the run starts are its own: closed when it returns, throws or is aborted.
+  return withMcpScope(() =>
+    graph.invoke(
+      { messages: [new HumanMessage(request)] },
+      { ...config, ...(signal ? { signal } : {}) },
+    ),
+  );
 }
 
 export interface RunAnalysisOptions extends Omit<AnalystSettingsInput, "target">, GraphDeps {

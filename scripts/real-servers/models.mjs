@@ -22,7 +22,7 @@ export const MODELS = [
     kind: "tiny",
     file: "tiny-qwen2.gguf",
     ollamaTemplate: "ollama-qwen2.5.Modelfile.tmpl",
-    expect: { architecture: "qwen2", vocab: 151936, chatTemplate: true },
+    expect: { architecture: "qwen2", vocab: 151936, chatTemplate: true, contextLength: 131072 },
   },
   {
     name: "smollm2-135m",

@@ -3,10 +3,12 @@
  * — or streamable HTTP), their tools turned into keel tools that go through the same guards as
  * keel's own (schema validation with per-field feedback and safe repairs, unknown names, loops, the
  * ladder), and every failure — an `isError` result, a thrown error, a timeout, a dead server —
- * answered as a tool error the model sees. One session per server set, kept for the process (the
- * CLI closes it on exit); a server that cannot start is named with its command and stderr tail, and
- * the run goes on with the other tools.
+ * answered as a tool error the model sees. One session per server set and owner: a run
+ * (`withMcpScope`: `runAgent`, `runSession`) closes its servers when it ends; outside one (Studio,
+ * the LangGraph server) the process keeps them until `closeMcp`. A server that cannot start is
+ * named with its command and stderr tail, and the run goes on with the other tools.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -56,8 +58,31 @@ interface Connected {
   prepared?: PreparedCommand;
 }
 
-const sessions = new Map<string, Promise<McpSession>>();
-const open: Connected[] = [];
+/**
+ * Who owns a set of connected servers: a run (`withMcpScope`, which closes them when the run ends,
+ * also on error and abort), else the process (Studio, the LangGraph server; `closeMcp` at exit).
+ */
+interface McpScope {
+  sessions: Map<string, Promise<McpSession>>;
+  open: Connected[];
+}
+const processScope: McpScope = { sessions: new Map(), open: [] };
+const runScope = new AsyncLocalStorage<McpScope>();
+const currentScope = () => runScope.getStore() ?? processScope;
+
+/**
+ * Runs `fn` as one run that owns the MCP servers it starts: every server connected while it runs
+ * (in its async context: the graph's nodes) is closed when it settles, whatever the outcome. A
+ * resumed run starts them again.
+ */
+export async function withMcpScope<T>(fn: () => Promise<T>): Promise<T> {
+  const scope: McpScope = { sessions: new Map(), open: [] };
+  try {
+    return await runScope.run(scope, fn);
+  } finally {
+    await closeScope(scope);
+  }
+}
 
 /** The servers a workspace's `.mcp.json` names (never trusted); none when it has no such file. */
 export function projectMcpServers(workspace: string): Record<string, McpServerConfig> {
@@ -105,19 +130,26 @@ export function mcpSession(
 ): Promise<McpSession> {
   if (Object.keys(servers).length === 0)
     return Promise.resolve({ tools: [], failures: [], servers: [] });
+  const scope = currentScope();
   const key = JSON.stringify({ servers, workspace });
-  let hit = sessions.get(key);
+  let hit = scope.sessions.get(key);
   if (!hit) {
-    hit = connectAll(servers, workspace, reserved);
-    sessions.set(key, hit);
+    hit = connectAll(servers, workspace, reserved, scope.open);
+    scope.sessions.set(key, hit);
   }
   return hit;
 }
 
-/** Closes every server keel started (the CLI calls it before exiting). */
+/** Closes the servers the process owns (the CLI calls it before exiting). */
 export async function closeMcp(): Promise<void> {
-  sessions.clear();
-  const all = open.splice(0);
+  await closeScope(processScope);
+}
+
+async function closeScope(scope: McpScope): Promise<void> {
+  // Connections still being made finish first, so none is left open behind the close.
+  await Promise.allSettled(scope.sessions.values());
+  scope.sessions.clear();
+  const all = scope.open.splice(0);
   await Promise.all(
     all.map(async (c) => {
       await c.client.close().catch(() => undefined);
@@ -130,6 +162,7 @@ async function connectAll(
   servers: Record<string, McpServerConfig>,
   workspace: string,
   reserved: ReadonlySet<string>,
+  open: Connected[],
 ): Promise<McpSession> {
   const session: McpSession = { tools: [], failures: [], servers: [] };
   const taken = new Set(reserved);

@@ -8,7 +8,7 @@ import { Command, isGraphDrained, type RunControl } from "@langchain/langgraph";
 import { runConfig, settingsFrom, type SettingsInput } from "../agent/context.js";
 import { readEnv } from "../env.js";
 import { approvalsFile, approveHint, describeEntry, recordApproval } from "../mcp/approval.js";
-import { mcpServersOf, projectMcpServers } from "../mcp/session.js";
+import { mcpServersOf, projectMcpServers, withMcpScope } from "../mcp/session.js";
 import { realWorkspace } from "../tools/workspace-path.js";
 import { createCoderGraph } from "../agent/graph.js";
 import type { KeelEvent } from "../agent/runtime.js";
@@ -85,7 +85,8 @@ export const newThreadId = () =>
  */
 export async function runSession(opts: SessionOptions): Promise<RunOutcome> {
   const unapproved = await askMcpApproval(opts);
-  const o = await runThread(opts);
+  // The MCP servers the run starts are its own: closed when it ends, however it ends.
+  const o = await withMcpScope(() => runThread(opts));
   return unapproved.length
     ? { ...o, mcp_unapproved: { servers: unapproved, approve: approveHint(unapproved) } }
     : o;

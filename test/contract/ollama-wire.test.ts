@@ -60,7 +60,7 @@ for (const kind of ollamaTargets()) {
       expect(show.body.details).toMatchObject({ format: "gguf", family: "qwen2" });
       expect(show.body.model_info).toMatchObject({
         "general.architecture": "qwen2",
-        "qwen2.context_length": 32768,
+        "qwen2.context_length": 131072,
       });
     });
 

@@ -173,7 +173,7 @@ const fakeOllama: TargetKind = {
         "tiny-qwen2:latest": {
           capabilities: ["completion", "tools"],
           family: "qwen2",
-          contextLength: 32768,
+          contextLength: 131072,
           template:
             "{{- if .Tools }}<tools>{{ .Tools }}</tools> Return <tool_call>{...}</tool_call>{{ end }}",
         },

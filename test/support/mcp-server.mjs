@@ -19,6 +19,8 @@ const record = (tool, args) => {
     appendFileSync(process.env.MCP_LOG, `${JSON.stringify({ tool, args })}\n`);
 };
 const text = (t) => ({ content: [{ type: "text", text: t }] });
+// Tests that check the server is gone after a run read its pid here.
+if (process.env.MCP_PID_FILE) appendFileSync(process.env.MCP_PID_FILE, `${process.pid}\n`);
 
 function build() {
   const server = new McpServer({ name: "keel-test-mcp", version: "1.0.0" });
