@@ -1,6 +1,10 @@
 /**
- * Who decides whether a tool call runs: the approval mode and the user's rules, as data. Pure.
+ * Who decides whether a tool call runs, in one place and pure: keel's own folder, protected paths,
+ * the approval mode, the user's rules and `--yes` (`decideCall`); and whether `--yes` answers what
+ * run_command asks of a person beyond that (`answeredByYes`). The nodes only ask a person where
+ * these say "ask" (agent/nodes/tool-gate.ts).
  *
+ * The rules' order (`decide`, the first that applies decides):
  * Order (the first that applies decides):
  *   1. a deny rule → refused, in every mode, whatever `--yes` says;
  *   2. plan mode → anything that changes files or runs commands is refused (read-only);
@@ -20,6 +24,7 @@
  * tried on the whole command and on each part between `&&`, `||`, `;`, `|`.
  */
 import picomatch from "picomatch";
+import { isKeelOwn, protectedEntry } from "../sandbox/protected.js";
 import type { ToolClass } from "./types.js";
 
 export const APPROVAL_MODES = ["plan", "ask", "edits", "auto"] as const;
@@ -126,4 +131,66 @@ function commandMatches(pattern: string, command: string): boolean {
   );
   const parts = [command, ...command.split(/&&|\|\||;|\||\n/)];
   return parts.some((p) => re.test(normalise(p)));
+}
+
+/** What the gate decides with: the run's approval mode, the user's rules and `--yes`. */
+export interface Policy {
+  mode: ApprovalMode;
+  rules: Rules;
+  /** `--yes`: a person's "yes" to every question but the ones only a person may answer. */
+  autoApprove: boolean;
+}
+
+/** The decision on a call at the gate, before it runs. */
+export type Decision =
+  | { decision: "allow"; approved: boolean }
+  | {
+      decision: "ask";
+      reason: string;
+      /** A file change in a protected path: only a person who sees it may allow it, not `--yes`. */
+      protected?: true;
+    }
+  | {
+      decision: "deny";
+      reason: string;
+      /** A call on keel's own folder (`.keel/`): refused to every tool, whatever the rules say. */
+      keelOwn?: true;
+    };
+
+/**
+ * The one decision on a call (the module comment): keel's own folder is refused; a deny rule or
+ * plan mode refuses; a file change in a protected path asks a person whatever the mode, the allow
+ * rules or `--yes` say; otherwise the rules and the mode decide, and `--yes` answers their "ask".
+ */
+export function decideCall(call: CallFacts, policy: Policy): Decision {
+  if (call.path !== undefined && isKeelOwn(call.path))
+    return {
+      decision: "deny",
+      reason: "keel's own settings and records are there, and no tool may read or change them",
+      keelOwn: true,
+    };
+  const verdict = decide(call, policy.mode, policy.rules);
+  if (verdict.decision === "deny") return { decision: "deny", reason: verdict.reason };
+  const guarded =
+    call.toolClass === "mutate" && call.path !== undefined ? protectedEntry(call.path) : undefined;
+  if (guarded)
+    return {
+      decision: "ask",
+      reason: `${call.path} is protected: ${guarded.why}, outside the sandbox`,
+      protected: true,
+    };
+  if (verdict.decision === "allow") return { decision: "allow", approved: verdict.approved };
+  if (policy.autoApprove) return { decision: "allow", approved: true };
+  return { decision: "ask", reason: verdict.reason };
+}
+
+/**
+ * Whether `--yes` answers a question put to a person: never for running a command outside the
+ * sandbox, nor for a change to a protected path.
+ */
+export function answeredByYes(
+  question: { unsandboxed?: boolean; protected?: boolean },
+  autoApprove: boolean,
+): boolean {
+  return autoApprove && !question.unsandboxed && !question.protected;
 }

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
+  answeredByYes,
   APPROVAL_MODES,
   decide,
+  decideCall,
+  type ApprovalMode,
   matches,
   parseRule,
   type CallFacts,
@@ -74,5 +77,52 @@ describe("rules", () => {
     >;
     expect(matches(rule, { ...cmd, command: "npm test && git  push origin main" })).toBe(true);
     expect(matches(rule, { ...cmd, command: "git status; echo git push" })).toBe(false);
+  });
+});
+
+describe("the one decision at the gate (decideCall)", () => {
+  const own: CallFacts = { tool: "read_file", toolClass: "explore", path: ".keel/keel.db" };
+  const hook: CallFacts = {
+    tool: "write_file",
+    toolClass: "mutate",
+    path: ".git/hooks/pre-commit",
+  };
+  const denyEdits: Rules = { allow: [], ask: [], deny: ["edit_file(src/**)"] };
+  const allowAll: Rules = { allow: ["*"], ask: [], deny: [] };
+  const askCmd: Rules = { allow: [], ask: ["run_command(npm *)"], deny: [] };
+  type Row = [CallFacts, ApprovalMode, Rules, boolean, string];
+  // call, mode, rules, --yes → decision (and what marks it)
+  const table: Row[] = [
+    [own, "auto", allowAll, true, "deny keelOwn"],
+    [edit, "auto", denyEdits, true, "deny"],
+    [edit, "plan", NONE, true, "deny"],
+    [read, "plan", NONE, false, "allow"],
+    [hook, "auto", allowAll, true, "ask protected"],
+    [hook, "plan", NONE, true, "deny"],
+    [edit, "ask", NONE, false, "ask"],
+    [edit, "ask", NONE, true, "allow approved"],
+    [cmd, "edits", NONE, false, "ask"],
+    [cmd, "edits", NONE, true, "allow approved"],
+    [cmd, "auto", NONE, false, "allow"],
+    [cmd, "auto", askCmd, false, "ask"],
+    [cmd, "auto", askCmd, true, "allow approved"],
+    [edit, "ask", allowAll, false, "allow approved"],
+  ];
+  it.each(table)("%o in %s mode, rules %o, --yes %s → %s", (call, mode, rules, yes, want) => {
+    const d = decideCall(call, { mode, rules, autoApprove: yes });
+    const marks = [
+      d.decision,
+      ...("keelOwn" in d && d.keelOwn ? ["keelOwn"] : []),
+      ...("protected" in d && d.protected ? ["protected"] : []),
+      ...(d.decision === "allow" && d.approved ? ["approved"] : []),
+    ];
+    expect(marks.join(" ")).toBe(want);
+  });
+
+  it("--yes answers what a person is asked, except running unsandboxed and a protected change", () => {
+    expect(answeredByYes({}, true)).toBe(true);
+    expect(answeredByYes({}, false)).toBe(false);
+    expect(answeredByYes({ unsandboxed: true }, true)).toBe(false);
+    expect(answeredByYes({ protected: true }, true)).toBe(false);
   });
 });

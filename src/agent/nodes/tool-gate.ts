@@ -1,13 +1,14 @@
 /**
- * The gate before a tool call runs: the approval mode and the user's rules decide (tools/permissions),
- * and where they say "ask", a person is asked: interactively through a LangGraph interrupt (the CLI's
- * prompt, Studio's resume), by `--yes`, or, with nobody there, the call is refused with the fix.
+ * The gate before a tool call runs: tools/permissions.ts decides (keel's own folder, protected
+ * paths, the approval mode, the rules, `--yes`), and where it says "ask", a person is asked through
+ * a LangGraph interrupt (the CLI's prompt, Studio's resume), or, with nobody there, the call is
+ * refused with the fix.
  */
 import { interrupt } from "@langchain/langgraph";
 import type { TrailEntry } from "../../guard/loop.js";
 import { pathOf } from "../../tools/fs-tools.js";
-import { decide, type CallFacts } from "../../tools/permissions.js";
-import { isKeelOwn, KEEL_DIR, protectedEntry } from "../../sandbox/protected.js";
+import { answeredByYes, decideCall, type CallFacts, type Policy } from "../../tools/permissions.js";
+import { KEEL_DIR } from "../../sandbox/protected.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import type { NodeEnv } from "../runtime.js";
 import { rulesOf } from "../context.js";
@@ -56,34 +57,29 @@ export function changePreview(tool: KeelTool, args: unknown): string {
 }
 
 /**
- * Whether a resolved call may run, asking a person where the rules say so. A file change in a
- * protected path (sandbox/protected.ts) needs a person who sees `preview`, whatever the mode, the
- * allow rules or `--yes` say; one in keel's own folder is refused to every tool.
+ * Whether a resolved call may run: the decision is `decideCall`'s (tools/permissions.ts); where it
+ * says "ask", a person is asked — shown `preview` for a file change — or, with nobody there, the
+ * call is refused with what would allow it.
  */
 export function gate(facts: CallFacts, env: NodeEnv, preview = ""): GateVerdict {
-  const s = env.settings;
-  if (facts.path !== undefined && isKeelOwn(facts.path))
+  const d = decideCall(facts, policyOf(env));
+  if (d.decision === "allow") return { run: true, approved: d.approved };
+  if (d.decision === "deny")
     return {
       run: false,
       result: fail(
         "refused",
-        `${facts.tool} refused: ${KEEL_DIR}/ holds keel's own settings and records, and no tool may read or change it. Do the task without it.`,
+        d.keelOwn
+          ? `${facts.tool} refused: ${KEEL_DIR}/ holds keel's own settings and records, and no tool may read or change it. Do the task without it.`
+          : `${facts.tool} refused: ${d.reason}. Do not retry it; do the task another way or say what is needed.`,
       ),
     };
-  const guarded =
-    facts.toolClass === "mutate" && facts.path !== undefined
-      ? protectedEntry(facts.path)
-      : undefined;
-  if (guarded) {
-    const denied = decide(facts, s.approval, rulesOf(s));
-    if (denied.decision === "deny")
-      return { run: false, result: fail("refused", `${facts.tool} refused: ${denied.reason}.`) };
-    const reason = `${facts.path} is protected: ${guarded.why}, outside the sandbox`;
+  if (d.protected) {
     if (
-      approver(env)({
+      askPerson(env, {
         tool: facts.tool,
         command: describeCall(facts),
-        reason,
+        reason: d.reason,
         protected: true,
         preview,
       })
@@ -93,63 +89,60 @@ export function gate(facts: CallFacts, env: NodeEnv, preview = ""): GateVerdict 
       run: false,
       result: fail(
         "needs_approval",
-        `${facts.tool} was not run: ${reason}, so only a person who sees the change may allow it, and none did (--yes does not). Do the task without changing ${facts.path}, or finish and say what should be written there.`,
+        `${facts.tool} was not run: ${d.reason}, so only a person who sees the change may allow it, and none did (--yes does not). Do the task without changing ${facts.path}, or finish and say what should be written there.`,
       ),
     };
   }
-  const verdict = decide(facts, s.approval, rulesOf(s));
-  if (verdict.decision === "allow") return { run: true, approved: verdict.approved };
-  if (verdict.decision === "deny")
-    return {
-      run: false,
-      result: fail(
-        "refused",
-        `${facts.tool} refused: ${verdict.reason}. Do not retry it; do the task another way or say what is needed.`,
-      ),
-    };
-  const what = facts.command ?? describeCall(facts);
-  if (approver(env)({ tool: facts.tool, command: what, reason: verdict.reason }))
+  if (
+    askPerson(env, {
+      tool: facts.tool,
+      command: facts.command ?? describeCall(facts),
+      reason: d.reason,
+    })
+  )
     return { run: true, approved: true };
   return {
     run: false,
     result: fail(
       "needs_approval",
-      `${facts.tool} was not run: it needs a person's approval (${verdict.reason}) and none was given. (The user can answer interactively, pass --yes, or change --approval / the rules.) Do the task without it, or finish and say what is needed.`,
+      `${facts.tool} was not run: it needs a person's approval (${d.reason}) and none was given. (The user can answer interactively, pass --yes, or change --approval / the rules.) Do the task without it, or finish and say what is needed.`,
     ),
   };
 }
 
+/** The run's approval policy: its mode, its rules and `--yes`. */
+const policyOf = (env: NodeEnv): Policy => ({
+  mode: env.settings.approval,
+  rules: rulesOf(env.settings),
+  autoApprove: env.settings.autoApprove,
+});
+
 /** Whether the check command after a file change may run without asking (tools/post-edit). */
 export function checkAllowed(env: NodeEnv) {
   return (command: string): { run: true } | { run: false; why: string } => {
-    const s = env.settings;
-    const verdict = decide(
-      { tool: "run_command", toolClass: "command", command },
-      s.approval,
-      rulesOf(s),
-    );
-    if (verdict.decision === "allow" || (verdict.decision === "ask" && s.autoApprove))
-      return { run: true };
-    return { run: false, why: verdict.reason };
+    const d = decideCall({ tool: "run_command", toolClass: "command", command }, policyOf(env));
+    return d.decision === "allow" ? { run: true } : { run: false, why: d.reason };
   };
 }
 
 /**
- * Asks a person through an interrupt; `--yes` answers yes except for running unsandboxed and for a
- * protected path (only a person who saw the change may allow those).
+ * The approver tools are given (run_command asks it about commands beyond the workspace or outside
+ * the sandbox): `--yes` answers where `answeredByYes` says it may, else a person is asked.
  */
 export function approver(env: NodeEnv): Approver {
-  return (req) => {
-    if (env.settings.autoApprove && !req.unsandboxed && !req.protected) return true;
-    if (!env.settings.interactive) return false;
-    const answer: unknown = interrupt({
-      type: "approval",
-      ...req,
-      question: `Allow \`${req.command}\`? (${req.reason})${req.preview ? `\n${req.preview}` : ""}`,
-    });
-    const approved =
-      answer === true || (typeof answer === "string" && /^y(es)?$/i.test(answer.trim()));
-    env.emit({ type: "approval", command: req.command, approved });
-    return approved;
-  };
+  return (req) => answeredByYes(req, env.settings.autoApprove) || askPerson(env, req);
+}
+
+/** Asks a person through an interrupt (the CLI's prompt, Studio's resume); no one there is a no. */
+function askPerson(env: NodeEnv, req: Parameters<Approver>[0]): boolean {
+  if (!env.settings.interactive) return false;
+  const answer: unknown = interrupt({
+    type: "approval",
+    ...req,
+    question: `Allow \`${req.command}\`? (${req.reason})${req.preview ? `\n${req.preview}` : ""}`,
+  });
+  const approved =
+    answer === true || (typeof answer === "string" && /^y(es)?$/i.test(answer.trim()));
+  env.emit({ type: "approval", command: req.command, approved });
+  return approved;
 }
