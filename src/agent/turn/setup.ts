@@ -114,3 +114,6 @@ export async function turnSetup(
   };
   return { intent, tools, mode, format, base };
 }
+
+/** What `turnSetup` gives a turn. */
+export type TurnSetup = Awaited<ReturnType<typeof turnSetup>>;

@@ -1,41 +1,16 @@
-import { AIMessage, HumanMessage } from "@langchain/core/messages";
+/**
+ * The act node: one model turn. A spent turn budget is a failure without a model call; when
+ * `recover` asks for it, the tool-less summary turn (summary-turn.ts); otherwise a turn with the
+ * tools (tool-turn.ts).
+ */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { SUMMARY_REQUEST } from "../../../guard/ladder.js";
-import { findRepetition } from "../../../guard/repetition.js";
-import type { ArgSchemas } from "../../../models/tool-calls/types.js";
-import { withCallIds } from "../../conversation.js";
+import type { GraphDeps } from "../../../run/model.js";
 import { nodeEnv } from "../../runtime.js";
-import { type GraphDeps } from "../../../run/model.js";
 import type { CoderStateUpdate, CoderStateValue } from "../../state.js";
-import { askTurn, fitUpdate, type TurnAnswer } from "../../turn/ask.js";
 import { turnSetup } from "../../turn/setup.js";
-import { readReply } from "./channel.js";
-import { unmetEffect } from "./effect.js";
-import { classifyReply, visibleText } from "./classify.js";
+import { summaryTurn } from "./summary-turn.js";
+import { toolTurn } from "./tool-turn.js";
 
-/** Failures of the server's own tool-call parser after which the run stays in prompt mode. */
-const PARSE_FAILURES_TO_PIN = 2;
-
-/**
- * True once this run has done what a build/modify/run request needs: written a file, or run a
- * command (a command that ran and failed still ran; a refused one did not).
- */
-export function hasActed(state: Pick<CoderStateValue, "trail">): boolean {
-  return state.trail.some(
-    (t) =>
-      (t.toolClass === "mutate" && t.ok) ||
-      (t.toolClass === "command" &&
-        (t.ok || t.kind === "failed" || t.kind === "timeout" || t.kind === "interrupted")),
-  );
-}
-
-/**
- * One model turn through exactly one tool channel: native (tools bound, none described in the
- * prompt) or prompt mode (tools described once, calls parsed from text). Classifies the reply and
- * records a failure (empty, prose, unparseable, repetition) for `recover`. A spent turn budget is
- * a failure without a model call. When `recover` asks for it, this is the forced tool-less turn in
- * which the model summarises what it did.
- */
 export function createActNode(deps: GraphDeps) {
   return async (
     state: CoderStateValue,
@@ -50,180 +25,10 @@ export function createActNode(deps: GraphDeps) {
         },
       };
     }
-    const { intent, tools, mode, format, base: turn } = await turnSetup(state, env, deps, config);
-    const channel = state.toolChannel;
-
-    if (state.summaryFor) {
-      const ask = new HumanMessage({
-        content: SUMMARY_REQUEST(state.summaryFor.detail),
-        name: "keel",
-      });
-      const answer = await askTurn({
-        ...turn,
-        kind: "summary",
-        tools: [],
-        mode: "prompt",
-        history: [...state.messages, ask],
-      });
-      const reply = answer.reply;
-      const text = typeof reply.content === "string" ? reply.content : reply.text;
-      return {
-        messages: [
-          ask,
-          new AIMessage({
-            content: text,
-            ...turnMetadata(answer, env.settings.model),
-          }),
-        ],
-        turns: state.turns + 1,
-        summary: visibleText(
-          readReply(reply, { mode: "prompt", format, toolNames: [], schemas: {} }).content,
-        ),
-        summaryFor: null,
-        failure: { ...state.summaryFor, summarized: true },
-        ...fitUpdate(state.fit, answer.fit),
-      };
-    }
-
-    if (mode === "native" && !turn.model.bindTools)
-      throw new Error('the configured model cannot bind tools; use toolMode "prompt"');
-    const answer = await askTurn({ ...turn, kind: "act", tools, mode, history: state.messages });
-    const reply = answer.reply;
-    if (answer.cut !== undefined) return cutTurn(state, answer, env.settings.model);
-
-    const schemas: ArgSchemas = Object.fromEntries(
-      tools.map((t) => [t.function.name, t.function.parameters as ArgSchemas[string]]),
-    );
-    const read = readReply(reply, {
-      mode: answer.mode,
-      format,
-      toolNames: tools.map((t) => t.function.name),
-      schemas,
-    });
-    const raw = typeof reply.content === "string" ? reply.content : reply.text;
-    // No `id: reply.id`: servers repeat completion ids (a constant one made the messages reducer
-    // replace earlier turns); the reducer gives each message its own.
-    const ai = new AIMessage({
-      content: read.fromText ? read.content : raw,
-      tool_calls: withCallIds(read.calls, state.turns),
-      ...turnMetadata(
-        answer,
-        env.settings.model,
-        read.fromText
-          ? { keel_raw_text: raw, ...(read.rejected ? { keel_rejected: read.rejected } : {}) }
-          : {},
-        read.fromText && answer.mode === "native",
-      ),
-    });
-    // Only a reply without calls can be a repetition; only then are earlier replies looked at.
-    const repeated = ai.tool_calls?.length
-      ? undefined
-      : findRepetition(
-          visibleText(read.content),
-          state.messages
-            .filter((m) => AIMessage.isInstance(m) && !m.tool_calls?.length)
-            .map((m) => visibleText(typeof m.content === "string" ? m.content : "")),
-        );
-    const kind = read.problem
-      ? "unparseable"
-      : repeated
-        ? "repetition"
-        : classifyReply({
-            toolCallCount: ai.tool_calls?.length ?? 0,
-            content: read.content,
-            intent,
-            // In plan mode a plan in prose is the answer: nothing may be changed.
-            acted: !ai.tool_calls?.length && (env.settings.approval === "plan" || hasActed(state)),
-          });
-    // Only changed fields are written: every write is a row in the checkpointer.
-    const next = channelAfter(channel, answer, format, read.fromText && answer.mode === "native");
-    const update: CoderStateUpdate = {
-      messages: [ai],
-      turns: state.turns + 1,
-      ...fitUpdate(state.fit, answer.fit),
-    };
-    if (state.failure) update.failure = null;
-    if (JSON.stringify(channel) !== JSON.stringify(next)) update.toolChannel = next;
-    if (kind === "empty")
-      update.failure = { kind: "empty", detail: "the model replied with nothing" };
-    if (kind === "prose")
-      update.failure = { kind: "prose", detail: "the model answered in prose without acting" };
-    if (kind === "unparseable") update.failure = { kind: "unparseable", detail: read.problem! };
-    if (kind === "repetition") update.failure = { kind: "repetition", detail: repeated! };
-    // "done" means done: a final answer without the file the request asked for is a failure.
-    const unmet =
-      kind === "final" && env.settings.approval !== "plan"
-        ? unmetEffect(state, env.workspace)
-        : undefined;
-    if (unmet) update.failure = { kind: "unmet", detail: unmet };
-    else if (kind === "final") {
-      update.status = "done";
-      update.summary = visibleText(read.content);
-    }
-    return update;
-  };
-}
-
-/**
- * A turn the server stopped at the generation budget: no call of it runs (its arguments are cut:
- * `"{"`, or JSON that ends mid-string), the text it got to stays in the conversation without the
- * calls, and the failure tells the model to do it in smaller pieces (the ladder's `cut`).
- */
-function cutTurn(state: CoderStateValue, answer: TurnAnswer, model: string): CoderStateUpdate {
-  const reply = answer.reply;
-  const text = typeof reply.content === "string" ? reply.content : reply.text;
-  return {
-    messages: [new AIMessage({ content: text, ...turnMetadata(answer, model) })],
-    turns: state.turns + 1,
-    failure: { kind: "cut", detail: answer.cut!.detail },
-    ...fitUpdate(state.fit, answer.fit),
-  };
-}
-
-/**
- * What an AI message keeps of its turn: thinking, the server's usage, and `keel_turn` (the model,
- * the channel, and whether its calls were salvaged from text on the native channel) for keel stats.
- */
-function turnMetadata(
-  answer: TurnAnswer,
-  model: string,
-  extra: Record<string, unknown> = {},
-  salvaged = false,
-) {
-  const reply = answer.reply;
-  const thinking = reply.additional_kwargs?.reasoning_content;
-  return {
-    additional_kwargs: {
-      ...(typeof thinking === "string" && thinking ? { reasoning_content: thinking } : {}),
-      ...extra,
-    },
-    response_metadata: {
-      ...reply.response_metadata,
-      ...(answer.usage ? { keel_usage: answer.usage } : {}),
-      keel_turn: { model, mode: answer.mode, ...(salvaged ? { salvaged } : {}) },
-    },
-    ...(reply.usage_metadata ? { usage_metadata: reply.usage_metadata } : {}),
-  };
-}
-
-/** The tool channel after a turn: a tool-channel failure counts, and pins prompt mode when it must. */
-function channelAfter(
-  before: CoderStateValue["toolChannel"],
-  answer: TurnAnswer,
-  format: string,
-  salvaged: boolean,
-): NonNullable<CoderStateValue["toolChannel"]> {
-  const failures = (before?.parseFailures ?? 0) + (answer.fallback ? 1 : 0);
-  const pinned =
-    before?.pinned ??
-    ((answer.fallback && answer.fallback.kind !== "tool_parse") || failures >= PARSE_FAILURES_TO_PIN
-      ? answer.fallback!.reason
-      : undefined);
-  return {
-    mode: answer.mode,
-    format,
-    ...(salvaged ? { salvaged } : {}),
-    ...(failures ? { parseFailures: failures } : {}),
-    ...(pinned ? { pinned } : {}),
+    const setup = await turnSetup(state, env, deps, config);
+    const { summaryFor } = state;
+    return summaryFor
+      ? summaryTurn({ ...state, summaryFor }, env, setup)
+      : toolTurn(state, env, setup);
   };
 }

@@ -1,0 +1,49 @@
+/**
+ * The tool-less summary turn `recover` asks for when a run ends without its work done: the model
+ * says, in prose, what it did and what is left; no tool is offered and nothing runs.
+ */
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { SUMMARY_REQUEST } from "../../../guard/ladder.js";
+import type { NodeEnv } from "../../runtime.js";
+import type { CoderStateUpdate, CoderStateValue } from "../../state.js";
+import { askTurn, fitUpdate } from "../../turn/ask.js";
+import type { TurnSetup } from "../../turn/setup.js";
+import { readReply } from "./channel.js";
+import { visibleText } from "./classify.js";
+import { turnMetadata } from "./metadata.js";
+
+export async function summaryTurn(
+  state: CoderStateValue & { summaryFor: NonNullable<CoderStateValue["summaryFor"]> },
+  env: NodeEnv,
+  { format, base: turn }: TurnSetup,
+): Promise<CoderStateUpdate> {
+  const ask = new HumanMessage({
+    content: SUMMARY_REQUEST(state.summaryFor.detail),
+    name: "keel",
+  });
+  const answer = await askTurn({
+    ...turn,
+    kind: "summary",
+    tools: [],
+    mode: "prompt",
+    history: [...state.messages, ask],
+  });
+  const reply = answer.reply;
+  const text = typeof reply.content === "string" ? reply.content : reply.text;
+  return {
+    messages: [
+      ask,
+      new AIMessage({
+        content: text,
+        ...turnMetadata(answer, env.settings.model),
+      }),
+    ],
+    turns: state.turns + 1,
+    summary: visibleText(
+      readReply(reply, { mode: "prompt", format, toolNames: [], schemas: {} }).content,
+    ),
+    summaryFor: null,
+    failure: { ...state.summaryFor, summarized: true },
+    ...fitUpdate(state.fit, answer.fit),
+  };
+}
