@@ -68,3 +68,4 @@ export {
 } from "./models/capabilities.js";
 export { createCapabilityProbe } from "./models/probe.js";
 export { runSession, type RunOutcome, type SessionOptions } from "./session/session.js";
+export { closeMcp, withMcpScope } from "./mcp/session.js";
