@@ -14,7 +14,8 @@ import {
   isApproved,
   recordApproval,
 } from "../mcp/approval.js";
-import { mcpServersOf, mcpSession, projectMcpServers, type McpSession } from "../mcp/session.js";
+import { mcpServersOf, projectMcpServers } from "../mcp/servers.js";
+import { mcpSession, type McpSession } from "../mcp/session.js";
 import { ALL_TOOLS } from "../tools/registry.js";
 import { MCP_WARN_SHARE } from "../session/timeline.js";
 

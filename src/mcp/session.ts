@@ -9,7 +9,7 @@
  * named with its command and stderr tail, and the run goes on with the other tools.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -23,13 +23,11 @@ import { prepareCommand, probeSandbox, type PreparedCommand } from "../sandbox/r
 import { defineTool, fail, ok, type KeelTool } from "../tools/types.js";
 import {
   McpConfigError,
-  parseMcpJson,
   schemaForModel,
   toolNameFor,
   toolWanted,
   type McpServerConfig,
 } from "./config.js";
-import { approvalsFile, isApproved } from "./approval.js";
 
 /** A server that could not start or list its tools. */
 export interface McpFailure {
@@ -82,44 +80,6 @@ export async function withMcpScope<T>(fn: () => Promise<T>): Promise<T> {
   } finally {
     await closeScope(scope);
   }
-}
-
-/** The servers a workspace's `.mcp.json` names (never trusted); none when it has no such file. */
-export function projectMcpServers(workspace: string): Record<string, McpServerConfig> {
-  const file = path.join(workspace, ".mcp.json");
-  let text: string | undefined;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    text = undefined;
-  }
-  return text ? parseMcpJson(file, text) : {};
-}
-
-/** A run's servers, and the project's servers it leaves out because no person approved them. */
-export interface McpServerSet {
-  servers: Record<string, McpServerConfig>;
-  unapproved: string[];
-}
-
-/**
- * The servers of a run: the workspace's `.mcp.json` servers a person approved (`keel mcp approve`),
- * under the user settings' own. An unapproved project server is left out and named.
- */
-export function mcpServersOf(
-  workspace: string,
-  fromSettings: Record<string, McpServerConfig>,
-  approvals: string = approvalsFile(readEnv().userSettingsFile),
-): McpServerSet {
-  const project = projectMcpServers(workspace);
-  const servers: Record<string, McpServerConfig> = {};
-  const unapproved: string[] = [];
-  for (const [name, config] of Object.entries(project)) {
-    if (name in fromSettings) continue;
-    if (isApproved(approvals, workspace, name, config)) servers[name] = config;
-    else unapproved.push(name);
-  }
-  return { servers: { ...servers, ...fromSettings }, unapproved };
 }
 
 /** The session for a set of servers (connected on first use, then shared). */

@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import path from "node:path";
 import { quote } from "shell-quote";
 import { beforeAll, describe, expect, it } from "vitest";
-import { mcpServersOf } from "../../src/mcp/session.js";
+import { mcpServersOf } from "../../src/mcp/servers.js";
 import { runKeel } from "../support/cli.js";
 import type { ScriptedCall } from "../../src/testing/fake-ollama/index.js";
 import {
