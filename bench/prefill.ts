@@ -34,17 +34,17 @@ const CONTEXT = 8192;
 export const REQUEST =
   "Summarise the notes in notes/, reading them one by one starting with notes/n0.txt.";
 
-/** A note of a realistic size: a short source file (~1,100 characters). */
-export const note = (i: number) =>
+/** A note of a realistic size: a short source file (~1,100 characters at 24 lines). */
+export const note = (i: number, lines = 24) =>
   Array.from(
-    { length: 24 },
+    { length: lines },
     (_, l) => `export const value${i}_${l} = compute(${i}, ${l}); // line ${l} of note ${i}`,
   ).join("\n") + "\n";
 
-export function workspace(files: number): string {
+export function workspace(files: number, lines = 24): string {
   const dir = mkdtempSync(path.join(tmpdir(), "keel-bench-prefill-"));
   mkdirSync(path.join(dir, "notes"));
-  for (let i = 0; i < files; i++) writeFileSync(path.join(dir, `notes/n${i}.txt`), note(i));
+  for (let i = 0; i < files; i++) writeFileSync(path.join(dir, `notes/n${i}.txt`), note(i, lines));
   return dir;
 }
 

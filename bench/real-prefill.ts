@@ -63,6 +63,7 @@ export async function runAgent(
   agent: AgentName,
   turns: number,
   window: number,
+  noteLines = 24,
 ): Promise<AgentRun> {
   // The peers never fold: their slots must hold the whole task (~700 tokens a read, generously).
   const slot = agent === "keel" ? window : Math.max(window, 8192 + turns * 900);
@@ -72,7 +73,7 @@ export async function runAgent(
     intent: "analyze",
   });
   const front = await startFront({ upstream: server.url, kind: side.kind, script });
-  const ws = workspace(turns);
+  const ws = workspace(turns, noteLines);
   const folds = new Set<number>();
   try {
     if (agent === "keel") {
@@ -199,6 +200,7 @@ export async function benchRealPrefill(
   windows = [8192, 4096],
   turns = 80,
   agents: readonly AgentName[] = AGENTS,
+  noteLines = 24,
 ) {
   const rows: Array<Record<string, unknown>> = [];
   const checks: Record<string, unknown> = {};
@@ -210,7 +212,7 @@ export async function benchRealPrefill(
     if (!run) {
       const started = performance.now();
       process.stderr.write(`real model time (${side.kind}): ${agent}, window ${window}…\n`);
-      run = await runAgent(side, agent, turns, window);
+      run = await runAgent(side, agent, turns, window, noteLines);
       runs.set(key, run);
       process.stderr.write(`  ${round((performance.now() - started) / 1000)} s\n`);
     }
