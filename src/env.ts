@@ -6,16 +6,6 @@ import { homedir } from "node:os";
 import path from "node:path";
 
 export interface KeelEnv {
-  /** `OLLAMA_HOST`, normalised to a URL; undefined when unset. */
-  ollamaHost: string | undefined;
-  /** `KEEL_MODEL`: the default model name when none is configured. */
-  model: string | undefined;
-  /** `KEEL_PROVIDER`: `ollama` or `openai` (an OpenAI-compatible server). */
-  provider: string | undefined;
-  /** `KEEL_BASE_URL`: the OpenAI-compatible server's `/v1` root. */
-  baseUrl: string | undefined;
-  /** `OPENAI_API_KEY`: sent to an OpenAI-compatible server that wants one. */
-  apiKey: string | undefined;
   /** `NO_COLOR` / `FORCE_COLOR` are honoured by picocolors itself; this only records CI. */
   ci: boolean;
   /** The environment commands run with: `PASSED_ENV`'s variables only (no API keys or tokens). */
@@ -102,17 +92,19 @@ if (process.env.PATH !== undefined) process.env.PATH = absolutePath(process.env.
 /** Reads keel's environment variables once. */
 export function readEnv(env: NodeJS.ProcessEnv = process.env): KeelEnv {
   return {
-    ollamaHost: env.OLLAMA_HOST ? normaliseOllamaHost(env.OLLAMA_HOST) : undefined,
-    model: env.KEEL_MODEL || undefined,
-    provider: env.KEEL_PROVIDER || undefined,
-    baseUrl: env.KEEL_BASE_URL || undefined,
-    apiKey: env.OPENAI_API_KEY || undefined,
     ci: Boolean(env.CI),
     commandEnv: commandEnv(env),
     userSettingsFile: userSettingsPath(env.HOME || homedir(), env.XDG_CONFIG_HOME),
     realServers: realServerPaths(env),
   };
 }
+
+/**
+ * A run setting's environment variable (the settings table names which: `KEEL_MODEL`,
+ * `OLLAMA_HOST`, …); undefined when unset or empty.
+ */
+export const variable = (name: string, env: NodeJS.ProcessEnv = process.env): string | undefined =>
+  env[name] || undefined;
 
 /** The real-server variables of `env` (see RealServerPaths). */
 export function realServerPaths(env: NodeJS.ProcessEnv): RealServerPaths {

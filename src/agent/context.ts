@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { TOOL_MODE_SETTINGS } from "../models/capabilities.js";
+import { setting, type SettingMeta } from "../run/setting-meta.js";
 import {
   layered,
   ModelSettingsSchema,
@@ -24,53 +25,109 @@ const RuleList = z
   )
   .default([]);
 
+/** The flags of `keel run`. */
+const RUN = ["run"] as const;
+/** What only the user's own settings file may set (settings-file.ts). */
+const USER_ONLY: SettingMeta = { userOnly: true };
+
 /** The coder's run settings: the shared model settings and the coder's own. */
 export const ContextSchema = ModelSettingsSchema.extend({
-  workspace: z
-    .string()
-    .default(".")
-    .describe("Folder the agent may read and write; every path is confined to it"),
-  maxTurns: z.number().int().min(1).default(40).describe("Most model turns (act calls) in one run"),
-  maxToolCalls: z.number().int().min(1).default(120).describe("Most tool calls in one run"),
-  toolMode: z
-    .enum(TOOL_MODE_SETTINGS)
-    .default("auto")
-    .describe(
-      "How tools reach the model: native (the tools field) or prompt (described once in the system prompt, calls parsed from text); auto picks native iff Ollama lists the tools capability",
-    ),
+  workspace: setting(
+    z
+      .string()
+      .default(".")
+      .describe("Folder the agent may read and write; every path is confined to it"),
+    { location: true },
+  ),
+  maxTurns: setting(
+    z.number().int().min(1).default(40).describe("Most model turns (act calls) in one run"),
+    { flag: "--max-turns <n>", commands: RUN },
+  ),
+  maxToolCalls: setting(
+    z.number().int().min(1).default(120).describe("Most tool calls in one run"),
+    { flag: "--max-tool-calls <n>", commands: RUN },
+  ),
+  toolMode: setting(
+    z
+      .enum(TOOL_MODE_SETTINGS)
+      .default("auto")
+      .describe(
+        "How tools reach the model: native (the tools field) or prompt (described once in the system prompt, calls parsed from text); auto picks native iff Ollama lists the tools capability",
+      ),
+    {
+      flag: "--tool-mode <mode>",
+      commands: RUN,
+      flagHelp: "how tools reach the model (auto: native iff Ollama lists the tools capability)",
+    },
+  ),
   interactive: z
     .boolean()
     .default(false)
     .describe(
       "Ask a human (interrupt) for approvals and when recovery runs out, instead of ending",
     ),
-  autoApprove: z
-    .boolean()
-    .default(false)
-    .describe(
-      "Answer yes to every approval question (the CLI's --yes), except running a command without the OS sandbox",
-    ),
-  approval: z
-    .enum(APPROVAL_MODES)
-    .default("auto")
-    .describe(
-      `What runs without asking: ${APPROVAL_MODES.map((m) => `${m} (${APPROVAL_MODE_HELP[m]})`).join("; ")}. Deny rules win in every mode`,
-    ),
-  allowRules: RuleList.describe(
-    "Calls that run without asking, as tool or tool(pattern): edit_file(src/**), run_command(npm test*). User settings only",
+  autoApprove: setting(
+    z
+      .boolean()
+      .default(false)
+      .describe(
+        "Answer yes to every approval question (the CLI's --yes), except running a command without the OS sandbox",
+      ),
+    {
+      flag: "-y, --yes",
+      commands: RUN,
+      flagHelp:
+        "answer yes to every approval question (commands beyond the workspace, --approval ask|edits); deny rules and running unsandboxed still refuse",
+      ...USER_ONLY,
+    },
   ),
-  askRules: RuleList.describe(
-    "Calls a person is asked about in every mode but plan, e.g. run_command(git push*), write_file(*.lock)",
+  approval: setting(
+    z
+      .enum(APPROVAL_MODES)
+      .default("auto")
+      .describe(
+        `What runs without asking: ${APPROVAL_MODES.map((m) => `${m} (${APPROVAL_MODE_HELP[m]})`).join("; ")}. Deny rules win in every mode`,
+      ),
+    {
+      flag: "--approval <mode>",
+      commands: RUN,
+      flagHelp: `what runs without asking: ${APPROVAL_MODES.map((m) => `${m} (${APPROVAL_MODE_HELP[m]})`).join("; ")}. Rules in the settings (allowRules, askRules, denyRules) refine it; deny rules win in every mode`,
+      ...USER_ONLY,
+    },
   ),
-  denyRules: RuleList.describe(
-    "Calls refused in every mode, even with --yes, e.g. run_command(rm -rf*), *(.env), edit_file(migrations/**)",
-  ),
-  checkCommand: z
-    .string()
-    .optional()
-    .describe(
-      "A command run (sandboxed) after each file change, its output added to the change's result, e.g. npx tsc --noEmit or python -m py_compile {file} ({file}: the changed file)",
+  allowRules: setting(
+    RuleList.describe(
+      "Calls that run without asking, as tool or tool(pattern): edit_file(src/**), run_command(npm test*). User settings only",
     ),
+    { ...USER_ONLY, example: ["run_command(npm test*)"] },
+  ),
+  askRules: setting(
+    RuleList.describe(
+      "Calls a person is asked about in every mode but plan, e.g. run_command(git push*), write_file(*.lock)",
+    ),
+    { additive: true, example: ["run_command(git push*)"] },
+  ),
+  denyRules: setting(
+    RuleList.describe(
+      "Calls refused in every mode, even with --yes, e.g. run_command(rm -rf*), *(.env), edit_file(migrations/**)",
+    ),
+    { additive: true, example: ["run_command(rm -rf*)"] },
+  ),
+  checkCommand: setting(
+    z
+      .string()
+      .optional()
+      .describe(
+        "A command run (sandboxed) after each file change, its output added to the change's result, e.g. npx tsc --noEmit or python -m py_compile {file} ({file}: the changed file)",
+      ),
+    {
+      flag: "--check <command>",
+      commands: RUN,
+      flagHelp:
+        "run this command (sandboxed) after each file change and show its output to the model, e.g. 'npx tsc --noEmit' or 'python -m py_compile {file}'",
+      example: "npx tsc --noEmit",
+    },
+  ),
   learnDescriptions: z
     .boolean()
     .default(true)
@@ -83,30 +140,70 @@ export const ContextSchema = ModelSettingsSchema.extend({
     .describe(
       "Snapshot the files each changing step touches (a shadow git repository in .keel/undo), for keel undo and keel diff",
     ),
-  allowRead: z
-    .array(z.string())
-    .default([])
-    .describe(
-      "Sandbox: folders or files outside the workspace that commands may read (absolute or ~/...)",
+  allowRead: setting(
+    z
+      .array(z.string())
+      .default([])
+      .describe(
+        "Sandbox: folders or files outside the workspace that commands may read (absolute or ~/...)",
+      ),
+    {
+      flag: "--allow-read <path>",
+      commands: RUN,
+      flagHelp: "sandbox: let commands read this folder or file outside the workspace (repeatable)",
+      paths: true,
+      ...USER_ONLY,
+    },
+  ),
+  allowWrite: setting(
+    z
+      .array(z.string())
+      .default([])
+      .describe("Sandbox: folders outside the workspace that commands may write"),
+    {
+      flag: "--allow-write <path>",
+      commands: RUN,
+      flagHelp: "sandbox: let commands write this folder outside the workspace (repeatable)",
+      paths: true,
+      ...USER_ONLY,
+    },
+  ),
+  allowHosts: setting(
+    z
+      .array(z.string())
+      .default([])
+      .describe(
+        "Sandbox: hosts commands may reach (e.g. api.github.com, *.example.com); approved installs also reach the package registries",
+      ),
+    {
+      flag: "--allow-host <host>",
+      commands: RUN,
+      flagHelp:
+        "sandbox: let commands reach this host, e.g. api.github.com or *.example.com (repeatable)",
+      ...USER_ONLY,
+      example: ["api.github.com"],
+    },
+  ),
+  runCommandsUnsandboxed: setting(
+    z
+      .boolean()
+      .default(false)
+      .describe(
+        "Run commands without the OS sandbox: they can then read and write all of your files. Off: commands run sandboxed, or (where the OS cannot sandbox) only after a person approves each one",
+      ),
+    {
+      flag: "--run-commands-unsandboxed",
+      commands: RUN,
+      flagHelp:
+        "run commands WITHOUT the OS sandbox (they can read and write all your files); for machines where `keel doctor` says the sandbox cannot run",
+      ...USER_ONLY,
+    },
+  ),
+  mcpServers: setting(
+    McpServersSchema.default({}).describe(
+      "MCP servers whose tools the agent may use, in the mcpServers shape (command/args/env or url/headers; includeTools, excludeTools, timeout, trust); the workspace's .mcp.json adds its own (never trusted)",
     ),
-  allowWrite: z
-    .array(z.string())
-    .default([])
-    .describe("Sandbox: folders outside the workspace that commands may write"),
-  allowHosts: z
-    .array(z.string())
-    .default([])
-    .describe(
-      "Sandbox: hosts commands may reach (e.g. api.github.com, *.example.com); approved installs also reach the package registries",
-    ),
-  runCommandsUnsandboxed: z
-    .boolean()
-    .default(false)
-    .describe(
-      "Run commands without the OS sandbox: they can then read and write all of your files. Off: commands run sandboxed, or (where the OS cannot sandbox) only after a person approves each one",
-    ),
-  mcpServers: McpServersSchema.default({}).describe(
-    "MCP servers whose tools the agent may use, in the mcpServers shape (command/args/env or url/headers; includeTools, excludeTools, timeout, trust); the workspace's .mcp.json adds its own (never trusted)",
+    { ...USER_ONLY, example: { files: { command: "mcp-files" } } },
   ),
   commandTimeoutMs: z
     .number()
@@ -190,11 +287,6 @@ export const ContextSchema = ModelSettingsSchema.extend({
 
 export type Settings = z.output<typeof ContextSchema>;
 export type SettingsInput = z.input<typeof ContextSchema>;
-
-/** The default of a run setting, as the schema declares it (for help texts). */
-export function settingDefault<K extends keyof typeof ContextSchema.shape>(key: K): unknown {
-  return ContextSchema.shape[key].parse(undefined);
-}
 
 /** The coder's settings of a run (see `parseSettings`). */
 export const settingsFrom = (config?: SettingsSource) => parseSettings(ContextSchema, config);

@@ -1,9 +1,10 @@
 /** The analyst's run settings: a zod schema with defaults, each field described for Studio. */
 import { z } from "zod";
 import { ANALYSIS_DEPTHS } from "./analyze-unit.js";
+import { setting } from "../run/setting-meta.js";
 import {
-  DEFAULT_MODEL,
   layered,
+  modelSetting,
   ModelSettingsSchema,
   parseSettings,
   type SettingsSource,
@@ -21,30 +22,37 @@ export const AnalystContextSchema = ModelSettingsSchema.pick({
   contextWindow: true,
   generationBudget: true,
 }).extend({
-  model: z
-    .string()
-    .default(DEFAULT_MODEL)
-    .describe(
-      'Model name as the server lists it, or "none" for the structural report without a model',
-    ),
-  target: z.string().default(".").describe("Folder to analyse"),
-  depth: z
-    .enum(ANALYSIS_DEPTHS)
-    .default("deep")
-    .describe("quick: the start of each file; deep: every part of every file"),
-  concurrency: z
-    .number()
-    .int()
-    .min(1)
-    .max(16)
-    .default(2)
-    .describe("Units analysed at once (Ollama serves parallel requests)"),
-  out: z
-    .string()
-    .optional()
-    .describe(
-      "Markdown report path (default <target>/.keel/report.md; the JSON report goes beside it)",
-    ),
+  model: modelSetting(
+    'Model name as the server lists it, or "none" for the structural report without a model',
+    'model as the server lists it, or "none" for the structural report',
+  ),
+  target: setting(z.string().default(".").describe("Folder to analyse"), { location: true }),
+  depth: setting(
+    z
+      .enum(ANALYSIS_DEPTHS)
+      .default("deep")
+      .describe("quick: the start of each file; deep: every part of every file"),
+    { flag: "--depth <depth>", commands: ["analyze"] },
+  ),
+  concurrency: setting(
+    z
+      .number()
+      .int()
+      .min(1)
+      .max(16)
+      .default(2)
+      .describe("Units analysed at once (Ollama serves parallel requests)"),
+    { flag: "-c, --concurrency <n>", commands: ["analyze"] },
+  ),
+  out: setting(
+    z
+      .string()
+      .optional()
+      .describe(
+        "Markdown report path (default <target>/.keel/report.md; the JSON report goes beside it)",
+      ),
+    { flag: "-o, --out <file>", commands: ["analyze"], paths: true, example: "/tmp/report.md" },
+  ),
   maxFileBytes: z
     .number()
     .int()

@@ -8,8 +8,11 @@ import path from "node:path";
 import { isGraphDrained, type RunControl } from "@langchain/langgraph";
 import cliProgress from "cli-progress";
 import pc from "picocolors";
-import { ANALYSIS_DEPTHS, type AnalysisDepth } from "../analysis/analyze-unit.js";
-import { analystRunConfig, type AnalystSettingsInput } from "../analysis/context.js";
+import {
+  analystRunConfig,
+  AnalystContextSchema,
+  type AnalystSettingsInput,
+} from "../analysis/context.js";
 import { createAnalystGraph } from "../analysis/graph.js";
 import type { AnalysisProgress } from "../analysis/runtime.js";
 import type { AnalystStateValue } from "../analysis/state.js";
@@ -21,15 +24,10 @@ import { openDistributed, type DistributedOptions } from "../distributed/coordin
 import { analyzeStatus } from "./worker.js";
 import { pendingNodes, UsageError } from "../session/session.js";
 import { Command, Option } from "commander";
-import { DEFAULT_MODEL } from "../run/settings.js";
 import { installCtrlC } from "./interrupt.js";
-import { contextWindowOption, positiveInt, retryCount } from "./options.js";
-import {
-  addServerOptions,
-  checkSettingsFiles,
-  serverSettings,
-  type ServerFlags,
-} from "./server-options.js";
+import { positiveInt } from "./options.js";
+import { addSettingFlags, flagSettings } from "./setting-flags.js";
+import { checkSettingsFiles } from "./server-options.js";
 
 export interface AnalyzeOptions {
   dir: string;
@@ -111,8 +109,8 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
   const target = path.resolve(o.dir);
   if (!existsSync(target) || !statSync(target).isDirectory())
     throw new UsageError(`${target} is not a folder to analyse`);
-  const depth = o.settings.depth ?? "deep";
-  const threadId = o.threadId ?? defaultAnalysisThread(target, depth);
+  const run = analystRunConfig("", { ...o.settings, target });
+  const threadId = o.threadId ?? defaultAnalysisThread(target, run.context.depth);
   const persistence = await openPersistence(o.checkpoints ?? defaultCheckpoints(target));
   const { checkpointer, store } = persistence;
   if (o.distributed && persistence.target.kind !== "postgres") {
@@ -127,7 +125,8 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     : undefined;
   const graph = createAnalystGraph({ ...o.deps, ...dist?.graph }).compile({ checkpointer, store });
   const config = {
-    ...analystRunConfig(threadId, { ...o.settings, target }),
+    ...run,
+    configurable: { thread_id: threadId },
     signal: o.signal,
     ...(o.control ? { control: o.control } : {}),
   };
@@ -235,30 +234,9 @@ export function analyzeCommand(): Command {
     .option(
       "-t, --thread <id>",
       "thread id (default: derived from the folder, so the same command resumes)",
-    )
-    .option(
-      "-o, --out <file>",
-      "Markdown report path (default <dir>/.keel/report.md; JSON beside it)",
-    )
-    .addOption(
-      new Option("-c, --concurrency <n>", "units analysed at once")
-        .argParser(positiveInt)
-        .default(undefined, "2"),
-    )
-    .addOption(
-      new Option("--depth <depth>", "quick: the start of each file; deep: all of it")
-        .choices(ANALYSIS_DEPTHS)
-        .default("deep"),
     );
-  addServerOptions(
-    analyze,
-    `model as the server lists it, or "none" for the structural report (default: $KEEL_MODEL or ${DEFAULT_MODEL})`,
-  )
+  addSettingFlags(analyze, "analyze", AnalystContextSchema)
     .option("--checkpoints <url>", "memory | sqlite:PATH (default: sqlite:<dir>/.keel/keel.db)")
-    .addOption(
-      new Option("--retries <n>", "retries of a failed model request").argParser(retryCount),
-    )
-    .addOption(contextWindowOption())
     .option("--json", "progress as JSON lines on stderr; one JSON object as the last stdout line")
     .option(
       "--postgres <url>",
@@ -285,14 +263,9 @@ export function analyzeCommand(): Command {
     .action(
       async (
         dir: string,
-        flags: ServerFlags & {
+        flags: {
           thread?: string;
-          out?: string;
-          concurrency?: number;
-          depth: AnalysisDepth;
           checkpoints?: string;
-          retries?: number;
-          contextWindow?: number;
           json?: boolean;
           postgres?: string;
           workers?: boolean;
@@ -317,14 +290,7 @@ export function analyzeCommand(): Command {
             json: flags.json,
             control: stop.control,
             signal: stop.signal,
-            settings: {
-              ...serverSettings(flags),
-              depth: flags.depth,
-              ...(flags.out ? { out: path.resolve(flags.out) } : {}),
-              ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
-              ...(flags.retries !== undefined ? { retries: flags.retries } : {}),
-              ...(flags.contextWindow ? { contextWindow: flags.contextWindow } : {}),
-            },
+            settings: flagSettings(analyze),
           });
           const { exitCode, ...fields } = outcome;
           process.stdout.write(

@@ -11,15 +11,12 @@ import { EVAL_MODES, runEval, type EvalMode, type EvalReport } from "../eval/run
 import { EVAL_AGENTS, type EvalAgent } from "../eval/peers.js";
 import { EVAL_TASKS } from "../eval/tasks.js";
 import { defaultCheckpoints } from "../persistence/checkpointer.js";
-import {
-  addServerOptions,
-  resolvedServer,
-  serverSettings,
-  type ServerFlags,
-} from "./server-options.js";
+import { ModelSettingsSchema } from "../run/settings.js";
+import { resolvedServer } from "./server-options.js";
+import { addSettingFlags, flagSettings } from "./setting-flags.js";
 import { UsageError } from "../session/session.js";
 
-interface EvalFlags extends ServerFlags {
+interface EvalFlags {
   k: number;
   mode: EvalMode | "both";
   agent: EvalAgent;
@@ -38,7 +35,7 @@ export function evalCommand(): Command {
   const cmd = new Command("eval").description(
     "Measure a model on a live server: a fixed set of small coding tasks (create, edit, analyse, run, recover), each run k times, checked on disk",
   );
-  addServerOptions(cmd, "the model to measure (as the server lists it)")
+  addSettingFlags(cmd, "eval", ModelSettingsSchema)
     .option("-k <n>", "attempts per task; pass^k counts a task only when all k pass", count, 3)
     .addOption(
       new Option("--mode <mode>", "tool channel: native, prompt, or both side by side")
@@ -79,13 +76,13 @@ Examples:
   keel eval --provider openai --base-url http://127.0.0.1:8080/v1 --model qwen --mode native`,
     )
     .action(async (flags: EvalFlags) => {
-      process.exitCode = await evaluate(flags);
+      process.exitCode = await evaluate(flags, flagSettings(cmd));
     });
   return cmd;
 }
 
-async function evaluate(flags: EvalFlags): Promise<number> {
-  const server = resolvedServer(flags);
+async function evaluate(flags: EvalFlags, settings: Record<string, unknown>): Promise<number> {
+  const server = resolvedServer(settings);
   const checkpoints = flags.checkpoints ?? defaultCheckpoints(path.resolve("."));
   if (checkpoints === "memory")
     throw new UsageError(
@@ -120,7 +117,7 @@ async function evaluate(flags: EvalFlags): Promise<number> {
     tasks,
     checkpoints,
     agent: flags.agent,
-    settings: { ...serverSettings(flags), model: server.model, provider: server.provider },
+    settings: { ...settings, model: server.model, provider: server.provider },
     onAttempt: (a, done, total) =>
       process.stderr.write(
         `  [${done}/${total}] ${a.task} ${a.mode} #${a.attempt}: ${a.pass ? pc.green("pass") : pc.red(`fail (${a.problem.slice(0, 80)})`)} ${pc.dim(`${a.seconds.toFixed(1)}s`)}\n`,

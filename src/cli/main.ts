@@ -15,12 +15,9 @@ import { closeMcp } from "../mcp/session.js";
 import { approveMcp, formatMcp, listMcp } from "./mcp.js";
 import { realWorkspace } from "../tools/workspace-path.js";
 import { formatModels, listModels, ModelServerError, startCommands } from "./models.js";
-import {
-  addServerOptions,
-  checkSettingsFiles,
-  resolvedServer,
-  type ServerFlags,
-} from "./server-options.js";
+import { checkSettingsFiles, resolvedServer } from "./server-options.js";
+import { addSettingFlags, flagSettings } from "./setting-flags.js";
+import { ModelSettingsSchema } from "../run/settings.js";
 import { UsageError } from "../session/session.js";
 import { printOutcome, runCommandDef } from "./run.js";
 import { diffCommand, undoCommand } from "./undo.js";
@@ -51,14 +48,14 @@ function program(): Command {
     .description(
       "Show each model on the server: capabilities, context, the tool mode keel uses, and the text format it reads",
     );
-  addServerOptions(models, false)
+  addSettingFlags(models, "models", ModelSettingsSchema)
     .option("--json", "print the table as JSON")
     .addHelpText(
       "after",
       `\nStarting an OpenAI-compatible server with tool calling:\n${startCommands()}`,
     )
-    .action(async (flags: ServerFlags & { json?: boolean }) => {
-      const server = resolvedServer(flags);
+    .action(async (flags: { json?: boolean }) => {
+      const server = resolvedServer(flagSettings(models));
       const url = server.url;
       try {
         const rows = await listModels(server);
@@ -106,24 +103,22 @@ function program(): Command {
     .description(
       "Check this machine: the OS sandbox for commands (with a real sandboxed command), what commands may read, and the model server",
     );
-  addServerOptions(doctor, false)
+  addSettingFlags(doctor, "doctor", ModelSettingsSchema)
     .option("-w, --workspace <dir>", "the workspace whose store keel remembers servers in", ".")
     .option(
       "--checkpoints <url>",
       "memory | sqlite:PATH | postgres://… (default: sqlite:<workspace>/.keel/keel.db)",
     )
     .option("--json", "print the report as JSON")
-    .action(
-      async (flags: ServerFlags & { json?: boolean; workspace: string; checkpoints?: string }) => {
-        const workspace = realWorkspace(flags.workspace);
-        const report = await runDoctor({
-          ...resolvedServer(flags, workspace),
-          checkpoints: flags.checkpoints ?? defaultCheckpoints(workspace),
-        });
-        process.stdout.write(`${flags.json ? JSON.stringify(report) : formatDoctor(report)}\n`);
-        process.exitCode = report.sandbox.ok ? 0 : 1;
-      },
-    );
+    .action(async (flags: { json?: boolean; workspace: string; checkpoints?: string }) => {
+      const workspace = realWorkspace(flags.workspace);
+      const report = await runDoctor({
+        ...resolvedServer(flagSettings(doctor), workspace),
+        checkpoints: flags.checkpoints ?? defaultCheckpoints(workspace),
+      });
+      process.stdout.write(`${flags.json ? JSON.stringify(report) : formatDoctor(report)}\n`);
+      process.exitCode = report.sandbox.ok ? 0 : 1;
+    });
 
   for (const cmd of [undoCommand(), diffCommand(), statsCommand(), evalCommand()]) own(cmd);
 

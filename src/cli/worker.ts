@@ -12,7 +12,9 @@ import { formatStatusLine } from "../distributed/status.js";
 import { runWorker } from "../distributed/worker.js";
 import { openPersistence } from "../persistence/open.js";
 import { PROVIDERS, type Provider } from "../models/provider.js";
-import { collect, contextWindowOption, positiveInt, retryCount } from "./options.js";
+import { AnalystContextSchema } from "../analysis/context.js";
+import { collect, positiveInt } from "./options.js";
+import { addSettingFlags, flagSettings } from "./setting-flags.js";
 import { UsageError } from "../session/session.js";
 
 /** Prints the queue's runs: done, in flight, queued, failed, per worker, units/s, ETA. */
@@ -32,10 +34,7 @@ interface WorkerFlags {
   server: string[];
   model?: string;
   provider?: Provider;
-  apiKey?: string;
   concurrency?: number;
-  retries?: number;
-  contextWindow?: number;
   name?: string;
   pollMs?: number;
   json?: boolean;
@@ -43,7 +42,7 @@ interface WorkerFlags {
 
 /** The `keel worker` command. */
 export function workerCommand(): Command {
-  return new Command("worker")
+  const worker = new Command("worker")
     .description(
       "Analyse units of `keel analyze --workers` runs from the job queue on a Postgres database, against one or more model servers (start as many as you like, on any machine)",
     )
@@ -60,17 +59,13 @@ export function workerCommand(): Command {
         .choices(PROVIDERS)
         .default("ollama"),
     )
-    .option("--api-key <key>", "provider openai: API key, where the servers want one")
     .addOption(
       new Option(
         "-c, --concurrency <n>",
         "units analysed at once (default: one per server)",
       ).argParser(positiveInt),
-    )
-    .addOption(
-      new Option("--retries <n>", "retries of a failed model request").argParser(retryCount),
-    )
-    .addOption(contextWindowOption())
+    );
+  return addSettingFlags(worker, "worker", AnalystContextSchema)
     .option("--name <name>", "this worker's name in --status (default host:pid)")
     .addOption(new Option("--poll-ms <ms>", "wait when the queue is empty").argParser(positiveInt))
     .option("--json", "one JSON summary as the last stdout line")
@@ -114,11 +109,7 @@ export function workerCommand(): Command {
           ...(flags.model ? { model: flags.model } : {}),
           ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
           ...(flags.pollMs ? { pollMs: flags.pollMs } : {}),
-          settings: {
-            ...(flags.apiKey ? { apiKey: flags.apiKey } : {}),
-            ...(flags.retries !== undefined ? { retries: flags.retries } : {}),
-            ...(flags.contextWindow ? { contextWindow: flags.contextWindow } : {}),
-          },
+          settings: flagSettings(worker),
         });
         process.stdout.write(
           flags.json

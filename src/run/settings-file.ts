@@ -4,35 +4,16 @@
  * low: flags (the run's own settings) > environment > project file > user file > defaults.
  *
  * A project's file travels with the repository, so it cannot widen what the agent may do on the
- * machine (`USER_ONLY`: the sandbox's grants, running unsandboxed, approving everything); those
- * belong in the user's file. A bad file is an error that names the file and the field.
+ * machine (the settings table's `userOnly` entries: the sandbox's grants, running unsandboxed,
+ * approving everything, MCP servers); those belong in the user's file. A project's list of ask or
+ * deny rules adds to the user's (`additive`): a repository may ask or refuse more, never less. A bad file is an error that names the file and the field.
  */
 import { readFileSync, statSync } from "node:fs";
 import type { z } from "zod";
+import { keysWhere, metaOf } from "./setting-meta.js";
 
 /** The project's settings file, relative to the workspace. */
 export const PROJECT_SETTINGS = ".keel/settings.json";
-
-/**
- * Settings only the user's own file may set (a repository must not widen its own sandbox, nor
- * trust its own MCP servers: a project names its servers in `.mcp.json`).
- */
-export const USER_ONLY = [
-  "allowRead",
-  "allowWrite",
-  "allowHosts",
-  "runCommandsUnsandboxed",
-  "autoApprove",
-  "mcpServers",
-  "approval",
-  "allowRules",
-] as const;
-
-/**
- * List settings a project's file adds to the user's instead of replacing them: a repository may
- * add rules that ask or refuse, never remove the user's.
- */
-export const ADDITIVE = ["askRules", "denyRules"] as const;
 
 /** A settings file that cannot be used, named with the field at fault. */
 export class SettingsFileError extends Error {
@@ -69,7 +50,7 @@ export function readSettingsFile(file: string): Record<string, unknown> | undefi
 /**
  * One file's settings checked against `schema`: each field it knows is validated (the error names
  * the file and the field); with `known`, a field no schema knows is an error (a typo would
- * otherwise be ignored silently); a project file may not set `USER_ONLY` fields.
+ * otherwise be ignored silently); a project file may not set `userOnly` fields.
  */
 export function checkSettings(
   file: string,
@@ -80,7 +61,13 @@ export function checkSettings(
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(values)) {
     if (key === "$schema") continue;
-    if (opts.project && (USER_ONLY as readonly string[]).includes(key)) {
+    if (metaOf(schema, key).location)
+      throw new SettingsFileError(
+        file,
+        key,
+        "the run's folder is given by the command (-w, or the folder to analyse), not by a settings file",
+      );
+    if (opts.project && metaOf(schema, key).userOnly) {
       throw new SettingsFileError(
         file,
         key,
@@ -141,7 +128,7 @@ export function fileSettings(
     ? checkSettings(files.project, project, schema, { project: true, ...(known ? { known } : {}) })
     : {};
   const merged = { ...mine, ...theirs };
-  for (const key of ADDITIVE)
+  for (const key of keysWhere(schema, (m) => m.additive === true))
     if (Array.isArray(mine[key]) && Array.isArray(theirs[key]))
       merged[key] = [...(mine[key] as unknown[]), ...(theirs[key] as unknown[])];
   return merged;

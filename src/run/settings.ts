@@ -5,11 +5,12 @@
  */
 import path from "node:path";
 import { z } from "zod";
-import { readEnv } from "../env.js";
+import { normaliseOllamaHost, readEnv, variable } from "../env.js";
 import { GenerationBudgetSchema } from "../models/budget.js";
 import { THINK_SETTINGS } from "../models/capabilities.js";
 import { PROVIDERS, type Provider } from "../models/provider.js";
 import { fileSettings, PROJECT_SETTINGS } from "./settings-file.js";
+import { fromText, metaOf, setting, type SettingCommand } from "./setting-meta.js";
 
 export const DEFAULT_MODEL = "qwen3:8b";
 export const DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434";
@@ -17,61 +18,106 @@ export const DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434";
 export const DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1";
 export { PROVIDERS, type Provider } from "../models/provider.js";
 
+/** The commands that reach a model server, and so take the server's flags. */
+const SERVER_COMMANDS: readonly SettingCommand[] = ["run", "analyze", "models", "doctor", "eval"];
+/** The commands that ask a model. */
+const MODEL_COMMANDS: readonly SettingCommand[] = ["run", "analyze", "eval", "worker"];
+
+/** The model's name, described for a graph (the analyst's also takes "none"). */
+export const modelSetting = (describe: string, flagHelp = "model as the server lists it") =>
+  setting(z.string().default(DEFAULT_MODEL).describe(describe), {
+    flag: "-m, --model <name>",
+    commands: ["run", "analyze", "eval"],
+    flagHelp,
+    env: "KEEL_MODEL",
+    example: "qwen2.5-coder:7b",
+  });
+
 /** The model and how to reach it: the settings both graphs take. */
 export const ModelSettingsSchema = z.object({
-  provider: z
-    .enum(PROVIDERS)
-    .default("ollama")
-    .describe(
-      "The model server: ollama (its native API) or openai (an OpenAI-compatible /v1 server: llama.cpp, LM Studio, vLLM, MLX)",
-    ),
-  model: z
-    .string()
-    .default(DEFAULT_MODEL)
-    .describe("Model name as the server lists it, e.g. qwen3:8b"),
-  baseUrl: z
-    .string()
-    .optional()
-    .describe(
-      "provider openai: the server's /v1 root, e.g. http://127.0.0.1:1234/v1; unset means KEEL_BASE_URL, else http://127.0.0.1:8080/v1",
-    ),
-  apiKey: z
-    .string()
-    .optional()
-    .describe(
-      "provider openai: the API key, where the server wants one; unset means OPENAI_API_KEY",
-    ),
-  ollamaUrl: z
-    .string()
-    .optional()
-    .describe(
-      "Base URL of the Ollama server; unset means OLLAMA_HOST, else http://127.0.0.1:11434",
-    ),
-  temperature: z.number().min(0).max(2).default(0.2).describe("Sampling temperature for the model"),
-  think: z
-    .enum(THINK_SETTINGS)
-    .default("auto")
-    .describe(
-      "Thinking for models with the thinking capability: on, off, or a level (low|medium|high, for models that take levels such as gpt-oss; others think on). auto: the server's default (on). Structured requests never think",
-    ),
-  contextWindow: z
-    .number()
-    .int()
-    .min(1024)
-    .default(16384)
-    .describe(
-      "Context window keel asks Ollama for (num_ctx), capped by the model's own; every request is kept under it",
-    ),
-  generationBudget: GenerationBudgetSchema.describe(
-    "Most tokens the model may generate per call, by kind (classify, plan, act, summary, analyze): sent as max_tokens (OpenAI-compatible) or num_predict (Ollama); a reply cut there is never run",
+  provider: setting(
+    z
+      .enum(PROVIDERS)
+      .default("ollama")
+      .describe(
+        "The model server: ollama (its native API) or openai (an OpenAI-compatible /v1 server: llama.cpp, LM Studio, vLLM, MLX)",
+      ),
+    { flag: "--provider <name>", commands: SERVER_COMMANDS, env: "KEEL_PROVIDER" },
   ),
-  retries: z
-    .number()
-    .int()
-    .min(0)
-    .max(10)
-    .default(4)
-    .describe("Retries of a failed model request (503, dropped connection, timeout)"),
+  model: modelSetting("Model name as the server lists it, e.g. qwen3:8b"),
+  baseUrl: setting(
+    z
+      .string()
+      .optional()
+      .describe(
+        `provider openai: the server's /v1 root, e.g. http://127.0.0.1:1234/v1; unset means ${DEFAULT_BASE_URL}`,
+      ),
+    {
+      flag: "--base-url <url>",
+      commands: SERVER_COMMANDS,
+      env: "KEEL_BASE_URL",
+      example: "http://127.0.0.1:1234/v1",
+    },
+  ),
+  apiKey: setting(
+    z.string().optional().describe("provider openai: the API key, where the server wants one"),
+    {
+      flag: "--api-key <key>",
+      commands: [...SERVER_COMMANDS, "worker"],
+      env: "OPENAI_API_KEY",
+      example: "sk-1",
+    },
+  ),
+  ollamaUrl: setting(
+    z
+      .string()
+      .optional()
+      .describe(`Base URL of the Ollama server; unset means ${DEFAULT_OLLAMA_URL}`),
+    {
+      flag: "--ollama-url <url>",
+      commands: SERVER_COMMANDS,
+      env: "OLLAMA_HOST",
+      fromEnv: normaliseOllamaHost,
+      example: "http://127.0.0.1:11435",
+    },
+  ),
+  temperature: z.number().min(0).max(2).default(0.2).describe("Sampling temperature for the model"),
+  think: setting(
+    z
+      .enum(THINK_SETTINGS)
+      .default("auto")
+      .describe(
+        "Thinking for models with the thinking capability: on, off, or a level (low|medium|high, for models that take levels such as gpt-oss; others think on). auto: the server's default (on). Structured requests never think",
+      ),
+    { flag: "--think <mode>", commands: ["run"] },
+  ),
+  contextWindow: setting(
+    z
+      .number()
+      .int()
+      .min(1024)
+      .default(16384)
+      .describe(
+        "Context window keel asks the server for (num_ctx), capped by the model's own; every request is kept under it",
+      ),
+    { flag: "--context-window <tokens>", commands: MODEL_COMMANDS },
+  ),
+  generationBudget: setting(
+    GenerationBudgetSchema.describe(
+      "Most tokens the model may generate per call, by kind (classify, plan, act, summary, analyze): sent as max_tokens (OpenAI-compatible) or num_predict (Ollama); a reply cut there is never run",
+    ),
+    { example: { act: 2048 } },
+  ),
+  retries: setting(
+    z
+      .number()
+      .int()
+      .min(0)
+      .max(10)
+      .default(4)
+      .describe("Retries of a failed model request (503, dropped connection, timeout)"),
+    { flag: "--retries <n>", commands: MODEL_COMMANDS },
+  ),
   retryBaseMs: z
     .number()
     .int()
@@ -117,7 +163,7 @@ export function parseSettings<S extends z.ZodObject>(
     baseUrl?: string;
     provider?: Provider;
   };
-  const ollamaUrl = s.ollamaUrl ?? readEnv().ollamaHost ?? DEFAULT_OLLAMA_URL;
+  const ollamaUrl = s.ollamaUrl ?? DEFAULT_OLLAMA_URL;
   const baseUrl = (s.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
   const value = Object.freeze({
     ...s,
@@ -140,7 +186,7 @@ export function layered(
   schema: z.ZodObject,
   given: Record<string, unknown>,
 ): Record<string, unknown> {
-  return { ...fileSettings(schema, settingsFiles(given)), ...envDefaults(), ...given };
+  return { ...fileSettings(schema, settingsFiles(given)), ...envDefaults(schema), ...given };
 }
 
 /**
@@ -170,23 +216,18 @@ interface ParsedSettings {
 const parsed = new WeakMap<object, Map<z.ZodObject, ParsedSettings>>();
 
 /**
- * Settings the environment supplies where a run does not say: `KEEL_MODEL`, `OLLAMA_HOST`,
- * `KEEL_PROVIDER`, `KEEL_BASE_URL`, `OPENAI_API_KEY`. The same for every entry point — the CLI,
- * Studio and the LangGraph server, `runAgent` and `runAnalysis`.
+ * Settings the environment supplies where a run does not say: each field's variable in the
+ * settings table (`KEEL_MODEL`, `OLLAMA_HOST`, `KEEL_PROVIDER`, `KEEL_BASE_URL`,
+ * `OPENAI_API_KEY`). The same for every entry point — the CLI, Studio and the LangGraph server,
+ * `runAgent` and `runAnalysis`.
  */
-export function envDefaults(): {
-  model?: string;
-  ollamaUrl?: string;
-  provider?: string;
-  baseUrl?: string;
-  apiKey?: string;
-} {
-  const env = readEnv();
-  return {
-    ...(env.model ? { model: env.model } : {}),
-    ...(env.ollamaHost ? { ollamaUrl: env.ollamaHost } : {}),
-    ...(env.provider ? { provider: env.provider } : {}),
-    ...(env.baseUrl ? { baseUrl: env.baseUrl } : {}),
-    ...(env.apiKey ? { apiKey: env.apiKey } : {}),
-  };
+export function envDefaults(schema: z.ZodObject): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const meta = metaOf(schema, key);
+    const raw = meta.env ? variable(meta.env) : undefined;
+    if (raw !== undefined)
+      out[key] = meta.fromEnv ? meta.fromEnv(raw) : fromText(schema.shape[key] as z.ZodType, raw);
+  }
+  return out;
 }

@@ -1,0 +1,108 @@
+/**
+ * The run settings' flags, derived from the settings table (run/setting-meta.ts): the flag, its
+ * help and shown default, its choices or parser, all from the zod field and its entry. A command
+ * adds the flags of its settings, and reads back only the settings a flag gave: what the user did
+ * not pass stays out, so the environment, the settings files and the defaults apply beneath it.
+ */
+import path from "node:path";
+import { InvalidArgumentError, Option, type Command } from "commander";
+import { z } from "zod";
+import {
+  defaultOf,
+  fromText,
+  innerType,
+  metaOf,
+  type SettingCommand,
+} from "../run/setting-meta.js";
+
+interface Added {
+  key: string;
+  option: Option;
+  paths: boolean;
+}
+const added = new WeakMap<Command, Added[]>();
+
+/** Adds to `cmd` the flags of `schema`'s settings that `command` takes, in the schema's order. */
+export function addSettingFlags(
+  cmd: Command,
+  command: SettingCommand,
+  schema: z.ZodObject,
+): Command {
+  const list = added.get(cmd) ?? [];
+  for (const key of Object.keys(schema.shape)) {
+    const meta = metaOf(schema, key);
+    if (!meta.flag || !meta.commands?.includes(command) || list.some((a) => a.key === key))
+      continue;
+    const field = schema.shape[key] as z.ZodType;
+    const help = meta.flagHelp ?? lowerFirst(field.description ?? key);
+    const shown = shownDefault(defaultOf(schema, key), meta.env);
+    // In the help text: commander shows a default's description only beside a default value, and a
+    // flag's default would hide the environment's and the settings files' values beneath it.
+    const option = new Option(meta.flag, shown ? `${help} (default: ${shown})` : help);
+    const inner = innerType(field);
+    if (inner instanceof z.ZodEnum) option.choices(inner.options.map(String));
+    else if (inner instanceof z.ZodArray)
+      option.argParser((v: string, previous: unknown[] = []) => [
+        ...previous,
+        parsed(inner.element as z.ZodType, v),
+      ]);
+    else if (!(inner instanceof z.ZodBoolean)) option.argParser((v: string) => parsed(field, v));
+    cmd.addOption(option);
+    list.push({ key, option, paths: meta.paths === true });
+  }
+  added.set(cmd, list);
+  return cmd;
+}
+
+/** The settings `cmd`'s table flags gave, paths resolved against the working directory. */
+export function flagSettings(cmd: Command): Record<string, unknown> {
+  const opts = cmd.opts();
+  const out: Record<string, unknown> = {};
+  for (const { key, option, paths } of added.get(cmd) ?? []) {
+    const value = opts[option.attributeName()] as unknown;
+    if (value === undefined) continue;
+    out[key] = !paths
+      ? value
+      : Array.isArray(value)
+        ? (value as string[]).map((p) => path.resolve(p))
+        : path.resolve(value as string);
+  }
+  return out;
+}
+
+/** A flag's text as the field's value, or a usage error that says what the field takes. */
+function parsed(field: z.ZodType, raw: string): unknown {
+  const value = fromText(field, raw);
+  if (field.safeParse(value).success) return value;
+  throw new InvalidArgumentError(expected(innerType(field)));
+}
+
+function expected(t: z.ZodType): string {
+  if (!(t instanceof z.ZodNumber))
+    return `expected ${t.def.type === "string" ? "text" : t.def.type}`;
+  const { minValue: min, maxValue: max, isInt } = t;
+  const bound = (n: number | null) =>
+    n !== null && Number.isFinite(n) && Math.abs(n) < Number.MAX_SAFE_INTEGER;
+  const range =
+    bound(min) && bound(max)
+      ? ` from ${min} to ${max}`
+      : bound(min)
+        ? ` ≥ ${min}`
+        : bound(max)
+          ? ` ≤ ${max}`
+          : "";
+  return `expected ${isInt ? "a whole number" : "a number"}${range}`;
+}
+
+/** What `--help` shows as the default: the variable that gives it, else the schema's default. */
+function shownDefault(value: unknown, env: string | undefined): string | undefined {
+  const plain =
+    value === undefined || value === false || (Array.isArray(value) && value.length === 0)
+      ? undefined
+      : typeof value === "string"
+        ? value
+        : JSON.stringify(value);
+  return [env && `$${env}`, plain].filter(Boolean).join(" or ") || undefined;
+}
+
+const lowerFirst = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);

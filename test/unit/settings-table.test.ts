@@ -1,0 +1,176 @@
+/**
+ * The settings table, walked entry by entry: every run setting of the coder and the analyst reaches
+ * a run's config from each source its entry names — the user's file, the project's file (refused
+ * for user-only settings, added to for additive lists), its environment variable, and its flag on
+ * each command that takes it — and docs/settings.md is what the table says.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { Command } from "commander";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ContextSchema, runConfig } from "../../src/agent/context.js";
+import { AnalystContextSchema, analystRunConfig } from "../../src/analysis/context.js";
+import { analyzeCommand } from "../../src/cli/analyze.js";
+import { evalCommand } from "../../src/cli/eval.js";
+import { runCommandDef } from "../../src/cli/run.js";
+import { flagSettings } from "../../src/cli/setting-flags.js";
+import { workerCommand } from "../../src/cli/worker.js";
+import { defaultOf, innerType, metaOf, type SettingCommand } from "../../src/run/setting-meta.js";
+import { SettingsFileError } from "../../src/run/settings-file.js";
+import { SETTINGS_DOC, settingsDoc } from "../../scripts/docs-settings.js";
+
+const GRAPHS = [
+  {
+    name: "coder",
+    schema: ContextSchema,
+    folder: "workspace",
+    config: (given: Record<string, unknown>) => runConfig("t", given).context,
+  },
+  {
+    name: "analyst",
+    schema: AnalystContextSchema,
+    folder: "target",
+    config: (given: Record<string, unknown>) => analystRunConfig("t", given).context,
+  },
+] as const;
+
+/** The commands built as keel builds them, so the test sees the flags they really have. */
+const COMMANDS: Partial<Record<SettingCommand, () => Command>> = {
+  run: runCommandDef,
+  analyze: analyzeCommand,
+  eval: evalCommand,
+  worker: workerCommand,
+};
+
+/** A value of the field other than its default: the entry's example, else one from its type. */
+function sample(schema: z.ZodObject, key: string): unknown {
+  const meta = metaOf(schema, key);
+  if (meta.example !== undefined) return meta.example;
+  const t = innerType(schema.shape[key] as z.ZodType);
+  const d = defaultOf(schema, key);
+  if (t instanceof z.ZodEnum) return t.options.find((o) => o !== d);
+  if (t instanceof z.ZodBoolean) return !d;
+  if (t instanceof z.ZodNumber)
+    return (t.maxValue ?? Infinity) > Number(d) ? Number(d) + 1 : Number(d) - 1;
+  if (t instanceof z.ZodArray) return [`/tmp/sample-${key}`];
+  if (t instanceof z.ZodString) return `sample-${key}`;
+  throw new Error(`${key}: give its entry an example (type ${t.def.type})`);
+}
+
+/** A run's config holds `value` (objects: the fields given, over the defaults of the rest). */
+function expectHolds(actual: unknown, value: unknown) {
+  if (value && typeof value === "object" && !Array.isArray(value))
+    expect(actual).toMatchObject(value);
+  else expect(actual).toEqual(value);
+}
+
+const temp = (prefix: string) => mkdtempSync(path.join(tmpdir(), prefix));
+const saved = { ...process.env };
+let folder: string;
+let userFile: string;
+beforeEach(() => {
+  folder = temp("keel-table-ws-");
+  const home = temp("keel-table-home-");
+  process.env.XDG_CONFIG_HOME = home;
+  userFile = path.join(home, "keel", "settings.json");
+  for (const name of [
+    "KEEL_MODEL",
+    "KEEL_PROVIDER",
+    "KEEL_BASE_URL",
+    "OLLAMA_HOST",
+    "OPENAI_API_KEY",
+  ])
+    delete process.env[name];
+});
+afterEach(() => {
+  process.env = { ...saved };
+});
+
+function writeJson(file: string, value: unknown) {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify(value));
+}
+
+for (const g of GRAPHS) {
+  const keys = Object.keys(g.schema.shape).filter((k) => !metaOf(g.schema, k).location);
+
+  describe(`the ${g.name}'s settings, entry by entry`, () => {
+    it.each(keys)("%s: from the user's file", (key) => {
+      const value = sample(g.schema, key);
+      expect(value).not.toEqual(defaultOf(g.schema, key));
+      writeJson(userFile, { [key]: value });
+      expectHolds(g.config({ [g.folder]: folder })[key as never], value);
+    });
+
+    it.each(keys)("%s: from the project's file, or refused there when user-only", (key) => {
+      const value = sample(g.schema, key);
+      writeJson(path.join(folder, ".keel", "settings.json"), { [key]: value });
+      const run = () => g.config({ [g.folder]: folder })[key as never];
+      if (metaOf(g.schema, key).userOnly) expect(run).toThrow(SettingsFileError);
+      else expectHolds(run(), value);
+    });
+
+    const withEnv = keys.filter((k) => metaOf(g.schema, k).env);
+    it.each(withEnv)("%s: from its environment variable, over both files", (key) => {
+      const value = sample(g.schema, key);
+      writeJson(userFile, { [key]: defaultOf(g.schema, key) ?? "from-the-file" });
+      process.env[metaOf(g.schema, key).env!] = String(value);
+      expectHolds(g.config({ [g.folder]: folder })[key as never], value);
+    });
+
+    const withFlag = keys.flatMap((k) =>
+      (metaOf(g.schema, k).commands ?? [])
+        .filter((c) => COMMANDS[c] && metaOf(g.schema, k).flag)
+        .map((c) => [k, c] as const),
+    );
+    it.each(withFlag)("%s: from its flag on keel %s, over the environment", (key, command) => {
+      const meta = metaOf(g.schema, key);
+      const value = sample(g.schema, key);
+      if (meta.env) process.env[meta.env] = "from-the-environment";
+      const long = /--[\w-]+/.exec(meta.flag!)![0];
+      const argv =
+        typeof value === "boolean"
+          ? [long]
+          : Array.isArray(value)
+            ? value.flatMap((v) => [long, String(v)])
+            : [long, String(value)];
+      const cmd = COMMANDS[command]!();
+      cmd.parseOptions(argv);
+      const given = flagSettings(cmd);
+      expect(Object.keys(given)).toEqual([key]);
+      expectHolds(g.config({ [g.folder]: folder, ...given })[key as never], value);
+    });
+  });
+}
+
+describe("the table's rules", () => {
+  it("a project's file adds to the user's additive lists, never replaces them", () => {
+    writeJson(userFile, { denyRules: ["run_command(rm -rf*)"] });
+    writeJson(path.join(folder, ".keel", "settings.json"), { denyRules: ["edit_file(.env)"] });
+    expect(runConfig("t", { workspace: folder }).context.denyRules).toEqual([
+      "run_command(rm -rf*)",
+      "edit_file(.env)",
+    ]);
+  });
+
+  it("a settings file may not name the run's folder", () => {
+    writeJson(userFile, { workspace: "/" });
+    expect(() => runConfig("t", { workspace: folder })).toThrow(/run's folder/);
+  });
+
+  it("a flag's value is checked against its field, with what it takes", () => {
+    const cmd = runCommandDef()
+      .exitOverride()
+      .configureOutput({ writeErr: () => {} });
+    expect(() => cmd.parseOptions(["--max-turns", "0"])).toThrow(/expected a whole number ≥ 1/);
+    expect(() => cmd.parseOptions(["--retries", "11"])).toThrow(/from 0 to 10/);
+    expect(() => cmd.parseOptions(["--tool-mode", "psychic"])).toThrow(/Allowed choices/);
+  });
+
+  it("docs/settings.md is what the table says (npm run docs:settings)", async () => {
+    const doc = readFileSync(SETTINGS_DOC, "utf8");
+    expect(await settingsDoc(doc)).toBe(doc);
+  });
+});
