@@ -87,23 +87,46 @@ step(
 );
 
 const llamaServer = path.join(dirs.bin, "llama-server");
+// The CPU instructions llama-server is compiled for. Not -march=native: the cache outlives the
+// machine it was built on (CI restores it on other hosts), and a binary built for a newer CPU dies
+// of SIGILL on an older one as soon as a kernel it lacks runs (seen: Q4_1 models crashed in the
+// warm-up, F32 ones did not). x86-64-v3 (AVX2, FMA, F16C, BMI2: every x86 server CPU since 2013)
+// where this CPU has it, else the compiler's baseline. The flags are kept beside the binary, so a
+// binary built with others is built again.
+const cpuFlags = (() => {
+  try {
+    const line = readFileSync("/proc/cpuinfo", "utf8").match(/^flags\s*:(.*)$/m)?.[1] ?? "";
+    return new Set(line.trim().split(/\s+/));
+  } catch {
+    return new Set();
+  }
+})();
+const v3 = process.arch === "x64" && ["avx2", "fma", "f16c", "bmi2"].every((f) => cpuFlags.has(f));
+const llamaFlags = [
+  "-DLLAMA_CURL=OFF",
+  "-DLLAMA_BUILD_UI=OFF",
+  "-DLLAMA_USE_PREBUILT_UI=OFF",
+  "-DLLAMA_OPENSSL=OFF",
+  "-DGGML_NATIVE=OFF",
+  ...(v3
+    ? ["-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON", "-DGGML_BMI2=ON"]
+    : []),
+  "-DLLAMA_BUILD_TESTS=OFF",
+  "-DLLAMA_BUILD_EXAMPLES=OFF",
+  "-DBUILD_SHARED_LIBS=OFF",
+  "-DCMAKE_BUILD_TYPE=Release",
+];
+const llamaStamp = `${llamaServer}.flags`;
 if (!args.has("--no-llama"))
   step(
     "llama-server",
-    () => existsSync(llamaServer),
+    () =>
+      existsSync(llamaServer) &&
+      existsSync(llamaStamp) &&
+      readFileSync(llamaStamp, "utf8") === llamaFlags.join(" "),
     () => {
-      const flags = [
-        "-DLLAMA_CURL=OFF",
-        "-DLLAMA_BUILD_UI=OFF",
-        "-DLLAMA_USE_PREBUILT_UI=OFF",
-        "-DLLAMA_OPENSSL=OFF",
-        "-DGGML_NATIVE=ON",
-        "-DLLAMA_BUILD_TESTS=OFF",
-        "-DLLAMA_BUILD_EXAMPLES=OFF",
-        "-DBUILD_SHARED_LIBS=OFF",
-        "-DCMAKE_BUILD_TYPE=Release",
-      ];
-      run("cmake", ["-B", "build", ...flags], { cwd: llamaSrc, log: "llama-build" });
+      rmSync(path.join(llamaSrc, "build"), { recursive: true, force: true });
+      run("cmake", ["-B", "build", ...llamaFlags], { cwd: llamaSrc, log: "llama-build" });
       const jobs = String(Math.max(2, Number(process.env.KEEL_BUILD_JOBS) || 2));
       run("cmake", ["--build", "build", "--target", "llama-server", "-j", jobs], {
         cwd: llamaSrc,
@@ -111,6 +134,7 @@ if (!args.has("--no-llama"))
       });
       copyFileSync(path.join(llamaSrc, "build", "bin", "llama-server"), `${llamaServer}.tmp`);
       renameSync(`${llamaServer}.tmp`, llamaServer);
+      writeFileSync(llamaStamp, llamaFlags.join(" "));
     },
   );
 
@@ -198,10 +222,18 @@ const ggufs = Object.fromEntries(MODELS.map((m) => [m.name, installModel(m)]));
 
 // Ollama from its Go module at a pinned release.
 const ollama = path.join(dirs.bin, "ollama");
+// Ollama's ggml picks its CPU kernels when compiled (__AVX2__ and the like), and a plain `go build`
+// compiles for the baseline x86-64: SSE2 only, several times slower. The same x86-64-v3 as
+// llama-server's where this CPU has it, kept beside the binary like llama-server's flags.
+const cgoFlags = `-O2 -g${v3 ? " -mavx -mavx2 -mfma -mf16c -mbmi2" : ""}`;
+const ollamaStamp = `${ollama}.flags`;
 if (!args.has("--no-ollama")) {
   step(
     `ollama ${OLLAMA_VERSION}`,
-    () => existsSync(ollama),
+    () =>
+      existsSync(ollama) &&
+      existsSync(ollamaStamp) &&
+      readFileSync(ollamaStamp, "utf8") === cgoFlags,
     () => {
       const r = spawnSync("go", [
         "mod",
@@ -220,9 +252,15 @@ if (!args.has("--no-ollama")) {
       run("go", ["build", "-trimpath", "-ldflags", version, "-o", `${ollama}.tmp`, "."], {
         cwd: tree,
         log: "ollama-build",
-        env: { CGO_ENABLED: "1", CGO_CPPFLAGS: `-I${path.join(llamaSrc, "vendor")}` },
+        env: {
+          CGO_ENABLED: "1",
+          CGO_CPPFLAGS: `-I${path.join(llamaSrc, "vendor")}`,
+          CGO_CFLAGS: cgoFlags,
+          CGO_CXXFLAGS: cgoFlags,
+        },
       });
       renameSync(`${ollama}.tmp`, ollama);
+      writeFileSync(ollamaStamp, cgoFlags);
     },
   );
   await importIntoOllama();

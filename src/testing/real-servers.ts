@@ -129,9 +129,10 @@ function listening(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Pr
     };
     child.stdout?.on("data", onData);
     child.stderr?.on("data", onData);
-    child.once("exit", (code) => {
+    child.once("exit", (code, signal) => {
       clearTimeout(timer);
-      reject(new Error(`server exited (${code}) before listening:\n${seen.join("").slice(-2000)}`));
+      const how = signal ? `was killed by ${signal}` : `exited (${code})`;
+      reject(new Error(`server ${how} before listening:\n${seen.join("").slice(-2000)}`));
     });
   });
 }

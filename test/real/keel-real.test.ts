@@ -22,13 +22,34 @@ import { realServers, recorder, type Exchange, type RealServer } from "./support
 const CONTEXT = 4096;
 const temp = (prefix: string) => mkdtempSync(path.join(tmpdir(), prefix));
 
-/** A settings home that keeps every run short (keel eval takes no budget flags). */
+/** The most tokens a reply may take, keel's budget for every call kind and the server's own cap. */
+const REPLY_CAP = 160;
+
+/**
+ * A settings home that keeps every run short (keel eval takes no budget flags). keel sends its
+ * generation budget with every request, which overrides the server's own cap (llama-server's
+ * `-n`): without a small one here, SmolLM2 rambles to the end of a 1,024-token plan or an
+ * 8,192-token act budget, minutes a reply on two cores.
+ */
 function shortRuns(): Record<string, string> {
   const home = temp("keel-real-home-");
   mkdirSync(path.join(home, "keel"));
+  const budget = {
+    classify: 64,
+    plan: REPLY_CAP,
+    act: REPLY_CAP,
+    summary: REPLY_CAP,
+    analyze: REPLY_CAP,
+  };
   writeFileSync(
     path.join(home, "keel", "settings.json"),
-    JSON.stringify({ maxTurns: 3, maxToolCalls: 4, contextWindow: CONTEXT, retries: 0 }),
+    JSON.stringify({
+      maxTurns: 3,
+      maxToolCalls: 4,
+      contextWindow: CONTEXT,
+      retries: 0,
+      generationBudget: budget,
+    }),
   );
   return { XDG_CONFIG_HOME: home };
 }
@@ -117,7 +138,7 @@ for (const real of realServers()) {
   describe(`keel on a real ${real.kind} with SmolLM2-135M`, () => {
     let server: RealServer;
     beforeAll(async () => {
-      server = await real.start({ context: CONTEXT, maxReply: 160 });
+      server = await real.start({ context: CONTEXT, maxReply: REPLY_CAP });
     }, 120_000);
     afterAll(async () => server?.close(), 60_000);
 

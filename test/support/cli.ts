@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
+import { onTestFinished } from "vitest";
 
 export const KEEL_BIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 
@@ -34,6 +35,15 @@ export function runKeel(
       stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
     if (opts.input !== undefined) child.stdin!.end(opts.input);
+    // A test that fails or times out does not leave its keel running (and loading the machine for
+    // the tests after it). Outside a test (a hook), the hook's own timeout applies.
+    try {
+      onTestFinished(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      });
+    } catch {
+      // not inside a test
+    }
     opts.onSpawn?.(child);
     let stdout = "";
     let stderr = "";
