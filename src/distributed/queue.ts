@@ -83,6 +83,36 @@ export async function checkQueueDatabase(url: string): Promise<void> {
 /** Opens the queue (creating schema and queue on first use). */
 export async function openQueue(url: string, o: QueueOptions = {}): Promise<UnitQueue> {
   await checkQueueDatabase(url);
+  try {
+    return await retryDeadlock(() => startQueue(url, o));
+  } catch (err) {
+    throw new PersistenceError(
+      `cannot open the job queue in ${where(url)}: ${(err as Error).message}`,
+    );
+  }
+}
+
+/**
+ * `open`, tried again when Postgres ends it with "deadlock detected": a coordinator and its
+ * workers often open a new database's queue at the same moment, both create pg-boss's tables, and
+ * Postgres may end one of the two (seen in CI). The other's schema is then there; opening again
+ * finds it.
+ */
+export async function retryDeadlock<T>(open: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await open();
+    } catch (err) {
+      if (attempt >= attempts || !isDeadlock(err)) throw err;
+      await new Promise((r) => setTimeout(r, 100 * attempt + Math.random() * 100));
+    }
+  }
+}
+
+const isDeadlock = (err: unknown) =>
+  (err as { code?: string }).code === "40P01" || /deadlock detected/i.test(String(err));
+
+async function startQueue(url: string, o: QueueOptions): Promise<UnitQueue> {
   const boss = new PgBoss({
     connectionString: url,
     schema: QUEUE_DB_SCHEMA,
@@ -104,9 +134,7 @@ export async function openQueue(url: string, o: QueueOptions = {}): Promise<Unit
     });
   } catch (err) {
     await boss.stop({ graceful: false, wait: false }).catch(() => undefined);
-    throw new PersistenceError(
-      `cannot open the job queue in ${where(url)}: ${(err as Error).message}`,
-    );
+    throw err;
   }
   return new UnitQueue(boss, errors);
 }

@@ -10,6 +10,7 @@ import path from "node:path";
 import pg from "pg";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import type { FakeOllama, Script } from "../../src/testing/fake-ollama/index.js";
+import { openQueue } from "../../src/distributed/queue.js";
 import { analystScript } from "../../src/testing/script.js";
 import { runKeel, type CliResult } from "../support/cli.js";
 import { generateRepo, type FixtureInfo } from "../support/fixture-repo.js";
@@ -241,6 +242,16 @@ describe("keel analyze --workers", () => {
       true,
     );
     expect((await ledger(url)).states).toEqual({ completed: UNITS });
+  });
+
+  it("a new database's queue opened by several at once, as workers and coordinator do: every one opens", async () => {
+    const url = await freshDb("race");
+    // as `keel worker`s (with maintenance) and `keel analyze --workers` (without) open it
+    const queues = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => openQueue(url, i % 2 ? { maintenanceSeconds: 30 } : {})),
+    );
+    expect(queues).toHaveLength(6);
+    await Promise.all(queues.map((q) => q.close()));
   });
 
   it("a unit that fails three times is reported as failed, not retried forever; the others complete", async () => {

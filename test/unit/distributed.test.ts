@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { FoldPlan } from "../../src/distributed/fold-plan.js";
 import { checkUnitJob, unitJobKey, type UnitJob } from "../../src/distributed/jobs.js";
 import { parseServers, ServerPool } from "../../src/distributed/pool.js";
-import { sizePriority, type CensusRow } from "../../src/distributed/queue.js";
+import { retryDeadlock, sizePriority, type CensusRow } from "../../src/distributed/queue.js";
 import { formatStatusLine, runStatuses } from "../../src/distributed/status.js";
 
 const unit = (path: string, hash = "h1") => ({ path, hash, bytes: 10, lines: 1, language: "ts" });
@@ -179,5 +179,34 @@ describe("run status", () => {
     const [s] = runStatuses([{ run: "r", state: "created", worker: null, count: 5 }], 1000);
     expect(s).toMatchObject({ unitsPerSecond: null, etaSeconds: null });
     expect(formatStatusLine(s!)).toContain("– units/s | eta –");
+  });
+});
+
+describe("opening the queue", () => {
+  it("is tried again when Postgres ends it with a deadlock, and only then", async () => {
+    let calls = 0;
+    const deadlock = Object.assign(new Error("deadlock detected"), { code: "40P01" });
+    const opened = await retryDeadlock(() =>
+      ++calls < 3 ? Promise.reject(deadlock) : Promise.resolve("open"),
+    );
+    expect([opened, calls]).toEqual(["open", 3]);
+
+    calls = 0;
+    await expect(
+      retryDeadlock(() => {
+        calls++;
+        return Promise.reject(new Error("password authentication failed"));
+      }),
+    ).rejects.toThrow(/password/);
+    expect(calls).toBe(1);
+
+    calls = 0;
+    await expect(
+      retryDeadlock(() => {
+        calls++;
+        return Promise.reject(deadlock);
+      }, 2),
+    ).rejects.toThrow(/deadlock/);
+    expect(calls).toBe(2);
   });
 });
