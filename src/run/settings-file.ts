@@ -22,8 +22,10 @@ export class SettingsFileError extends Error {
     readonly file: string,
     readonly field: string | undefined,
     detail: string,
+    /** What gave the value: a settings file, or (for `envDefaults`) an environment variable. */
+    source = `settings file ${file}`,
   ) {
-    super(`settings file ${file}${field ? `, field "${field}"` : ""}: ${detail}`);
+    super(`${source}${field ? `, field "${field}"` : ""}: ${detail}`);
   }
 }
 

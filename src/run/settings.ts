@@ -9,7 +9,7 @@ import { normaliseOllamaHost, readEnv, variable } from "../env.js";
 import { GenerationBudgetSchema } from "../models/budget.js";
 import { THINK_SETTINGS } from "../models/capabilities.js";
 import { PROVIDERS, type Provider } from "../models/provider.js";
-import { fileSettings, PROJECT_SETTINGS } from "./settings-file.js";
+import { fileSettings, PROJECT_SETTINGS, SettingsFileError } from "./settings-file.js";
 import { fromText, metaOf, setting, type SettingCommand } from "./setting-meta.js";
 
 export const DEFAULT_MODEL = "qwen3:8b";
@@ -186,7 +186,7 @@ export function layered(
   schema: z.ZodObject,
   given: Record<string, unknown>,
 ): Record<string, unknown> {
-  return { ...fileSettings(schema, settingsFiles(given)), ...envDefaults(schema), ...given };
+  return { ...fileSettings(schema, settingsFiles(given)), ...envDefaults(schema, given), ...given };
 }
 
 /**
@@ -218,16 +218,31 @@ const parsed = new WeakMap<object, Map<z.ZodObject, ParsedSettings>>();
 /**
  * Settings the environment supplies where a run does not say: each field's variable in the
  * settings table (`KEEL_MODEL`, `OLLAMA_HOST`, `KEEL_PROVIDER`, `KEEL_BASE_URL`,
- * `OPENAI_API_KEY`). The same for every entry point — the CLI, Studio and the LangGraph server,
+ * `OPENAI_API_KEY`), for the fields the run does not give (`given`); a value the field refuses is
+ * a `SettingsFileError` naming the variable. The same for every entry point — the CLI, Studio and the LangGraph server,
  * `runAgent` and `runAnalysis`.
  */
-export function envDefaults(schema: z.ZodObject): Record<string, unknown> {
+export function envDefaults(
+  schema: z.ZodObject,
+  given: Record<string, unknown> = {},
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(schema.shape)) {
+    if (given[key] !== undefined) continue; // the run's own value wins; its variable is not read
     const meta = metaOf(schema, key);
     const raw = meta.env ? variable(meta.env) : undefined;
-    if (raw !== undefined)
-      out[key] = meta.fromEnv ? meta.fromEnv(raw) : fromText(schema.shape[key] as z.ZodType, raw);
+    if (raw === undefined) continue;
+    const field = schema.shape[key] as z.ZodType;
+    const value = meta.fromEnv ? meta.fromEnv(raw) : fromText(field, raw);
+    const checked = field.safeParse(value);
+    if (!checked.success)
+      throw new SettingsFileError(
+        meta.env!,
+        key,
+        checked.error.issues.map((i) => i.message).join("; "),
+        `environment variable ${meta.env}`,
+      );
+    out[key] = value;
   }
   return out;
 }

@@ -155,6 +155,13 @@ describe("the table's rules", () => {
     ]);
   });
 
+  it("an environment variable the field refuses is named", () => {
+    process.env.KEEL_PROVIDER = "bogus";
+    expect(() => runConfig("t", { workspace: folder })).toThrow(
+      /environment variable KEEL_PROVIDER, field "provider": Invalid option/,
+    );
+  });
+
   it("a settings file may not name the run's folder", () => {
     writeJson(userFile, { workspace: "/" });
     expect(() => runConfig("t", { workspace: folder })).toThrow(/run's folder/);
