@@ -1,10 +1,10 @@
 /**
- * The fake's model of what a local server spends time on (servers.md): a single KV-cache slot that
+ * The fake's model of what a local server spends time on (docs/servers.md): a single KV-cache slot that
  * keeps the previous request's prompt and reply; a new request evaluates only the tokens after the
  * longest common prefix with it. A prompt over the window is cut at the front as Ollama 0.24's
  * runner does (docs/real-servers.md): it keeps the first four tokens and the newest ones,
  * `num_ctx` in all, and is still answered. A changed `num_ctx` reloads the model and empties the
- * cache (servers.md: aider issues 4687, 4764).
+ * cache (docs/servers.md: aider issues 4687, 4764).
  *
  * Tokens are counted with the fakes' tokenizer (src/testing/tokens.ts), or as characters divided
  * by a model's own characters per token when it sets one.
@@ -36,7 +36,7 @@ export const MACHINES: Record<"cpu" | "gpu", MachineProfile> = {
   },
 };
 
-/** Ollama's default context when a request sets no num_ctx (servers.md: 4096 since PR 11189). */
+/** Ollama's default context when a request sets no num_ctx (docs/servers.md: 4096 since PR 11189). */
 export const DEFAULT_NUM_CTX = 4096;
 
 /** Renders a request the way a chat template does: the tools, then every message in order. */

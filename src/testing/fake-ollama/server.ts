@@ -1,6 +1,6 @@
 /**
  * A fake Ollama server: a real HTTP server on 127.0.0.1 that speaks Ollama's native API as
- * ollama-protocol.md §9 describes, and replays scripted model behaviour. Scripts are reactive: they
+ * docs/ollama-protocol.md §9 describes, and replays scripted model behaviour. Scripts are reactive: they
  * decide each reply from the request (the conversation so far), so a test can express a model that
  * makes a mistake and recovers only when it is told. Every request is recorded for assertions.
  * It powers the test suite and `keel demo`; whatever it answers is scripted, never a real model.
@@ -178,7 +178,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
     const scripted = queue.length ? queue.shift()! : await script(view);
     const stream = b.stream !== false;
     const thinks = model.capabilities.includes("thinking") && b.think !== false;
-    // A thinking model asked for `format` with tools answers nothing (servers.md: ollama issue
+    // A thinking model asked for `format` with tools answers nothing (docs/servers.md: ollama issue
     // 10976); thinking is on when `think` is absent.
     const reply =
       thinks && view.structured && b.tools?.length && !("fault" in scripted)

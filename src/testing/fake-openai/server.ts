@@ -1,7 +1,7 @@
 /**
  * A fake OpenAI-compatible server: a real HTTP server on 127.0.0.1 that speaks `/v1/chat/completions`
  * (SSE streaming and plain JSON) and `/v1/models` the way llama.cpp, LM Studio, vLLM and
- * mlx_lm.server do, each with its own discovery endpoints and quirks (servers.md): llama.cpp's
+ * mlx_lm.server do, each with its own discovery endpoints and quirks (docs/servers.md): llama.cpp's
  * `/props` and `500 tools param requires --jinja flag`, vLLM's `max_model_len` and its auto tool
  * choice error, LM Studio's `/api/v0/models`, servers that reject `stream_options`, and a prompt over
  * the context refused with the server's own 400 (these servers do not cut it silently). Replies come
