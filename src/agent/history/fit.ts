@@ -43,6 +43,22 @@ function profileOf(text: string): TokenProfile {
   p[FRAME]! += PER_MESSAGE;
   return p;
 }
+
+/**
+ * The fixed text's profile (system prompt and tool schemas: the same few kilobytes every turn of a
+ * run, profiled two or three times a turn), from the last few texts seen; a copy, for the caller
+ * to add to.
+ */
+const fixedProfiles = new Map<string, TokenProfile>();
+function fixedProfile(text: string): TokenProfile {
+  let p = fixedProfiles.get(text);
+  if (!p) {
+    p = profileOf(text);
+    if (fixedProfiles.size >= 8) fixedProfiles.delete(fixedProfiles.keys().next().value!);
+    fixedProfiles.set(text, p);
+  }
+  return p.slice();
+}
 /**
  * Token estimate of one message, per script class (uncalibrated); a message the server counted
  * (`response_metadata.keel_tokens`, a big tool result: models/token-count.ts) at that count.
@@ -96,7 +112,7 @@ export interface Fitted {
 
 /** keel's estimate of a prompt, `fixed` text then `messages`, per script class (uncalibrated). */
 export function promptProfile(fixed: string, messages: readonly BaseMessage[]): TokenProfile {
-  const p = profileOf(fixed);
+  const p = fixedProfile(fixed);
   for (const m of messages) addProfile(p, profileOfMessage(m));
   return p;
 }
@@ -129,7 +145,7 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
   const shape = promptBudget(o.window);
   const budget = promptBudget(o.window, o.reserve);
   const n = history.length;
-  const fixedTokens = w(profileOf(o.fixed));
+  const fixedTokens = w(fixedProfile(o.fixed));
   const total = upTo(n);
   let foldedUpTo = o.foldedUpTo > 0 && o.foldedUpTo <= n ? o.foldedUpTo : 0;
   if (foldedUpTo === 0 && fixedTokens + total <= budget)
