@@ -1,6 +1,7 @@
 /**
  * `npm run docs:settings`: writes docs/settings.md's table of every run setting from the schemas
- * and the settings table. test/unit/settings-table.test.ts fails when the file is out of date.
+ * and the settings table (src/run/setting-meta.ts). test/unit/settings-table.test.ts fails when
+ * the file is out of date.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -9,7 +10,7 @@ import { format, resolveConfig } from "prettier";
 import { z } from "zod";
 import { ContextSchema } from "../src/agent/context.js";
 import { AnalystContextSchema } from "../src/analysis/context.js";
-import { withTables } from "../src/run/settings-doc.js";
+import { defaultOf, innerType, metaOf } from "../src/run/setting-meta.js";
 
 export const SETTINGS_DOC = path.join(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -17,6 +18,53 @@ export const SETTINGS_DOC = path.join(
   "docs",
   "settings.md",
 );
+
+/** Where the generated table sits in docs/settings.md. */
+const DOC_MARKERS = ["<!-- settings table: npm run docs:settings -->", "<!-- end -->"];
+
+/** One schema's settings as a Markdown table. */
+function settingsTable(schema: z.ZodObject): string {
+  const rows = Object.keys(schema.shape).map((key) => {
+    const field = schema.shape[key] as z.ZodType;
+    const meta = metaOf(schema, key);
+    const d = defaultOf(schema, key);
+    const sources = [
+      meta.flag ? `\`${meta.flag.replace(/^-\w, /, "")}\` (${meta.commands?.join(", ")})` : "",
+      meta.env ? `\`${meta.env}\`` : "",
+      meta.location
+        ? "the command's folder"
+        : meta.userOnly
+          ? "user file"
+          : meta.additive
+            ? "files (added)"
+            : "files",
+    ].filter(Boolean);
+    return [
+      `\`${key}\``,
+      innerType(field).def.type,
+      d === undefined ? "" : `\`${JSON.stringify(d)}\``,
+      sources.join("; "),
+      (field.description ?? "").replaceAll("|", "\\|"),
+    ];
+  });
+  return [
+    "| setting | type | default | from (besides code and Studio) | what it does |",
+    "|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r.join(" | ")} |`),
+  ].join("\n");
+}
+
+/** `doc` with its generated part replaced by `tables` (each a heading and a table). */
+function withTables(doc: string, tables: Array<[string, z.ZodObject]>): string {
+  const [open, close] = DOC_MARKERS as [string, string];
+  const start = doc.indexOf(open);
+  const end = doc.indexOf(close, start);
+  const body = tables.map(([title, schema]) => `### ${title}\n\n${settingsTable(schema)}`);
+  const block = `${open}\n\n${body.join("\n\n")}\n\n${close}`;
+  return start < 0 || end < 0
+    ? `${doc.trimEnd()}\n\n## Every setting\n\n${block}\n`
+    : `${doc.slice(0, start)}${block}${doc.slice(end + close.length)}`;
+}
 
 /** The analyst's settings that are not the coder's own fields. */
 const analystOwn = z.object(

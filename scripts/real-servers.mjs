@@ -89,8 +89,8 @@ step(
 const llamaServer = path.join(dirs.bin, "llama-server");
 // The CPU instructions llama-server is compiled for. Not -march=native: the cache outlives the
 // machine it was built on (CI restores it on other hosts), and a binary built for a newer CPU dies
-// of SIGILL on an older one as soon as a kernel it lacks runs (seen: Q4_1 models crashed in the
-// warm-up, F32 ones did not). x86-64-v3 (AVX2, FMA, F16C, BMI2: every x86 server CPU since 2013)
+// of SIGILL on an older one as soon as a kernel it lacks runs (seen in CI, most likely that: a
+// native build killed by a signal in a Q4_1 model's warm-up, while F32 ones ran). x86-64-v3 (AVX2, FMA, F16C, BMI2: every x86 server CPU since 2013)
 // where this CPU has it, else the compiler's baseline. The flags are kept beside the binary, so a
 // binary built with others is built again.
 const cpuFlags = (() => {
@@ -116,14 +116,18 @@ const llamaFlags = [
   "-DBUILD_SHARED_LIBS=OFF",
   "-DCMAKE_BUILD_TYPE=Release",
 ];
-const llamaStamp = `${llamaServer}.flags`;
+
+/** Whether `binary` exists and was built with `flags` (written beside it by `markBuilt`). */
+const builtWith = (binary, flags) =>
+  existsSync(binary) &&
+  existsSync(`${binary}.flags`) &&
+  readFileSync(`${binary}.flags`, "utf8") === flags;
+/** Records the flags `binary` was built with. */
+const markBuilt = (binary, flags) => writeFileSync(`${binary}.flags`, flags);
 if (!args.has("--no-llama"))
   step(
     "llama-server",
-    () =>
-      existsSync(llamaServer) &&
-      existsSync(llamaStamp) &&
-      readFileSync(llamaStamp, "utf8") === llamaFlags.join(" "),
+    () => builtWith(llamaServer, llamaFlags.join(" ")),
     () => {
       rmSync(path.join(llamaSrc, "build"), { recursive: true, force: true });
       run("cmake", ["-B", "build", ...llamaFlags], { cwd: llamaSrc, log: "llama-build" });
@@ -134,7 +138,7 @@ if (!args.has("--no-llama"))
       });
       copyFileSync(path.join(llamaSrc, "build", "bin", "llama-server"), `${llamaServer}.tmp`);
       renameSync(`${llamaServer}.tmp`, llamaServer);
-      writeFileSync(llamaStamp, llamaFlags.join(" "));
+      markBuilt(llamaServer, llamaFlags.join(" "));
     },
   );
 
@@ -226,14 +230,10 @@ const ollama = path.join(dirs.bin, "ollama");
 // compiles for the baseline x86-64: SSE2 only, several times slower. The same x86-64-v3 as
 // llama-server's where this CPU has it, kept beside the binary like llama-server's flags.
 const cgoFlags = `-O2 -g${v3 ? " -mavx -mavx2 -mfma -mf16c -mbmi2" : ""}`;
-const ollamaStamp = `${ollama}.flags`;
 if (!args.has("--no-ollama")) {
   step(
     `ollama ${OLLAMA_VERSION}`,
-    () =>
-      existsSync(ollama) &&
-      existsSync(ollamaStamp) &&
-      readFileSync(ollamaStamp, "utf8") === cgoFlags,
+    () => builtWith(ollama, cgoFlags),
     () => {
       const r = spawnSync("go", [
         "mod",
@@ -260,7 +260,7 @@ if (!args.has("--no-ollama")) {
         },
       });
       renameSync(`${ollama}.tmp`, ollama);
-      writeFileSync(ollamaStamp, cgoFlags);
+      markBuilt(ollama, cgoFlags);
     },
   );
   await importIntoOllama();

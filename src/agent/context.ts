@@ -25,6 +25,9 @@ const RuleList = z
   )
   .default([]);
 
+/** Each approval mode with what it lets run, for the setting's help and its flag's. */
+const APPROVAL_MODES_HELP = APPROVAL_MODES.map((m) => `${m} (${APPROVAL_MODE_HELP[m]})`).join("; ");
+
 /** The flags of `keel run`. */
 const RUN = ["run"] as const;
 /** What only the user's own settings file may set (settings-file.ts). */
@@ -85,13 +88,11 @@ export const ContextSchema = ModelSettingsSchema.extend({
     z
       .enum(APPROVAL_MODES)
       .default("auto")
-      .describe(
-        `What runs without asking: ${APPROVAL_MODES.map((m) => `${m} (${APPROVAL_MODE_HELP[m]})`).join("; ")}. Deny rules win in every mode`,
-      ),
+      .describe(`What runs without asking: ${APPROVAL_MODES_HELP}. Deny rules win in every mode`),
     {
       flag: "--approval <mode>",
       commands: RUN,
-      flagHelp: `what runs without asking: ${APPROVAL_MODES.map((m) => `${m} (${APPROVAL_MODE_HELP[m]})`).join("; ")}. Rules in the settings (allowRules, askRules, denyRules) refine it; deny rules win in every mode`,
+      flagHelp: `what runs without asking: ${APPROVAL_MODES_HELP}. Rules in the settings (allowRules, askRules, denyRules) refine it; deny rules win in every mode`,
       ...USER_ONLY,
     },
   ),

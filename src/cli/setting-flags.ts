@@ -31,8 +31,7 @@ export function addSettingFlags(
   const list = added.get(cmd) ?? [];
   for (const key of Object.keys(schema.shape)) {
     const meta = metaOf(schema, key);
-    if (!meta.flag || !meta.commands?.includes(command) || list.some((a) => a.key === key))
-      continue;
+    if (!meta.flag || !meta.commands?.includes(command)) continue;
     const field = schema.shape[key] as z.ZodType;
     const help = meta.flagHelp ?? lowerFirst(field.description ?? key);
     const shown = shownDefault(defaultOf(schema, key), meta.env);

@@ -95,7 +95,7 @@ export async function openQueue(url: string, o: QueueOptions = {}): Promise<Unit
 /**
  * `open`, tried again when Postgres ends it with "deadlock detected": a coordinator and its
  * workers often open a new database's queue at the same moment, both create pg-boss's tables, and
- * Postgres may end one of the two (seen in CI). The other's schema is then there; opening again
+ * Postgres may end one of the two (seen in keel's own suite). The other's schema is then there; opening again
  * finds it.
  */
 export async function retryDeadlock<T>(open: () => Promise<T>, attempts = 4): Promise<T> {

@@ -6,7 +6,8 @@
  * A project's file travels with the repository, so it cannot widen what the agent may do on the
  * machine (the settings table's `userOnly` entries: the sandbox's grants, running unsandboxed,
  * approving everything, MCP servers); those belong in the user's file. A project's list of ask or
- * deny rules adds to the user's (`additive`): a repository may ask or refuse more, never less. A bad file is an error that names the file and the field.
+ * deny rules adds to the user's (`additive`): a repository may ask or refuse more, never less. A
+ * bad file is an error that names the file and the field.
  */
 import { readFileSync, statSync } from "node:fs";
 import type { z } from "zod";

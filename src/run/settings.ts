@@ -219,8 +219,8 @@ const parsed = new WeakMap<object, Map<z.ZodObject, ParsedSettings>>();
  * Settings the environment supplies where a run does not say: each field's variable in the
  * settings table (`KEEL_MODEL`, `OLLAMA_HOST`, `KEEL_PROVIDER`, `KEEL_BASE_URL`,
  * `OPENAI_API_KEY`), for the fields the run does not give (`given`); a value the field refuses is
- * a `SettingsFileError` naming the variable. The same for every entry point — the CLI, Studio and the LangGraph server,
- * `runAgent` and `runAnalysis`.
+ * a `SettingsFileError` naming the variable. The same for every entry point — the CLI, Studio and
+ * the LangGraph server, `runAgent` and `runAnalysis`.
  */
 export function envDefaults(
   schema: z.ZodObject,
