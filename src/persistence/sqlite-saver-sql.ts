@@ -48,51 +48,73 @@ export interface ReadRow {
   idx: number | null;
 }
 
-/** The checkpoint a config names (or the thread's newest), its channel values and its pending writes. */
-const READ = (byId: boolean) => `
+/** A stored value's bytes, as text when it is JSON (no buffer made and decoded again per row). */
+const data = (t: string, column = "blob") =>
+  `CASE WHEN ${t}.type = 'json' THEN CAST(${t}.${column} AS TEXT) ELSE ${t}.${column} END`;
+
+/**
+ * The checkpoint a config names (or the thread's newest), its channel values and its pending writes.
+ * `CROSS JOIN` fixes SQLite's join order (the one checkpoint first, then its rows by key): with a
+ * plain join the planner scanned `keel_blobs` and `keel_writes` whole, a resume that grew with the
+ * thread (4.1 ms at 300 turns; 0.09 ms by key).
+ */
+export const READ = (byId: boolean) => `
 WITH cp AS (
   SELECT * FROM keel_checkpoints WHERE thread_id = @thread AND checkpoint_ns = @ns
   ${byId ? "AND checkpoint_id = @id" : "ORDER BY checkpoint_id DESC LIMIT 1"}
 )
 SELECT 0 AS kind, cp.checkpoint_id AS a, cp.parent_checkpoint_id AS b, cp.checkpoint AS c,
-       cp.type AS type, cp.metadata AS data, NULL AS idx FROM cp
+       cp.type AS type, ${data("cp", "metadata")} AS data, NULL AS idx FROM cp
 UNION ALL
-SELECT 1, bl.channel, NULL, NULL, bl.type, bl.blob, NULL
-  FROM cp, json_each(cp.checkpoint, '$.channel_versions') AS v
-  JOIN keel_blobs bl ON bl.thread_id = cp.thread_id AND bl.checkpoint_ns = cp.checkpoint_ns
+SELECT 1, bl.channel, NULL, NULL, bl.type, ${data("bl")}, NULL
+  FROM cp CROSS JOIN json_each(cp.checkpoint, '$.channel_versions') AS v
+  CROSS JOIN keel_blobs bl ON bl.thread_id = cp.thread_id AND bl.checkpoint_ns = cp.checkpoint_ns
    AND bl.channel = v.key AND bl.version = CAST(v.value AS TEXT)
 UNION ALL
-SELECT 2, w.task_id, w.channel, w.task_path, w.type, w.blob, w.idx
-  FROM cp JOIN keel_writes w ON w.thread_id = cp.thread_id AND w.checkpoint_ns = cp.checkpoint_ns
-   AND w.checkpoint_id = cp.checkpoint_id`;
+SELECT 2, w.task_id, w.channel, w.task_path, w.type, ${data("w")}, w.idx
+  FROM cp CROSS JOIN keel_writes w ON w.thread_id = cp.thread_id
+   AND w.checkpoint_ns = cp.checkpoint_ns AND w.checkpoint_id = cp.checkpoint_id`;
 
 /**
  * A checkpoint's ancestors (depth 1 = its parent), each with the values of the asked channels its
  * own `put` stored (kind 1) and its writes to them (kind 2). The nearest ancestor that stored a
  * channel's value is the seed LangGraph's walk would stop at: an ancestor nearer than it holding
- * the same version got it from there, with no write to the channel in between.
+ * the same version got it from there, with no write to the channel in between. The values are
+ * found from the few stored for the asked channels (delta channels store one at a snapshot), not by
+ * reading every ancestor's versions.
  */
-const HISTORY = `
+export const HISTORY = `
 WITH RECURSIVE chain(id, depth) AS (
   SELECT parent_checkpoint_id, 1 FROM keel_checkpoints
    WHERE thread_id = @thread AND checkpoint_ns = @ns AND checkpoint_id = @id
   UNION ALL
   SELECT c.parent_checkpoint_id, chain.depth + 1 FROM chain CROSS JOIN keel_checkpoints c
     ON c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.id
-)
+), want(channel) AS MATERIALIZED (SELECT value FROM json_each(@channels))
 SELECT 1 AS kind, chain.depth AS depth, bl.channel AS channel, NULL AS task, NULL AS path,
-       NULL AS idx, bl.type AS type, bl.blob AS data
-  FROM chain CROSS JOIN keel_checkpoints c
+       NULL AS idx, bl.type AS type, ${data("bl")} AS data
+  FROM want CROSS JOIN keel_blobs bl
+    ON bl.thread_id = @thread AND bl.checkpoint_ns = @ns AND bl.channel = want.channel
+  CROSS JOIN chain CROSS JOIN keel_checkpoints c
     ON c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.id
-  CROSS JOIN json_each(c.stored) AS st
-  CROSS JOIN keel_blobs bl ON bl.thread_id = @thread AND bl.checkpoint_ns = @ns
-   AND bl.channel = st.key AND bl.version = st.value
-  WHERE st.key IN (SELECT value FROM json_each(@channels))
+  WHERE json_extract(c.stored, '$."' || bl.channel || '"') = bl.version
 UNION ALL
-SELECT 2, chain.depth, w.channel, w.task_id, w.task_path, w.idx, w.type, w.blob
+SELECT 2, chain.depth, w.channel, w.task_id, w.task_path, w.idx, w.type, ${data("w")}
   FROM chain CROSS JOIN keel_writes w
     ON w.thread_id = @thread AND w.checkpoint_ns = @ns AND w.checkpoint_id = chain.id
-  CROSS JOIN json_each(@channels) AS want ON w.channel = want.value`;
+  WHERE w.channel IN want`;
+
+/** A `HISTORY` row as `raw()` reads it: `HistoryRow`'s fields in order. */
+type HistoryTuple = [
+  HistoryRow["kind"],
+  number,
+  string,
+  string | null,
+  string | null,
+  number | null,
+  string,
+  HistoryRow["data"],
+];
 
 type Lazy<P extends unknown[] | object, R = unknown> = () => Database.Statement<P, R>;
 
@@ -100,7 +122,8 @@ type Lazy<P extends unknown[] | object, R = unknown> = () => Database.Statement<
 export interface Statements {
   readById: Lazy<Record<string, string>, ReadRow>;
   readLatest: Lazy<Record<string, string>, ReadRow>;
-  history: Lazy<Record<string, string>, HistoryRow>;
+  /** The history's rows (`HISTORY`), read as arrays: rows made objects by the driver cost a third more. */
+  history: () => (params: Record<string, string>) => HistoryRow[];
   putCheckpoint: Lazy<unknown[]>;
   putBlob: Lazy<unknown[]>;
   insertWrite: Lazy<unknown[]>;
@@ -121,7 +144,20 @@ export function statements(db: Database.Database): Statements {
   return {
     readById: lazy(() => db.prepare<Record<string, string>, ReadRow>(READ(true))),
     readLatest: lazy(() => db.prepare<Record<string, string>, ReadRow>(READ(false))),
-    history: lazy(() => db.prepare<Record<string, string>, HistoryRow>(HISTORY)),
+    history: lazy(() => {
+      const st = db.prepare<Record<string, string>, HistoryTuple>(HISTORY).raw(true);
+      return (params: Record<string, string>) =>
+        st.all(params).map(([kind, depth, channel, task, path, idx, type, data]) => ({
+          kind,
+          depth,
+          channel,
+          task,
+          path,
+          idx,
+          type,
+          data,
+        }));
+    }),
     putCheckpoint: lazy(() =>
       db.prepare(
         write(

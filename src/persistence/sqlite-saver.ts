@@ -288,9 +288,7 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
       c.checkpoint_id ??
       ((await this.getTuple(config))?.config.configurable?.checkpoint_id as string | undefined);
     const rows =
-      id === undefined
-        ? []
-        : s.history().all({ thread, ns, id, channels: JSON.stringify(channels) });
+      id === undefined ? [] : s.history()({ thread, ns, id, channels: JSON.stringify(channels) });
     return assembleHistory(rows, channels, this.serde);
   }
 }

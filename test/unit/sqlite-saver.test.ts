@@ -1,6 +1,7 @@
 /**
  * keel's SQLite checkpointer on real threads: a file written by LangGraph's SqliteSaver (keel's
- * saver before) is read, with the same state; a resumed thread's state is the one the run left.
+ * saver before) is read, with the same state; a resumed thread's state is the one the run left; a
+ * checkpoint is read by key, not by scanning the thread's rows.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -11,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { runConfig } from "../../src/agent/context.js";
 import { createCoderGraph } from "../../src/agent/graph.js";
 import { KeelSqliteSaver } from "../../src/persistence/sqlite-saver.js";
+import { HISTORY, READ } from "../../src/persistence/sqlite-saver-sql.js";
 import { ScriptedToolModel } from "../../bench/scripted-model.js";
 import { tempWorkspace } from "../support/harness.js";
 
@@ -72,5 +74,26 @@ describe("keel's SQLite saver", () => {
     expect(plain(resumed)).toEqual(plain(left));
     expect(Object.keys(resumed.seen as object)).toHaveLength(TURNS);
     again.close();
+  });
+
+  it("reads a checkpoint and its ancestors by key: no statement scans a table whole", async () => {
+    const ws = workspace();
+    const saver = new KeelSqliteSaver(path.join(ws, "keel.db"));
+    await run(saver, ws);
+    const args = { thread: "t", ns: "", id: "x", channels: '["messages"]' };
+    for (const sql of [READ(false), READ(true), HISTORY]) {
+      const plan = saver.db
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .all(args)
+        .map((r) => (r as { detail: string }).detail);
+      // Scanned: only the statement's own CTEs and json_each tables (one checkpoint, its chain).
+      const scanned = plan.flatMap((d) => /^SCAN (\w+)/.exec(d)?.[1] ?? []);
+      expect(scanned.filter((t) => !["cp", "chain", "want", "v", "json_each"].includes(t))).toEqual(
+        [],
+      );
+      expect(plan.filter((d) => /AUTOMATIC/.test(d))).toEqual([]);
+      expect(plan.some((d) => /^SEARCH/.test(d))).toBe(true);
+    }
+    saver.close();
   });
 });
