@@ -77,15 +77,14 @@ export function mergeSeen(
   current: Record<string, string>,
   writes: Array<Record<string, string>>,
 ): Record<string, string> {
-  const incoming: Record<string, string> = Object.assign({}, ...writes) as Record<string, string>;
-  const added = Object.keys(incoming);
-  const kept = Object.keys(current).filter((file) => !(file in incoming));
+  // Entries, not assignments: a file named `__proto__` stays a key.
+  const incoming = new Map(writes.flatMap((w) => Object.entries(w)));
+  const kept = Object.entries(current).filter(([file]) => !incoming.has(file));
   // Built afresh rather than with deletes: a copy keeps the object fast to read and to copy.
-  const next: Record<string, string> = {};
-  for (const file of kept.slice(Math.max(0, kept.length + added.length - SEEN_WINDOW)))
-    next[file] = current[file]!;
-  for (const file of added.slice(-SEEN_WINDOW)) next[file] = incoming[file]!;
-  return next;
+  return Object.fromEntries([
+    ...kept.slice(Math.max(0, kept.length + incoming.size - SEEN_WINDOW)),
+    ...[...incoming].slice(-SEEN_WINDOW),
+  ]);
 }
 
 /** Files as the model last saw them, by content hash (read-before-edit). */

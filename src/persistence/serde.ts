@@ -65,9 +65,13 @@ function plain(value: unknown): boolean {
   return Object.values(value).every(plain);
 }
 
+/** The value `JSON.parse` made, revived in place (it is nobody else's). */
 function revive(value: unknown): unknown {
   if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) return value.map(revive);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = revive(value[i]);
+    return value;
+  }
   const record = value as Record<string, unknown>;
   if (record.lc === 2 && record.type === "undefined") return undefined;
   if (record.lc === 2 && record.type === "delta_snapshot" && "value" in record)
@@ -84,9 +88,8 @@ function revive(value: unknown): unknown {
     return new cls(fields);
   }
   if ("lc" in record || "__lc_escaped__" in record) throw HANDOFF;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(record)) out[k] = revive(v);
-  return out;
+  for (const k in record) record[k] = revive(record[k]);
+  return record;
 }
 
 const decoder = new TextDecoder();

@@ -38,7 +38,7 @@ export const editFileTool = defineTool({
     if (st.isDirectory()) return fail("wrong_tool", `edit_file: ${r.rel} is a directory.`);
     const text = await readFile(r.abs, "utf8");
     const hash = contentHash(text);
-    if (ctx.seen && ctx.seen[r.rel] === undefined)
+    if (ctx.seen && !Object.hasOwn(ctx.seen, r.rel))
       return fail(
         "refused",
         `edit_file: ${r.rel} has not been read in this conversation. Call read_file on ${r.rel} first, then copy old_text from what it shows.`,

@@ -65,4 +65,14 @@ describe("mergeSeen", () => {
     expect(seen["new.ts"]).toBe("n");
     expect(Object.keys(seen).at(-1)).toBe("new.ts");
   });
+
+  it("a file named __proto__ or constructor is a file like any other", () => {
+    const proto = JSON.parse('{"__proto__":"h1"}') as Record<string, string>;
+    const seen = mergeSeen(mergeSeen({}, [proto]), [{ constructor: "h2" }]);
+    expect(Object.entries(seen)).toEqual([
+      ["__proto__", "h1"],
+      ["constructor", "h2"],
+    ]);
+    expect(Object.getPrototypeOf(seen)).toBe(Object.prototype);
+  });
 });

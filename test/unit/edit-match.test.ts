@@ -180,6 +180,16 @@ describe("edit_file", () => {
     expect(disk()).toBe(PY + "# a person was here\n");
   });
 
+  it("a file named constructor is unread until read (no key inherited from Object)", async () => {
+    const { ctx } = setup(PY, {});
+    writeFileSync(path.join(ctx.workspace, "constructor"), "x = 1\n");
+    const r = await editFileTool.run(
+      { path: "constructor", old_text: "x = 1", new_text: "x = 2" },
+      ctx,
+    );
+    expect(!r.ok && r.message).toContain("constructor has not been read in this conversation");
+  });
+
   it("names both places of an ambiguous edit and changes nothing", async () => {
     const { edit, disk } = setup(PY);
     const r = await edit("return", "yield");

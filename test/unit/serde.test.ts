@@ -52,4 +52,14 @@ describe("KeelSerializer", () => {
     if (value instanceof AIMessage)
       expect((ours as AIMessage).tool_calls).toEqual(value.tool_calls);
   });
+
+  it("a key named __proto__ (a file the agent read) comes back as a key, not a prototype", async () => {
+    const [type, bytes] = await stock.dumpsTyped(
+      JSON.parse('{"seen":{"__proto__":{"x":"1"},"a.ts":"h"}}'),
+    );
+    const back = (await keel.loadsTyped(type, bytes)) as { seen: Record<string, unknown> };
+    expect(Object.keys(back.seen)).toEqual(["__proto__", "a.ts"]);
+    expect(Object.getPrototypeOf(back.seen)).toBe(Object.prototype);
+    expect((back.seen as { x?: string }).x).toBeUndefined();
+  });
 });
