@@ -8,7 +8,7 @@ import type { RetryPolicy } from "../models/retry.js";
 import { customEmitter, runModel, type GraphDeps, type ModelFit } from "../run/model.js";
 import type { ServerSettings } from "../run/settings.js";
 import { approveHint } from "../mcp/approval.js";
-import { mcpServersOf } from "../mcp/servers.js";
+import { mcpServersOf, type McpServerSet } from "../mcp/servers.js";
 import { mcpSession } from "../mcp/session.js";
 import { ALL_TOOLS } from "../tools/registry.js";
 import type { KeelTool } from "../tools/types.js";
@@ -71,6 +71,17 @@ function runWorkspace(settings: Settings): string {
   return dir;
 }
 
+/**
+ * The run's MCP servers, read once per run (per settings object): a `.mcp.json` the agent writes
+ * mid-run does not change the run's servers, and a turn does not read the file again.
+ */
+const mcpSets = new WeakMap<object, McpServerSet>();
+function runMcpServers(settings: Settings, workspace: string): McpServerSet {
+  let set = mcpSets.get(settings);
+  if (!set) mcpSets.set(settings, (set = mcpServersOf(workspace, settings.mcpServers)));
+  return set;
+}
+
 export function nodeEnv(config: LangGraphRunnableConfig, deps: GraphDeps): NodeEnv {
   const settings = settingsFrom(config);
   const emit = customEmitter<KeelEvent>(config);
@@ -79,7 +90,7 @@ export function nodeEnv(config: LangGraphRunnableConfig, deps: GraphDeps): NodeE
   );
   const workspace = runWorkspace(settings);
   const mcpTools = async () => {
-    const set = mcpServersOf(workspace, settings.mcpServers);
+    const set = runMcpServers(settings, workspace);
     const session = await mcpSession(set.servers, workspace, new Set(ALL_TOOLS.map((t) => t.name)));
     if (!reported.has(settings)) {
       reported.add(settings);
