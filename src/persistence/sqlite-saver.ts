@@ -34,6 +34,14 @@ import { KeelSerializer } from "./serde.js";
 import { migrateLegacy } from "./sqlite-legacy.js";
 import { SCHEMA, statements, type ReadRow, type Statements } from "./sqlite-saver-sql.js";
 
+/**
+ * `PRAGMA application_id` of a file that holds keel's tables (`SCHEMA`, in WAL mode) and a
+ * checkpoint in them, so that no legacy thread is left to copy (`migrateLegacy`): "kee" and the
+ * schema's number. A change to `SCHEMA` takes the next number, and `setup` makes the change for a
+ * file with another id.
+ */
+const SET_UP = 0x6b656501;
+
 /** The parts of a checkpoint stored in its row: everything but the channel values. */
 type Skeleton = Omit<Checkpoint, "channel_values">;
 
@@ -42,18 +50,25 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
   /** Bytes of checkpoint rows, channel values and writes this saver stored (the bench's and the growth test's measure). */
   bytesWritten = 0;
   private statements?: Statements;
+  /** Whether this saver has written `SET_UP` into the file's header. */
+  private marked = false;
 
   constructor(file: string, serde: SerializerProtocol = new KeelSerializer()) {
     super(serde);
     this.db = new Database(file);
   }
 
-  /** Creates the tables (and copies a LangGraph SqliteSaver's threads in) on first use. */
+  /**
+   * Creates the tables (and copies a LangGraph SqliteSaver's threads in) on first use; a file keel
+   * has written a checkpoint to says so in its header (`SET_UP`), and opening it skips both.
+   */
   private setup() {
     if (this.statements) return this.statements;
-    this.db.pragma("journal_mode=WAL");
-    this.db.exec(SCHEMA);
-    migrateLegacy(this.db);
+    if (this.db.pragma("application_id", { simple: true }) !== SET_UP) {
+      this.db.pragma("journal_mode=WAL");
+      this.db.exec(SCHEMA);
+      migrateLegacy(this.db);
+    }
     this.statements = statements(this.db);
     return this.statements;
   }
@@ -216,6 +231,10 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
         meta,
         storedJson,
       );
+      if (!this.marked) {
+        this.db.pragma(`application_id = ${SET_UP}`);
+        this.marked = true;
+      }
     })();
     return { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
   }

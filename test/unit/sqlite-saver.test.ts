@@ -1,14 +1,15 @@
 /**
  * keel's SQLite checkpointer on real threads: a file written by LangGraph's SqliteSaver (keel's
  * saver before) is read, with the same state; a resumed thread's state is the one the run left; a
- * checkpoint is read by key, not by scanning the thread's rows.
+ * checkpoint is read by key, not by scanning the thread's rows, and a file keel set up is not set up
+ * again.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { runConfig } from "../../src/agent/context.js";
 import { createCoderGraph } from "../../src/agent/graph.js";
 import { KeelSqliteSaver } from "../../src/persistence/sqlite-saver.js";
@@ -74,6 +75,31 @@ describe("keel's SQLite saver", () => {
     expect(plain(resumed)).toEqual(plain(left));
     expect(Object.keys(resumed.seen as object)).toHaveLength(TURNS);
     again.close();
+  });
+
+  it("a file keel wrote a checkpoint to is opened without creating or copying anything", async () => {
+    const ws = workspace();
+    const file = path.join(ws, "keel.db");
+    const first = new KeelSqliteSaver(file);
+    const left = await run(first, ws);
+    first.close();
+    const again = new KeelSqliteSaver(file);
+    const exec = vi.spyOn(again.db, "exec");
+    const prepared = vi.spyOn(again.db, "prepare");
+    const { graph, config } = graphOn(again, ws);
+    expect(plain((await graph.getState(config)).values as Record<string, unknown>)).toEqual(
+      plain(left),
+    );
+    expect(exec).not.toHaveBeenCalled();
+    // Only the two reads: no DDL, no look for a legacy SqliteSaver's tables.
+    expect(prepared.mock.calls.map(([sql]) => sql)).toEqual([READ(false), HISTORY]);
+    again.close();
+    // A file with no checkpoint of keel's (here: none at all) is set up on open.
+    const fresh = new KeelSqliteSaver(path.join(ws, "new.db"));
+    const made = vi.spyOn(fresh.db, "exec");
+    await fresh.getTuple({ configurable: { thread_id: "t" } });
+    expect(made).toHaveBeenCalledTimes(1);
+    fresh.close();
   });
 
   it("reads a checkpoint and its ancestors by key: no statement scans a table whole", async () => {
