@@ -188,6 +188,9 @@ export interface ThreadRow {
   msLast10: number;
   msFirst10Median: number;
   msLast10Median: number;
+  /** Median turn of turns 11–60 and of the last fifty (threads of 110 turns and more): less noise than ten. */
+  msEarly50Median?: number;
+  msLast50Median?: number;
   kbPerTurnLast10: number;
   kbPerTurnLastQuarter: number;
   loadMs: number;
@@ -217,6 +220,14 @@ async function lengths(o: ThreadOptions): Promise<ThreadRow[]> {
           msLast10: round(median(end.map((s) => s.mean))),
           msFirst10Median: round(median(first.map((s) => s.median))),
           msLast10Median: round(median(end.map((s) => s.median))),
+          ...(turns >= 110
+            ? {
+                msEarly50Median: round(median(runs.map((r) => span(r.ms, 10, 60).median))),
+                msLast50Median: round(
+                  median(runs.map((r) => span(r.ms, turns - 50, turns).median)),
+                ),
+              }
+            : {}),
           kbPerTurnLast10: round((last.stored[turns]! - last.stored[turns - 10]!) / 10 / 1024),
           kbPerTurnLastQuarter: round(
             (last.stored[turns]! - last.stored[quarter]!) / (turns - quarter) / 1024,
@@ -250,6 +261,12 @@ function ratios(rows: ThreadRow[], short: Record<string, number>) {
       out[
         `keel${md ? " + AGENTS.md" : ""}: ms per turn, last 10 / first 10 of ${r.turns} (median turn)`
       ] = round(r.msLast10Median / r.msFirst10Median);
+  // The same over fifty turns: on a noisy machine a median of ten moves by half between runs.
+  for (const md of [false, true])
+    for (const r of keel(md).filter((k) => k.msLast50Median !== undefined))
+      out[
+        `keel${md ? " + AGENTS.md" : ""}: ms per turn, last 50 / turns 11–60 of ${r.turns} (median turn)`
+      ] = round(r.msLast50Median! / r.msEarly50Median!);
   for (const r of keel(false)) {
     const peers = rows.filter((p) => p.agent !== "keel" && p.turns === r.turns);
     if (peers.length)
