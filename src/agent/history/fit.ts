@@ -74,6 +74,21 @@ const profileOfMessage = memo((m) => {
   const calls = AIMessage.isInstance(m) && m.tool_calls?.length ? JSON.stringify(m.tool_calls) : "";
   return profileOf(textOf(m) + calls);
 });
+/**
+ * The record's message for its text: one object while the record stays the same (it changes only
+ * at a fold), so its token profile is computed once, not twice a turn (a CPU profile of turns
+ * 850-1000 of a folded thread showed the record's profiling as the one cost a late turn adds).
+ */
+const recordMessages = new Map<string, HumanMessage>();
+function recordMessage(text: string): HumanMessage {
+  let m = recordMessages.get(text);
+  if (!m) {
+    m = new HumanMessage(text);
+    if (recordMessages.size >= 8) recordMessages.delete(recordMessages.keys().next().value!);
+    recordMessages.set(text, m);
+  }
+  return m;
+}
 /** Estimated tokens of `messages[0..end)`, per script class. */
 const tokensUpTo = prefixed<TokenProfile>(
   () => emptyProfile(),
@@ -162,7 +177,7 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
 
   let note = foldedUpTo ? foldRecord(history, foldedUpTo, pinned, shape) : undefined;
   let refolded = false;
-  if (foldedUpTo === 0 || sizeAt(foldedUpTo, w(profileOf(note ?? ""))) > budget) {
+  if (foldedUpTo === 0 || sizeAt(foldedUpTo, sizeOf(recordMessage(note ?? ""))) > budget) {
     // A new fold: keep whole groups (an assistant message and the results answering it), newest
     // first, while they fit under the low-water mark; the newest KEEP_LAST messages always stay.
     const low = LOW_WATER * (budget - fixedTokens - recordBound - tokensOf(pinned));
@@ -185,7 +200,7 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
 
   const head = [
     ...pinnedBefore(foldedUpTo).map((i) => history[i]!),
-    ...(note ? [new HumanMessage(note)] : []),
+    ...(note ? [recordMessage(note)] : []),
   ];
   let messages = [...head, ...history.slice(foldedUpTo)];
 
