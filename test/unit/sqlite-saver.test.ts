@@ -63,13 +63,18 @@ describe("keel's SQLite saver", () => {
     saver.close();
   });
 
-  it("a fresh saver on the file gives the state the run left (resume)", async () => {
-    const ws = workspace();
+  /** A thread run on a saver of a new file, then that file opened by a fresh saver. */
+  async function runThenReopen(ws: string) {
     const file = path.join(ws, "keel.db");
     const first = new KeelSqliteSaver(file);
     const left = await run(first, ws);
     first.close();
-    const again = new KeelSqliteSaver(file);
+    return { left, again: new KeelSqliteSaver(file) };
+  }
+
+  it("a fresh saver on the file gives the state the run left (resume)", async () => {
+    const ws = workspace();
+    const { left, again } = await runThenReopen(ws);
     const { graph, config } = graphOn(again, ws);
     const resumed = (await graph.getState(config)).values as Record<string, unknown>;
     expect(plain(resumed)).toEqual(plain(left));
@@ -79,11 +84,7 @@ describe("keel's SQLite saver", () => {
 
   it("a file keel wrote a checkpoint to is opened without creating or copying anything", async () => {
     const ws = workspace();
-    const file = path.join(ws, "keel.db");
-    const first = new KeelSqliteSaver(file);
-    const left = await run(first, ws);
-    first.close();
-    const again = new KeelSqliteSaver(file);
+    const { left, again } = await runThenReopen(ws);
     const exec = vi.spyOn(again.db, "exec");
     const prepared = vi.spyOn(again.db, "prepare");
     const { graph, config } = graphOn(again, ws);
