@@ -33,6 +33,14 @@ export function readCall(o: unknown): RawCall | string {
     return `${name} is a tool definition, not a call`;
   const key = ARG_KEYS.find((k) => k in holder);
   if (!key) return `no "arguments" for ${name}`;
+  // Llama 3's call keeps its arguments in "parameters", as a definition keeps its schema there.
+  const p = holder[key] as Record<string, unknown> | null;
+  if (
+    holder === r &&
+    key === "parameters" &&
+    ("description" in r || (p?.type === "object" && typeof p.properties === "object"))
+  )
+    return `${name} is a tool definition, not a call`;
   let args: unknown = holder[key] ?? {};
   if (typeof args === "string") args = args.trim() ? lenientJson(args) : {};
   if (!args || typeof args !== "object" || Array.isArray(args))

@@ -30,6 +30,7 @@ import {
   qwen3CoderFormat,
 } from "./text-formats.js";
 import type { Extractor, FormatName } from "./types.js";
+import { REASONING_MARKERS } from "./reasoning.js";
 
 export interface FormatRecord {
   name: FormatName;
@@ -294,3 +295,12 @@ export const formatRecord = (name: FormatName): FormatRecord =>
 
 /** Where tool-call markup of any format can open, for text shown while it streams. */
 export const MARKUP_OPENERS: readonly string[] = [...new Set(FORMATS.flatMap((f) => f.opens))];
+
+/**
+ * The openers that are call markup and nothing else (not `<|` or `>>>`, which special tokens and
+ * reasoning markers share): a model reasons before its calls, so a reasoning marker after one of
+ * them is inside a call's arguments (`maskReasoning`).
+ */
+export const CALL_OPENERS: readonly string[] = MARKUP_OPENERS.filter(
+  (o) => o.length > 3 && !REASONING_MARKERS.some((m) => m.open.startsWith(o)),
+);

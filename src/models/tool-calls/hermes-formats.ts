@@ -32,18 +32,32 @@ function readBody(body: string): { calls: RawCall[]; rejected: RejectedCall[] } 
  */
 export const hermesFormat: Extractor = (text) => {
   const out: Extraction[] = [];
+  let after = 0;
   for (const m of text.matchAll(HERMES)) {
+    if (m.index < after) continue;
     const tag = m[2]!;
-    const body = m[3]!.trim();
+    let body = m[3]!.trim();
     if (!tag.endsWith("tool_call") && !/^\{\s*"name"\s*:/.test(body)) continue;
     if (body.startsWith("<function=") || /<arg_key>/.test(body)) continue;
     const start = m.index;
     let end = start + m[0].length;
+    let { calls, rejected } = readBody(body);
+    if (!calls.length && /^[{[]/.test(body)) {
+      // The close tag inside a JSON string (a file about this very format) ended the body early:
+      // the balanced JSON and the close tag after it.
+      const json = jsonAt(text, start + (m[1]?.length ?? 0) + tag.length + 2);
+      const close = json && new RegExp(String.raw`^\s*<\/${tag}>`).exec(text.slice(json.end));
+      if (json && close && json.end > start + m[0].length - (m[4]?.length ?? 0)) {
+        body = text.slice(start + (m[1]?.length ?? 0) + tag.length + 2, json.end).trim();
+        ({ calls, rejected } = readBody(body));
+        end = json.end + close[0].length;
+      }
+    }
     if (m[1]) {
       const close = /^\s*```/.exec(text.slice(end));
       if (close) end += close[0].length;
     }
-    const { calls, rejected } = readBody(body);
+    after = end;
     // Other wrappers hold answers too (Granite's <response>): without a call they are just text.
     if (!tag.endsWith("tool_call") && !calls.length) continue;
     out.push(

@@ -3,7 +3,7 @@
  * families people run locally, and returns them with the remaining text. Thinking blocks are never
  * parsed; malformed markup stays in the content and is described in `problem`; nothing throws.
  */
-import { FORMATS } from "./formats.js";
+import { CALL_OPENERS, FORMATS } from "./formats.js";
 import { maskReasoning } from "./reasoning.js";
 import { forgetFailures, lenientJson } from "./scan.js";
 import type {
@@ -73,7 +73,7 @@ export function parseToolCalls(text: string, options: ParseOptions = {}): ParseR
   if (typeof text !== "string" || text === "") return { calls: [], content: "" };
   forgetFailures();
   // Reasoning is not action: no call inside it is read (offsets stay valid).
-  const masked = maskReasoning(text);
+  const masked = maskReasoning(text, CALL_OPENERS);
   const allowed = options.toolNames ? new Set(options.toolNames) : undefined;
   const ctx = { salvage: Boolean(allowed) };
   const candidates =

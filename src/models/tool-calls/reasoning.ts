@@ -51,19 +51,43 @@ export const LONGEST_MARKER = Math.max(
   ...ANSWER_FRAMES.map((f) => f.length),
 );
 
-/** The reasoning spans of `text`, in order: [start, end) each, an unclosed one running to the end. */
-export function reasoningSpans(text: string): Array<[number, number]> {
+/** Where the first of `openers` appears in `text` from `from` on (-1: none). */
+function firstOf(text: string, openers: readonly string[], from: number): number {
+  let first = -1;
+  for (const o of openers) {
+    const i = text.indexOf(o, from);
+    if (i >= 0 && (first < 0 || i < first)) first = i;
+  }
+  return first;
+}
+
+/**
+ * The reasoning spans of `text`, in order: [start, end) each, an unclosed one running to the end.
+ *
+ * With `callOpeners` (how tool-call markup opens), reasoning comes before the calls: a marker after
+ * the first call's opener is text inside the call (a file that splits on `</think>`), not
+ * reasoning; and a lone close marker after an opener counts only on a line of its own, as
+ * templates write it, or when a call opens after it (thinking that mentioned the markup, then the
+ * call): inside a JSON string a line cannot begin.
+ */
+export function reasoningSpans(
+  text: string,
+  callOpeners: readonly string[] = [],
+): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
   let at = 0;
+  const opener = firstOf(text, callOpeners, 0);
   // A lone close marker before any open one: the prompt opened the reasoning.
   let lone: [number, number] | undefined;
   for (const m of REASONING_MARKERS) {
     if (!m.promptOpens) continue;
     const close = text.indexOf(m.close);
     if (close < 0) continue;
+    const end = close + m.close.length;
+    const ownLine = /(^|\n)[ \t]*$/.test(text.slice(Math.max(0, close - 80), close));
+    if (opener >= 0 && opener < close && !ownLine && firstOf(text, callOpeners, end) < 0) continue;
     const open = text.indexOf(m.open);
-    if ((open < 0 || open > close) && (!lone || close + m.close.length < lone[1]))
-      lone = [0, close + m.close.length];
+    if ((open < 0 || open > close) && (!lone || end < lone[1])) lone = [0, end];
   }
   if (lone) {
     spans.push(lone);
@@ -77,6 +101,8 @@ export function reasoningSpans(text: string): Array<[number, number]> {
       if (i >= 0 && (first < 0 || i < first)) [first, marker] = [i, m];
     }
     if (!marker) return spans;
+    const call = firstOf(text, callOpeners, at);
+    if (call >= 0 && call < first) return spans;
     const close = text.indexOf(marker.close, first + marker.open.length);
     const end = close < 0 ? text.length : close + marker.close.length;
     spans.push([first, end]);
@@ -84,9 +110,12 @@ export function reasoningSpans(text: string): Array<[number, number]> {
   }
 }
 
-/** `text` with its reasoning blanked out by spaces, so offsets into it stay valid. */
-export function maskReasoning(text: string): string {
-  const spans = reasoningSpans(text);
+/**
+ * `text` with its reasoning blanked out by spaces, so offsets into it stay valid (`callOpeners`: see
+ * `reasoningSpans`).
+ */
+export function maskReasoning(text: string, callOpeners: readonly string[] = []): string {
+  const spans = reasoningSpans(text, callOpeners);
   if (spans.length === 0) return text;
   let out = "";
   let at = 0;

@@ -159,11 +159,14 @@ const PARAMETER = new RegExp(
 /**
  * The `<invoke name="f"><parameter name="k">v</parameter></invoke>` calls of a body (MiniMax M2;
  * Step3 and others write the same tags in a namespace, `<steptml:invoke …>`; DeepSeek V3.2 and V4
- * in `｜DSML｜`, with `string="false"` on a parameter whose value is JSON).
+ * in `｜DSML｜`, with `string="false"` on a parameter whose value is JSON). `cut`: the body runs to
+ * the end of the text (its wrapper was not closed).
  */
-export function invokes(body: string): RawCall[] | undefined {
+export function invokes(body: string, cut = false): RawCall[] | undefined {
   const calls: RawCall[] = [];
   for (const inv of body.matchAll(INVOKE)) {
+    // In a body the text ends inside, an invoke without its close was cut: never half a call.
+    if (cut && !/invoke>$/.test(inv[0])) continue;
     const args: Record<string, unknown> = {};
     for (const p of inv[5]!.matchAll(PARAMETER)) {
       const value = xmlText(p[5]!);
@@ -179,7 +182,7 @@ export function invokes(body: string): RawCall[] | undefined {
 const minimaxWrapped = tagged(
   /<minimax:tool_call>/g,
   "</minimax:tool_call>",
-  (text, from, to) => invokes(text.slice(from, to)),
+  (text, from, to) => invokes(text.slice(from, to), to === text.length),
   '<minimax:tool_call> must hold <invoke name="…"><parameter name="…">value</parameter></invoke>',
 );
 
@@ -187,7 +190,7 @@ const minimaxWrapped = tagged(
 export const dsmlFormat = tagged(
   /<[｜|]DSML[｜|](?:function_calls|tool_calls)>/g,
   /<\/[｜|]DSML[｜|](?:function_calls|tool_calls)>/,
-  (text, from, to) => invokes(text.slice(from, to)),
+  (text, from, to) => invokes(text.slice(from, to), to === text.length),
   '<｜DSML｜function_calls> must hold <｜DSML｜invoke name="…"> with <｜DSML｜parameter name="…" string="true">value</｜DSML｜parameter>',
 );
 

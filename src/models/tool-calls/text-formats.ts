@@ -21,7 +21,8 @@ const xmlValue = (v: string) => v.replace(/^\r?\n/, "").replace(/\r?\n$/, "");
 /**
  * The parameters of a Qwen3-Coder function body, read strictly: nothing but whitespace and
  * `<parameter=name>value</parameter>` elements. Undefined when anything else is there (an unclosed
- * parameter, stray text, JSON): a broken call is text, never half a call.
+ * parameter, one whose value runs into the next parameter's tag, stray text, JSON): a broken call
+ * is text, never half a call or a call with one value swallowing another.
  */
 function xmlParameters(body: string): Record<string, unknown> | undefined {
   const args: Record<string, unknown> = {};
@@ -33,7 +34,8 @@ function xmlParameters(body: string): Record<string, unknown> | undefined {
     if (!open) return undefined;
     const from = i + open[0].length;
     const close = body.indexOf("</parameter>", from);
-    if (close < 0) return undefined;
+    if (close < 0 || /\n[ \t]*<parameter=[^>\s][^>\n]*>/.test(body.slice(from, close)))
+      return undefined;
     args[open[1]!.trim()] = xmlValue(body.slice(from, close));
     i = close + "</parameter>".length;
   }
@@ -99,8 +101,15 @@ export const glmFormat: Extractor = (text) => {
   for (const m of text.matchAll(
     /<tool_call>\s*([^\s<{[]+)\s*((?:<arg_key>[\s\S]*?)?)(<\/tool_call>|$)/gu,
   )) {
-    if (!/<arg_key>/.test(m[2]!) && m[3] !== "</tool_call>") continue;
-    read(m, m[1]!, m[2]!);
+    if (m[3] === "</tool_call>") read(m, m[1]!, m[2]!);
+    // Arguments that run to the end of the text: the reply was cut inside the call.
+    else if (/<arg_key>/.test(m[2]!))
+      out.push({
+        start: m.index,
+        end: m.index + m[0].length,
+        calls: [],
+        problem: `the call to ${m[1]} was cut before </tool_call>`,
+      });
   }
   if (out.length) return out;
   // The call without its <tool_call> frame (servers that strip the special tokens).
