@@ -16,7 +16,7 @@ import {
 const CALL_MARKERS = MARKUP_OPENERS;
 const CALL_PATTERNS = [
   /\{\s*"(name|tool|tool_name|function|arguments|parameters|tool_calls)"\s*:/,
-  /(^|\n)\s*\[[A-Za-z_][\w.-]*\(/,
+  /(^|\n)\s*\[\s*[A-Za-z_][\w.-]*\(/,
   /(^|\s)call:[\w.-]+\{/,
 ];
 /** Text this long at the end of the buffer may still become a marker. */

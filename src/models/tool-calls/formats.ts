@@ -268,7 +268,7 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "pythonic",
-    marker: /\[[A-Za-z_][\w.-]*\(|<\|python_start\|>/,
+    marker: /\[\s*[A-Za-z_][\w.-]*\(|<\|python_start\|>/,
     extract: pythonicFormat,
     opens: ["<|"],
     template: /<\|python_start\|>/,

@@ -2,7 +2,7 @@
  * Formats whose arguments are written as text or Python: Qwen3-Coder and GLM-4.5 XML, Gemma's
  * `call:name{…}` and tool_code blocks, pythonic lists (Llama 3.2/4) and LFM2.
  */
-import { lenientJson, parsePythonCalls } from "./scan.js";
+import { lenientJson, parsePythonCalls, parsePythonLines } from "./scan.js";
 import type { Extraction, Extractor, RawCall } from "./types.js";
 
 /** The extraction for a whole regex match: its calls, or the problem when there are none. */
@@ -231,9 +231,10 @@ export const gemmaFormat: Extractor = (text) => {
   }
   for (const m of text.matchAll(/```tool_code\s*\n([\s\S]*?)```/g)) {
     const code = m[1]!.trim().replace(/^print\(([\s\S]*)\)$/, "$1");
-    const calls = parsePythonCalls(code);
+    // One call, a list, or one call per line (Gemma 3 writes the block as Python).
+    const calls = parsePythonCalls(code) ?? parsePythonLines(code);
     out.push(
-      spanOf(m, calls, 'a tool_code block must hold one call like get_weather(city="Paris")'),
+      spanOf(m, calls, 'a tool_code block must hold calls like get_weather(city="Paris")'),
     );
   }
   return out;
@@ -250,7 +251,8 @@ export const pythonicFormat: Extractor = (text) => {
     out.push(spanOf(m, calls, '<|python_start|> must hold calls like [get_weather(city="Paris")]'));
   }
   if (out.length) return out;
-  for (const m of text.matchAll(/^[ \t]*(\[[A-Za-z_][\w.-]*\([\s\S]*?\)\])[ \t]*$/gm)) {
+  // The list on one line or spread over several, one call a line.
+  for (const m of text.matchAll(/^[ \t]*(\[\s*[A-Za-z_][\w.-]*\([\s\S]*?\)\s*\])[ \t]*$/gm)) {
     const calls = parsePythonCalls(m[1]!);
     if (calls) out.push({ start: m.index, end: m.index + m[0].length, calls });
   }
