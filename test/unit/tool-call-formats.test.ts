@@ -324,6 +324,11 @@ describe("negatives: no call", () => {
     ],
     ["empty", ""],
     ["a markdown list with brackets", "- [x] done\n- [ ] todo(later)"],
+    ["a sentence naming the Hermes tag", "The parser looks for the <tool_call> tag and reads it."],
+    [
+      "a sentence naming the Qwen3-Coder tags",
+      "Qwen3-Coder writes `<function=name>` followed by `<parameter=key>` tags.",
+    ],
   ])("%s", (_label, text) => {
     const r = parseToolCalls(text);
     expect(r.calls).toEqual([]);
@@ -361,6 +366,12 @@ describe("malformed markup stays content and is described", () => {
       `[TOOL_CALLS]read_file[ARGS]path=README.md`,
       "mistral",
       /not a JSON object/,
+    ],
+    [
+      "an unclosed Hermes tag opening a line, no JSON after it",
+      "<tool_call>\nread_file path=README.md",
+      "hermes",
+      /must hold JSON/,
     ],
     [
       "glm key without value",

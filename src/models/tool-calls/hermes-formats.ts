@@ -6,7 +6,7 @@
  * `<function name="name">`) and `>>>name\n{json}` (v3.2).
  */
 import { jsonEntries } from "./entries.js";
-import { jsonAt, parsePythonCalls } from "./scan.js";
+import { inline, jsonAt, parsePythonCalls } from "./scan.js";
 import type { Extraction, Extractor, RawCall, RejectedCall } from "./types.js";
 
 const HERMES =
@@ -39,6 +39,8 @@ export const hermesFormat: Extractor = (text) => {
     let body = m[3]!.trim();
     if (!tag.endsWith("tool_call") && !/^\{\s*"name"\s*:/.test(body)) continue;
     if (body.startsWith("<function=") || /<arg_key>/.test(body)) continue;
+    // An unclosed tag inside a sentence ("the parser looks for the <tool_call> tag"): a mention.
+    if (!m[4] && inline(text, m.index) && !/^[{[]|^[A-Za-z_][\w.-]*\s*\(/.test(body)) continue;
     const start = m.index;
     let end = start + m[0].length;
     let { calls, rejected } = readBody(body);

@@ -303,3 +303,7 @@ class PyReader {
     throw new Error("unterminated string");
   }
 }
+
+/** Whether the markup at `at` sits inside a line of prose (words before it), not where calls start. */
+export const inline = (text: string, at: number) =>
+  /\w[^\n]*$/.test(text.slice(Math.max(0, at - 200), at));

@@ -2,7 +2,7 @@
  * Formats whose arguments are written as text or Python: Qwen3-Coder and GLM-4.5 XML, Gemma's
  * `call:name{…}` and tool_code blocks, pythonic lists (Llama 3.2/4) and LFM2.
  */
-import { lenientJson, parsePythonCalls, parsePythonLines } from "./scan.js";
+import { inline, lenientJson, parsePythonCalls, parsePythonLines } from "./scan.js";
 import type { Extraction, Extractor, RawCall } from "./types.js";
 
 /** The extraction for a whole regex match: its calls, or the problem when there are none. */
@@ -53,6 +53,8 @@ export const qwen3CoderFormat: Extractor = (text) => {
   for (const m of text.matchAll(re)) {
     const name = m[1]!.trim();
     const closed = /<\/function>/.test(m[0]);
+    // An unclosed tag inside a sentence ("Qwen3-Coder writes `<function=name>` …"): a mention.
+    if (!closed && inline(text, m.index) && !/^\s*<parameter=/.test(m[2]!)) continue;
     const args = closed && !/\s/.test(name) ? xmlParameters(m[2]!) : undefined;
     out.push(
       args
