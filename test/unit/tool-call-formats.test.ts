@@ -343,6 +343,14 @@ describe("negatives: no call", () => {
     });
   });
 
+  it("a name in OpenAI's functions. namespace is the offered tool's", () => {
+    const text = `<tool_call>{"name": "functions.read_file", "arguments": ${JSON.stringify(R)}}</tool_call>`;
+    expect(parseToolCalls(text, { toolNames: ["read_file"] }).calls).toEqual([
+      { name: "read_file", arguments: R },
+    ]);
+    expect(parseToolCalls(text, { toolNames: ["write_file"] }).calls).toEqual([]);
+  });
+
   it("salvages a JSON call mid-text only when the offered tools are known", () => {
     const text = `Sure, calling it: {"name": "read_file", "arguments": {"path": "README.md"}} now.`;
     expect(parseToolCalls(text).calls).toEqual([]);

@@ -64,6 +64,18 @@ function coerce(call: RawCall, schemas?: ArgSchemas): ParsedCall {
 }
 
 /**
+ * The calls to offered tools; a name in OpenAI's namespace (`functions.read_file`, as models trained
+ * on gpt-oss's format write it) is the offered tool's.
+ */
+function offered(calls: RawCall[], allowed: ReadonlySet<string>): RawCall[] {
+  return calls.flatMap((c) => {
+    if (allowed.has(c.name)) return [c];
+    const bare = c.name.replace(/^functions\./, "");
+    return allowed.has(bare) ? [{ ...c, name: bare }] : [];
+  });
+}
+
+/**
  * Parses tool calls out of model text.
  *
  * @returns the calls (arguments keep their JSON types; XML-style values are coerced by schema),
@@ -96,7 +108,7 @@ export function parseToolCalls(text: string, options: ParseOptions = {}): ParseR
     }
     for (const e of found) {
       if (kept.some((k) => e.start < k.end && k.start < e.end)) continue;
-      const calls = e.calls.filter((c) => !allowed || allowed.has(c.name));
+      const calls = allowed ? offered(e.calls, allowed) : e.calls;
       if (e.problem) {
         problem ??= { format, text: e.problem };
         continue;
