@@ -6,21 +6,23 @@
  * own `-n`; Ollama's `num_predict`, added where the request has none) so a rambling model cannot
  * fill the context on every turn. Writes bench/real-eval.json.
  *
- * The model is SmolLM2-135M-Instruct (test/real/support.ts). Options: `-k N` (default 2), `--turns N` (the most model
- * turns per attempt, default 8), `--servers llama.cpp,ollama`, `--agents keel,react,create-agent`,
- * `--tasks id,id` (default all).
+ * Options: `--model NAME` (the installer's model name, default smollm2-135m: SmolLM2-135M-Instruct;
+ * also gemma3-270m), `-k N` (default 2), `--turns N` (the most model turns per attempt, default 8),
+ * `--servers llama.cpp,ollama`, `--agents keel,react,create-agent`, `--tasks id,id` (default all),
+ * `--out FILE` (under bench/, default real-eval.json).
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { EvalReport } from "../src/eval/run.js";
-import { realServers } from "../test/real/support.js";
+import { realServers, SMOL_NAME } from "../test/real/support.js";
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
+const model = arg("--model", SMOL_NAME);
 const k = arg("-k", "2");
 const turns = Number(arg("--turns", "8"));
 const servers = arg("--servers", "llama.cpp,ollama").split(",");
@@ -31,12 +33,23 @@ const tasks = arg("--tasks", "")
   .flatMap((t) => ["--task", t]);
 const CLI = path.resolve(import.meta.dirname, "../dist/cli/main.js");
 
-/** A settings home: the same budgets and window for every agent. */
+/** The most tokens of one reply, for every agent: the server's own cap (`-n`, `num_predict`). */
+const MAX_REPLY = 512;
+/**
+ * A settings home: the same budgets and window for every agent. keel sends its generation budget
+ * with every request, which overrides the server's cap the bare agents get: the same cap here (an
+ * 8,192-token act budget let one Gemma 3 270M attempt run for 20 minutes).
+ */
 const home = mkdtempSync(path.join(tmpdir(), "keel-real-eval-home-"));
 mkdirSync(path.join(home, "keel"));
 writeFileSync(
   path.join(home, "keel", "settings.json"),
-  JSON.stringify({ maxTurns: turns, maxToolCalls: turns * 2, contextWindow: 8192 }),
+  JSON.stringify({
+    maxTurns: turns,
+    maxToolCalls: turns * 2,
+    contextWindow: 8192,
+    generationBudget: { plan: MAX_REPLY, act: MAX_REPLY, summary: MAX_REPLY, analyze: MAX_REPLY },
+  }),
 );
 
 function evaluate(flags: string[], agent: string, cwd: string): Promise<EvalReport | string> {
@@ -63,10 +76,10 @@ function evaluate(flags: string[], agent: string, cwd: string): Promise<EvalRepo
   });
 }
 
-const results: Record<string, unknown> = { k: Number(k), turns };
+const results: Record<string, unknown> = { model, k: Number(k), turns };
 const rows: Array<Record<string, unknown>> = [];
 for (const real of realServers().filter((r) => servers.includes(r.kind))) {
-  const server = await real.start({ context: 8192, maxReply: 512 });
+  const server = await real.start({ context: 8192, maxReply: MAX_REPLY, model });
   try {
     for (const agent of agents) {
       const started = performance.now();
@@ -79,13 +92,14 @@ for (const real of realServers().filter((r) => servers.includes(r.kind))) {
       const seconds = Math.round((performance.now() - started) / 1000);
       results[`${real.kind} ${agent}`] = r;
       if (typeof r === "string") {
-        rows.push({ server: real.kind, agent, error: r.slice(0, 120), seconds });
+        rows.push({ server: real.kind, model, agent, error: r.slice(0, 120), seconds });
         continue;
       }
       const sum = (f: (a: EvalReport["attempts"][number]) => number) =>
         r.attempts.reduce((n, a) => n + f(a), 0);
       rows.push({
         server: real.kind,
+        model,
         agent,
         [`pass^${k}`]: `${r.passK.native?.passed ?? 0}/${r.passK.native?.tasks ?? 0}`,
         "attempts passed": `${r.attempts.filter((a) => a.pass).length}/${r.attempts.length}`,
@@ -105,6 +119,6 @@ for (const real of realServers().filter((r) => servers.includes(r.kind))) {
 }
 console.table(rows);
 results.rows = rows;
-const out = path.join(import.meta.dirname, "real-eval.json");
+const out = path.join(import.meta.dirname, arg("--out", "real-eval.json"));
 writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
 console.log(`written ${out}`);

@@ -99,6 +99,8 @@ export interface StartOptions {
   context: number;
   /** A cap on every reply the server generates (its own setting, not keel's). */
   maxReply?: number;
+  /** The installer's name of the model to serve (default SmolLM2-135M, `SMOL_NAME`). */
+  model?: string;
 }
 
 const chatPaths = new Set(["/v1/chat/completions", "/api/chat"]);
@@ -109,7 +111,6 @@ export function realServers(): Array<{
   start(o: StartOptions): Promise<RealServer>;
 }> {
   if (!SMOL) return [];
-  const gguf = SMOL;
   const out: ReturnType<typeof realServers> = [];
   const wrap = async (
     kind: RealServer["kind"],
@@ -135,6 +136,8 @@ export function realServers(): Array<{
     out.push({
       kind: "llama.cpp",
       start: async (o) => {
+        const gguf = REAL.ggufs[o.model ?? SMOL_NAME];
+        if (!gguf) throw new Error(`no GGUF named ${o.model} (npm run real-servers lists them)`);
         const s = await startLlamaServer({
           binary: llama,
           gguf,
@@ -170,7 +173,7 @@ export function realServers(): Array<{
         return wrap(
           "ollama",
           s.url,
-          (url) => ["--ollama-url", url, "--model", SMOL_NAME],
+          (url) => ["--ollama-url", url, "--model", o.model ?? SMOL_NAME],
           () => s.kill(), // at once: a request the test left behind may still be generating
           o.maxReply,
         );
