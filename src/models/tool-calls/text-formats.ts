@@ -235,9 +235,7 @@ export const gemmaFormat: Extractor = (text) => {
     const code = m[1]!.trim().replace(/^print\(([\s\S]*)\)$/, "$1");
     // One call, a list, or one call per line (Gemma 3 writes the block as Python).
     const calls = parsePythonCalls(code) ?? parsePythonLines(code);
-    out.push(
-      spanOf(m, calls, 'a tool_code block must hold calls like get_weather(city="Paris")'),
-    );
+    out.push(spanOf(m, calls, 'a tool_code block must hold calls like get_weather(city="Paris")'));
   }
   return out;
 };
