@@ -181,7 +181,7 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
           e.modelMode === "model"
             ? `${e.total} units, ${e.folderTotal} folders; analysing with ${o.settings.model}`
             : pc.yellow(
-                `${e.total} units, ${e.folderTotal} folders. NO MODEL IS USED: ${e.noModelReason}. Writing the structural report.`,
+                `${e.total} units, ${e.folderTotal} folders. NO MODEL IS USED: ${e.noModelReason?.replace(/\.$/, "")}. Writing the structural report.`,
               ),
         );
       }

@@ -134,6 +134,15 @@ function program(): Command {
       printOutcome(outcome, flags.json);
       process.exitCode = outcome.exitCode;
     });
+  // A flag error points at the help of the command that has the flag.
+  const helpPointers = (cmd: Command, path: string) => {
+    for (const sub of cmd.commands) {
+      const name = `${path} ${sub.name()}`;
+      sub.showHelpAfterError(`(run ${name} --help for usage)`);
+      helpPointers(sub, name);
+    }
+  };
+  helpPointers(cli, "keel");
   return cli;
 }
 

@@ -153,6 +153,10 @@ async function runThread(opts: SessionOptions): Promise<RunOutcome> {
         input = new Command({ resume: await opts.ask(questionOf(pending[0]?.value)) });
       }
     } else {
+      if (!opts.request && opts.threadId === undefined)
+        throw new UsageError(
+          'no request: keel run "<request>" starts a run; keel run --thread ID resumes one',
+        );
       if (!opts.request) {
         const status = before.createdAt
           ? (before.values as Partial<CoderStateValue>).status

@@ -219,6 +219,11 @@ describe("usage errors exit 2", () => {
     [["run", "x", "-w", "/nonexistent/keel-ws"], /is not an existing folder/],
     [["run", "x", "--checkpoints", "redis://x"], /unknown checkpoint store/],
     [["frobnicate"], /unknown command/],
+    // A flag error points at the help of the command that has the flag.
+    [["run", "x", "--bogus"], /unknown option '--bogus'\n\(run keel run --help for usage\)/],
+    [["mcp", "approve", "--bogus"], /\(run keel mcp approve --help for usage\)/],
+    // No request and no thread to resume: say that, not that an invented thread is missing.
+    [["run", "-w", "."], /^keel: no request: keel run "<request>" starts a run/m],
   ])("%j", async (args, message) => {
     const ws = tempWorkspace();
     const r = await runKeel(args, { cwd: ws });
