@@ -96,6 +96,8 @@ export function statsCommand(): Command {
     });
 }
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 export function formatStats(s: Stats): string {
   if (s.runs === 0)
     return "No coder runs in this store yet (keel run writes them; see --checkpoints).";
@@ -136,11 +138,21 @@ export function formatStats(s: Stats): string {
       `${l.status === "active" ? pc.green("active ") : pc.dim("retired")}  ${l.model}  ${l.tool}: ${l.line}  ${pc.dim(`(misuse ${l.before.misuses}/${l.before.calls} calls without it, ${l.after.misuses}/${l.after.calls} with it)`)}`,
   );
   return [
-    pc.bold(`${s.runs} runs in ${s.threads} threads`),
+    pc.bold(`${plural(s.runs, "run")} in ${plural(s.threads, "thread")}`),
     "",
     ...models,
     "",
     ...tools,
+    ...(s.stopped.length
+      ? [
+          "",
+          pc.bold("stopped on an error (resume with keel run --thread ID)"),
+          ...s.stopped.map(
+            (r) =>
+              `${r.at.slice(0, 16)}  ${r.thread}  ${r.model}  ${pc.red(r.error.split("\n")[0])}`,
+          ),
+        ]
+      : []),
     ...(lessons.length ? ["", pc.bold("learned description lines"), ...lessons] : []),
     ...(s.evals?.length
       ? [

@@ -26,11 +26,20 @@ export async function collectRuns(
     for (const end of runEnds(tuples)) {
       const snap = await graph.getState(end.config);
       const run = runRecord(thread, end.checkpoint.ts, snap.values as Partial<CoderStateValue>);
-      if (run) runs.push(run);
+      if (!run) continue;
+      const failed = snap.tasks.find((t) => t.error !== undefined);
+      runs.push(
+        run.status === "running" && failed
+          ? { ...run, status: "stopped", error: errorText(failed.error) }
+          : run,
+      );
     }
   }
   return runs.sort((a, b) => a.at.localeCompare(b.at) || a.thread.localeCompare(b.thread));
 }
+
+const errorText = (e: unknown): string =>
+  typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e);
 
 /** The checkpoints that end a run: parents of "input" checkpoints, and the newest. */
 export function runEnds(tuples: readonly CheckpointTuple[]): CheckpointTuple[] {

@@ -23,6 +23,7 @@ const OUTCOME_COLORS = {
   gave_up: "#edae49",
   needs_human: "#30638e",
   running: "#8c8c8c",
+  stopped: "#d1495b",
 };
 
 const esc = (s: string) =>

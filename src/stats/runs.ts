@@ -56,6 +56,8 @@ export interface Stats {
   threads: number;
   models: ModelRow[];
   tools: ToolRow[];
+  /** The newest runs that stopped on an error and were not resumed, newest first, with the error. */
+  stopped: Array<{ at: string; thread: string; model: string; error: string }>;
   /** Outcomes per day (UTC), for the chart over time. */
   days: Array<{ day: string; outcomes: Record<string, number> }>;
   /** Learned description lines per model, active or retired (agent/learning/lessons.ts). */
@@ -72,6 +74,9 @@ export interface Stats {
 const bump = <K extends string>(rec: Partial<Record<K, number>>, key: K, by = 1) => {
   rec[key] = (rec[key] ?? 0) + by;
 };
+
+/** How many stopped runs the stats name. */
+const STOPPED_SHOWN = 5;
 
 /** The tables over many runs: per model, per model × tool, outcomes per day. */
 export function aggregate(runs: readonly RunRecord[]): Stats {
@@ -134,6 +139,11 @@ export function aggregate(runs: readonly RunRecord[]): Stats {
     tools: [...tools.values()].sort(
       (a, b) => a.model.localeCompare(b.model) || a.tool.localeCompare(b.tool),
     ),
+    stopped: runs
+      .filter((r) => r.status === "stopped")
+      .map(({ at, thread, model, error }) => ({ at, thread, model, error: error ?? "" }))
+      .sort((a, b) => b.at.localeCompare(a.at))
+      .slice(0, STOPPED_SHOWN),
     days: [...days.entries()]
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([day, outcomes]) => ({ day, outcomes })),

@@ -1,24 +1,14 @@
 /** The keel command end to end: the built CLI as a child process against the fake Ollama server. */
-import { createServer } from "node:net";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RunOutcome } from "../../src/session/session.js";
 import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
-import { runKeel } from "../support/cli.js";
+import { closedPort, runKeel } from "../support/cli.js";
 import { call, calls, keelScript, fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
 const startFake = fakeOllamaPerTest();
-
-/** A port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 describe("keel --help", () => {
   it("describes the commands and the run options", async () => {

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Stats } from "../../src/stats/runs.js";
-import { runKeel } from "../support/cli.js";
+import { closedPort, runKeel } from "../support/cli.js";
 import { call, calls, fakeOllamaPerTest, keelScript, tempWorkspace } from "../support/harness.js";
 import { launchChromium } from "../support/browser.js";
 
@@ -174,6 +174,33 @@ describe("keel stats", () => {
     } finally {
       await browser.close();
     }
+  });
+});
+
+describe("keel stats and a run that stopped on an error", () => {
+  it("counts a run stopped before its first turn, with its request and error", async () => {
+    const ws = tempWorkspace();
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    const run = await runKeel([
+      "run",
+      "Create a.txt",
+      "-w",
+      ws,
+      "--ollama-url",
+      url,
+      "--retries",
+      "0",
+    ]);
+    expect(run.code).toBe(3);
+    const r = await runKeel(["stats", "-w", ws, "--json"]);
+    const stats = JSON.parse(r.stdout) as Stats;
+    expect(stats.runs).toBe(1);
+    expect(stats.models.map((m) => [m.model, m.outcomes])).toEqual([["unknown", { stopped: 1 }]]);
+    expect(stats.stopped).toHaveLength(1);
+    expect(stats.stopped[0]!.error).toContain(`cannot reach the Ollama server at ${url}`);
+    const text = await runKeel(["stats", "-w", ws]);
+    expect(text.stdout).toContain("1 run in 1 thread");
+    expect(text.stdout).toMatch(/stopped on an error[^\n]*\n.*cannot reach the Ollama server/);
   });
 });
 

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
 import path from "node:path";
 import { onTestFinished } from "vitest";
 
@@ -11,6 +12,15 @@ export interface CliResult {
   stderr: string;
   /** The JSON object on the last stdout line, when there is one. */
   json?: Record<string, unknown>;
+}
+
+/** A port with nothing listening on it. */
+export async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
 }
 
 /** Runs the built keel command; `onSpawn` gets the child (e.g. to kill it); `input` is its stdin. */

@@ -6,7 +6,7 @@
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import type { Rung } from "../../guard/ladder.js";
 import type { ToolFailureKind } from "../../tools/types.js";
-import type { CoderStateValue, TurnUsage } from "../state.js";
+import type { CoderStateValue, CoderStatus, TurnUsage } from "../state.js";
 
 /** A kind of repair keel made to a call, from its note (tools/repair.ts). */
 export const REPAIR_KINDS = ["tool name", "field alias", "JSON string", "type", "other"] as const;
@@ -35,7 +35,13 @@ export interface RunRecord {
   model: string;
   request: string;
   intent: string | null;
-  status: CoderStateValue["status"];
+  /**
+   * The run's status; "stopped" when it ended on an error (the model server down, a crash) and was
+   * not resumed: its state still says "running" and the failed step is pending (see `error`).
+   */
+  status: CoderStatus | "stopped";
+  /** The error a stopped run ended on. */
+  error?: string;
   turns: number;
   calls: CallRecord[];
   /** Turns whose calls were salvaged from text on the native channel. */
@@ -59,9 +65,11 @@ export function runRecord(
   at: string,
   values: Partial<CoderStateValue>,
 ): RunRecord | undefined {
-  if (!values.request || !Array.isArray(values.trail) || !Array.isArray(values.messages))
-    return undefined;
-  const turns = runTurns(values.messages, values.request);
+  if (!Array.isArray(values.trail) || !Array.isArray(values.messages)) return undefined;
+  // A run that failed before intent-classify has only its request message.
+  const request = values.request || newestRequest(values.messages);
+  if (!request) return undefined;
+  const turns = runTurns(values.messages, request);
   const metas = turns.map((m) => (m.response_metadata ?? {}) as TurnMeta);
   const usage = metas.map((m) => m.keel_usage).filter((u): u is TurnUsage => u !== undefined);
   const speeds = usage.map((u) => u.tokensPerSecond).filter((v): v is number => v !== undefined);
@@ -73,7 +81,7 @@ export function runRecord(
     thread,
     at,
     model,
-    request: values.request,
+    request,
     intent: values.intent?.intent ?? null,
     status: values.status ?? "running",
     turns: values.turns ?? turns.length,
@@ -92,6 +100,16 @@ export function runRecord(
       ? { tokensPerSecond: speeds.reduce((a, b) => a + b, 0) / speeds.length }
       : {}),
   };
+}
+
+/** The newest person's message (keel's own notes are named "keel"). */
+function newestRequest(messages: readonly BaseMessage[]): string | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (HumanMessage.isInstance(m) && m.name !== "keel" && typeof m.content === "string")
+      return m.content;
+  }
+  return undefined;
 }
 
 /** The AI messages after the newest human message holding the request. */
