@@ -24,7 +24,7 @@ import { diffCommand, undoCommand } from "./undo.js";
 import { statsCommand } from "./stats.js";
 import { evalCommand } from "./eval.js";
 import { EvalServerError } from "../eval/run.js";
-import { UndoError } from "../undo/undo.js";
+import { NothingToUndoError, UndoError } from "../undo/undo.js";
 
 const VERSION = "0.1.0";
 
@@ -169,6 +169,12 @@ async function main(): Promise<void> {
       const issues = err.issues.map((i) => `${i.path.join(".") || "settings"}: ${i.message}`);
       process.stderr.write(`keel: invalid settings: ${issues.join("; ")}\n`);
       process.exitCode = 2;
+      return;
+    }
+    if (err instanceof NothingToUndoError) {
+      // Nothing was done (exit 1), but nothing was asked wrongly either.
+      process.stderr.write(`keel: ${err.message}\n`);
+      process.exitCode = 1;
       return;
     }
     if (

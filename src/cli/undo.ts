@@ -13,7 +13,13 @@ import { defaultCheckpoints, storeExists } from "../persistence/checkpointer.js"
 import { openPersistence } from "../persistence/open.js";
 import { describeAction } from "../undo/plan.js";
 import { rewindTo } from "../agent/rewind.js";
-import { applyUndo, planThreadUndo, threadDiff, type UndoPlan } from "../undo/undo.js";
+import {
+  applyUndo,
+  NothingToUndoError,
+  planThreadUndo,
+  threadDiff,
+  type UndoPlan,
+} from "../undo/undo.js";
 
 interface UndoFlags {
   workspace: string;
@@ -141,18 +147,42 @@ export function diffCommand(): Command {
     .option("-w, --workspace <dir>", "the workspace the agent worked in", ".")
     .option("-t, --thread <id>", "the thread (default: the one that changed files last)")
     .option("--stat", "only the steps and files, no diff")
-    .action(async (flags: { workspace: string; thread?: string; stat?: boolean }) => {
-      const workspace = path.resolve(flags.workspace);
-      const { thread, steps, patch } = await threadDiff(workspace, flags.thread);
-      const lines = [
-        `thread ${thread}:`,
-        ...steps.map(
-          (s) =>
-            `  ${pc.dim(`step ${s.step}`)}  ${s.label}  ${pc.dim(s.files.map((f) => f.path).join(", "))}`,
-        ),
-      ];
-      process.stdout.write(`${lines.join("\n")}\n${flags.stat ? "" : `\n${colorPatch(patch)}`}`);
-    });
+    .option("--json", "print the thread, its steps (with their files) and the patch as JSON")
+    .action(
+      async (flags: { workspace: string; thread?: string; stat?: boolean; json?: boolean }) => {
+        const workspace = path.resolve(flags.workspace);
+        const diff = await threadDiff(workspace, flags.thread).catch((err: unknown) => {
+          // An empty diff is an answer, as with git diff.
+          if (!(err instanceof NothingToUndoError)) throw err;
+          process.stdout.write(
+            flags.json
+              ? `${JSON.stringify({ thread: flags.thread ?? null, steps: [], patch: "", note: err.message })}\n`
+              : `${err.message}\n`,
+          );
+        });
+        if (!diff) return;
+        const { thread, steps, patch } = diff;
+        if (flags.json) {
+          const listed = steps.map((s) => ({
+            step: s.step,
+            label: s.label,
+            files: s.files.map((f) => f.path),
+          }));
+          process.stdout.write(
+            `${JSON.stringify({ thread, steps: listed, ...(flags.stat ? {} : { patch }) })}\n`,
+          );
+          return;
+        }
+        const lines = [
+          `thread ${thread}:`,
+          ...steps.map(
+            (s) =>
+              `  ${pc.dim(`step ${s.step}`)}  ${s.label}  ${pc.dim(s.files.map((f) => f.path).join(", "))}`,
+          ),
+        ];
+        process.stdout.write(`${lines.join("\n")}\n${flags.stat ? "" : `\n${colorPatch(patch)}`}`);
+      },
+    );
 }
 
 function colorPatch(patch: string): string {

@@ -16,6 +16,11 @@ export class UndoError extends Error {
   override name = "UndoError";
 }
 
+/** Nothing is left to undo or show: not a usage error, only nothing to do. */
+export class NothingToUndoError extends UndoError {
+  override name = "NothingToUndoError";
+}
+
 export interface UndoPlan {
   thread: string;
   /** The steps undone, oldest first. */
@@ -120,12 +125,14 @@ async function threadSteps(workspace: string, threadId?: string) {
   const lines = await readJournal(workspace);
   const thread = threadId ?? lastThread(lines);
   if (!thread)
-    throw new UndoError(
+    throw new NothingToUndoError(
       `keel has changed no files in ${workspace} (no undo journal at .keel/undo); nothing to undo or show`,
     );
   const live = liveSteps(lines, thread);
   if (live.length === 0)
-    throw new UndoError(`thread ${thread} has no file changes left to undo in ${workspace}`);
+    throw new NothingToUndoError(
+      `thread ${thread} has no file changes left to undo in ${workspace}`,
+    );
   return { thread, live };
 }
 

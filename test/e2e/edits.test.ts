@@ -117,6 +117,18 @@ describe("edits and undo through keel run", () => {
     expect(diff.stdout).toMatch(/step 2\s+write_file lib\/util.py/);
     expect(diff.stdout).toContain("+            if i.price > 0:");
     expect(diff.stdout).toContain("--- /dev/null\n+++ b/lib/util.py");
+    const asJson = JSON.parse((await runKeel(["diff", "-w", ws, "--json"])).stdout) as {
+      thread: string;
+      steps: Array<{ step: number; files: string[] }>;
+      patch: string;
+    };
+    expect(asJson.thread).toBe("t-edit");
+    expect(asJson.steps.map((s) => [s.step, s.files])).toEqual([
+      [1, ["app.py"]],
+      [2, ["lib/util.py"]],
+      [3, ["config.json"]],
+    ]);
+    expect(asJson.patch).toContain("+            if i.price > 0:");
 
     // the user changes config.json after the agent did
     writeFileSync(path.join(ws, "config.json"), '{ "debug": true, "mine": 1 }\n');
@@ -143,8 +155,15 @@ describe("edits and undo through keel run", () => {
 
     // nothing left to undo
     const again = await runKeel(["undo", "-w", ws, "--yes"]);
-    expect(again.code).toBe(2);
+    expect(again.code).toBe(1);
     expect(again.stderr).toContain("thread t-edit has no file changes left to undo");
+    const empty = await runKeel(["diff", "-w", ws]);
+    expect(empty.code).toBe(0);
+    expect(empty.stdout).toContain("thread t-edit has no file changes left to undo");
+    expect(JSON.parse((await runKeel(["diff", "-w", ws, "--json"])).stdout)).toMatchObject({
+      steps: [],
+      patch: "",
+    });
 
     // resuming continues from before the undone step, the model told what was undone
     const before = fake.chatBodies().length;
