@@ -260,6 +260,17 @@ export function analyzeCommand(): Command {
         .default(undefined, "1000"),
     )
     .option("--status", "show the progress of the runs on the --postgres queue, and exit")
+    .addHelpText(
+      "after",
+      `
+Stopped runs resume: the same command skips every unit already analysed (and, after edits, every
+unchanged one).
+
+Examples:
+  keel analyze                                   # this folder, with the default model
+  keel analyze ../service --model qwen2.5-coder:7b
+  keel analyze . --postgres postgres://… --workers   # hand units to keel worker processes`,
+    )
     .action(
       async (
         dir: string,

@@ -35,6 +35,16 @@ function program(): Command {
     )
     .version(VERSION)
     .showHelpAfterError("(run keel --help for usage)")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  keel demo                                   # the real graph with a scripted model: no server needed
+  keel run "Add a --verbose flag to cli.py"   # the coder agent in this folder (Ollama, qwen3:8b)
+  keel analyze . --json                       # a report on a codebase (structural without a model)
+  keel doctor                                 # is the sandbox and the model server ready?
+  keel <command> --help                       # each command's options and examples`,
+    )
     .exitOverride();
 
   // Commands defined in their own modules take the program's settings (exit override, help after an error).
@@ -52,7 +62,7 @@ function program(): Command {
     .option("--json", "print the table as JSON")
     .addHelpText(
       "after",
-      `\nStarting an OpenAI-compatible server with tool calling:\n${startCommands()}`,
+      `\nExamples:\n  keel models\n  keel models --provider openai --base-url http://127.0.0.1:8080/v1 --json\n\nStarting an OpenAI-compatible server with tool calling:\n${startCommands()}`,
     )
     .action(async (flags: { json?: boolean }) => {
       const server = resolvedServer(flagSettings(models));
@@ -76,6 +86,13 @@ function program(): Command {
     )
     .option("-w, --workspace <dir>", "the workspace whose .mcp.json and settings to read", ".")
     .option("--json", "print the report as JSON")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  keel mcp                      # the servers, their tools and what they cost in tokens
+  keel mcp approve              # ask about each .mcp.json server not approved yet`,
+    )
     .action(async (flags: { workspace: string; json?: boolean }) => {
       const workspace = realWorkspace(flags.workspace);
       checkSettingsFiles(workspace);
@@ -110,6 +127,15 @@ function program(): Command {
       "memory | sqlite:PATH | postgres://… (default: sqlite:<workspace>/.keel/keel.db)",
     )
     .option("--json", "print the report as JSON")
+    .addHelpText(
+      "after",
+      `
+Exits 1 when commands cannot be sandboxed here (it says what to install).
+
+Examples:
+  keel doctor
+  keel doctor --provider openai --base-url http://127.0.0.1:8080/v1`,
+    )
     .action(async (flags: { json?: boolean; workspace: string; checkpoints?: string }) => {
       const workspace = realWorkspace(flags.workspace);
       const report = await runDoctor({

@@ -65,6 +65,14 @@ export function statsCommand(): Command {
     .option("--until <when>", "only runs until a date or span", (v) => parseWhen(v))
     .option("--json", "print the numbers as JSON")
     .option("--html <file>", "write a self-contained page with charts (opens offline)")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  keel stats                          # every run in ./.keel/keel.db
+  keel stats -m qwen3:8b --since 7d   # one model, the last week
+  keel stats --html stats.html        # the same with charts`,
+    )
     .action(async (flags: StatsFlags) => {
       const workspace = path.resolve(flags.workspace);
       const url = flags.checkpoints ?? defaultCheckpoints(workspace);

@@ -148,6 +148,14 @@ export function diffCommand(): Command {
     .option("-t, --thread <id>", "the thread (default: the one that changed files last)")
     .option("--stat", "only the steps and files, no diff")
     .option("--json", "print the thread, its steps (with their files) and the patch as JSON")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  keel diff                 # the last thread that changed files
+  keel diff --stat -t ID    # one thread's steps and files only
+  keel undo --to 3          # then put back steps 3 and later`,
+    )
     .action(
       async (flags: { workspace: string; thread?: string; stat?: boolean; json?: boolean }) => {
         const workspace = path.resolve(flags.workspace);

@@ -17,7 +17,7 @@ export interface RetryPolicy {
 }
 
 /** Fewer retries when nothing listens at the URL: a down server rarely comes up within seconds. */
-const UNREACHABLE_RETRIES = 2;
+export const UNREACHABLE_RETRIES = 2;
 
 /**
  * Runs a model call, retrying transient failures (503, dropped connection, timeout, a stream cut

@@ -9,6 +9,7 @@ import { normaliseOllamaHost, readEnv, variable } from "../env.js";
 import { GenerationBudgetSchema } from "../models/budget.js";
 import { THINK_SETTINGS } from "../models/capabilities.js";
 import { PROVIDERS, type Provider } from "../models/provider.js";
+import { UNREACHABLE_RETRIES } from "../models/retry.js";
 import { fileSettings, PROJECT_SETTINGS, SettingsFileError } from "./settings-file.js";
 import { fromText, metaOf, setting, type SettingCommand } from "./setting-meta.js";
 
@@ -115,7 +116,9 @@ export const ModelSettingsSchema = z.object({
       .min(0)
       .max(10)
       .default(4)
-      .describe("Retries of a failed model request (503, dropped connection, timeout)"),
+      .describe(
+        `Retries of a failed model request (503, dropped connection, timeout); a server that refuses the connection is retried at most ${UNREACHABLE_RETRIES} times`,
+      ),
     { flag: "--retries <n>", commands: MODEL_COMMANDS },
   ),
   retryBaseMs: z

@@ -35,6 +35,28 @@ describe("keel --help", () => {
     }
     expect(run.stdout).toContain("Exit codes: 0 done");
   });
+
+  it("ends every command's help with examples of that command", async () => {
+    for (const command of [
+      "",
+      "run",
+      "analyze",
+      "models",
+      "mcp",
+      "doctor",
+      "undo",
+      "diff",
+      "stats",
+      "eval",
+    ]) {
+      const help = await runKeel([...(command ? [command] : []), "--help"]);
+      const examples = help.stdout.split("Examples:\n")[1]?.split("\n\n")[0] ?? "";
+      const lines = examples.split("\n").filter(Boolean);
+      expect(lines.length, `keel ${command} --help`).toBeGreaterThan(0);
+      expect(lines.every((l) => l.startsWith("  keel "))).toBe(true);
+      expect(lines[0]).toMatch(new RegExp(`^  keel ${command || "\\S+"}\\b`));
+    }
+  });
 });
 
 describe("keel run", () => {
