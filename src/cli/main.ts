@@ -13,7 +13,7 @@ import { formatDoctor, runDoctor } from "./doctor.js";
 import { closeSandbox } from "../sandbox/runtime.js";
 import { closeMcp } from "../mcp/session.js";
 import { approveMcp, formatMcp, listMcp } from "./mcp.js";
-import { realWorkspace } from "../tools/workspace-path.js";
+import { workspaceFolder } from "./options.js";
 import { formatModels, listModels, ModelServerError, startCommands } from "./models.js";
 import { checkSettingsFiles, resolvedServer } from "./server-options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
@@ -94,7 +94,7 @@ Examples:
   keel mcp approve              # ask about each .mcp.json server not approved yet`,
     )
     .action(async (flags: { workspace: string; json?: boolean }) => {
-      const workspace = realWorkspace(flags.workspace);
+      const workspace = workspaceFolder(flags.workspace);
       checkSettingsFiles(workspace);
       const report = await listMcp(workspace);
       process.stdout.write(
@@ -111,7 +111,7 @@ Examples:
     .action(async (names: string[], flags: { workspace: string }) => {
       // `-w` after the server names is parsed by `keel mcp` itself.
       const given = flags.workspace !== "." ? flags.workspace : (mcp.opts().workspace as string);
-      const workspace = realWorkspace(given);
+      const workspace = workspaceFolder(given);
       await approveMcp(workspace, names, (l) => process.stderr.write(`${l}\n`));
     });
 
@@ -137,7 +137,7 @@ Examples:
   keel doctor --provider openai --base-url http://127.0.0.1:8080/v1`,
     )
     .action(async (flags: { json?: boolean; workspace: string; checkpoints?: string }) => {
-      const workspace = realWorkspace(flags.workspace);
+      const workspace = workspaceFolder(flags.workspace);
       const report = await runDoctor({
         ...resolvedServer(flagSettings(doctor), workspace),
         checkpoints: flags.checkpoints ?? defaultCheckpoints(workspace),

@@ -1,5 +1,24 @@
 /** Option parsers several keel commands share (the run settings' flags: setting-flags.ts). */
+import { realpathSync, statSync } from "node:fs";
+import path from "node:path";
 import { InvalidArgumentError } from "commander";
+import { UsageError } from "../session/session.js";
+
+/** A `--workspace` folder as its real path; a usage error when it is not an existing folder. */
+export function workspaceFolder(dir: string): string {
+  const abs = path.resolve(dir);
+  let real: string | undefined;
+  try {
+    real = realpathSync(abs);
+  } catch {
+    real = undefined;
+  }
+  if (!real || !statSync(real).isDirectory())
+    throw new UsageError(
+      `workspace ${abs} is not an existing folder; create it or pass --workspace <dir>`,
+    );
+  return real;
+}
 
 export const positiveInt = (v: string) => {
   const n = Number(v);

@@ -1,6 +1,4 @@
 /** `keel run`: the coder agent on a request, or a thread resumed; the outcome printed for people or as JSON. */
-import { existsSync, statSync } from "node:fs";
-import path from "node:path";
 import { createInterface } from "node:readline/promises";
 import { Command } from "commander";
 import pc from "picocolors";
@@ -8,9 +6,10 @@ import { ContextSchema } from "../agent/context.js";
 import { readEnv } from "../env.js";
 import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { installCtrlC } from "./interrupt.js";
+import { workspaceFolder } from "./options.js";
 import { checkSettingsFiles } from "./server-options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
-import { runSession, UsageError, type RunOutcome } from "../session/session.js";
+import { runSession, type RunOutcome } from "../session/session.js";
 
 /** `keel run`'s own flags; the run settings' flags come from the settings table. */
 interface RunFlags {
@@ -49,12 +48,7 @@ async function runCommand(
   flags: RunFlags,
   settings: Record<string, unknown>,
 ): Promise<number> {
-  const workspace = path.resolve(flags.workspace);
-  if (!existsSync(workspace) || !statSync(workspace).isDirectory()) {
-    throw new UsageError(
-      `workspace ${workspace} is not an existing folder; create it or pass --workspace <dir>`,
-    );
-  }
+  const workspace = workspaceFolder(flags.workspace);
   checkSettingsFiles(workspace);
   const env = readEnv();
   const interactive = !flags.json && Boolean(process.stdin.isTTY) && !env.ci;

@@ -72,8 +72,14 @@ export function flagSettings(cmd: Command): Record<string, unknown> {
 /** A flag's text as the field's value, or a usage error that says what the field takes. */
 function parsed(field: z.ZodType, raw: string): unknown {
   const value = fromText(field, raw);
-  if (field.safeParse(value).success) return value;
-  throw new InvalidArgumentError(expected(innerType(field)));
+  const result = field.safeParse(value);
+  if (result.success) return value;
+  // Text fields with a rule of their own (a URL, not empty) say what it wants.
+  const own = result.error.issues.find((i) => i.code === "custom" || i.code === "too_small");
+  const inner = innerType(field);
+  throw new InvalidArgumentError(
+    own && !(inner instanceof z.ZodNumber) ? own.message : expected(inner),
+  );
 }
 
 function expected(t: z.ZodType): string {

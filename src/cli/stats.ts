@@ -4,7 +4,6 @@
  * JSON, or a self-contained HTML page. Read from the checkpoints; nothing is sent anywhere.
  */
 import { writeFile } from "node:fs/promises";
-import path from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import pc from "picocolors";
 import { defaultCheckpoints, storeExists } from "../persistence/checkpointer.js";
@@ -22,6 +21,7 @@ import {
   type Stats,
 } from "../stats/runs.js";
 import { table } from "./table.js";
+import { workspaceFolder } from "./options.js";
 
 interface StatsFlags {
   workspace: string;
@@ -74,8 +74,7 @@ Examples:
   keel stats --html stats.html        # the same with charts`,
     )
     .action(async (flags: StatsFlags) => {
-      const workspace = path.resolve(flags.workspace);
-      const url = flags.checkpoints ?? defaultCheckpoints(workspace);
+      const url = flags.checkpoints ?? defaultCheckpoints(workspaceFolder(flags.workspace));
       if (!storeExists(url))
         throw new UsageError(
           `no checkpoint store at ${url}: keel run writes one there (or give --checkpoints)`,

@@ -3,7 +3,6 @@
  * previews what it will do, asks (or takes --yes), never overwrites a file changed since the agent's
  * last step, and rewinds the thread's conversation to the undone step.
  */
-import path from "node:path";
 import { createInterface } from "node:readline/promises";
 import { Command, InvalidArgumentError } from "commander";
 import pc from "picocolors";
@@ -13,6 +12,7 @@ import { defaultCheckpoints, storeExists } from "../persistence/checkpointer.js"
 import { openPersistence } from "../persistence/open.js";
 import { describeAction } from "../undo/plan.js";
 import { rewindTo } from "../agent/rewind.js";
+import { workspaceFolder } from "./options.js";
 import {
   applyUndo,
   NothingToUndoError,
@@ -68,7 +68,7 @@ Examples:
 }
 
 async function runUndo(flags: UndoFlags): Promise<number> {
-  const workspace = path.resolve(flags.workspace);
+  const workspace = workspaceFolder(flags.workspace);
   const plan = await planThreadUndo(workspace, {
     ...(flags.thread ? { thread: flags.thread } : {}),
     ...(flags.to ? { from: flags.to } : {}),
@@ -158,7 +158,7 @@ Examples:
     )
     .action(
       async (flags: { workspace: string; thread?: string; stat?: boolean; json?: boolean }) => {
-        const workspace = path.resolve(flags.workspace);
+        const workspace = workspaceFolder(flags.workspace);
         const diff = await threadDiff(workspace, flags.thread).catch((err: unknown) => {
           // An empty diff is an answer, as with git diff.
           if (!(err instanceof NothingToUndoError)) throw err;

@@ -24,15 +24,35 @@ const SERVER_COMMANDS: readonly SettingCommand[] = ["run", "analyze", "models", 
 /** The commands that ask a model. */
 const MODEL_COMMANDS: readonly SettingCommand[] = ["run", "analyze", "eval", "worker"];
 
+/** A server's address: an http(s) URL, refused at once rather than retried as a failed request. */
+const serverUrl = (example: string) =>
+  z.string().refine(
+    (v) => {
+      try {
+        return /^https?:$/.test(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: `expected an http:// or https:// URL, e.g. ${example}` },
+  );
+
 /** The model's name, described for a graph (the analyst's also takes "none"). */
 export const modelSetting = (describe: string, flagHelp = "model as the server lists it") =>
-  setting(z.string().default(DEFAULT_MODEL).describe(describe), {
-    flag: "-m, --model <name>",
-    commands: ["run", "analyze", "eval"],
-    flagHelp,
-    env: "KEEL_MODEL",
-    example: "qwen2.5-coder:7b",
-  });
+  setting(
+    z
+      .string()
+      .min(1, "expected a model name, not empty text")
+      .default(DEFAULT_MODEL)
+      .describe(describe),
+    {
+      flag: "-m, --model <name>",
+      commands: ["run", "analyze", "eval"],
+      flagHelp,
+      env: "KEEL_MODEL",
+      example: "qwen2.5-coder:7b",
+    },
+  );
 
 /** The model and how to reach it: the settings both graphs take. */
 export const ModelSettingsSchema = z.object({
@@ -47,8 +67,7 @@ export const ModelSettingsSchema = z.object({
   ),
   model: modelSetting("Model name as the server lists it, e.g. qwen3:8b"),
   baseUrl: setting(
-    z
-      .string()
+    serverUrl("http://127.0.0.1:8080/v1")
       .optional()
       .describe(
         `provider openai: the server's /v1 root, e.g. http://127.0.0.1:1234/v1; unset means ${DEFAULT_BASE_URL}`,
@@ -70,8 +89,7 @@ export const ModelSettingsSchema = z.object({
     },
   ),
   ollamaUrl: setting(
-    z
-      .string()
+    serverUrl("http://127.0.0.1:11434")
       .optional()
       .describe(`Base URL of the Ollama server; unset means ${DEFAULT_OLLAMA_URL}`),
     {
@@ -236,7 +254,12 @@ export function envDefaults(
     const raw = meta.env ? variable(meta.env) : undefined;
     if (raw === undefined) continue;
     const field = schema.shape[key] as z.ZodType;
-    const value = meta.fromEnv ? meta.fromEnv(raw) : fromText(field, raw);
+    let value: unknown = raw;
+    try {
+      value = meta.fromEnv ? meta.fromEnv(raw) : fromText(field, raw);
+    } catch {
+      // left as written: the check below names the variable and what it takes
+    }
     const checked = field.safeParse(value);
     if (!checked.success)
       throw new SettingsFileError(

@@ -236,11 +236,32 @@ describe("usage errors exit 2", () => {
     [["mcp", "approve", "--bogus"], /\(run keel mcp approve --help for usage\)/],
     // No request and no thread to resume: say that, not that an invented thread is missing.
     [["run", "-w", "."], /^keel: no request: keel run "<request>" starts a run/m],
+    // Refused at once, not retried as a failed request to the server.
+    [["run", "x", "--model", ""], /expected a model name, not empty text/],
+    [["run", "x", "--ollama-url", "notaurl"], /expected an http:\/\/ or https:\/\/ URL/],
+    [["models", "--provider", "openai", "--base-url", "ftp://x"], /expected an http/],
+    // Every command that takes a workspace says when it is not a folder (no stack trace).
+    ...["mcp", "doctor", "diff", "undo", "stats"].map(
+      (command) =>
+        [
+          [command, "-w", "/nonexistent/keel-ws"],
+          /^keel: workspace \S+ is not an existing folder/m,
+        ] as [string[], RegExp],
+    ),
   ])("%j", async (args, message) => {
     const ws = tempWorkspace();
     const r = await runKeel(args, { cwd: ws });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
+    expect(r.stderr).not.toContain("unexpected failure");
+  });
+
+  it("a variable the setting refuses is named, with what it takes", async () => {
+    const r = await runKeel(["run", "x", "-w", tempWorkspace()], {
+      env: { OLLAMA_HOST: "bad:::" },
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/environment variable OLLAMA_HOST.*expected an http/);
   });
 });
 

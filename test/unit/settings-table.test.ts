@@ -115,7 +115,13 @@ for (const g of GRAPHS) {
     const withEnv = keys.filter((k) => metaOf(g.schema, k).env);
     it.each(withEnv)("%s: from its environment variable, over both files", (key) => {
       const value = sample(g.schema, key);
-      writeJson(userFile, { [key]: defaultOf(g.schema, key) ?? "from-the-file" });
+      // A value the field takes that is not the sample (a URL field takes only a URL).
+      const inFile =
+        defaultOf(g.schema, key) ??
+        ["from-the-file", "http://from-the-file.invalid"].find(
+          (v) => (g.schema.shape[key] as z.ZodType).safeParse(v).success,
+        );
+      writeJson(userFile, { [key]: inFile });
       process.env[metaOf(g.schema, key).env!] = String(value);
       expectHolds(g.config({ [g.folder]: folder })[key as never], value);
     });
