@@ -9,7 +9,7 @@ import { installCtrlC } from "./interrupt.js";
 import { workspaceFolder } from "./options.js";
 import { checkSettingsFiles } from "./server-options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
-import { runSession, type RunOutcome } from "../session/session.js";
+import { runSession, shellWord, type RunOutcome } from "../session/session.js";
 
 /** `keel run`'s own flags; the run settings' flags come from the settings table. */
 interface RunFlags {
@@ -34,10 +34,10 @@ export function printOutcome(o: RunOutcome, json: boolean | undefined): void {
     o.error ? pc.red(o.error) : "",
     o.summary,
     o.status !== "done" && o.status !== "error"
-      ? pc.dim(`resume or follow up with: keel run --thread ${o.thread_id} "<request>"`)
+      ? pc.dim(`resume or follow up with: keel run --thread ${shellWord(o.thread_id)} "<request>"`)
       : "",
     o.status === "error"
-      ? pc.dim(`after fixing it, resume with: keel run --thread ${o.thread_id}`)
+      ? pc.dim(`after fixing it, resume with: keel run --thread ${shellWord(o.thread_id)}`)
       : "",
   ].filter(Boolean);
   process.stdout.write(`${out.join("\n")}\n`);

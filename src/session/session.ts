@@ -163,8 +163,8 @@ async function runThread(opts: SessionOptions): Promise<RunOutcome> {
           : undefined;
         throw new UsageError(
           status
-            ? `thread ${threadId} is finished (${status}); nothing to resume. To continue it, give a request: keel run --thread ${threadId} "<request>"`
-            : `thread ${threadId} does not exist yet; start it with a request: keel run --thread ${threadId} "<request>"`,
+            ? `thread ${threadId} is finished (${status}); nothing to resume. To continue it, give a request: keel run --thread ${shellWord(threadId)} "<request>"`
+            : `thread ${threadId} does not exist yet; start it with a request: keel run --thread ${shellWord(threadId)} "<request>"`,
         );
       }
       input = { messages: [new HumanMessage(opts.request)] };
@@ -232,7 +232,7 @@ async function runThread(opts: SessionOptions): Promise<RunOutcome> {
       const o = report(await values(), "gave_up");
       return {
         ...o,
-        summary: `Interrupted by the user. Resume with: keel run --thread ${threadId}`,
+        summary: `Interrupted by the user. Resume with: keel run --thread ${shellWord(threadId)}`,
         exitCode: 130,
       };
     }
@@ -301,6 +301,10 @@ function settingsShown(context: Record<string, unknown>): Record<string, unknown
 export class UsageError extends Error {
   override name = "UsageError";
 }
+
+/** A word as a shell reads it back: quoted when it holds anything but plain characters. */
+export const shellWord = (s: string): string =>
+  /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 
 function questionOf(value: unknown): string {
   const q = (value as { question?: unknown } | undefined)?.question;

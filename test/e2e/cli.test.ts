@@ -1,4 +1,5 @@
 /** The keel command end to end: the built CLI as a child process against the fake Ollama server. */
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -156,6 +157,30 @@ describe("keel run", () => {
     expect(r.stdout).toMatch(/intent\s+chat \(rules/);
     expect(r.stdout).toMatch(/DONE/);
     expect(r.stdout).toContain("Hi! Ask me about your code.");
+  });
+
+  it("quotes a thread id with spaces or quotes in the command it says to resume with", async () => {
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    const thread = "fix the bug's cause";
+    const r = await runKeel([
+      "run",
+      "x",
+      "-w",
+      tempWorkspace(),
+      "--ollama-url",
+      url,
+      "--retries",
+      "0",
+      "--thread",
+      thread,
+      "--checkpoints",
+      "memory",
+    ]);
+    expect(r.code).toBe(3);
+    const hint = /resume with: keel run --thread (.*)$/m.exec(r.stdout)?.[1];
+    expect(hint).toBe(`'fix the bug'\\''s cause'`);
+    // the shell reads it back as the thread id
+    expect(execFileSync("sh", ["-c", `printf %s ${hint}`]).toString()).toBe(thread);
   });
 });
 

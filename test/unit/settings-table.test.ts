@@ -119,7 +119,7 @@ for (const g of GRAPHS) {
       const inFile =
         defaultOf(g.schema, key) ??
         ["from-the-file", "http://from-the-file.invalid"].find(
-          (v) => (g.schema.shape[key] as z.ZodType).safeParse(v).success,
+          (v) => (g.schema.shape as Record<string, z.ZodType>)[key]!.safeParse(v).success,
         );
       writeJson(userFile, { [key]: inFile });
       process.env[metaOf(g.schema, key).env!] = String(value);
