@@ -72,6 +72,35 @@ describe("discovery of slots", () => {
   });
 });
 
+describe("the model's name", () => {
+  const props = { default_generation_settings: { n_ctx: 8192 }, total_slots: 1, chat_template: "" };
+
+  it("a llama-server serving one model takes any name, as the server does", async () => {
+    const fetchImpl = discovery({ "/v1/models": models, "/props": props });
+    const p = await describeOpenAIModel(fetchImpl, "http://h/v1", "qwen3:8b", undefined);
+    expect(p).toMatchObject({ model: MODEL, server: "llama.cpp", contextLength: 8192 });
+  });
+
+  it("a server with several models, or one that reads the name, refuses a name it lacks", async () => {
+    const two = { object: "list", data: [...models.data, { id: "other.gguf", object: "model" }] };
+    await expect(
+      describeOpenAIModel(
+        discovery({ "/v1/models": two, "/props": props }),
+        "http://h/v1",
+        "qwen3:8b",
+        undefined,
+      ),
+    ).rejects.toThrow(/model "qwen3:8b" not found; the server lists: .*other\.gguf/);
+    const vllm = {
+      object: "list",
+      data: [{ id: "Qwen/Qwen3-8B", object: "model", owned_by: "vllm", max_model_len: 8192 }],
+    };
+    await expect(
+      describeOpenAIModel(discovery({ "/v1/models": vllm }), "http://h/v1", "qwen3:8b", undefined),
+    ).rejects.toThrow(/not found/);
+  });
+});
+
 describe("one thread, one slot", () => {
   const script = keelScript((req) =>
     req.turn < 2

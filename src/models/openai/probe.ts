@@ -161,10 +161,17 @@ export async function discoverServer(
   };
 }
 
-/** The model's profile from what the server says about it. Throws a 404 for a model it lacks. */
+/**
+ * The model's profile from what the server says about it. Throws a 404 for a model it lacks — but
+ * a llama-server serving one model answers under any name (it does not read the request's
+ * `model`), so there any name is that model, as the server itself would have it.
+ */
 export const describeOpenAIModel: DescribeModel = async (fetchImpl, baseUrl, model, apiKey) => {
   const found = await discoverServer(fetchImpl, baseUrl, apiKey, model);
-  const { entry, props, lms } = found;
+  const { props, lms } = found;
+  const entry =
+    found.entry ??
+    (found.kind === "llama.cpp" && found.models.length === 1 ? found.models[0] : undefined);
   if (!entry) {
     const ids = found.models.map((m) => m.id).join(", ") || "none";
     throw new ServerHttpError(`model "${model}" not found; the server lists: ${ids}`, 404);
