@@ -29,13 +29,16 @@ const START = String.raw`(?:^|[.?!;:\n]\s*|\(\s*)${POLITE}`;
 const JOIN = String.raw`(?:,\s*|${B}(?:and|then|also|und|dann|et|puis|y|luego|e|depois|poi)\s+)${POLITE}`;
 
 /** Imperative write verbs, base forms only (a third person "writes" describes code). */
-const VERB = String.raw`(?:note\s+(?=down|it\b|them\b)|put|write|save|store|record|dump|output|jot|append|add|place|export|copy|paste|keep|create|generate|produce|draft|speichere|schreibe|notiere|lege|füge|sauvegarde|enregistre|écris|mets|ajoute|guarda|escribe|pon|anota|añade|agrega|salve|grave|escreva|coloque|anote|adicione|salva|scrivi|metti|annota|aggiungi)(?:\s+(?:down|out|up|ab))?`;
+const VERB = String.raw`(?:note\s+(?=down|it\b|them\b)|answer|reply|respond|put|write|save|store|record|dump|output|jot|append|add|place|export|copy|paste|keep|create|generate|produce|draft|speichere|schreibe|notiere|lege|füge|sauvegarde|enregistre|écris|mets|ajoute|guarda|escribe|pon|anota|añade|agrega|salve|grave|escreva|coloque|anote|adicione|salva|scrivi|metti|annota|aggiungi|antworte|réponds|responde|responda|rispondi)(?:\s+(?:down|out|up|ab))?`;
 
 /**
  * What a joined clause writes: a pronoun or a result-like noun ("them", "the answer", "a short
  * summary"), so "explain how we load and save settings to config.json" asks for nothing.
  */
-const OBJECT = String.raw`(?:it|them|this|that|these|those|everything|all of (?:it|them)|(?:the|your|a|an|my|our|its|their)\s+(?:[\w-]+\s+){0,2}(?:answers?|results?|list|findings|summary|output|names?|report|table|overview|notes?|explanation|counts?|numbers?|paths?|lines?|matches|todos?|conclusions?)|es|sie|das|la réponse|le résultat|la respuesta|el resultado|a resposta|o resultado|la risposta|il risultato)`;
+const OBJECT = String.raw`(?:it|them|this|that|these|those|everything|all of (?:it|them)|(?:the|your|a|an|my|our|its|their)\s+(?:[\w-]+\s+){0,2}(?:answers?|results?|list|findings|summary|output|names?|report|table|overview|notes?|explanation|counts?|numbers?|paths?|lines?|matches|todos?|conclusions?)|es|sie|das|(?:eine?n?|die|der|den|un|une|la|le|les|una|el|los|las|um|uma|a|o|os|as|il|i|gli)\s+(?:[\p{L}-]+\s+){0,2}(?:zusammenfassung|liste|antwort|ergebnisse?|résumé|réponse|résultats?|resumen|lista|respuesta|resultados?|resumo|resposta|riassunto|risposta|risultat[oi]))`;
+
+/** A result-like noun alone, for wishes about where it goes ("the results should go to x.txt"). */
+const RESULT = String.raw`(?:the|your|a|an|my)\s+(?:[\w-]+\s+){0,2}(?:answers?|results?|list|findings|summary|report|table|overview|notes?|explanation|counts?|numbers?|matches|conclusions?)`;
 
 /** A file path: a name with an extension, or a path with a folder. */
 const PATH = String.raw`((?:\.{0,2}/)?[\w@-][\w./@-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])`;
@@ -48,9 +51,31 @@ const WRITE_TO_PATH = [
   new RegExp(String.raw`${START}${VERB}${B}[^.?!;\n]{0,80}?${B}${INTO}${PATH}`, "giu"),
   new RegExp(String.raw`${JOIN}${VERB}\s+${OBJECT}${B}[^.?!;\n]{0,60}?${B}${INTO}${PATH}`, "giu"),
 ];
+/**
+ * Where a result goes said without a write verb: "Output: todos.txt", "I want the list in
+ * endpoints.md", "the results should go to unused.txt", "give me a summary as summary.md".
+ */
+const RESULT_TO_PATH = [
+  new RegExp(
+    String.raw`${START}(?:output(?:\s+file)?|save (?:it )?to|write (?:it )?to|results? file|ausgabe|sortie|salida|saída)\s*:\s*["'\x60]?${PATH}`,
+    "giu",
+  ),
+  new RegExp(
+    String.raw`${START}(?:i|we)\s+(?:want|need|'d like|would like)\s+${RESULT}${B}[^.?!;\n]{0,40}?${B}${INTO}${PATH}`,
+    "giu",
+  ),
+  new RegExp(
+    String.raw`${START}${RESULT}\s+(?:should|must|needs? to|has to|have to)\s+(?:go|be\s+(?:written|saved|stored|put|placed))\s+${INTO}${PATH}`,
+    "giu",
+  ),
+  new RegExp(
+    String.raw`${START}give\s+(?:me|us)\s+[^.?!;\n]{0,60}?\s+as\s+["'\x60]?${PATH}`,
+    "giu",
+  ),
+];
 /** "create notes.md with …", "and update CHANGELOG.md": the verb names the file. */
 const VERB_PATH = new RegExp(
-  String.raw`(?:${START}|${JOIN})(?:append to|update|create|write|edit|fill in|schreibe|erstelle|crée|écris|crea|escribe|cria|escreva|scrivi)\s+(?:the\s+|a\s+)?(?:(?:new\s+)?file\s+)?["'\x60]?${PATH}`,
+  String.raw`(?:${START}|${JOIN})(?:append to|update|create|make|write|edit|fill in|schreibe|erstelle|crée|écris|crea|escribe|cria|escreva|scrivi)\s+(?:the\s+|a\s+)?(?:(?:new\s+)?file\s+(?:(?:called|named)\s+)?)?["'\x60]?${PATH}`,
   "giu",
 );
 /** "save it to a file", "write the list into a new file": an effect on disk without a name. */
@@ -66,7 +91,7 @@ const NOT_A_FILE = /^(e\.g|i\.e|etc|vs|node\.js|next\.js|vue\.js|react\.js|asp\.
 export function requestedEffect(request: string): RequestedEffect {
   const text = request.replace(/\r/g, "");
   const paths = new Set<string>();
-  for (const re of [...WRITE_TO_PATH, VERB_PATH])
+  for (const re of [...WRITE_TO_PATH, ...RESULT_TO_PATH, VERB_PATH])
     for (const m of text.matchAll(re)) {
       const p = m[1]!.replace(/^\.\//, "").replace(/[.]+$/, "");
       if (!NOT_A_FILE.test(p)) paths.add(p);

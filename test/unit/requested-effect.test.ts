@@ -27,6 +27,16 @@ const ASKS_TO_WRITE: Array<[string, string | null]> = [
   ["¿Qué módulo exporta el logger? Guarda la respuesta en notes.md", "notes.md"],
   ["Qual módulo exporta o logger? Salve a resposta em notes.md", "notes.md"],
   ["Quale modulo esporta il logger? Scrivi la risposta in notes.md", "notes.md"],
+  // where the result goes, said without a write verb, or with "answer"/"reply"
+  ["Which files import lodash? Answer in answers.md", "answers.md"],
+  ["What does parse.py do? Reply in a file called reply.txt", "reply.txt"],
+  ["List the TODOs. Output: todos.txt", "todos.txt"],
+  ["Which endpoints exist? I want the list in endpoints.md", "endpoints.md"],
+  ["Find unused exports; the results should go to unused.txt", "unused.txt"],
+  ["Give me a summary of the repo as summary.md", "summary.md"],
+  ["make a file named todo.md with three items", "todo.md"],
+  ["Lies README.md und schreibe eine Zusammenfassung in summary.md", "summary.md"],
+  ["Lis README.md et écris un résumé dans resume.md", "resume.md"],
 ];
 
 /** Requests that mention files and writing, and ask for nothing to be written. */
@@ -40,6 +50,10 @@ const ASKS_NOTHING = [
   "What does the export in src/index.ts do?",
   "How does the logger write to stderr?",
   "Why does `npm run build` put the output in dist/index.js?",
+  "where is the output file out.json created?",
+  "How do I write to a file in Python, e.g. data.txt?",
+  "Explain what put_item in db.py does",
+  "the logger should write to app.log, why does it not?",
 ];
 
 describe("requestedEffect: what a request asks to write, not how it is phrased", () => {

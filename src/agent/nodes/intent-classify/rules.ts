@@ -9,6 +9,13 @@
  * Examining or asking about the workspace is analysis; about general knowledge it is chat (F3:
  * "explain how to build X" is never a build). English, German, French, Spanish, Portuguese and
  * Italian. Unsure → confidence < 0.7, and the model decides.
+ *
+ * A request is read sentence by sentence and clause by clause ("find the bug in parse.py and fix
+ * it", "why does the test fail? fix it"): the first sentence that asks something leads, and a
+ * change asked after a read or a question is the work (when it is about this workspace; else
+ * unsure). Context before the act ("In src/app.ts, …", "hi, …", a pasted code block, "1.") is
+ * skipped. Where the wording cannot tell — writing a poem, "build it", a request with a verb the
+ * rules do not know ("would you mind …?"), "summarize X in NOTES.md" — the verdict is unsure.
  */
 import { changesThings, type Intent } from "../../../tools/registry.js";
 import { requestedEffect } from "../../requested-effect.js";
@@ -20,7 +27,20 @@ export interface RuleVerdict {
 
 /** "Please", "can you", "I want you to", "give me" … carry no intent. */
 const OPENERS =
-  /^((please|pls|kindly|hey|ok|okay|so|now|then|also|and|first)[,!]?\s+|(can|could|would|will) you( please)?\s+|i('d| would) like (you )?to\s+|i('d| would) like\s+|i (want|need) you to\s+|help me( to)?\s+|let'?s\s+|we (need|have) to\s+|i (need|want) to\s+|go ahead and\s+|bitte\s+|kannst du( bitte)?\s+|könntest du\s+|peux-tu\s+|pouvez-vous\s+|pourrais-tu\s+|s'il te plaît,?\s+|por favor,?\s+|puedes\s+|podrías\s+|você pode\s+|pode\s+|podes\s+|puoi\s+|potresti\s+|per favore,?\s+)+/;
+  /^((please|pls|plz|plse|kindly|hey|hi|hello|yo|good (morning|afternoon|evening)|ok|okay|so|now|then|also|and|first|next|finally)( there)?[,!]?\s+|(can|could|would|will) (you|u)( please| pls| plz)?\s+|would you mind\s+|i('d| would) like (you )?to\s+|i('d| would) like\s+|i (want|need) you to\s+|help me( to)?\s+|let'?s\s+|we (need|have) to\s+|i (need|want) to\s+|go ahead and\s+|bitte\s+|kannst du( bitte)?\s+|könntest du\s+|peux-tu\s+|pouvez-vous\s+|pourrais-tu\s+|s'il te plaît,?\s+|por favor,?\s+|puedes\s+|podrías\s+|você pode\s+|pode\s+|podes\s+|puoi\s+|potresti\s+|per favore,?\s+)+/;
+
+/**
+ * Openers that make a question a request ("can you …?", "kannst du …?"): such a sentence with no
+ * verb the rules know is an unknown request, not a question to answer.
+ */
+const MODAL =
+  /^((please|pls|plz|hey|ok|okay|so|now|also)[,!]?\s+)*((can|could|would|will) (you|u)|would you mind|kannst du|könntest du|würdest du|können sie|könnten sie|peux-tu|pouvez-vous|pourrais-tu|pourriez-vous|puedes|podrías|podría|puede|você pode|pode|podes|poderia|puoi|potresti|può|potrebbe)(?![\p{L}])/u;
+/** German puts the verb last after a modal: "Kannst du ein Skript schreiben?". */
+const GERMAN_MODAL = /^(kannst du|könntest du|würdest du|können sie|könnten sie)(?![\p{L}])/u;
+
+/** A leading place or topic before the request proper: "In src/app.ts, rename foo to bar". */
+const CONTEXT =
+  /^(in|inside|within|for|on|im|in der|in dem|für|dans|pour|sur|en|para|em|no|na|nel|nella|nello|per|su)\s+[^,;]{1,60},\s*/u;
 
 type Act = "create" | "change" | "examine" | "search" | "run";
 
@@ -29,42 +49,71 @@ const B = String.raw`(?:(?<![\p{L}\p{N}_])(?=[\p{L}\p{N}_])|(?<=[\p{L}\p{N}_])(?
 const words = (re: RegExp): RegExp =>
   new RegExp(re.source.replaceAll(String.raw`\b`, B), `${re.flags.replace("u", "")}u`);
 
-/** Leading verbs per act, in the six languages. Order matters: the first that matches decides. */
+/** A pasted shell command on its own: "npm test", "pip install requests" (not "npm test fails"). */
+const COMMAND = String.raw`(npm|npx|yarn|pnpm|bun|pip3?|pipx|uv|poetry|pytest|tox|cargo|dotnet|mvn|gradle|composer|bundle|rake|docker|docker-compose|kubectl|terraform|go (build|test|run|mod|get|vet|generate|install|fmt)|(python3?|node|deno|bash|sh) (-\S+|\S+\.\w+))\s+(?!.*\b(fails?|failing|broken|errors?|crash\w*|throws|doesn'?t|does not|won'?t|not working)\b)(?=\S)`;
+/** Git and branch operations: run, not build ("create a branch called x"). */
+const GIT = String.raw`git|commit|push|pull|rebase|stash|cherry-pick|checkout|check out|(create|make|delete|switch to|open) (a |the |new |local |remote |git )*(branch|tag)`;
+
+/** Leading verbs per act, in the six languages (imperatives, and the infinitives a modal takes). Order matters: the first that matches decides. */
 const ACTS: Array<[Act, RegExp]> = [
   [
     "search",
     words(
-      /^(find|search|locate|grep|list (all|every|the)|look for|check (whether|if)|detect|identify|count|finde|suche|durchsuche|liste alle|prüfe,? ob|trouve|cherche|recherche|liste (tous|toutes)|vérifie si|encuentra|busca|localiza|lista (todos|todas)|comprueba si|encontre|encontra|procure|procura|verifique se|verifica se|trova|cerca|elenca (tutti|tutte)|controlla se)\b/,
+      /^(find|search|locate|grep|list (all|every|the)|look for|check (whether|if)|detect|identify|count|finde|suche|durchsuche|liste alle|prüfe,? ob|trouve|cherche|recherche|liste (tous|toutes)|vérifie si|encuentra|busca|localiza|lista (todos|todas)|comprueba si|encontre|encontra|procure|procura|verifique se|verifica se|trova|cerca|elenca (tutti|tutte)|controlla se|finden|suchen|trouver|chercher|encontrar|buscar|procurar|trovare|cercare)\b/,
     ),
   ],
   [
     "examine",
     words(
-      /^(deeply |thoroughly |carefully |quickly )?(analy[sz]e|analyse|review|audit|inspect|investigate|examine|explain|describe|summari[sz]e|understand|study|walk me through|tell me (about|how|what|why|where)|show me (how|what|where)|give me (an? )?([\w-]+ )?(overview|summary|rundown|tour|walkthrough|explanation)|(an? )?([\w-]+ )?(overview|summary|explanation|rundown|tour|walkthrough) (of|for)|map out|trace|profile|assess|evaluate|compare|find out|look at|go through|document how|analysiere|erkläre|erklär|untersuche|überprüfe|beschreibe|fasse|gib mir (einen|eine) (überblick|zusammenfassung)|(einen )?überblick über|analyser|analyse|explique|expliquer|examine|décris|résume|donne-moi (une|un) (vue d'ensemble|aperçu|résumé)|(une )?vue d'ensemble|analiza|analizar|explica|examina|describe|revisa|resume|dame (una|un) (visión general|resumen)|(una )?visión general|analise|analisa|descreva|revise|explique|dá-me (uma|um) (visão geral|resumo)|me dê (uma|um) (visão geral|resumo)|(uma )?visão geral|analizza|spiega|esamina|descrivi|riassumi|dammi (una|un) (panoramica|riassunto)|(una )?panoramica)\b/,
+      /^(deeply |thoroughly |carefully |quickly )?(analy[sz]e|analyse|review|audit|inspect|investigate|examine|explain|describe|summari[sz]e|understand|study|walk me through|tell me|show me|show (all|every|where|how|what|which)|give me (an? )?([\w-]+ )?(overview|summary|rundown|tour|walkthrough|explanation)|(an? )?([\w-]+ )?(overview|summary|explanation|rundown|tour|walkthrough) (of|for)|map out|trace|profile|assess|evaluate|compare|find out|look at|go through|document how|analysiere|erkläre|erklär|untersuche|überprüfe|beschreibe|fasse|gib mir (einen|eine) (überblick|zusammenfassung)|(einen )?überblick über|analyser|analyse|explique|expliquer|examine|décris|résume|donne-moi (une|un) (vue d'ensemble|aperçu|résumé)|(une )?vue d'ensemble|analiza|analizar|explica|explicar|examina|describe|revisa|resume|dame (una|un) (visión general|resumen)|(una )?visión general|analise|analisa|analisar|descreva|revise|explique|dá-me (uma|um) (visão geral|resumo)|me dê (uma|um) (visão geral|resumo)|(uma )?visão geral|analizza|analizzare|spiega|spiegare|esamina|descrivi|riassumi|dammi (una|un) (panoramica|riassunto)|(una )?panoramica|analysieren|erklären)\b/,
     ),
   ],
   [
     "run",
     words(
-      /^(run|execute|start|launch|serve|lint|compile|deploy|install|reinstall|test the|build and run|run the|führe|starte|installiere|lance|exécute|démarre|installe|ejecuta|corre|lanza|arranca|instala|rode|roda|execute|inicie|instale|esegui|avvia|lancia|installa)\b/,
+      new RegExp(
+        String.raw`^(run|rerun|re-run|execute|start(?! (with|by|from|over)\b)|restart|stop|launch|serve|lint|compile|deploy|install|reinstall|test the|build and run|run the|${GIT}|${COMMAND}|make (test|check|build|install|all|lint|clean|dev|run)\s*$|führe|starte|installiere|lance|exécute|démarre|installe|ejecuta|corre|lanza|arranca|instala|rode|roda|execute|inicie|instale|esegui|avvia|lancia|installa|ausführen|starten|installieren|exécuter|lancer|installer|ejecutar|correr|instalar|executar|rodar|eseguire|avviare|installare)\b`,
+      ),
     ),
   ],
   [
     "change",
     words(
-      /^(fix|refactor|rename|update|change|modify|edit|improve|optimi[sz]e|remove|delete|replace|migrate|upgrade|convert|export|turn|transform|port|patch|debug|clean up|cleanup|tidy|move|reorgani[sz]e|simplify|speed up|harden|correct|repair|rewrite|restructure|extract|split|merge|bump|translate|behebe|korrigiere|ändere|refaktoriere|repariere|konvertiere|wandle|exportiere|entferne|corrige|modifie|refactorise|répare|convertis|transforme|exporte|supprime|arregla|modifica|refactoriza|cambia|convierte|transforma|exporta|elimina|conserta|corrija|modifique|altere|converta|remova|correggi|sistema|converti|trasforma|esporta|rimuovi)\b/,
+      /^(fix|refactor|rename|update|change|modify|edit|improve|optimi[sz]e|remove|delete|replace|migrate|upgrade|downgrade|convert|export|turn|transform|port|patch|debug|clean up|cleanup|tidy|move|reorgani[sz]e|simplify|speed up|harden|correct|repair|rewrite|restructure|extract|split|merge|bump|translate|use|switch|get rid of|drop|set(?! up)|increase|decrease|reduce|raise|lower|enable|disable|handle|sort|format|reformat|revert|undo|resolve|solve|adjust|tweak|address|apply|document|annotate|comment out|uncomment|wrap|inline|deduplicate|dedupe|rework|make (it|them|this|that|these|those|sure|the|our|my|all|every|each|everything)|behebe|korrigiere|ändere|refaktoriere|repariere|konvertiere|wandle|exportiere|entferne|benenne|ersetze|lösche|aktualisiere|optimiere|verbessere|mach(e)? (es|das|die|den|der|dem|alle)|beheben|korrigieren|ändern|umbenennen|ersetzen|löschen|entfernen|corrige|modifie|refactorise|répare|convertis|transforme|exporte|supprime|renomme|remplace|rends|mets à jour|corriger|modifier|changer|renommer|remplacer|supprimer|réparer|rendre|arregla|modifica|refactoriza|cambia|convierte|transforma|exporta|elimina|renombra|reemplaza|borra|actualiza|optimiza|mejora|haz que|arreglar|corregir|cambiar|modificar|renombrar|reemplazar|eliminar|actualizar|conserta|corrija|modifique|altere|converta|remova|renomeie|substitua|mude|atualize|otimize|melhore|faça com que|corrigir|consertar|mudar|alterar|renomear|substituir|remover|atualizar|correggi|sistema|converti|trasforma|esporta|rimuovi|rinomina|sostituisci|aggiorna|ottimizza|migliora|rendi|correggere|sistemare|cambiare|modificare|rinominare|sostituire|rimuovere|aggiornare|(arr[eé]gla|corr[ií]ge|c[aá]mbia|elim[ií]na|actual[ií]za|corr[ií]ja|conserte|mude|correggi|sistema|cambia|rimuovi|aggiorna)(lo|la|los|las|li|le|o|a))\b/,
     ),
   ],
   [
     "create",
     words(
-      /^(build|create|make|write|implement|generate|scaffold|set up|setup|develop|code|bootstrap|initiali[sz]e|produce|design and build|draft|add|erstelle|erstellen|baue|schreibe|implementiere|generiere|füge|crée|créer|construis|écris|implémente|génère|ajoute|crea|crear|construye|escribe|implementa|genera|añade|agrega|cria|criar|construa|escreva|implemente|gere|adicione|costruisci|scrivi|aggiungi)\b/,
+      /^(build|create|make|write|implement|generate|scaffold|set up|setup|develop|code|bootstrap|initiali[sz]e|produce|design and build|draft|compose|add|erstelle|erstellen|baue|schreibe|implementiere|generiere|füge|schreiben|bauen|implementieren|hinzufügen|crée|créer|construis|écris|implémente|génère|ajoute|écrire|construire|ajouter|implémenter|générer|crea|crear|construye|escribe|implementa|genera|añade|agrega|escribir|construir|añadir|agregar|implementar|generar|cria|criar|construa|escreva|implemente|gere|adicione|escrever|adicionar|gerar|costruisci|scrivi|aggiungi|creare|scrivere|costruire|aggiungere|implementare|generare|(escr[ií]be|cr[eé]a|a[nñ][aá]de|scrivi|crea|aggiungi)(lo|la|los|las|li|le))\b/,
     ),
   ],
 ];
 
+/** Examining verbs whose object is code at hand ("investigate the memory leak"), unlike "explain". */
+const READS_CODE = words(
+  /^(deeply |thoroughly |carefully |quickly )?(analy[sz]e|analyse|review|audit|inspect|investigate|trace|profile|look at|go through|map out|analysiere|untersuche|überprüfe|analyser|analiza|revisa|analise|revise|analizza|esamina)\b/,
+);
+
+/** A summary "in" a document: of it, or into it — the wording cannot tell. */
+const DOC_TARGET =
+  /^(summari[sz]e|describe|outline|explain|document)\b.*\b(in|into)\s+\S+\.(md|txt|rst|adoc)\s*[.!]?$/;
+
+/**
+ * Writing that is not software ("write a poem about autumn", "draft a cover letter"): an answer
+ * in the chat unless the request names a file for it (requested-effect.ts).
+ */
+const PROSE = words(
+  /^(write|draft|compose|create|make|give|tell|schreibe|écris|escribe|escreva|scrivi)( me| us| mir| moi| me)?\s+((a|an|some|the|ein|eine|einen|un|une|una|uno|um|uma)\s+)?([\w-]+\s+){0,2}(poems?|haikus?|limericks?|sonnets?|songs?|lyrics|stor(y|ies)|jokes?|essays?|e-?mails?|letters?|tweets?|speech|toast|riddles?|gedicht|geschichte|witz|brief|aufsatz|poème|histoire|blague|lettre|courriel|poema|historia|chiste|carta|ensayo|correo|poesia|storia|barzelletta|lettera|saggio|piada|história|redação)\b/,
+);
+
+/** "Build it", "build the project": compiling what is there, or building what was discussed. */
+const BUILD_EXISTING = words(
+  /^(build|compile|baue|construis|construye|construa|costruisci) (it|everything|all|the (project|app|code|solution|binary|image|docker image|site|docs|package|frontend|backend))\s*[.!]?$/,
+);
+
 const QUESTION_WORD = words(
-  /^(what|why|how|when|where|which|who|whose|is|are|was|were|can|could|does|do|did|should|would|will|has|have|wie|warum|wo|wann|welche[rsmn]?|was|gibt es|qu'est|que|quoi|comment|pourquoi|quel(le)?s?|où|est-ce|qué|cómo|por qué|dónde|cuál(es)?|cuándo|hay|o que|como|onde|qual|quais|quando|por que|cosa|come|perché|dove|quale|quali|quando|c'è)\b/,
+  /^((in|from|to|at|on|for|with|by|of|mit|aus|an|auf|für|von|zu|dans|de|à|pour|avec|en|con|desde|para|em|no|na|com|di|da|per|su|nel|nella) )?(what|why|how|when|where|which|who|whose|is|are|was|were|can|could|does|do|did|should|would|will|has|have|wie|warum|wo|wann|welche[rsmn]?|was|gibt es|qu'est|que|quoi|comment|pourquoi|quel(le)?s?|où|est-ce|qué|cómo|por qué|dónde|cuál(es)?|cuándo|hay|o que|como|onde|qual|quais|quando|por que|cos'è|cosa|come|perché|dove|quale|quali|quando|c'è)\b/,
 );
 
 /**
@@ -72,7 +121,7 @@ const QUESTION_WORD = words(
  * "the <code thing>" (the tests, the config: a particular one, here), in the six languages.
  */
 const CODE_NOUNS =
-  "code|codebase|repo|repository|project|app|application|tests?|test suite|config(uration)?|settings|build|ci|pipeline|server|client|frontend|backend|database|schema|migrations?|modules?|packages?|functions?|class(es)?|methods?|files?|folders?|director(y|ies)|architecture|structure|dependenc(y|ies)|logger|logging|routes?|endpoints?|handlers?|components?|models?|entry ?point|readme|makefile|dockerfile|docs|source|src|scripts?|workflow|bug|error|crash|login|auth(entication)?|api|data flow|logic|middleware|services?|controllers?|views?|templates?|quer(y|ies)|tables?|store|state|cache|hooks?|plugins?|cli|commands?|requests?|responses?|types?|interfaces?|utils|helpers?|lib|library|parser|queue|jobs?|workers?";
+  "code|codebase|repo|repository|project|app|application|tests?|test suite|config(uration)?|settings|build|ci|pipeline|server|client|frontend|backend|database|schema|migrations?|modules?|packages?|functions?|class(es)?|methods?|files?|folders?|director(y|ies)|architecture|structure|dependenc(y|ies)|logger|logging|routes?|router|routing|endpoints?|handlers?|components?|models?|entry ?point|readme|makefile|dockerfile|docs|source|src|scripts?|workflow|bug|error|crash|login|auth(entication)?|api|data flow|logic|middleware|services?|controllers?|views?|templates?|quer(y|ies)|tables?|store|state|cache|hooks?|plugins?|cli|commands?|requests?|responses?|types?|interfaces?|utils|helpers?|lib|library|parser|queue|jobs?|workers?";
 const FOREIGN_NOUNS =
   "code|código|codice|projekt|projet|proyecto|projeto|progetto|modul|module|módulo|modulo|tests?|konfiguration|configuration|configuración|configuração|configurazione|datenbank|base de données|base de datos|banco de dados|database|architektur|architecture|arquitectura|arquitetura|architettura|abhängigkeiten|dépendances|dependencias|dependências|dipendenze|funktion|fonction|función|função|funzione|datei|fichier|archivo|arquivo|repository|repo|dépôt|repositorio|repositório|server|serveur|servidor";
 /** Verbs that place something in a codebase: "where is the database configured?" */
@@ -91,8 +140,11 @@ const WORKSPACE = words(
       String.raw`\b[\w-]+\.(ts|tsx|js|jsx|mjs|cjs|py|go|rs|java|kt|rb|php|cs|cpp|c|h|hpp|swift|json|ya?ml|toml|md|txt|csv|sql|sh|html|css|xml|ini|cfg|env|lock)\b`,
       "`[^`]+`",
       String.raw`\b(this|these|our|my|here)\b`,
-      String.raw`\bthe\s+([\w-]+\s+){0,2}(${CODE_NOUNS})\b`,
+      String.raw`\bthe\s+((?!(to|of|and|or|for|in|on|with|a|an)\s)[\w-]+\s+){0,2}(${CODE_NOUNS})\b`,
       String.raw`\b(which|what) (files?|functions?|modules?|classes|tests?|folders?)\b`,
+      String.raw`\b(welche[rsn]?|quels?|quelles?|qué|cuál(es)?|quais|qual|quali|quale) (dateien|datei|funktionen|module|fichiers|fonctions|modules|archivos|funciones|módulos|arquivos|funções|file|funzioni|moduli)\b`,
+      String.raw`\b(is there|are there|how many|do we have)\b.{0,30}\b(${CODE_NOUNS})\b`,
+      String.raw`\b(do|did|are|were|should|can) we\b|\bwe (use|have|call|handle|store|load|build|deploy)\b`,
       String.raw`\b(where|wo|où|dónde|donde|onde|dove)\b.{0,60}\b(${PLACED})\b`,
       String.raw`\bwhere (do|does|did) (we|you|i|it|the code)\b`,
       String.raw`\b(dies(e[rsmn]?)?|unser(e[rsmn]?)?|hier|cet|cette|ces|notre|nos|ici|este|esta|estos|estas|nuestro|nuestra|aquí|esse|essa|nosso|nossa|aqui|questo|questa|questi|queste|nostro|nostra)\b`,
@@ -105,8 +157,20 @@ const WORKSPACE = words(
 );
 
 const GREETING = words(
-  /^(hi|hello|hey|thanks|thank you|good (morning|evening)|hallo|danke|bonjour|merci|hola|gracias|olá|obrigad[oa]|ciao|grazie)\b/,
+  /^((ok|okay|great|perfect|cool|nice|awesome|excellent|wonderful|oh|well|many|super|vielen|parfait|perfecto|perfeito|perfetto)[,!.]?\s+)?(hi|hello|hey|thanks|thank you|good (morning|evening)|hallo|danke|bonjour|merci|hola|gracias|olá|obrigad[oa]|ciao|grazie)\b/,
 );
+
+/** "I'd like a script that …", "Ich brauche eine API": a wish for something new. */
+const WANTS = words(
+  /^((i|we)('d| would)? (need|want|like) (a|an|some|to have)|(ich brauche|wir brauchen) (eine?n?|ein)|(j'ai|nous avons) besoin d'?(un|une)|(necesito|necesitamos) (un|una)|(preciso|precisamos) de (um|uma)|(ho|abbiamo) bisogno di (un|una|uno))\b/,
+);
+
+/** "I want the API to return JSON errors": a wish about something that exists. */
+const WANTS_CHANGE = /^(i|we)('d| would)? (need|want|like) the\b/;
+
+/** A symptom: "the build is broken", "npm install fails with ERESOLVE". */
+const SYMPTOM =
+  /\b(fails?|failing|broken|crash(es|ing)?|doesn'?t (work|compile|build|start|run)|does not work|throws|exception|regression)\b/;
 
 /** "… and save it as out.json", "… into a new file": a change whose result is a new file is a build. */
 const SAVES_AS_NEW = words(
@@ -121,21 +185,111 @@ const SAVES_AS_NEW = words(
   ),
 );
 
-/** Strips markdown heading markers, list bullets, quotes and a leading "Task:" label. */
-function clean(line: string): string {
+/** Strips markdown heading markers, list bullets and numbers, quotes and a leading "Task:" label. */
+function unmark(line: string): string {
   return line
     .trim()
     .toLowerCase()
     .replace(/^[\s"'`*>#¿¡-]+/, "")
-    .replace(/^(task|request|goal|todo|aufgabe|tâche|tarea|tarefa|compito)\s*:\s*/, "")
-    .replace(OPENERS, "")
+    .replace(/^\d{1,2}[.)]\s+/, "")
+    .replace(/^(tasks?|request|goal|todo|context|aufgabe|tâche|tarea|tarefa|compito)\s*:\s*/, "")
     .trim();
+}
+
+/** Also strips polite openers and a leading place ("In src/app.ts, …"): what is left starts with the act. */
+function clean(line: string): string {
+  return unmark(line).replace(OPENERS, "").replace(CONTEXT, "").replace(OPENERS, "").trim();
 }
 
 /** The act a line asks for, from its leading verb. */
 function actOf(line: string): Act | undefined {
   return ACTS.find(([, re]) => re.test(line))?.[0];
 }
+
+/** Clauses joined by "and", "then" or a comma: "find the bug and fix it" asks for two acts. */
+const JOINED = words(
+  /\s*[,;]\s*(?:and |then |and then )?|\s+(?:and then|and|then|und dann|und|dann|et puis|et|puis|y luego|y|luego|e depois|e poi|e|depois|poi)\s+/,
+);
+/** A how-to inside a sentence: its "and …" belongs to the question ("how to build X and deploy it"). */
+const HOW_TO = words(
+  /\b(how (to|do|does|can|could|should|would|i|one)|wie (man|kann|baue|erstelle)|comment (on|je|faire|créer|construire|écrire)|cómo (se|puedo|hago|crear|construir|hacer|escribir)|como (se|posso|faço|criar|construir|fazer|escrever)|come (si|posso|faccio|creare|costruire|fare|scrivere))\b/,
+);
+/** A joined act with an object of its own ("and fix it", "and remove them", "and fix failures"). */
+const HAS_OBJECT = words(
+  new RegExp(
+    String.raw`^\p{L}+(\s+(up|out|down|off))?\s+(it|them|this|that|these|those|the|a|an|any|all|every|each|everything|anything|whatever|what|my|our|its|their|some|failures|errors|issues|bugs|problems|warnings|es|sie|le|la|les|lo|los|las|il|gli|o|os|as)\b`,
+  ),
+);
+
+/** "… instead (of …)", in the six languages. */
+const INSTEAD = words(
+  /\b(instead|stattdessen|statt|au lieu|plutôt|en (lugar|vez) de|em vez de|ao invés|invece)\b/,
+);
+
+/** Verbs that are seldom nouns: "… and add comments", "… and fix" ask for an act ("merge and rebase" does not). */
+const VERB_ONLY = words(
+  /^(fix|repair|correct|resolve|solve|add|remove|delete|rename|refactor|create|write|implement|replace|simplify|improve|rewrite|optimi[sz]e|clean up|generate)\b/,
+);
+interface Sentence {
+  /** The sentence's clauses, cleaned; the first is the sentence's start. */
+  clauses: string[];
+  /** Opened as a request ("can you …"): a question mark does not make it a question. */
+  modal: boolean;
+  /** A leading place the clauses were stripped of ("in src/app.ts, "). */
+  place: string;
+  /** Opened by a German modal, so its verb may come last ("Kannst du ein Skript schreiben?"). */
+  verbLast: boolean;
+  question: boolean;
+}
+
+/** A request's first 12 sentences (fenced code dropped: it is material, not instructions). */
+function sentencesOf(request: string): Sentence[] {
+  return request
+    .replace(/```[\s\S]*?(```|$)/g, "\n")
+    .split(/\n/)
+    .map(unmark)
+    .filter(Boolean)
+    .flatMap((line) => line.split(/(?<=[.?!;:])\s+/))
+    .slice(0, 12)
+    .map((raw) => {
+      const head = clean(raw);
+      // "do it", "is fine": two words without a question mark are not a question.
+      const question =
+        /\?\s*$/.test(head) || (QUESTION_WORD.test(head) && /\S\s+\S+\s+\S/.test(head));
+      const clauses = question || HOW_TO.test(head) ? [head] : head.split(JOINED).map(clean);
+      const place = CONTEXT.exec(unmark(raw).replace(OPENERS, ""))?.[0] ?? "";
+      const opening = unmark(raw);
+      return {
+        clauses: clauses.filter(Boolean),
+        modal: MODAL.test(opening),
+        verbLast: GERMAN_MODAL.test(opening),
+        place,
+        question,
+      };
+    })
+    .filter((s) => s.clauses.length > 0);
+}
+
+/** An act and where it was found. */
+interface Found {
+  act: Act;
+  /** The clause that names the act. */
+  clause: string;
+  /** In a clause joined to another ("… and fix it"), not at a sentence's start. */
+  joined: boolean;
+  /** A joined act with an object of its own (see HAS_OBJECT). */
+  strong: boolean;
+  sentence: number;
+}
+
+const INTENT_OF: Record<Act, Intent> = {
+  create: "build",
+  change: "modify",
+  run: "run",
+  search: "analyze",
+  examine: "analyze",
+};
+const changing = (act: Act) => act === "create" || act === "change" || act === "run";
 
 /**
  * Decides the intent, or returns an unsure verdict (confidence < 0.7). What the request asks to
@@ -154,47 +308,115 @@ export function classifyByRules(request: string): RuleVerdict {
 
 /** Decides the intent from the wording alone, or returns an unsure verdict (confidence < 0.7). */
 function classifyByWording(request: string): RuleVerdict {
-  const lines = request.split(/\n/).map(clean).filter(Boolean);
-  const text = lines.join("\n");
-  const workspace = WORKSPACE.test(text);
+  const sentences = sentencesOf(request);
+  const text = sentences.map((s) => s.clauses.join(" ")).join("\n");
+  const workspace = WORKSPACE.test(request.toLowerCase()) || request.includes("```");
   const answer = (confidence: number): RuleVerdict => ({
     intent: workspace ? "analyze" : "chat",
     confidence,
   });
-  for (const line of lines.slice(0, 3)) {
-    if (GREETING.test(line) && line.length < 40) return { intent: "chat", confidence: 0.9 };
-    const act = actOf(line);
-    switch (act) {
-      case "search":
-        return { intent: "analyze", confidence: 0.85 };
-      case "examine":
-        return answer(workspace ? 0.9 : 0.8);
-      case "run":
-        return { intent: "run", confidence: 0.9 };
-      case "change":
-        return SAVES_AS_NEW.test(text)
-          ? { intent: "build", confidence: 0.8 }
-          : { intent: "modify", confidence: 0.9 };
-      case "create":
-        // "add docstrings to utils.py" changes an existing file; "add an endpoint" builds one.
-        if (
-          /^(add|ajoute|añade|agrega|füge|adicione|aggiungi)\b/.test(line) &&
-          /\b(to|in|into|zu|à|en|em|nel|nello|nella)\s+\S*[./]\S+/.test(line)
-        )
-          return { intent: "modify", confidence: 0.8 };
-        return { intent: "build", confidence: 0.9 };
-    }
-    if (QUESTION_WORD.test(line) || /\?\s*$/.test(line)) return answer(0.75);
+  const found = actsOf(sentences);
+  const reads = found.some((f) => f.act === "search" || READS_CODE.test(f.clause));
+  // The lead: the first sentence (of the first six) that asks something.
+  const leadAt = sentences
+    .slice(0, 6)
+    .findIndex((s, i) => s.question || s.modal || found.some((f) => f.sentence === i));
+  const lead = found.find((f) => f.sentence === leadAt);
+  const then = found.find((f) => changing(f.act) && f.sentence >= leadAt && f !== lead);
+  if (leadAt >= 0 && !lead) {
+    // A question, then an instruction: "why does the test fail? fix it".
+    // A fix presupposes something broken here; "what is a closure? write one" may not be about it.
+    if (then) return followUp(then, workspace || then.act === "change", answer(0).intent);
+    // "Would you mind writing …?", "Puoi fare …?": a request with a verb the rules do not know.
+    if (sentences[leadAt]!.modal) return { ...fallback(request, text), confidence: 0.5 };
+    return answer(QUESTION_WORD.test(sentences[leadAt]!.clauses[0]!) ? 0.75 : 0.6);
   }
-  if (/^(i|we) (need|want|would like) (a|an|some|the|to have)\b/.test(lines[0] ?? ""))
-    return { intent: "build", confidence: 0.75 };
-  if (
-    /\b(fails?|failing|broken|crash(es|ing)?|doesn'?t work|does not work|throws|exception|regression)\b/.test(
-      text,
-    )
-  ) {
-    return { intent: "modify", confidence: 0.7 };
+  switch (lead?.act) {
+    case "search":
+    case "examine":
+      // "find the bug and fix it", "explain what this regex does, then simplify it".
+      if (then) return followUp(then, workspace || reads, answer(0).intent);
+      // "summarize the architecture in ARCHITECTURE.md": what is in it, or what to write into it?
+      if (DOC_TARGET.test(lead.clause)) return { intent: "analyze", confidence: 0.6 };
+      return lead.act === "search" || (reads && !workspace)
+        ? { intent: "analyze", confidence: 0.85 }
+        : answer(workspace ? 0.9 : 0.8);
+    case "run":
+      // "run the tests and fix what fails": the fix is the work.
+      if (then && then.act !== "run" && (!then.joined || then.strong))
+        return { intent: "modify", confidence: 0.85 };
+      return { intent: "run", confidence: 0.9 };
+    case "change":
+      return SAVES_AS_NEW.test(text)
+        ? { intent: "build", confidence: 0.8 }
+        : { intent: "modify", confidence: 0.9 };
+    case "create":
+      // "write a poem": an answer, unless a file is named for it (classifyByRules).
+      if (PROSE.test(lead.clause)) return { intent: "chat", confidence: 0.5 };
+      // "build the image and run it"; "build it" alone may mean the thing just discussed.
+      if (BUILD_EXISTING.test(lead.clause))
+        return { intent: "run", confidence: then?.act === "run" ? 0.85 : 0.6 };
+      // "add docstrings to utils.py" changes an existing file; "add an endpoint" builds one.
+      if (
+        /^(add|ajoute|añade|agrega|füge|adicione|aggiungi)\b/.test(lead.clause) &&
+        (/\b(to|in|into|zu|à|en|em|nel|nello|nella)\s+(.{0,40}\s)?\S*[./]\w\S*/.test(lead.clause) ||
+          /[\w-]+\/|\w\.\w/.test(sentences[lead.sentence]!.place))
+      )
+        return { intent: "modify", confidence: 0.8 };
+      return { intent: "build", confidence: 0.9 };
   }
+  if (GREETING.test(unmark(request)) && request.trim().length < 60)
+    return { intent: "chat", confidence: 0.9 };
+  return fallback(request, text);
+}
+
+/** Every act a request's sentences name, in order. */
+function actsOf(sentences: Sentence[]): Found[] {
+  return sentences.flatMap((s, sentence) =>
+    s.clauses.flatMap((clause, i) => {
+      const last = s.verbLast && i === 0 ? /(\p{L}+)\P{L}*$/u.exec(clause.split(",")[0]!) : null;
+      // "Read it from PORT instead": a replacement, whatever its verb.
+      const act =
+        actOf(clause) ??
+        (last ? actOf(last[1]!) : undefined) ??
+        (!s.question && INSTEAD.test(clause) ? "change" : undefined);
+      const joined = i > 0;
+      // "merge and rebase" coordinates nouns; "… and fix" asks for a fix.
+      if (joined && !/\s/.test(clause.replace(/[.!]+$/, "")) && !VERB_ONLY.test(clause)) return [];
+      return act
+        ? [
+            {
+              act,
+              clause,
+              joined,
+              strong: !joined || HAS_OBJECT.test(clause) || VERB_ONLY.test(clause),
+              sentence,
+            },
+          ]
+        : [];
+    }),
+  );
+}
+
+/**
+ * A read first and a change after it ("find the bug in parse.py and fix it"): the change, when it
+ * is about this workspace and has an object of its own; otherwise unsure ("explain closures, then
+ * write an example"; "explain the import and export logic").
+ */
+function followUp(then: Found, sure: boolean, otherwise: Intent): RuleVerdict {
+  if (sure && then.strong) return { intent: INTENT_OF[then.act], confidence: 0.85 };
+  return { intent: then.joined ? otherwise : INTENT_OF[then.act], confidence: 0.6 };
+}
+
+/** A request without a leading act: what it wants, what it describes, or what it mentions. */
+function fallback(request: string, text: string): RuleVerdict {
+  const opening = unmark(request);
+  if (WANTS.test(opening)) return { intent: "build", confidence: 0.75 };
+  if (WANTS_CHANGE.test(opening)) return { intent: "modify", confidence: 0.75 };
+  if (SYMPTOM.test(text)) return { intent: "modify", confidence: 0.7 };
+  // "getUser should return null": a wish about the code, probably a change.
+  if (/\b(should|must|needs? to|ought to)\b/.test(text))
+    return { intent: "modify", confidence: 0.6 };
   // Keyword fallbacks for requests that do not start with a verb.
   if (/\b(build|create|implement|write|generate|scaffold)\b/.test(text))
     return { intent: "build", confidence: 0.6 };
