@@ -7,29 +7,46 @@
  * and the config keys that make git run a program (`RISKY_GIT_CONFIG`).
  */
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { withoutRiskyGitConfig } from "./policy.js";
-import { COMMAND_PROTECTED } from "./protected.js";
+import { isCommandProtected } from "./protected.js";
 
 /** How deep the look goes, and how many entries it reads at most. */
 const MAX_DEPTH = 6;
 const MAX_ENTRIES = 100_000;
 /** Folders never looked into (they hold other people's code, and a lot of it). */
 const SKIP = new Set(["node_modules"]);
-/** Protected names that are single path components (`.vscode`, `.envrc`, …). */
-const NAMES = new Set(COMMAND_PROTECTED.filter((p) => !p.includes("/")));
+/** A repository's files that can make git run a program (its hooks are a folder beside them). */
+const CONFIGS = ["config", "config.worktree"];
 
 /** What the look found: protected paths below the top level, and each repository's fingerprint. */
 export interface WorkspaceMarks {
   nested: string[];
   /** Workspace-relative git folder → a fingerprint of its config and hooks, and its hooks. */
-  repos: Map<string, { print: string; hooks: string[] }>;
+  repos: Map<string, { print: string; hooks: string[]; links: string[] }>;
 }
+
+/**
+ * Whether a folder's entries make it a git folder as git decides (setup.c's is_git_directory): a
+ * `HEAD` with `objects`, or with a `commondir` naming the folder that holds them — a `config` is
+ * not needed, and git runs the hooks of a folder without one.
+ */
+const isGitDir = (names: ReadonlySet<string>) =>
+  names.has("HEAD") && (names.has("objects") || names.has("commondir"));
 
 /** Looks the workspace over (see the module's comment). Never throws. */
 export function markWorkspace(workspace: string): WorkspaceMarks {
   const marks: WorkspaceMarks = { nested: [], repos: new Map() };
+  const addRepo = (rel: string) => {
+    if (marks.repos.has(rel)) return;
+    const gitDir = path.join(workspace, rel);
+    marks.repos.set(rel, {
+      print: fingerprint(gitDir),
+      hooks: hooksOf(gitDir),
+      links: linksOf(gitDir),
+    });
+  };
   let budget = MAX_ENTRIES;
   const walk = (rel: string, depth: number) => {
     let entries;
@@ -39,20 +56,35 @@ export function markWorkspace(workspace: string): WorkspaceMarks {
       return;
     }
     const names = new Set(entries.map((e) => e.name));
-    if (names.has("HEAD") && names.has("config") && names.has("objects"))
-      marks.repos.set(rel || ".", {
-        print: fingerprint(path.join(workspace, rel)),
-        hooks: hooksOf(path.join(workspace, rel)),
-      });
+    if (isGitDir(names)) {
+      addRepo(rel || ".");
+      // git reads the config and runs the hooks of the folder `commondir` names
+      const common = commonDirOf(workspace, rel);
+      if (common !== undefined) addRepo(common);
+    }
     for (const e of entries) {
       if (--budget < 0) return;
       const child = rel ? `${rel}/${e.name}` : e.name;
-      if (rel && NAMES.has(e.name)) marks.nested.push(child);
+      if (child.includes("/") && isCommandProtected(child)) marks.nested.push(child);
       if (e.isDirectory() && !SKIP.has(e.name) && depth < MAX_DEPTH) walk(child, depth + 1);
     }
   };
   walk("", 0);
   return marks;
+}
+
+/** The workspace-relative folder a git folder's `commondir` names, when it is in the workspace. */
+function commonDirOf(workspace: string, rel: string): string | undefined {
+  try {
+    const gitDir = path.join(workspace, rel);
+    const named = readFileSync(path.join(gitDir, "commondir"), "utf8").trim();
+    const real = realpathSync(path.resolve(gitDir, named));
+    const inside = path.relative(workspace, real);
+    if (inside.startsWith("..") || path.isAbsolute(inside)) return undefined;
+    return inside === "" ? "." : inside.split(path.sep).join("/");
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -62,34 +94,49 @@ export function markWorkspace(workspace: string): WorkspaceMarks {
 export function nestedDenies(marks: WorkspaceMarks, workspace: string): string[] {
   const out = new Set(marks.nested);
   for (const rel of marks.repos.keys())
-    for (const part of ["hooks", "config"]) {
+    for (const part of ["hooks", ...CONFIGS]) {
       const p = rel === "." ? part : `${rel}/${part}`;
       if (lstatSync(path.join(workspace, p), { throwIfNoEntry: false })) out.add(p);
     }
   return [...out];
 }
 
-/** A git folder's config and hooks, hashed: any change shows. */
+/** A git folder's configs and hooks, hashed: any change shows. */
 function fingerprint(gitDir: string): string {
   const h = createHash("sha1");
-  try {
-    h.update(readFileSync(path.join(gitDir, "config")));
-  } catch {
-    h.update("no config");
-  }
+  for (const name of CONFIGS)
+    try {
+      h.update(`\0${name}\0`);
+      h.update(readFileSync(path.join(gitDir, name)));
+    } catch {
+      h.update("none");
+    }
   for (const name of hooksOf(gitDir)) h.update(`\0${name}`);
+  for (const name of linksOf(gitDir)) h.update(`\0link ${name}`);
   return h.digest("hex");
 }
 
+/**
+ * A git folder's hooks, git's samples left out; none when `hooks` is not a real folder (a link is
+ * never followed: keel would list, and then remove, whatever it leads to — outside the workspace too).
+ */
 const hooksOf = (gitDir: string): string[] => {
+  const hooks = path.join(gitDir, "hooks");
+  if (!lstatSync(hooks, { throwIfNoEntry: false })?.isDirectory()) return [];
   try {
-    return readdirSync(path.join(gitDir, "hooks"))
+    return readdirSync(hooks)
       .filter((n) => !n.endsWith(".sample"))
       .sort();
   } catch {
     return [];
   }
 };
+
+/** Which of a git folder's hooks folder and configs are symbolic links (git follows them). */
+const linksOf = (gitDir: string): string[] =>
+  ["hooks", ...CONFIGS].filter(
+    (n) => lstatSync(path.join(gitDir, n), { throwIfNoEntry: false })?.isSymbolicLink() ?? false,
+  );
 
 /**
  * After a command: removes the protected paths it created below the top level, and cleans every
@@ -111,16 +158,23 @@ export function cleanAfter(workspace: string, before: WorkspaceMarks): string[] 
       if (was?.print === print) continue;
       const gitDir = path.join(workspace, rel);
       const at = (p: string) => (rel === "." ? p : `${rel}/${p}`);
+      // a link in place of the hooks folder or a config: removed (the link, not what it leads to)
+      for (const name of linksOf(gitDir).filter((n) => !was?.links.includes(n))) {
+        rmSync(path.join(gitDir, name), { force: true });
+        removed.push(at(name));
+      }
       for (const name of hooksOf(gitDir).filter((n) => !was?.hooks.includes(n))) {
         rmSync(path.join(gitDir, "hooks", name), { recursive: true, force: true });
         removed.push(at(`hooks/${name}`));
       }
-      const config = path.join(gitDir, "config");
-      if (!lstatSync(config, { throwIfNoEntry: false })?.isFile()) continue;
-      const clean = withoutRiskyGitConfig(readFileSync(config, "utf8"));
-      if (clean.removed.length > 0) {
-        writeFileSync(config, clean.text);
-        removed.push(...clean.removed.map((k) => `${k} from ${at("config")}`));
+      for (const name of CONFIGS) {
+        const config = path.join(gitDir, name);
+        if (!lstatSync(config, { throwIfNoEntry: false })?.isFile()) continue;
+        const clean = withoutRiskyGitConfig(readFileSync(config, "utf8"));
+        if (clean.removed.length > 0) {
+          writeFileSync(config, clean.text);
+          removed.push(...clean.removed.map((k) => `${k} from ${at(name)}`));
+        }
       }
     }
   } catch (e) {

@@ -33,11 +33,15 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   { path: ".git", why: "git's repository (a `.git` file redirects git)", commandsMayWrite: true },
   { path: ".git/hooks", why: "git runs hooks in your next git command" },
   { path: ".git/config", why: "git config can name programs git runs (fsmonitor, aliases…)" },
+  { path: ".git/config.worktree", why: "git config (read with extensions.worktreeConfig)" },
   { path: ".git/info/attributes", why: "git attributes pick filters and diff drivers" },
   { path: ".gitattributes", why: "git attributes pick filters and diff drivers" },
   { path: ".gitmodules", why: "git submodule commands follow it" },
   { path: ".gitconfig", why: "git config (read when the workspace is a home folder)" },
   { path: ".husky", why: "a common git hooks folder (core.hooksPath)" },
+  { path: ".pre-commit-config.yaml", why: "pre-commit runs its hooks in your next git commit" },
+  { path: ".hg/hgrc", why: "Mercurial runs its hooks and extensions in your next hg command" },
+  { path: ".jj/repo/config.toml", why: "Jujutsu config names programs (pager, fix tools)" },
   { path: ".bashrc", why: "shell start-up file" },
   { path: ".bash_profile", why: "shell start-up file" },
   { path: ".bash_login", why: "shell start-up file" },
@@ -47,6 +51,8 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   { path: ".zprofile", why: "shell start-up file" },
   { path: ".zlogin", why: "shell start-up file" },
   { path: ".envrc", why: "direnv runs it when a shell enters the folder" },
+  { path: "mise.toml", why: "mise runs its hooks and env when a shell enters the folder" },
+  { path: ".mise.toml", why: "mise runs its hooks and env when a shell enters the folder" },
   { path: ".ripgreprc", why: "ripgrep's configuration" },
   { path: ".npmrc", why: "npm configuration (node-options, script-shell…)" },
   { path: ".yarnrc", why: "yarn configuration" },
@@ -69,9 +75,52 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
 
 const segments = (rel: string) => rel.split("/").filter((s) => s !== "" && s !== ".");
 
+/** Code points file systems and tools ignore or drop in names (HFS+ ignored them, like git's check). */
+const IGNORABLE = /\u034f|[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]/g;
+
+/**
+ * A path segment as a file system that folds names may take it: case-insensitive (macOS, Windows),
+ * Unicode-normalising (NFC/NFD; NFKC also maps `ſ` and the Kelvin sign to `s` and `k`), without
+ * ignorable code points, Windows' trailing dots and spaces, or an NTFS stream (`name::$DATA`).
+ */
+export function foldName(segment: string): string {
+  return segment
+    .normalize("NFKC")
+    .replace(IGNORABLE, "")
+    .toLowerCase()
+    .split(":")[0]!
+    .replace(/[. ]+$/, "");
+}
+
+/** A Windows short (8.3) name: up to six characters, `~` and a number, a short extension. */
+const SHORT_NAME = /^([a-z0-9_$!#%&'()@^`{}-]{1,6})~[1-9][0-9]*(\.[^.]{0,3})?$/;
+
+/**
+ * Whether a path segment names the list's `name` on some file system: the same folded name, or
+ * a Windows short name of it (`VSCODE~1` for `.vscode`, `GIT~1` for `.git`; `VS1A2B~1`, the form
+ * Windows gives after a few collisions, too).
+ */
+export function sameName(segment: string, name: string): boolean {
+  const folded = foldName(segment);
+  if (folded === name) return true;
+  const short = SHORT_NAME.exec(folded)?.[1];
+  if (short === undefined) return false;
+  const stem = name
+    .replace(/^\.+/, "")
+    .split(".")[0]!
+    .replace(/[^a-z0-9_-]/g, "");
+  return (
+    short === stem.slice(0, 6) ||
+    (short.length === 6 &&
+      short.slice(0, 2) === stem.slice(0, 2) &&
+      /^[0-9a-f]{4}$/.test(short.slice(2)))
+  );
+}
+
 /**
  * The protected entry a workspace-relative path is at or under, at any depth (`sub/.vscode/x` is
- * `.vscode`'s); the most specific one. Undefined for an ordinary path.
+ * `.vscode`'s); the most specific one. Names are compared as a folding file system would
+ * (`sameName`): `.VSCode/tasks.json` is `.vscode`'s. Undefined for an ordinary path.
  */
 export function protectedEntry(rel: string): ProtectedPath | undefined {
   const parts = segments(rel.replace(/\\/g, "/"));
@@ -79,7 +128,7 @@ export function protectedEntry(rel: string): ProtectedPath | undefined {
   for (const entry of PROTECTED_PATHS) {
     const want = entry.path.split("/");
     for (let i = 0; i + want.length <= parts.length; i++) {
-      if (want.every((w, k) => parts[i + k] === w)) {
+      if (want.every((w, k) => sameName(parts[i + k]!, w))) {
         if (!best || want.length > best.path.split("/").length) best = entry;
         break;
       }
@@ -89,7 +138,10 @@ export function protectedEntry(rel: string): ProtectedPath | undefined {
 }
 
 /** Whether a workspace-relative path lies in keel's own folder (refused to every tool). */
-export const isKeelOwn = (rel: string): boolean => segments(rel)[0] === KEEL_DIR;
+export const isKeelOwn = (rel: string): boolean => {
+  const first = segments(rel.replace(/\\/g, "/"))[0];
+  return first !== undefined && sameName(first, KEEL_DIR);
+};
 
 /** The entries commands may not write (all but those git itself writes). */
 export const COMMAND_PROTECTED = PROTECTED_PATHS.filter((p) => !p.commandsMayWrite).map(
@@ -97,12 +149,29 @@ export const COMMAND_PROTECTED = PROTECTED_PATHS.filter((p) => !p.commandsMayWri
 );
 
 /**
+ * Whether a workspace-relative path IS one a command may not leave (not a path under one), its
+ * names compared as `sameName` does: `sub/.vscode`, `.hg/hgrc`, `pkg/.Envrc`. Entries inside `.git`
+ * are not: git writes there, and aftercare cleans each repository by git's own rules instead.
+ */
+export function isCommandProtected(rel: string): boolean {
+  const parts = segments(rel);
+  return COMMAND_PROTECTED.some((entry) => {
+    if (entry.startsWith(".git/")) return false;
+    const want = entry.split("/");
+    const from = parts.length - want.length;
+    return from >= 0 && want.every((w, k) => sameName(parts[from + k]!, w));
+  });
+}
+
+/**
  * What the sandbox denies writing for one command, as absolute paths: every top-level entry that
  * exists; every missing one as `<path>/.keel-protected`, which makes sandbox-runtime hold the name
  * with an empty read-only folder for the command's lifetime (git and npm skip an empty folder; a
  * placeholder file would break `git add -A`); entries inside `.git` only when `.git` is a folder
  * (a placeholder there would break `git init`: a repository a command creates is cleaned after it,
- * see aftercare); and `nested`, the protected paths found deeper in the workspace.
+ * see aftercare); other entries inside a folder (`.hg/hgrc`) only when they exist (a placeholder
+ * would make the folder; one a command creates is removed after it); and `nested`, the protected
+ * paths found deeper in the workspace.
  */
 export function sandboxDenyPaths(
   workspace: string,
@@ -113,7 +182,9 @@ export function sandboxDenyPaths(
   const out: string[] = [];
   for (const rel of COMMAND_PROTECTED) {
     if (rel.startsWith(".git/") && !gitIsDir) continue;
-    out.push(path.join(workspace, rel, ...(exists(rel) ? [] : [".keel-protected"])));
+    const there = exists(rel);
+    if (!there && rel.includes("/") && !rel.startsWith(".git/")) continue;
+    out.push(path.join(workspace, rel, ...(there ? [] : [".keel-protected"])));
   }
-  return [...out, ...nested.map((rel) => path.join(workspace, rel))];
+  return [...new Set([...out, ...nested.map((rel) => path.join(workspace, rel))])];
 }

@@ -9,7 +9,7 @@ import { createTwoFilesPatch } from "diff";
 import { appendJournal, lastThread, liveSteps, readJournal, type StepRecord } from "./journal.js";
 import { planUndo, touched, type UndoAction } from "./plan.js";
 import { blobId, ShadowRepo } from "./shadow.js";
-import { isKeelOwn } from "../sandbox/protected.js";
+import { isKeelOwn, protectedEntry } from "../sandbox/protected.js";
 import { resolveInWorkspace } from "../tools/workspace-path.js";
 
 export class UndoError extends Error {
@@ -51,13 +51,21 @@ export async function planThreadUndo(
 /**
  * Where an undo may act on a journaled path: its real path (links resolved, for a missing file of
  * its deepest existing ancestor) inside the workspace and outside keel's own folder, whatever the
- * journal says. A path that is not is an UndoError: the journal was not written by keel.
+ * journal says; and not a protected path reached through a link that was not there when keel
+ * journaled it (the journal holds real paths: `docs/pre-commit` restored through a link
+ * `docs → .git/hooks` would plant a hook). A path that is not is an UndoError.
  */
 export function undoTarget(workspace: string, rel: string): string {
   const r = resolveInWorkspace(workspace, rel);
   if (!r.ok || path.isAbsolute(rel) || isKeelOwn(r.rel))
     throw new UndoError(
       `the undo journal names ${JSON.stringify(rel)}, which is not a file of the workspace keel may change; keel undo touches nothing outside ${workspace}`,
+    );
+  const named = path.posix.normalize(rel.replace(/\\/g, "/"));
+  const guarded = protectedEntry(r.rel);
+  if (r.rel !== named && guarded)
+    throw new UndoError(
+      `the undo journal names ${JSON.stringify(rel)}, and a link now leads it to ${r.rel} (${guarded.why}); keel undo does not write there through a link. Remove the link, then undo again`,
     );
   return r.abs;
 }

@@ -7,19 +7,27 @@
 import {
   existsSync,
   linkSync,
+  lstatSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
+  unlinkSync,
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
 import { readInstructions } from "../../src/agent/instructions.js";
 import { enumerateUnits } from "../../src/analysis/enumerate.js";
 import { ALL_TOOLS } from "../../src/tools/registry.js";
 import type { ToolContext, ToolResult } from "../../src/tools/types.js";
 import { resolveInWorkspace } from "../../src/tools/workspace-path.js";
+import { cleanAfter, markWorkspace } from "../../src/sandbox/aftercare.js";
+import { recordStep } from "../../src/undo/record.js";
+import { applyUndo, planThreadUndo, UndoError } from "../../src/undo/undo.js";
 import { tempWorkspace } from "../support/harness.js";
 
 const SECRET = "SECRET-BESIDE-THE-WORKSPACE";
@@ -117,5 +125,54 @@ describe("walks never follow a link out", () => {
     linkSync(path.join(ws, "src", "a.ts"), path.join(ws, "hard.ts"));
     expect(readFileSync(path.join(ws, "hard.ts"), "utf8")).toContain("const a");
     expect(statSync(path.join(ws, "hard.ts")).nlink).toBe(2);
+  });
+});
+
+describe("keel's own clean-up and undo never follow a link", () => {
+  it("aftercare removes a link in place of a repository's hooks or config, not what it leads to", () => {
+    const dir = tempWorkspace("keel-links-after-");
+    const w = path.join(dir, "ws");
+    mkdirSync(path.join(dir, "victim"), { recursive: true });
+    writeFileSync(path.join(dir, "victim", "keep.txt"), "the user's\n");
+    mkdirSync(w);
+    const before = markWorkspace(w);
+    // what a sandboxed command can leave: links are made with any target, seen or not
+    execFileSync("git", ["init", "-q", path.join(w, "a")]);
+    rmSync(path.join(w, "a/.git/hooks"), { recursive: true });
+    symlinkSync(path.join(dir, "victim"), path.join(w, "a/.git/hooks"));
+    execFileSync("git", ["init", "-q", path.join(w, "b")]);
+    writeFileSync(path.join(w, "cfg.txt"), "[core]\n\tfsmonitor = touch pwned\n");
+    unlinkSync(path.join(w, "b/.git/config"));
+    symlinkSync("../../cfg.txt", path.join(w, "b/.git/config"));
+    const removed = cleanAfter(w, before);
+    expect(readdirSync(path.join(dir, "victim"))).toEqual(["keep.txt"]);
+    expect(removed).toEqual(expect.arrayContaining(["a/.git/hooks", "b/.git/config"]));
+    expect(lstatSync(path.join(w, "a/.git/hooks"), { throwIfNoEntry: false })).toBeUndefined();
+    expect(lstatSync(path.join(w, "b/.git/config"), { throwIfNoEntry: false })).toBeUndefined();
+  });
+
+  it("keel undo does not restore a file through a link that now leads into .git/hooks", async () => {
+    const dir = tempWorkspace("keel-links-undo-");
+    const w = path.join(dir, "ws");
+    execFileSync("git", ["init", "-q", w]);
+    const step = (n: number, paths: string[] | undefined, fn: () => void) =>
+      recordStep(
+        { workspace: w, thread: "t1", callId: `c${n}`, messages: n, label: `step ${n}`, paths },
+        () => Promise.resolve(fn()),
+        (why) => {
+          throw new Error(why);
+        },
+      );
+    mkdirSync(path.join(w, "docs"));
+    const hook = "#!/bin/sh\ntouch pwned\n";
+    // step 1 writes the "document", step 2 deletes it; then the folder becomes a link to the hooks
+    await step(1, ["docs/pre-commit"], () => writeFileSync(path.join(w, "docs/pre-commit"), hook));
+    await step(2, ["docs/pre-commit"], () => unlinkSync(path.join(w, "docs/pre-commit")));
+    rmSync(path.join(w, "docs"), { recursive: true });
+    symlinkSync(".git/hooks", path.join(w, "docs"));
+    const attempt = async () => applyUndo(w, await planThreadUndo(w, { thread: "t1", from: 2 }));
+    await expect(attempt()).rejects.toThrow(UndoError);
+    await expect(attempt()).rejects.toThrow(/link now leads it to \.git\/hooks\/pre-commit/);
+    expect(existsSync(path.join(w, ".git/hooks/pre-commit"))).toBe(false);
   });
 });

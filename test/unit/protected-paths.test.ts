@@ -5,6 +5,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   COMMAND_PROTECTED,
+  isCommandProtected,
   isKeelOwn,
   PROTECTED_PATHS,
   protectedEntry,
@@ -55,6 +56,45 @@ describe("PROTECTED_PATHS", () => {
   });
 });
 
+describe("names a file system folds", () => {
+  it("match as the file system would: case, Unicode forms, ignorables, trailing dots, streams, short names", () => {
+    const cases: [string, string][] = [
+      [".VSCode/tasks.json", ".vscode"],
+      [".MCP.json", ".mcp.json"],
+      ["pkg/.Envrc", ".envrc"],
+      [".GIT/hooks/pre-commit", ".git/hooks"],
+      [".git/HOOKS/pre-commit", ".git/hooks"],
+      [".v\u017Fcode/tasks.json", ".vscode"], // ſ folds to s
+      [".vscode\u200b/tasks.json", ".vscode"],
+      [".g\u200cit/hooks/x", ".git/hooks"], // HFS+ ignored U+200C (git's CVE-2014-9390)
+      [".vscode. /tasks.json", ".vscode"], // Windows drops trailing dots and spaces
+      [".mcp.json::$DATA", ".mcp.json"], // an NTFS stream of the file
+      ["VSCODE~1/tasks.json", ".vscode"], // Windows short names
+      ["GIT~1/hooks/pre-commit", ".git/hooks"],
+      ["MCP~1.JSO", ".mcp.json"],
+      ["VS1A2B~1/tasks.json", ".vscode"],
+      [".git/config.worktree", ".git/config.worktree"],
+      ["sub/.hg/hgrc", ".hg/hgrc"],
+      [".jj/repo/config.toml", ".jj/repo/config.toml"],
+      ["mise.toml", "mise.toml"],
+      [".pre-commit-config.yaml", ".pre-commit-config.yaml"],
+    ];
+    for (const [rel, entry] of cases) expect(protectedEntry(rel)?.path, rel).toBe(entry);
+    for (const ok of ["src/hooks/useX.ts", "docs/vscode.md", "config~1.ts", "mise.toml.example"])
+      expect(protectedEntry(ok), ok).toBeUndefined();
+    expect(isKeelOwn(".KEEL/settings.json")).toBe(true);
+    expect(isKeelOwn(".\u212Aeel/undo/steps.jsonl")).toBe(true); // the Kelvin sign is K
+    expect(isKeelOwn("KEEL~1\\undo")).toBe(true);
+    expect(isKeelOwn("keel/x")).toBe(false);
+  });
+  it("a command's own protected paths: the path itself, any depth, folded; not inside .git", () => {
+    for (const rel of ["sub/.vscode", "sub/.VSCODE", "a/b/.envrc", ".hg/hgrc", "x/.hg/hgrc"])
+      expect(isCommandProtected(rel), rel).toBe(true);
+    for (const rel of ["sub/.vscode/tasks.json", "sub/.git/hooks", "sub/.git/config", "src"])
+      expect(isCommandProtected(rel), rel).toBe(false);
+  });
+});
+
 describe("sandboxDenyPaths", () => {
   const WS = "/w";
   it("denies what exists, holds what does not with a folder placeholder, and leaves a missing .git to git init", () => {
@@ -66,8 +106,11 @@ describe("sandboxDenyPaths", () => {
     expect(withGit).toContain("/w/.git/info/attributes/.keel-protected");
     expect(withGit).toContain("/w/sub/.envrc");
     expect(withGit).not.toContain("/w/.git");
+    // inside another folder only when it exists (a placeholder would make `.hg` appear)
+    expect(withGit.some((p) => p.startsWith("/w/.hg"))).toBe(false);
+    expect(sandboxDenyPaths(WS, (rel) => rel === ".hg/hgrc", false)).toContain("/w/.hg/hgrc");
     const noGit = sandboxDenyPaths(WS, () => false, false);
     expect(noGit.some((p) => p.startsWith("/w/.git/"))).toBe(false);
-    expect(noGit.length).toBe(COMMAND_PROTECTED.filter((p) => !p.startsWith(".git/")).length);
+    expect(noGit.length).toBe(COMMAND_PROTECTED.filter((p) => !p.includes("/")).length);
   });
 });
