@@ -80,9 +80,10 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "minimax-m2",
-    marker: /<minimax:tool_call>|<(\w+:|[｜|]DSML[｜|])?invoke\s+name\s*=/,
+    marker:
+      /<minimax:tool_call>|<(\w+:|[｜|]DSML[｜|])?invoke\s+name\s*=|<function\s+name\s*=[^>]*>\s*<(param\s|\/function>)/,
     extract: minimaxM2Format,
-    opens: ["<minimax:tool_call>", "<invoke ", "<｜DSML｜"],
+    opens: ["<minimax:tool_call>", "<invoke ", "<｜DSML｜", "<function name="],
     template: /<minimax:tool_call>/,
     family: /^minimax/,
     example: `<minimax:tool_call>\n<invoke name="read_file">\n<parameter name="path">README.md</parameter>\n</invoke>\n</minimax:tool_call>`,
@@ -128,9 +129,9 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "mistral",
-    marker: /\[TOOL_CALLS\]/,
+    marker: /\[TOOL_CALLS\]|\[ARGS\]/,
     extract: mistralFormat,
-    opens: ["[TOOL_CALLS]"],
+    opens: ["[TOOL_CALLS]", "[ARGS]"],
     template: /\[TOOL_CALLS\]/,
     family: /^mistral|^mistral3|^devstral/,
     example: `[TOOL_CALLS][{"name": "read_file", "arguments": ${R}}]`,

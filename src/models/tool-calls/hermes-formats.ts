@@ -36,7 +36,11 @@ export const hermesFormat: Extractor = (text) => {
   for (const m of text.matchAll(HERMES)) {
     if (m.index < after) continue;
     const tag = m[2]!;
-    let body = m[3]!.trim();
+    // A ```json fence inside the tags (small models fence whatever JSON they write).
+    let body = m[3]!
+      .trim()
+      .replace(/^```(?:json)?[ \t]*\n([\s\S]*?)\n?[ \t]*```$/, "$1")
+      .trim();
     if (!tag.endsWith("tool_call") && !/^\{\s*"name"\s*:/.test(body)) continue;
     if (body.startsWith("<function=") || /<arg_key>/.test(body)) continue;
     // An unclosed tag inside a sentence ("the parser looks for the <tool_call> tag"): a mention.
@@ -123,6 +127,7 @@ export const functionaryFormat: Extractor = (text, ctx) => {
     const next = text.indexOf(">>>", from);
     const until = next < 0 ? text.length : next;
     if (m[1] === "python" && text[from] !== "{") {
+      if (!text.slice(from, until).trim()) continue; // cut before its code
       out.push({
         start: m.index,
         end: until,

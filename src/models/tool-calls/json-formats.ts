@@ -4,7 +4,14 @@
  * carries a `problem`, a list's invalid entries are in `rejected`.
  */
 import { callsFromJson, jsonEntries, splitEntries } from "./entries.js";
-import { jsonAt, parsePythonCalls, parsePythonLines } from "./scan.js";
+import {
+  endOfTurnAt,
+  inline,
+  jsonAt,
+  onlyEndOfTurn,
+  parsePythonCalls,
+  parsePythonLines,
+} from "./scan.js";
 import type { Extraction, Extractor, RawCall } from "./types.js";
 
 /**
@@ -65,15 +72,23 @@ export const commandRFormat: Extractor = (text, ctx) => [
   ...markerThenJson(/Action:\s*(?=[[{])/g, undefined, true)(text, ctx),
 ];
 
+/** `[TOOL_CALLS]name[ARGS]`, the `[ARGS]` optional before `{`; an optional `[CALL_ID]id`. */
+const MISTRAL_V11 =
+  /\[TOOL_CALLS\]\s*([\p{L}_][\p{L}\p{N}_.-]*)\s*(?:\[CALL_ID\]\s*[\w-]*\s*)?(?:\[ARGS\]|(?=\{))/gu;
+/** `name[ARGS]` with the `[TOOL_CALLS]` token gone (a server that skips special tokens). */
+const MISTRAL_BARE =
+  /(?<![\p{L}\p{N}_.-])([\p{L}_][\p{L}\p{N}_.-]*)\s*(?:\[CALL_ID\]\s*[\w-]*\s*)?\[ARGS\]/gu;
+
 /**
  * `[TOOL_CALLS][{…}]` (v0.3) and `[TOOL_CALLS]name[ARGS]{…}` (v11 and later tokenizers, with an
- * optional `[CALL_ID]id`); the detokenised markers may have whitespace around them.
+ * optional `[CALL_ID]id`); the detokenised markers may have whitespace around them, and
+ * `[TOOL_CALLS]` may be missing (skipped as a special token) where `[ARGS]` is there.
  */
 export const mistralFormat: Extractor = (text, ctx) => {
   const out: Extraction[] = [];
-  const re =
-    /\[TOOL_CALLS\]\s*([\p{L}_][\p{L}\p{N}_.-]*)\s*(?:\[CALL_ID\]\s*[\w-]*\s*)?(?:\[ARGS\]|(?=\{))/gu;
-  for (const m of text.matchAll(re)) {
+  const matches = [...text.matchAll(MISTRAL_V11), ...text.matchAll(MISTRAL_BARE)];
+  for (const m of matches) {
+    if (out.some((e) => m.index >= e.start && m.index < e.end)) continue;
     const json = jsonAt(text, m.index + m[0].length);
     const args = json?.value;
     out.push(
@@ -98,7 +113,6 @@ const CALL_OBJECT =
   /(?:\[\s*)?\{\s*"(?:name|tool|tool_name|function|type|arguments|parameters|tool_calls)"\s*:/g;
 const FENCE = /```(?:json|xml|tool_call|tool)?[ \t]*\n?\s*(?=[{[])/g;
 const FENCE_BEFORE = /```(?:json|xml|tool_call|tool)?[ \t]*\n?\s*$/;
-const END_TOKEN = /^\s*(<\|eom_id\|>|<\|eot_id\|>)/;
 
 /**
  * Llama 3.x JSON calls: `{"name": …, "parameters": …}` (or `"arguments"`) at the start of the
@@ -117,8 +131,11 @@ export const llamaJsonFormat: Extractor = (text, ctx) => {
   if (/^(\{|\[\s*\{)/.test(text.slice(lead[0].length))) add(lead[0].length, false);
   for (const m of text.matchAll(/<\|python_tag\|>\s*/g)) add(m.index + m[0].length, false);
   for (const m of text.matchAll(FENCE)) add(m.index + m[0].length, !ctx.salvage);
-  // A call object after prose; anywhere when salvaging, else only as the reply's last word.
-  for (const m of text.matchAll(CALL_OBJECT)) add(m.index, !ctx.salvage);
+  // A call object after prose; anywhere when salvaging, else only as the reply's last word. Not an
+  // entry of a list or object that does not parse (cut short): never the list's last call alone.
+  for (const m of text.matchAll(CALL_OBJECT))
+    if (!/([[{,]|"\s*:)\s*$/.test(text.slice(Math.max(0, m.index - 40), m.index)))
+      add(m.index, !ctx.salvage);
   const terminal: boolean[] = [];
   for (const s of [...starts.keys()].sort((a, b) => a - b)) {
     if (out.some((e) => s >= e.start && s < e.end)) continue;
@@ -131,7 +148,7 @@ export const llamaJsonFormat: Extractor = (text, ctx) => {
       if (!json || !c) break;
       calls.push(...c);
       end = json.end;
-      const sep = /^\s*;\s*/.exec(text.slice(end));
+      const sep = /^\s*[;,]\s*/.exec(text.slice(end));
       if (!sep) break;
       i = end + sep[0].length;
     }
@@ -151,17 +168,17 @@ export const llamaJsonFormat: Extractor = (text, ctx) => {
       const close = /^\s*```/.exec(text.slice(end));
       if (close) end += close[0].length;
     }
-    const eom = END_TOKEN.exec(text.slice(end));
-    if (eom) end += eom[0].length;
+    end += endOfTurnAt(text, end);
     out.push({ start, end, calls });
     terminal.push(starts.get(s)!);
   }
-  // A span that must end the reply keeps only whitespace or other kept calls after it.
+  // A span that must end the reply keeps only whitespace, end-of-turn tokens or other kept calls
+  // after it.
   const kept: Extraction[] = [];
   let tail = text.length;
   for (let k = out.length - 1; k >= 0; k--) {
     const e = out[k]!;
-    if (terminal[k] && text.slice(e.end, tail).trim() !== "") continue;
+    if (terminal[k] && !onlyEndOfTurn(text, e.end, tail)) continue;
     kept.unshift(e);
     tail = e.start;
   }
@@ -180,6 +197,9 @@ function pythonTagCode(text: string, s: number): Extraction | undefined {
   if (!code || /^[{[]/.test(code)) return undefined;
   const end = s + stop.index + stop[0].length;
   const py = parsePythonCalls(code) ?? parsePythonLines(code);
+  // A built-in call that does not parse (cut short) is a broken call, not code to run; the tag
+  // inside a sentence ("it starts with the <|python_tag|> token.") is a mention.
+  if (!py && (/^[\w.]+\.call\s*\(/.test(code) || inline(text, tag.index))) return undefined;
   const calls = py
     ? py.map((c) => ({ name: c.name.replace(/\.call$/, ""), arguments: c.arguments }))
     : [{ name: "python", arguments: { code } }];

@@ -5,7 +5,7 @@
  */
 import { CALL_OPENERS, FORMATS } from "./formats.js";
 import { maskReasoning } from "./reasoning.js";
-import { forgetFailures, lenientJson } from "./scan.js";
+import { END_OF_TURN, forgetFailures, lenientJson, onlyEndOfTurn } from "./scan.js";
 import type {
   ArgSchemas,
   PropertySchema,
@@ -51,16 +51,58 @@ function coerce(call: RawCall, schemas?: ArgSchemas): ParsedCall {
     const type = typeOf(schemas, call.name, k);
     const t = typeof v === "string" ? v.trim() : "";
     if (type === "string" && (typeof v === "number" || typeof v === "boolean")) out[k] = String(v);
-    else if (type === undefined && call.textValues === "json" && typeof v === "string")
-      out[k] = JSON_START.test(t) ? (lenientJson(t) ?? v) : v;
-    else if (typeof v !== "string" || type === "string" || type === undefined) out[k] = v;
+    else if (type === undefined && call.textValues === "json" && typeof v === "string") {
+      // (`null` is a value: only a failed parse keeps the text)
+      const json = JSON_START.test(t) ? lenientJson(t) : undefined;
+      out[k] = json === undefined ? v : json;
+    } else if (typeof v !== "string" || type === "string" || type === undefined) out[k] = v;
     else if ((type === "number" || type === "integer") && NUMBER.test(t)) out[k] = Number(t);
     else if (type === "boolean" && /^(true|false)$/i.test(t)) out[k] = t.toLowerCase() === "true";
     else if (type === "null" && /^(null|none)$/i.test(t)) out[k] = null;
-    else if (type === "object" || type === "array") out[k] = lenientJson(t) ?? v;
-    else out[k] = v;
+    else if (type === "object" || type === "array") {
+      const json = lenientJson(t);
+      out[k] = json === undefined ? v : json;
+    } else out[k] = v;
   }
   return { name: call.name, arguments: out };
+}
+
+/** A Markdown fence line (its info string in group 1). */
+const FENCE_LINE = /^[ \t]*```([\w-]*)[^\n]*$/gm;
+
+/**
+ * Whether extraction `e` is call markup quoted as code, an example rather than an action: inside an
+ * inline code span (backticks around it on its line), or inside a fenced block with prose after the
+ * block (not a Gemma 3 `tool_code` block, its own format). `others`: the other calls' spans, whose
+ * text (a file's fences in a value) is not the reply's Markdown.
+ */
+function quotedAsCode(text: string, e: Extraction, others: Extraction[]): boolean {
+  const lineStart = text.lastIndexOf("\n", e.start - 1) + 1;
+  const lineEnd = text.indexOf("\n", e.end) < 0 ? text.length : text.indexOf("\n", e.end);
+  const ticks = (s: string) => (s.replace(/```/g, "").match(/`/g) ?? []).length;
+  if (ticks(text.slice(lineStart, e.start)) % 2 === 1 && ticks(text.slice(e.end, lineEnd)) > 0)
+    return true;
+  const outside = (from: number, to: number) =>
+    others
+      .filter((o) => o !== e && o.start >= from && o.end <= to)
+      .reduceRight(
+        (t, o) => t.slice(0, o.start - from) + t.slice(o.end - from),
+        text.slice(from, to),
+      );
+  const fences = [...outside(0, e.start).matchAll(FENCE_LINE)];
+  const own = text.startsWith("```", e.start);
+  if (!own && fences.length % 2 === 0) return false;
+  if ((own ? /^```([\w-]*)/.exec(text.slice(e.start)) : fences.at(-1))?.[1] === "tool_code")
+    return false;
+  const body = text.slice(e.start, e.end).trimEnd();
+  let close = own && body.length > 3 && body.endsWith("```") ? e.end : -1;
+  if (close < 0) {
+    const m = /^[ \t]*```[ \t]*$/m.exec(text.slice(e.end));
+    if (!m) return false; // a reply cut inside its fence
+    close = e.end + m.index + m[0].length;
+  }
+  const rest = outside(close, text.length).replace(FENCE_LINE, "");
+  return !onlyEndOfTurn(rest, 0);
 }
 
 /**
@@ -118,6 +160,9 @@ export function parseToolCalls(text: string, options: ParseOptions = {}): ParseR
     }
   }
   kept.sort((a, b) => a.start - b.start);
+  // Markup quoted as code is an example (dropped together: one fence may quote several calls).
+  const quoted = kept.filter((e) => quotedAsCode(masked, e, kept));
+  for (const e of quoted) kept.splice(kept.indexOf(e), 1);
   const calls = kept.flatMap((e) => e.calls.map((c) => coerce(c, options.schemas)));
   let content = "";
   let at = 0;
@@ -126,6 +171,10 @@ export function parseToolCalls(text: string, options: ParseOptions = {}): ParseR
     at = e.end;
   }
   content = (content + text.slice(at)).trim();
+  // End-of-turn tokens a server left after the calls are not text for the user.
+  if (calls.length)
+    for (let t; (t = END_OF_TURN.find((x) => content.endsWith(x)));)
+      content = content.slice(0, -t.length).trimEnd();
   const rejected = kept.flatMap((e) => e.rejected ?? []);
   const format =
     kept.find((e) => e.calls.length)?.format ?? (calls.length ? undefined : problem?.format);

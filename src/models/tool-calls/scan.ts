@@ -288,6 +288,14 @@ class PyReader {
       const ch = this.s[this.i]!;
       if (ch === "\\") {
         const n = this.s[this.i + 1]!;
+        // `\u00e9`, `\x41`, `\U0001F600`: a code point.
+        const hex = { u: 4, x: 2, U: 8 }[n];
+        const code = hex ? /^[0-9a-fA-F]+$/.exec(this.s.slice(this.i + 2, this.i + 2 + hex)) : null;
+        if (hex && code?.[0].length === hex) {
+          out += String.fromCodePoint(parseInt(code[0], 16));
+          this.i += 2 + hex;
+          continue;
+        }
         // Python keeps the backslash of an escape it does not know (`C:\Users`).
         out += ESCAPES[n] ?? `\\${n}`;
         this.i += 2;
@@ -307,3 +315,42 @@ class PyReader {
 /** Whether the markup at `at` sits inside a line of prose (words before it), not where calls start. */
 export const inline = (text: string, at: number) =>
   /\w[^\n]*$/.test(text.slice(Math.max(0, at - 200), at));
+
+/**
+ * End-of-turn tokens a server may leave in the text after a call (it did not skip special tokens):
+ * Llama 3's, ChatML's, Mistral's and Llama 2's `</s>`, Phi's, Granite's, Gemma's, DeepSeek's,
+ * Command's. After a call they are not prose: a call followed only by them still ends the reply.
+ */
+export const END_OF_TURN: readonly string[] = [
+  "<|eot_id|>",
+  "<|eom_id|>",
+  "<|eot|>",
+  "<|im_end|>",
+  "<|endoftext|>",
+  "<|end_of_text|>",
+  "<|end|>",
+  "</s>",
+  "<end_of_turn>",
+  "<turn|>",
+  "<｜end▁of▁sentence｜>",
+  "<|end_of_sentence|>",
+  "<|END_OF_TURN_TOKEN|>",
+];
+
+/** Length of the end-of-turn tokens (and the whitespace before each) at `at` in `text` (0: none). */
+export function endOfTurnAt(text: string, at: number): number {
+  let end = at;
+  for (;;) {
+    let i = end;
+    while (i < text.length && /\s/.test(text[i]!)) i++;
+    const token = END_OF_TURN.find((t) => text.startsWith(t, i));
+    if (!token) return end - at;
+    end = i + token.length;
+  }
+}
+
+/** Whether `text` from `at` to `to` holds nothing but whitespace and end-of-turn tokens. */
+export const onlyEndOfTurn = (text: string, at: number, to = text.length): boolean => {
+  const part = text.slice(0, to);
+  return part.slice(at + endOfTurnAt(part, at)).trim() === "";
+};

@@ -194,18 +194,53 @@ export const dsmlFormat = tagged(
   '<｜DSML｜function_calls> must hold <｜DSML｜invoke name="…"> with <｜DSML｜parameter name="…" string="true">value</｜DSML｜parameter>',
 );
 
+/** MiniCPM5's `<function name="f"><param name="k">v</param></function>`: only params inside. */
+const FUNCTION_PARAMS = new RegExp(
+  String.raw`<function${NAME}(\s*(?:<param\s[\s\S]*?)?)<\/function>`,
+  "g",
+);
+const PARAM = new RegExp(String.raw`<param${NAME}([\s\S]*?)<\/param>`, "g");
+const CDATA = /^<!\[CDATA\[([\s\S]*)\]\]>$/;
+
+/**
+ * The same XML with other tag names (MiniCPM5): `<function name="f"><param name="k">v</param></function>`,
+ * a value holding `<`, `&` or a newline wrapped in CDATA. Closed functions holding only params.
+ */
+function functionParams(text: string): Extraction[] {
+  const out: Extraction[] = [];
+  for (const m of text.matchAll(FUNCTION_PARAMS)) {
+    const body = m[5]!;
+    if (body.replace(PARAM, "").trim() !== "") continue;
+    const args: Record<string, unknown> = {};
+    for (const p of body.matchAll(PARAM)) {
+      const cdata = CDATA.exec(p[5]!.trim());
+      args[(p[1] ?? p[2] ?? p[3]!).trim()] = cdata ? cdata[1]! : xmlText(p[5]!.trim());
+    }
+    const name = (m[1] ?? m[2] ?? m[3]!).trim();
+    out.push({
+      start: m.index,
+      end: m.index + m[0].length,
+      calls: [{ name, arguments: args, textValues: true }],
+    });
+  }
+  return out;
+}
+
 /**
  * MiniMax M2: `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke></minimax:tool_call>`;
- * also closed invokes without a wrapper (servers that strip it), in a namespace or not.
+ * also closed invokes without a wrapper (servers that strip it), in a namespace or not; and
+ * MiniCPM5's `<function name="f"><param name="k">` spelling of the same.
  */
 export const minimaxM2Format: Extractor = (text, ctx) => {
   const out = minimaxWrapped(text, ctx);
-  if (out.length) return out;
-  for (const m of text.matchAll(
-    /<(\w+:|[｜|]DSML[｜|])?invoke\s+name\s*=[^>]*>[\s\S]*?<\/\1?invoke>/g,
-  )) {
-    const calls = invokes(m[0]);
-    if (calls) out.push({ start: m.index, end: m.index + m[0].length, calls });
-  }
+  if (!out.length)
+    for (const m of text.matchAll(
+      /<(\w+:|[｜|]DSML[｜|])?invoke\s+name\s*=[^>]*>[\s\S]*?<\/\1?invoke>/g,
+    )) {
+      const calls = invokes(m[0]);
+      if (calls) out.push({ start: m.index, end: m.index + m[0].length, calls });
+    }
+  for (const e of functionParams(text))
+    if (!out.some((o) => e.start < o.end && o.start < e.end)) out.push(e);
   return out;
 };

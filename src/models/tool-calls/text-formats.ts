@@ -2,7 +2,14 @@
  * Formats whose arguments are written as text or Python: Qwen3-Coder and GLM-4.5 XML, Gemma's
  * `call:name{…}` and tool_code blocks, pythonic lists (Llama 3.2/4) and LFM2.
  */
-import { inline, lenientJson, parsePythonCalls, parsePythonLines } from "./scan.js";
+import {
+  endOfTurnAt,
+  inline,
+  lenientJson,
+  onlyEndOfTurn,
+  parsePythonCalls,
+  parsePythonLines,
+} from "./scan.js";
 import type { Extraction, Extractor, RawCall } from "./types.js";
 
 /** The extraction for a whole regex match: its calls, or the problem when there are none. */
@@ -251,10 +258,15 @@ export const pythonicFormat: Extractor = (text) => {
     out.push(spanOf(m, calls, '<|python_start|> must hold calls like [get_weather(city="Paris")]'));
   }
   if (out.length) return out;
-  // The list on one line or spread over several, one call a line.
-  for (const m of text.matchAll(/^[ \t]*(\[\s*[A-Za-z_][\w.-]*\([\s\S]*?\)\s*\])[ \t]*$/gm)) {
+  // The list on one line or spread over several, one call a line (end-of-turn tokens may follow).
+  for (const m of text.matchAll(
+    /^[ \t]*(\[\s*[A-Za-z_][\w.-]*\([\s\S]*?\)\s*\])[ \t]*(?=$|<\||<｜|<\/s>|<end_of_turn>|<turn\|>)/gm,
+  )) {
+    const end = m.index + m[0].length;
+    const eol = text.indexOf("\n", end);
+    if (!onlyEndOfTurn(text, end, eol < 0 ? text.length : eol)) continue;
     const calls = parsePythonCalls(m[1]!);
-    if (calls) out.push({ start: m.index, end: m.index + m[0].length, calls });
+    if (calls) out.push({ start: m.index, end: end + endOfTurnAt(text, end), calls });
   }
   return out;
 };

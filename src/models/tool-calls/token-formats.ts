@@ -37,7 +37,8 @@ function deepseekCalls(section: string): { calls: RawCall[]; rejected: RejectedC
   for (const piece of section.split(DS_SPLIT)) {
     if (!piece.trim()) continue;
     // Step3 writes `function<｜tool_sep｜><steptml:invoke name="f">…` inside the same markers.
-    const xml = /invoke\s+name\s*=/.test(piece) ? invokes(piece) : undefined;
+    // (only closed invokes: the piece may run to the end of a reply cut short)
+    const xml = /invoke\s+name\s*=/.test(piece) ? invokes(piece, true) : undefined;
     if (xml) {
       calls.push(...xml);
       continue;
