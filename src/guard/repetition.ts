@@ -29,3 +29,32 @@ export function findRepetition(
     return `the same reply ${same + 1} times: "${t.slice(0, 80)}"`;
   return undefined;
 }
+
+/** A loop's unit is at most `LOOP_PERIOD` long; the tail repeats it `LOOP_REPEATS` times, over `LOOP_SPAN` characters or more. */
+const LOOP_PERIOD = 200;
+const LOOP_REPEATS = 10;
+const LOOP_SPAN = 1000;
+
+/**
+ * A reply whose tail is one unit over and over (degenerate decoding: "the the the", a line or a
+ * sentence repeated without end) while it is still being generated: the unit, and where the loop
+ * began (the reply up to there and one unit is what it said). Read on the streamed text, so a loop
+ * is stopped after a few hundred characters, not at the generation budget minutes later. A unit of
+ * up to 200 characters repeated 10 times in a row over at least 1,000 characters: no file or answer
+ * holds that (a table of identical rows is not a line repeated 8 times with nothing between).
+ */
+export function loopingTail(text: string): { unit: string; start: number } | undefined {
+  const n = text.length;
+  for (let p = 1; p <= LOOP_PERIOD; p++) {
+    const span = Math.max(LOOP_SPAN, LOOP_REPEATS * p);
+    if (span > n) break;
+    let i = n - 1;
+    while (i >= n - span + p && text.charCodeAt(i) === text.charCodeAt(i - p)) i--;
+    if (i >= n - span + p) continue;
+    // the loop goes back further than the span: find where it began
+    let start = n - span;
+    while (start > 0 && text.charCodeAt(start - 1) === text.charCodeAt(start - 1 + p)) start--;
+    return { unit: text.slice(start, start + p), start };
+  }
+  return undefined;
+}

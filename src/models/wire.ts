@@ -6,6 +6,7 @@
  * the library cannot carry (the thinking of earlier turns) travels beside it in `withWireTurn`.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { loopingTail } from "../guard/repetition.js";
 
 /** What one model call adds on the wire that the client library cannot carry. */
 export interface WireTurn {
@@ -35,6 +36,11 @@ export interface WireSeen {
   finishReason?: string;
   /** Calls whose arguments were unreadable, which the client library drops (Ollama's). */
   unreadCalls?: Array<{ name: string; chars: number }>;
+  /**
+   * keel stopped the streamed reply: it had fallen into a loop (the unit it repeated). The stream
+   * ends as a reply cut at its budget would (`finishReason` "length"), and the server stops.
+   */
+  looped?: string;
 }
 
 const wireTurn = new AsyncLocalStorage<WireTurn>();
@@ -56,6 +62,13 @@ export interface WireFetchOptions {
   timeoutMs: number;
   /** Which requests are chat requests (the only ones rewritten and repaired). */
   isChat: (pathname: string) => boolean;
+  /**
+   * The text one streamed response line adds to the reply (content, thinking, call arguments):
+   * what the loop watch reads. Without it, no watch.
+   */
+  generated?: (line: string) => string;
+  /** The lines that end a stream the way a reply cut at its budget ends, in the server's dialect. */
+  cutEnd?: string;
   /** Rewrites a chat request's parsed JSON body (mutate and return it). */
   request?: (body: Record<string, unknown>) => Record<string, unknown>;
   /**
@@ -130,6 +143,7 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
     if (!res.body || !isChat) return res;
 
     const repair = opts.line ? (l: string) => opts.line!(l, turn) : (l: string) => l;
+    const watch = opts.generated && opts.cutEnd && turn ? loopWatch(opts.generated) : undefined;
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     const decoder = new TextDecoder();
     const encoder = new TextEncoder();
@@ -150,6 +164,15 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
             const lines = pending.slice(0, cut).split("\n").map(repair);
             pending = pending.slice(cut + 1);
             ctrl.enqueue(encoder.encode(lines.join("\n") + "\n"));
+            const looped = watch?.(lines);
+            if (looped !== undefined) {
+              // Ended as a cut reply: the client library keeps what came, keel runs none of it.
+              Object.assign((turn!.seen ??= {}), { looped, finishReason: "length" });
+              ctrl.enqueue(encoder.encode(opts.cutEnd));
+              ctrl.close();
+              controller.abort(new Error("keel stopped a looping reply"));
+              await reader.cancel().catch(() => undefined);
+            }
           }
         } catch (err) {
           ctrl.error(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
@@ -166,5 +189,21 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
       statusText: res.statusText,
       headers: res.headers,
     });
+  };
+}
+
+/** Characters of new reply text between two looks for a loop. */
+const LOOP_LOOK_EVERY = 256;
+
+/** Reads a stream's reply text as its lines arrive; says what it repeats once it loops. */
+function loopWatch(generated: (line: string) => string) {
+  let text = "";
+  let looked = 0;
+  return (lines: readonly string[]): string | undefined => {
+    for (const l of lines) text += generated(l);
+    if (text.length - looked < LOOP_LOOK_EVERY) return undefined;
+    looked = text.length;
+    const loop = loopingTail(text);
+    return loop?.unit;
   };
 }

@@ -16,7 +16,7 @@ import { toPromptHistory } from "../history/prompt-form.js";
 import type { ToolMode } from "../../models/capabilities.js";
 import { structuredOptions } from "../../models/chat-model.js";
 import { ModelServerError } from "../../models/errors.js";
-import { withWireTurn, type WireTurn } from "../../models/wire.js";
+import { withWireTurn, type WireSeen, type WireTurn } from "../../models/wire.js";
 import { cutAtBudget, describeCut, type CallKind } from "../../models/budget.js";
 import { withModelRetry } from "../../models/retry.js";
 import type { FormatName } from "../../models/tool-calls/types.js";
@@ -68,8 +68,11 @@ export interface TurnAnswer {
   /** The fit state after this turn. */
   fit: FitState;
   usage?: TurnUsage;
-  /** The server stopped the reply at its generation budget: any call in it is cut (budget.ts). */
-  cut?: { budget: number; detail: string };
+  /**
+   * The server stopped the reply at its generation budget, or keel stopped it in a loop (`looped`:
+   * the unit it repeated): any call in it is cut (budget.ts).
+   */
+  cut?: { budget: number; detail: string; looped?: string };
 }
 
 /** Identifies what sits before the conversation: a change there invalidates the server's cache. */
@@ -226,9 +229,20 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       ...(fallback ? { fallback } : {}),
       fit,
       ...usageOf(counts, reusedEstimate(r.fit, key, fixed, fitted) / estimated),
-      ...(cut ? { cut: { budget, detail: describeCut(reply, budget, wire.seen) } } : {}),
+      ...(cut ? { cut: cutOf(reply, budget, wire.seen ?? {}) } : {}),
     };
   }
+}
+
+/** What stopped a cut reply: the budget, or a loop keel stopped as it streamed. */
+function cutOf(reply: AIMessage, budget: number, seen: WireSeen): NonNullable<TurnAnswer["cut"]> {
+  if (seen.looped === undefined) return { budget, detail: describeCut(reply, budget, seen) };
+  const unit = seen.looped.trim().slice(0, 80) || JSON.stringify(seen.looped.slice(0, 20));
+  return {
+    budget,
+    detail: `your reply fell into a loop, writing "${unit}" over and over; keel stopped it there and ran none of it`,
+    looped: seen.looped,
+  };
 }
 
 /**

@@ -84,6 +84,21 @@ export function repairResponseLine(line: string, turn?: WireTurn): string {
   }
 }
 
+/** The reply text a streamed line adds (a line of a reply still coming: `"done":false`). */
+export function streamedText(line: string): string {
+  if (!line.includes('"done":false')) return "";
+  try {
+    const obj = JSON.parse(line) as {
+      message?: { content?: string; thinking?: string; tool_calls?: unknown[] };
+    };
+    const m = obj.message;
+    if (!m) return "";
+    return `${m.thinking ?? ""}${m.content ?? ""}${m.tool_calls?.length ? JSON.stringify(m.tool_calls) : ""}`;
+  } catch {
+    return "";
+  }
+}
+
 export interface OllamaFetchOptions {
   /** Most ms to wait for response headers, and between two streamed chunks. */
   timeoutMs: number;
@@ -135,6 +150,8 @@ export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
       return body;
     },
     line: repairResponseLine,
+    generated: streamedText,
+    cutEnd: `${JSON.stringify({ message: { role: "assistant", content: "" }, done: true, done_reason: "length" })}\n`,
     ...(opts.baseFetch ? { baseFetch: opts.baseFetch } : {}),
   });
 }

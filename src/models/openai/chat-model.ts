@@ -62,6 +62,8 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
           if (turn) noteServerFigures(line, (turn.seen ??= {}));
           return line;
         },
+        generated: streamedText,
+        cutEnd: CUT_END,
         // A server that rejects one argument: leave it out, send again, remember it (issue 27).
         resend: async (status, text, body) => {
           const name = status === 400 || status === 422 ? argumentToDrop(text, body) : undefined;
@@ -74,6 +76,30 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
     },
   });
 };
+
+/** The end of a stream whose reply was cut at its budget, as a server sends it. */
+const CUT_END = `data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: "length" }] })}\n\ndata: [DONE]\n\n`;
+
+/** The reply text a streamed `data:` line adds: content, reasoning and call arguments. */
+export function streamedText(line: string): string {
+  if (!line.startsWith("data:") || !line.includes('"delta"')) return "";
+  try {
+    const obj = JSON.parse(line.slice(5)) as {
+      choices?: Array<{
+        delta?: {
+          content?: string | null;
+          reasoning_content?: string | null;
+          tool_calls?: Array<{ function?: { arguments?: string } }>;
+        };
+      }>;
+    };
+    const d = obj.choices?.[0]?.delta;
+    if (!d) return "";
+    return `${d.reasoning_content ?? ""}${d.content ?? ""}${(d.tool_calls ?? []).map((c) => c.function?.arguments ?? "").join("")}`;
+  } catch {
+    return "";
+  }
+}
 
 /**
  * Reads what a server reports beside what the client library keeps: why it stopped

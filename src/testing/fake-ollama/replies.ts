@@ -187,7 +187,10 @@ async function writeAnswer(r: AnswerReply, t: ReplyTarget, malformed = false): P
   for (const piece of split(thinking, 2)) line(chunk(view.body.model, { thinking: piece }));
   for (const [i, piece] of split(content, r.pieces ?? 3).entries()) {
     if (i > 0 && r.paceMs) await sleep(r.paceMs);
-    if (res.destroyed) return;
+    if (res.destroyed) {
+      record.clientLeftAfter = i;
+      return;
+    }
     line(chunk(view.body.model, { content: piece }));
     if (malformed && i === 0) res.write('{"model":"broken", "message":\n');
   }

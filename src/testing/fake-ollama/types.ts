@@ -36,6 +36,8 @@ export interface PrefillRecord {
   seconds: number;
   /** The prompt as the fake rendered it (for measurements that need the text). */
   rendered: string;
+  /** A streamed reply the client closed before its end: how many content pieces it had been sent. */
+  clientLeftAfter?: number;
 }
 
 export type Capability = "completion" | "tools" | "thinking" | "vision" | "embedding" | "insert";

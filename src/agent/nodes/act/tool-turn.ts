@@ -4,7 +4,7 @@
  * records a failure (empty, prose, unparseable, repetition, unmet, cut) for `recover`.
  */
 import { AIMessage } from "@langchain/core/messages";
-import { findRepetition } from "../../../guard/repetition.js";
+import { findRepetition, loopingTail } from "../../../guard/repetition.js";
 import type { ArgSchemas } from "../../../models/tool-calls/types.js";
 import { withCallIds } from "../../conversation.js";
 import type { NodeEnv } from "../../runtime.js";
@@ -123,11 +123,15 @@ export function hasActed(state: Pick<CoderStateValue, "trail">): boolean {
  */
 function cutTurn(state: CoderStateValue, answer: TurnAnswer, model: string): CoderStateUpdate {
   const reply = answer.reply;
-  const text = typeof reply.content === "string" ? reply.content : reply.text;
+  const { detail, looped } = answer.cut!;
+  let text = typeof reply.content === "string" ? reply.content : reply.text;
+  // A loop stays in the conversation once, not as the hundreds of repeats that streamed.
+  const loop = looped === undefined ? undefined : loopingTail(text);
+  if (loop) text = text.slice(0, loop.start + loop.unit.length);
   return {
     messages: [new AIMessage({ content: text, ...turnMetadata(answer, model) })],
     turns: state.turns + 1,
-    failure: { kind: "cut", detail: answer.cut!.detail },
+    failure: { kind: looped === undefined ? "cut" : "repetition", detail },
     ...fitUpdate(state.fit, answer.fit),
   };
 }

@@ -1,0 +1,84 @@
+/**
+ * A reply that falls into a loop is stopped as it streams (guard/repetition.ts `loopingTail`, read
+ * by the wire): the server's connection is closed after a few hundred repeats' worth of text, not at
+ * the generation budget; the conversation keeps the loop once; the model is told, and the run goes
+ * on. Through the keel command (a streamed run), on Ollama's and llama.cpp's fakes.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startFakeOpenAI, type FakeOpenAI } from "../../src/testing/fake-openai/index.js";
+import { runKeel } from "../support/cli.js";
+import { call, calls, fakeOllamaPerTest, keelScript, tempWorkspace } from "../support/harness.js";
+
+const LOOP = "I will now write the file hello.txt with the greeting. ";
+/** 400 repeats: ~22,000 characters, sent in 400 paced pieces as a server generates them. */
+const looping = { content: `Let me think.\n${LOOP.repeat(400)}`, pieces: 400, paceMs: 2 };
+
+const script = keelScript((req) => {
+  const told = req.messages.some(
+    (m) => m.role === "user" && m.content.includes("fell into a loop"),
+  );
+  if (!told) return looping;
+  return req.last?.role === "tool"
+    ? { content: "Created hello.txt." }
+    : calls(call("write_file", { path: "hello.txt", content: "hello\n" }));
+});
+
+/** What the next request showed of the looping turn, and whether the model was told. */
+function afterTheLoop(
+  bodies: ReadonlyArray<{ messages?: ReadonlyArray<{ role: string; content?: unknown }> }>,
+) {
+  const text = (m: { content?: unknown }) => (typeof m.content === "string" ? m.content : "");
+  const next = bodies.find((b) => b.messages?.some((m) => text(m).includes("fell into a loop")))!;
+  const kept = next.messages!.find((m) => m.role === "assistant" && text(m).includes(LOOP.trim()))!;
+  return { kept: text(kept) };
+}
+
+const startOllama = fakeOllamaPerTest();
+let openai: FakeOpenAI | undefined;
+afterEach(async () => {
+  await openai?.close();
+  openai = undefined;
+});
+
+describe("a looping reply is stopped as it streams", () => {
+  it("Ollama: stopped early, kept once, the model told, the file written", async () => {
+    const fake = await startOllama({ script });
+    const ws = tempWorkspace();
+    const r = await runKeel(["run", "Create hello.txt", "-w", ws, "--ollama-url", fake.url]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(path.join(ws, "hello.txt"), "utf8")).toBe("hello\n");
+    const { kept } = afterTheLoop(fake.chatBodies({ turnsOnly: true }));
+    // the text before the loop and the loop's unit once
+    expect(kept.split(LOOP.trim()).length - 1).toBe(1);
+    expect(kept.length).toBeLessThan(200);
+    // the server was stopped: it had sent under a tenth of the reply's 400 pieces
+    const left = fake.prefill.map((p) => p.clientLeftAfter).filter((n) => n !== undefined);
+    expect(left).toHaveLength(1);
+    expect(left[0]).toBeLessThan(40);
+    expect(r.stdout).toMatch(/fell into a loop/);
+  });
+
+  it("llama.cpp: the same on the OpenAI-compatible stream", async () => {
+    openai = await startFakeOpenAI({ server: "llama.cpp", script });
+    const ws = tempWorkspace();
+    const r = await runKeel([
+      "run",
+      "Create hello.txt",
+      "-w",
+      ws,
+      "--provider",
+      "openai",
+      "--base-url",
+      openai.baseUrl,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(path.join(ws, "hello.txt"))).toBe(true);
+    const bodies = openai.requests
+      .filter((q) => q.path === "/v1/chat/completions")
+      .map((q) => q.body as { messages: Array<{ role: string; content?: unknown }> });
+    const { kept } = afterTheLoop(bodies);
+    expect(kept.split(LOOP.trim()).length - 1).toBe(1);
+  });
+});
