@@ -44,6 +44,11 @@ const LOOP_SPAN = 1000;
  * holds that (a table of identical rows is not a line repeated 8 times with nothing between).
  */
 export function loopingTail(text: string): { unit: string; start: number } | undefined {
+  return periodicTail(text) ?? fewUnitsTail(text);
+}
+
+/** The tail is one unit repeated exactly. */
+function periodicTail(text: string): { unit: string; start: number } | undefined {
   const n = text.length;
   for (let p = 1; p <= LOOP_PERIOD; p++) {
     const span = Math.max(LOOP_SPAN, LOOP_REPEATS * p);
@@ -57,4 +62,34 @@ export function loopingTail(text: string): { unit: string; start: number } | und
     return { unit: text.slice(start, start + p), start };
   }
   return undefined;
+}
+
+/** Units (lines, sentences) the near-loop look reads, and how few distinct ones make a loop. */
+const LOOP_UNITS = 12;
+const LOOP_DISTINCT = 3;
+
+/**
+ * The tail is a few units in varying order ("<|im_end|>" and "<|im_start|>user" lines mixed, a
+ * sentence and its variant): at least 12 units over the last 1,000+ characters, at most 3 of them
+ * distinct. The unit is the most frequent; the loop begins where those units began.
+ */
+function fewUnitsTail(text: string): { unit: string; start: number } | undefined {
+  const units: Array<{ text: string; at: number }> = [];
+  for (const m of text.matchAll(/[^\n.!?]*(?:[.!?]+|\n|$)/g)) {
+    const t = m[0].trim();
+    if (t.length >= 2) units.push({ text: t, at: m.index });
+  }
+  let from = units.length;
+  const seen = new Map<string, number>();
+  while (from > 0) {
+    const u = units[from - 1]!.text;
+    if (!seen.has(u) && seen.size === LOOP_DISTINCT) break;
+    seen.set(u, (seen.get(u) ?? 0) + 1);
+    from--;
+  }
+  if (units.length - from < LOOP_UNITS || from === units.length) return undefined;
+  const start = units[from]!.at;
+  if (text.length - start < LOOP_SPAN) return undefined;
+  const unit = [...seen].sort((a, b) => b[1] - a[1])[0]![0];
+  return { unit, start };
 }

@@ -113,7 +113,10 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
           `${pc.yellow("recover")}  re-planning: ${short(update.replanReason ?? "", 100)}`,
         );
       else {
-        const note = messages.find((m) => typeof m.content === "string");
+        // keel's note to the model (the update may also carry the turn's own reply or its stubs)
+        const note =
+          messages.find((m) => typeof m.content === "string" && m.content.startsWith("[keel]")) ??
+          messages.find((m) => typeof m.content === "string" && m.content.trim() !== "");
         lines.push(
           `${pc.yellow("recover")}  hint → ${short(typeof note?.content === "string" ? note.content : "", 110)}`,
         );

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { toPromptHistory } from "../../src/agent/history/prompt-form.js";
 import { fitToWindow as fit, type Fitted } from "../../src/agent/history/fit.js";
 import { estimateTokens, replyReserve } from "../../src/guard/context-budget.js";
-import { findRepetition } from "../../src/guard/repetition.js";
+import { findRepetition, loopingTail } from "../../src/guard/repetition.js";
 
 describe("findRepetition", () => {
   it("finds a sentence repeated within one reply", () => {
@@ -36,6 +36,47 @@ const fitToWindow = (
   findRequest: () => number,
   foldedUpTo = 0,
 ): Fitted => fit(h, { fixed, window, pinned: () => [findRequest()], foldedUpTo });
+
+describe("loopingTail: a reply stopped while it loops", () => {
+  it.each([
+    ["a word", `Here is the plan: ${"the ".repeat(300)}`, "the"],
+    [
+      "a sentence",
+      `ok\n${"I will now write the file.\n".repeat(40)}`,
+      "I will now write the file.",
+    ],
+    ["blank space", `done${" ".repeat(1200)}`, ""],
+    [
+      "three lines in varying order",
+      `Sure.\n${Array.from({ length: 90 }, (_, i) => ["<|im_end|>", "<|im_start|>user", "<|im_end|><|im_end|>"][(i * i) % 3]).join("\n")}`,
+      "<|im_",
+    ],
+  ])("%s", (_, text, unit) => {
+    const loop = loopingTail(text);
+    expect(loop?.unit.trim().startsWith(unit)).toBe(true);
+    // what it said before the loop is kept
+    expect(text.slice(0, loop!.start).length).toBeLessThan(20);
+  });
+
+  it.each([
+    [
+      "numbered lines",
+      Array.from({ length: 120 }, (_, i) => `  const v${i} = compute(${i});`).join("\n"),
+    ],
+    [
+      "similar tests",
+      Array.from(
+        { length: 40 },
+        (_, i) => `def test_${i}():\n    assert f(${i}) == ${i * 2}\n`,
+      ).join("\n"),
+    ],
+    ["a list", Array.from({ length: 60 }, (_, i) => `- item number ${i} in the list`).join("\n")],
+    ["a short run", "ha".repeat(300)],
+    ["JSON rows", JSON.stringify(Array.from({ length: 80 }, (_, i) => ({ type: "string", i })))],
+  ])("not %s", (_, text) => {
+    expect(loopingTail(text)).toBeUndefined();
+  });
+});
 
 describe("fitToWindow", () => {
   const turn = (i: number, size: number) => [
