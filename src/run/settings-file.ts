@@ -4,8 +4,9 @@
  * low: flags (the run's own settings) > environment > project file > user file > defaults.
  *
  * A project's file travels with the repository, so it cannot widen what the agent may do on the
- * machine (the settings table's `userOnly` entries: the sandbox's grants, running unsandboxed,
- * approving everything, MCP servers); those belong in the user's file. A project's list of ask or
+ * machine, nor choose where prompts and keys are sent (the settings table's `userOnly` entries:
+ * the sandbox's grants, running unsandboxed, approving everything, MCP servers, the server's URL);
+ * those belong in the user's file. A project's list of ask or
  * deny rules adds to the user's (`additive`): a repository may ask or refuse more, never less. A
  * bad file is an error that names the file and the field.
  */
@@ -74,7 +75,7 @@ export function checkSettings(
       throw new SettingsFileError(
         file,
         key,
-        `only your user settings file may set it (a project's file must not widen what the agent may do on your machine)`,
+        `only your user settings file may set it (a project's file must not widen what the agent may do on your machine, nor choose where your prompts and keys are sent)`,
       );
     }
     const field = schema.shape[key] as z.ZodType | undefined;

@@ -77,6 +77,8 @@ export const ModelSettingsSchema = z.object({
       commands: SERVER_COMMANDS,
       env: "KEEL_BASE_URL",
       example: "http://127.0.0.1:1234/v1",
+      // A cloned repository's settings must not send your prompts and OPENAI_API_KEY elsewhere.
+      userOnly: true,
     },
   ),
   apiKey: setting(
@@ -98,6 +100,7 @@ export const ModelSettingsSchema = z.object({
       env: "OLLAMA_HOST",
       fromEnv: normaliseOllamaHost,
       example: "http://127.0.0.1:11435",
+      userOnly: true,
     },
   ),
   temperature: z.number().min(0).max(2).default(0.2).describe("Sampling temperature for the model"),
