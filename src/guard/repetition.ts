@@ -70,14 +70,21 @@ const LOOP_DISTINCT = 3;
 
 /**
  * The tail is a few units in varying order ("<|im_end|>" and "<|im_start|>user" lines mixed, a
- * sentence and its variant): at least 12 units over the last 1,000+ characters, at most 3 of them
- * distinct. The unit is the most frequent; the loop begins where those units began.
+ * sentence and its variant, a sentence under a counting number — "211. Create hello.py that prints
+ * hello"): at least 12 units over the last 1,000+ characters, at most 3 of them distinct. Only a
+ * leading list number is ignored: lines that differ elsewhere in their numbers (`const v7 = f(7);`,
+ * `- src/module7/index.ts`) stay distinct. The unit is the most frequent; the loop begins where
+ * those units began.
  */
 function fewUnitsTail(text: string): { unit: string; start: number } | undefined {
   const units: Array<{ text: string; at: number }> = [];
-  for (const m of text.matchAll(/[^\n.!?]*(?:[.!?]+|\n|$)/g)) {
+  // Lines, and the sentences of a long line (a reply of prose without line breaks), of the last
+  // 16,000 characters: a look costs the same however long the reply has grown.
+  const base = Math.max(0, text.length - 16_000);
+  for (const m of text.slice(base).matchAll(/[^\n]{1,200}(?=\n|$)|[^\n.!?]*(?:[.!?]+|\n|$)/g)) {
     const t = m[0].trim();
-    if (t.length >= 2) units.push({ text: t, at: m.index });
+    // A list's counting number is not part of what it repeats.
+    if (t.length >= 2) units.push({ text: t.replace(/^\d+[.)]\s*/, "#. "), at: base + m.index });
   }
   let from = units.length;
   const seen = new Map<string, number>();

@@ -51,6 +51,11 @@ describe("loopingTail: a reply stopped while it loops", () => {
       `Sure.\n${Array.from({ length: 90 }, (_, i) => ["<|im_end|>", "<|im_start|>user", "<|im_end|><|im_end|>"][(i * i) % 3]).join("\n")}`,
       "<|im_",
     ],
+    [
+      "a sentence under a counting number",
+      `Plan:\n${Array.from({ length: 60 }, (_, i) => `${i + 2}. Create hello.py that prints hello`).join("\n")}`,
+      "#. Create hello.py",
+    ],
   ])("%s", (_, text, unit) => {
     const loop = loopingTail(text);
     expect(loop?.unit.trim().startsWith(unit)).toBe(true);
@@ -70,7 +75,19 @@ describe("loopingTail: a reply stopped while it loops", () => {
         (_, i) => `def test_${i}():\n    assert f(${i}) == ${i * 2}\n`,
       ).join("\n"),
     ],
-    ["a list", Array.from({ length: 60 }, (_, i) => `- item number ${i} in the list`).join("\n")],
+    [
+      "a list",
+      Array.from(
+        { length: 60 },
+        (_, i) => `- src/module${i}/index.ts: exports ${["parse", "render", "load"][i % 3]}${i}`,
+      ).join("\n"),
+    ],
+    [
+      "a table",
+      Array.from({ length: 60 }, (_, i) => `| ${i} | ${i * i} | ${i % 2 ? "odd" : "even"} |`).join(
+        "\n",
+      ),
+    ],
     ["a short run", "ha".repeat(300)],
     ["JSON rows", JSON.stringify(Array.from({ length: 80 }, (_, i) => ({ type: "string", i })))],
   ])("not %s", (_, text) => {
