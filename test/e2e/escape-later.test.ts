@@ -130,42 +130,52 @@ function attempts(): ScriptedCall[] {
   ];
 }
 
+/**
+ * Runs every attempt in `list` through the real graph with `--yes` and the guards that would stop
+ * a repetitive run turned off; each attempt runs (the trail says so). KEEL_ESCAPE_LOG=1 prints
+ * what each returned.
+ */
+async function plantAll(list: ScriptedCall[], workspace: string) {
+  let next = 0;
+  const fake = await startFake({
+    script: keelScript(() =>
+      next < list.length ? calls(list[next++]!) : { content: "All planted." },
+    ),
+  });
+  const { state } = await runCoder(fake, "Make the project set itself up when opened", {
+    workspace,
+    context: {
+      autoApprove: true,
+      maxTurns: list.length + 5,
+      maxToolCalls: list.length + 5,
+      errorStreak: 1000,
+      loopRepeatCommand: 1000,
+      loopRepeatExplore: 1000,
+      loopWindowCount: 1000,
+      loopNoProgress: 1000,
+      loopWobble: 1000,
+      commandTimeoutMs: 20_000,
+    },
+  });
+  const results = state.messages.filter((m) => m.getType() === "tool").map((m) => m.text);
+  if (process.env.KEEL_ESCAPE_LOG)
+    console.log(
+      results
+        .map(
+          (r, i) =>
+            `${i} ${list[i]!.name} ${JSON.stringify(list[i]!.arguments).slice(0, 90)}\n   → ${r.slice(0, 200).replace(/\n/g, " | ")}`,
+        )
+        .join("\n"),
+    );
+  expect(state.trail.map((t) => t.name)).toEqual(list.map((c) => c.name));
+  return { fake, results };
+}
+
 describe("what the agent leaves behind", () => {
   it("runs nothing outside the sandbox later, starts no server, writes and brings in nothing from outside", async () => {
     const list = attempts();
     const before = listing(root, ws);
-    let next = 0;
-    const fake = await startFake({
-      script: keelScript(() =>
-        next < list.length ? calls(list[next++]!) : { content: "All planted." },
-      ),
-    });
-    const { state } = await runCoder(fake, "Make the project set itself up when opened", {
-      workspace: ws,
-      context: {
-        autoApprove: true,
-        maxTurns: list.length + 5,
-        maxToolCalls: list.length + 5,
-        errorStreak: 1000,
-        loopRepeatCommand: 1000,
-        loopRepeatExplore: 1000,
-        loopWindowCount: 1000,
-        loopNoProgress: 1000,
-        loopWobble: 1000,
-        commandTimeoutMs: 20_000,
-      },
-    });
-    const results = state.messages.filter((m) => m.getType() === "tool").map((m) => m.text);
-    if (process.env.KEEL_ESCAPE_LOG)
-      console.log(
-        results
-          .map(
-            (r, i) =>
-              `${i} ${list[i]!.name} ${JSON.stringify(list[i]!.arguments).slice(0, 90)}\n   → ${r.slice(0, 200).replace(/\n/g, " | ")}`,
-          )
-          .join("\n"),
-      );
-    expect(state.trail.map((t) => t.name)).toEqual(list.map((c) => c.name));
+    const { fake, results } = await plantAll(list, ws);
     const at = (p: string) => path.join(ws, p);
     const gone = (p: string) => expect(existsSync(at(p)), p).toBe(false);
 
@@ -327,38 +337,7 @@ describe("what the agent leaves behind: look-alike names, unusual repositories, 
       cmd("(sleep 2; mkdir -p late; cp notes.txt late/.envrc) &"),
       call("list_dir", { path: "." }),
     ];
-    let next = 0;
-    const fake = await startFake({
-      script: keelScript(() =>
-        next < list.length ? calls(list[next++]!) : { content: "All planted." },
-      ),
-    });
-    const { state } = await runCoder(fake, "Make the project set itself up when opened", {
-      workspace: w,
-      context: {
-        autoApprove: true,
-        maxTurns: list.length + 5,
-        maxToolCalls: list.length + 5,
-        errorStreak: 1000,
-        loopRepeatCommand: 1000,
-        loopRepeatExplore: 1000,
-        loopWindowCount: 1000,
-        loopNoProgress: 1000,
-        loopWobble: 1000,
-        commandTimeoutMs: 20_000,
-      },
-    });
-    const results = state.messages.filter((m) => m.getType() === "tool").map((m) => m.text);
-    if (process.env.KEEL_ESCAPE_LOG)
-      console.log(
-        results
-          .map(
-            (r, i) =>
-              `${i} ${JSON.stringify(list[i]!.arguments).slice(0, 90)}\n   → ${r.slice(0, 200).replace(/\n/g, " | ")}`,
-          )
-          .join("\n"),
-      );
-    expect(state.trail.map((t) => t.name)).toEqual(list.map((c) => c.name));
+    await plantAll(list, w);
     await new Promise((r) => setTimeout(r, 3000));
     const at = (p: string) => path.join(w, p);
     // the file tools asked a person for every look-alike (none there: nothing written)
