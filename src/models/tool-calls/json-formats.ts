@@ -4,14 +4,8 @@
  * carries a `problem`, a list's invalid entries are in `rejected`.
  */
 import { callsFromJson, jsonEntries, splitEntries } from "./entries.js";
-import {
-  endOfTurnAt,
-  inline,
-  jsonAt,
-  onlyEndOfTurn,
-  parsePythonCalls,
-  parsePythonLines,
-} from "./scan.js";
+import { inline, jsonAt, parsePythonCalls, parsePythonLines } from "./scan.js";
+import { endOfTurnAt, onlyEndOfTurn } from "./end-of-turn.js";
 import type { Extraction, Extractor, RawCall } from "./types.js";
 
 /**

@@ -5,7 +5,8 @@
  */
 import { CALL_OPENERS, FORMATS } from "./formats.js";
 import { maskReasoning } from "./reasoning.js";
-import { END_OF_TURN, forgetFailures, lenientJson, onlyEndOfTurn } from "./scan.js";
+import { forgetFailures, lenientJson } from "./scan.js";
+import { END_OF_TURN, onlyEndOfTurn } from "./end-of-turn.js";
 import type {
   ArgSchemas,
   PropertySchema,

@@ -2,14 +2,8 @@
  * Formats whose arguments are written as text or Python: Qwen3-Coder and GLM-4.5 XML, Gemma's
  * `call:name{…}` and tool_code blocks, pythonic lists (Llama 3.2/4) and LFM2.
  */
-import {
-  endOfTurnAt,
-  inline,
-  lenientJson,
-  onlyEndOfTurn,
-  parsePythonCalls,
-  parsePythonLines,
-} from "./scan.js";
+import { inline, lenientJson, parsePythonCalls, parsePythonLines } from "./scan.js";
+import { endOfTurnAt, onlyEndOfTurn } from "./end-of-turn.js";
 import type { Extraction, Extractor, RawCall } from "./types.js";
 
 /** The extraction for a whole regex match: its calls, or the problem when there are none. */
