@@ -1,18 +1,14 @@
 /** Option parsers several keel commands share (the run settings' flags: setting-flags.ts). */
-import { realpathSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { InvalidArgumentError } from "commander";
 import { UsageError } from "../session/session.js";
+import { realWorkspace } from "../tools/workspace-path.js";
 
 /** A `--workspace` folder as its real path; a usage error when it is not an existing folder. */
 export function workspaceFolder(dir: string): string {
   const abs = path.resolve(dir);
-  let real: string | undefined;
-  try {
-    real = realpathSync(abs);
-  } catch {
-    real = undefined;
-  }
+  const real = existsSync(abs) ? realWorkspace(abs) : undefined;
   if (!real || !statSync(real).isDirectory())
     throw new UsageError(
       `workspace ${abs} is not an existing folder; create it or pass --workspace <dir>`,
