@@ -77,14 +77,15 @@ const LOOP_DISTINCT = 3;
  * those units began.
  */
 function fewUnitsTail(text: string): { unit: string; start: number } | undefined {
-  const units: Array<{ text: string; at: number }> = [];
+  const units: Array<{ text: string; at: number; said: string }> = [];
   // Lines, and the sentences of a long line (a reply of prose without line breaks), of the last
   // 16,000 characters: a look costs the same however long the reply has grown.
   const base = Math.max(0, text.length - 16_000);
   for (const m of text.slice(base).matchAll(/[^\n]{1,200}(?=\n|$)|[^\n.!?]*(?:[.!?]+|\n|$)/g)) {
     const t = m[0].trim();
     // A list's counting number is not part of what it repeats.
-    if (t.length >= 2) units.push({ text: t.replace(/^\d+[.)]\s*/, "#. "), at: base + m.index });
+    if (t.length >= 2)
+      units.push({ text: t.replace(/^\d+[.)]\s*/, "#. "), at: base + m.index, said: t });
   }
   let from = units.length;
   const seen = new Map<string, number>();
@@ -97,6 +98,8 @@ function fewUnitsTail(text: string): { unit: string; start: number } | undefined
   if (units.length - from < LOOP_UNITS || from === units.length) return undefined;
   const start = units[from]!.at;
   if (text.length - start < LOOP_SPAN) return undefined;
-  const unit = [...seen].sort((a, b) => b[1] - a[1])[0]![0];
+  // The most frequent unit, as the reply last wrote it (its list number and all).
+  const most = [...seen].sort((a, b) => b[1] - a[1])[0]![0];
+  const unit = units.findLast((u) => u.text === most)!.said;
   return { unit, start };
 }

@@ -54,7 +54,7 @@ describe("loopingTail: a reply stopped while it loops", () => {
     [
       "a sentence under a counting number",
       `Plan:\n${Array.from({ length: 60 }, (_, i) => `${i + 2}. Create hello.py that prints hello`).join("\n")}`,
-      "#. Create hello.py",
+      "61. Create hello.py",
     ],
   ])("%s", (_, text, unit) => {
     const loop = loopingTail(text);
