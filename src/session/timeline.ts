@@ -112,6 +112,10 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
         lines.push(
           `${pc.yellow("recover")}  re-planning: ${short(update.replanReason ?? "", 100)}`,
         );
+      else if (update.summaryFor)
+        lines.push(
+          `${pc.yellow("recover")}  one last turn without tools, for a summary: ${short(update.summaryFor.detail, 80)}`,
+        );
       else {
         // keel's note to the model (the update may also carry the turn's own reply or its stubs)
         const note =

@@ -2,6 +2,7 @@
 import { AIMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { FailureSchema } from "../../src/agent/state.js";
+import { keelNote } from "../../src/agent/nodes/recover.js";
 import { describeUpdate, FAILURE_LABEL } from "../../src/session/timeline.js";
 
 describe("describeUpdate for act", () => {
@@ -22,5 +23,23 @@ describe("describeUpdate for act", () => {
 
   it("has a label for every failure kind", () => {
     expect(Object.keys(FAILURE_LABEL).sort()).toEqual([...FailureSchema.shape.kind.options].sort());
+  });
+});
+
+describe("describeUpdate for recover", () => {
+  it("names each rung: a hint shows keel's note, the summary turn says so (it has no note)", () => {
+    const hint = describeUpdate("recover", {
+      messages: [new AIMessage({ content: "" }), keelNote("Say something new.")],
+      recoverTo: "act",
+    });
+    expect(hint.join("\n")).toMatch(/hint → \[keel\] Say something new\./);
+    const summary = describeUpdate("recover", {
+      messages: [],
+      summaryFor: { kind: "repetition", detail: "the same reply 3 times" },
+      recoverTo: "act",
+    });
+    expect(summary.join("\n")).toMatch(
+      /one last turn without tools, for a summary: the same reply 3 times/,
+    );
   });
 });
