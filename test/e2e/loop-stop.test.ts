@@ -2,11 +2,17 @@
  * A reply that falls into a loop is stopped as it streams (guard/repetition.ts `loopingTail`, read
  * by the wire): the server's connection is closed after a few hundred repeats' worth of text, not at
  * the generation budget; the conversation keeps the loop once; the model is told, and the run goes
- * on. Through the keel command (a streamed run), on Ollama's and llama.cpp's fakes.
+ * on. Through the keel command (a streamed run), on Ollama's and llama.cpp's fakes, and through a
+ * graph invoked from code, where nobody listens to the stream.
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { HumanMessage } from "@langchain/core/messages";
+import { MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
+import { runConfig } from "../../src/agent/context.js";
+import { createCoderGraph } from "../../src/agent/graph.js";
+import type { CoderStateValue } from "../../src/agent/state.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../../src/testing/fake-openai/index.js";
 import { runKeel } from "../support/cli.js";
 import { call, calls, fakeOllamaPerTest, keelScript, tempWorkspace } from "../support/harness.js";
@@ -80,5 +86,34 @@ describe("a looping reply is stopped as it streams", () => {
       .map((q) => q.body as { messages: Array<{ role: string; content?: unknown }> });
     const { kept } = afterTheLoop(bodies);
     expect(kept.split(LOOP.trim()).length - 1).toBe(1);
+    expect(stoppedAfter(openai)).toEqual([expect.any(Number)]);
+    expect(stoppedAfter(openai)[0]).toBeLessThan(40);
+  });
+
+  it("llama.cpp, a graph invoked from code: every reply streams all the same, and the loop is stopped", async () => {
+    openai = await startFakeOpenAI({ server: "llama.cpp", script });
+    const ws = tempWorkspace();
+    const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
+    const config = runConfig("loop-invoke", {
+      provider: "openai",
+      baseUrl: openai.baseUrl,
+      model: "qwen2.5-coder-7b-instruct",
+      workspace: ws,
+      retryBaseMs: 5,
+    });
+    const state = (await graph.invoke(
+      { messages: [new HumanMessage("Create hello.txt")] },
+      config,
+    )) as CoderStateValue;
+    expect(state.status).toBe("done");
+    expect(readFileSync(path.join(ws, "hello.txt"), "utf8")).toBe("hello\n");
+    const chats = openai.requests.filter((q) => q.path === "/v1/chat/completions");
+    expect(chats.every((q) => (q.body as { stream?: boolean }).stream === true)).toBe(true);
+    expect(stoppedAfter(openai)).toEqual([expect.any(Number)]);
+    expect(stoppedAfter(openai)[0]).toBeLessThan(40);
   });
 });
+
+/** For each streamed answer the client stopped reading, the pieces the fake had sent. */
+const stoppedAfter = (f: FakeOpenAI) =>
+  f.requests.flatMap((q) => (q.clientLeftAfter === undefined ? [] : [q.clientLeftAfter]));

@@ -3,6 +3,7 @@
  * around it (deadlines, the server's quirks) and keel's retries instead of the SDK's.
  */
 import type * as OpenAIModule from "@langchain/openai";
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { ChatModelFactory } from "../types.js";
 import { createWireFetch, currentWireTurn, type WireSeen, type WireTurn } from "../wire.js";
 import { QUIRKS } from "./quirks.js";
@@ -20,10 +21,21 @@ export async function loadOpenAIProvider(): Promise<void> {
 }
 
 /**
+ * Asks LangChain to take a chat model's streaming path on every call, as it does when LangGraph's
+ * `messages` mode listens: the reply is read as it arrives, so keel's loop watch (wire.ts) can stop
+ * a reply that fell into a loop, also in runs nobody watches (`keel eval`, `graph.invoke`). Only on
+ * servers that report usage in a stream: elsewhere a whole answer keeps the server's token counts.
+ */
+class PreferStreaming extends BaseCallbackHandler {
+  name = "keel-prefer-streaming";
+  lc_prefer_streaming = true;
+}
+
+/**
  * ChatOpenAI for the run's server. `streaming` stays off: with it on, `invoke` counts tokens with
- * tiktoken, which downloads its tables and hangs offline (docs/servers.md). The reply still streams
- * wherever someone listens (LangGraph's `messages` mode, the CLI), through the chunk path, which asks
- * for usage in the stream only where the server takes `stream_options`. It never retries by itself
+ * tiktoken, which downloads its tables and hangs offline (docs/servers.md). Replies stream all the
+ * same, through the chunk path: wherever someone listens (LangGraph's `messages` mode, the CLI), and
+ * on every call to a server that takes `stream_options` (`PreferStreaming`). It never retries by itself
  * (keel's `withModelRetry` does, with the error classified) and sends the server's quirks on the wire.
  */
 export const createOpenAIChatModel: ChatModelFactory = (s) => {
@@ -38,6 +50,7 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
     temperature: s.temperature,
     streamUsage: quirks.streamUsage,
     maxRetries: 0,
+    ...(quirks.streamUsage ? { callbacks: [new PreferStreaming()] } : {}),
     apiKey: s.apiKey ?? "no-key",
     configuration: {
       baseURL: s.serverUrl ?? s.ollamaUrl,

@@ -163,6 +163,8 @@ export interface RecordedRequest {
   /** Parsed JSON body, or the raw text when it did not parse. */
   body: unknown;
   at: number;
+  /** A streamed answer the client stopped reading: the content pieces sent before it left. */
+  clientLeftAfter?: number;
 }
 
 export interface FakeOllamaOptions {

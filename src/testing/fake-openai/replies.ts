@@ -145,13 +145,14 @@ export function writeCompletion(
 
 /**
  * The completion as server-sent events, the way llama.cpp, vLLM and LM Studio stream it; the usage
- * chunk only when the request asked for it (`stream_options.include_usage`).
+ * chunk only when the request asked for it (`stream_options.include_usage`). Returns the number of
+ * content pieces sent when the client left before the end (a real server stops generating then).
  */
 export async function writeStream(
   res: ServerResponse,
   { id: fixed, model, content, thinking, calls, finish, usage, pieces: parts, ...rest }: Completion,
   includeUsage: boolean,
-): Promise<void> {
+): Promise<number | undefined> {
   res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
   const chatId = fixed ?? id("chatcmpl-");
   const created = Math.floor(Date.now() / 1000);
@@ -172,7 +173,7 @@ export async function writeStream(
   const size = Math.ceil(content.length / pieces) || 1;
   for (let i = 0; i < content.length; i += size) {
     if (i > 0 && rest.paceMs) await new Promise((r) => setTimeout(r, rest.paceMs));
-    if (res.destroyed) return;
+    if (res.destroyed) return i / size;
     event({ content: content.slice(i, i + size) });
   }
   calls.forEach((c, index) => {
@@ -193,6 +194,7 @@ export async function writeStream(
     );
   res.write("data: [DONE]\n\n");
   res.end();
+  return undefined;
 }
 
 /** LM Studio's `/api/v0/models/<id>`: the loaded context and whether the model takes tools. */

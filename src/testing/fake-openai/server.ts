@@ -87,14 +87,15 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const { body } = await readBody(req);
     const url = new URL(req.url ?? "/", "http://x");
-    requests.push({
+    const recorded: RecordedRequest = {
       method: req.method ?? "GET",
       path: url.pathname,
       prefix: "",
       headers: req.headers,
       body,
       at: Date.now(),
-    });
+    };
+    requests.push(recorded);
     const route = url.pathname;
     const isPublic = llama && route === "/health";
     if (opts.apiKey && !isPublic && req.headers.authorization !== `Bearer ${opts.apiKey}`)
@@ -130,12 +131,12 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     if (req.method === "POST" && route === "/v1/chat/completions") {
       if (llama && typeof body === "string")
         return fail(res, 500, `[json.exception.parse_error.101] parse error: ${body.slice(0, 40)}`);
-      return chat(body, res);
+      return chat(body, res, recorded);
     }
     fail(res, 404, `File Not Found`);
   };
 
-  const chat = async (body: unknown, res: ServerResponse) => {
+  const chat = async (body: unknown, res: ServerResponse, recorded: RecordedRequest) => {
     if (
       typeof body !== "object" ||
       body === null ||
@@ -244,7 +245,11 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
           }
         : {}),
     };
-    if (b.stream) return writeStream(res, completion, b.stream_options?.include_usage === true);
+    if (b.stream) {
+      const left = await writeStream(res, completion, b.stream_options?.include_usage === true);
+      if (left !== undefined) recorded.clientLeftAfter = left;
+      return;
+    }
     writeCompletion(res, completion);
   };
 
