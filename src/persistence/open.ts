@@ -36,8 +36,7 @@ export class PersistenceError extends Error {
 export async function openPersistence(url: string, cwd = process.cwd()): Promise<Persistence> {
   const target = parseCheckpointUrl(url, cwd);
   if (target.kind !== "postgres") {
-    const checkpointer = createCheckpointer(target);
-    const store = createStore(target);
+    const { checkpointer, store } = openLocal(target);
     return {
       target,
       checkpointer,
@@ -80,4 +79,22 @@ export async function openPersistence(url: string, cwd = process.cwd()): Promise
       await Promise.allSettled([checkpointer.end(), store.stop()]);
     },
   };
+}
+
+/**
+ * Memory or SQLite; a SQLite file that cannot be opened (not a database, a folder) is a
+ * `PersistenceError` naming it.
+ */
+function openLocal(target: Exclude<CheckpointTarget, { kind: "postgres" }>) {
+  let checkpointer: BaseCheckpointSaver | undefined;
+  try {
+    checkpointer = createCheckpointer(target);
+    return { checkpointer, store: createStore(target) };
+  } catch (err) {
+    if (checkpointer) closeCheckpointer(checkpointer);
+    if (target.kind !== "sqlite") throw err;
+    throw new PersistenceError(
+      `cannot open the SQLite database ${target.path}: ${(err as Error).message}. Move it aside (a new store starts empty) or pass --checkpoints sqlite:OTHER_FILE.`,
+    );
+  }
 }

@@ -1,6 +1,6 @@
 /** The keel command end to end: the built CLI as a child process against the fake Ollama server. */
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RunOutcome } from "../../src/session/session.js";
@@ -249,6 +249,30 @@ describe("model server failures exit 3 with what to do", () => {
     expect(fake.chatRequests()).toHaveLength(2);
   });
 });
+
+describe("a SQLite store that cannot be opened exits 4, naming the file", () => {
+  it.each([
+    ["a file that is not a database", (ws: string) => writeFileSync(dbOf(ws), "garbage\n")],
+    ["a folder where the file should be", (ws: string) => mkdirSync(dbOf(ws))],
+  ])("%s", async (_, spoil) => {
+    const ws = tempWorkspace();
+    mkdirSync(path.join(ws, ".keel"));
+    spoil(ws);
+    for (const args of [
+      ["run", "x", "-w", ws, "--json"],
+      ["stats", "-w", ws],
+    ]) {
+      const r = await runKeel(args, {
+        env: { OLLAMA_HOST: `http://127.0.0.1:${await closedPort()}` },
+      });
+      expect(r.code, args[0]).toBe(4);
+      expect(r.stderr).toContain(`keel: cannot open the SQLite database ${dbOf(ws)}`);
+      expect(r.stderr).not.toContain("unexpected failure");
+    }
+  });
+});
+
+const dbOf = (ws: string) => path.join(ws, ".keel", "keel.db");
 
 describe("usage errors exit 2", () => {
   it.each([
