@@ -307,7 +307,7 @@ Examples:
           process.stdout.write(
             `${flags.json ? JSON.stringify(fields) : formatAnalyzeOutcome(outcome)}\n`,
           );
-          process.exitCode = exitCode;
+          process.exitCode = stop.exitCode(exitCode);
         } finally {
           stop.dispose();
         }

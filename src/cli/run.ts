@@ -69,7 +69,7 @@ async function runCommand(
       control: stop.control,
     });
     printOutcome(outcome, flags.json);
-    return outcome.exitCode;
+    return stop.exitCode(outcome.exitCode);
   } finally {
     stop.dispose();
     rl?.close();
@@ -98,7 +98,7 @@ export function runCommandDef(): Command {
     .addHelpText(
       "after",
       `
-Exit codes: 0 done · 1 not completed (gave up / needs a human) · 2 usage error · 3 model server failed · 4 checkpoint database unreachable · 130 Ctrl-C (resumable)
+Exit codes: 0 done · 1 not completed (gave up / needs a human) · 2 usage error · 3 model server failed · 4 checkpoint database unreachable · 130 Ctrl-C · 143 SIGTERM (both resumable)
 
 Examples:
   keel run "Build a REST API endpoint GET /users in src/api/users.js" -w ./my-app

@@ -57,7 +57,7 @@ export interface RunOutcome {
   }>;
   /** The settings in force (secrets left out). */
   settings: Record<string, unknown>;
-  /** 0 done, 1 not completed, 3 the model server failed, 130 interrupted (Ctrl-C). */
+  /** 0 done, 1 not completed, 3 the model server failed, 130 interrupted (Ctrl-C, SIGTERM). */
   exitCode: 0 | 1 | 3 | 130;
 }
 
@@ -228,11 +228,11 @@ async function runThread(opts: SessionOptions): Promise<RunOutcome> {
       };
     }
     if (opts.signal?.aborted || isGraphDrained(err)) {
-      // Ctrl-C: the last completed step is checkpointed; the step in flight reruns on resume.
+      // Ctrl-C or SIGTERM: the last completed step is checkpointed; the step in flight reruns on resume.
       const o = report(await values(), "gave_up");
       return {
         ...o,
-        summary: `Interrupted by the user. Resume with: keel run --thread ${shellWord(threadId)}`,
+        summary: `Interrupted. Resume with: keel run --thread ${shellWord(threadId)}`,
         exitCode: 130,
       };
     }

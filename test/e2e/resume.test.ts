@@ -3,7 +3,7 @@
  * with the same --thread finishes the task from the SQLite checkpoint, without re-running any tool
  * call that already had its answer (effects.log counts every side effect).
  */
-import { readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ChatView, FakeOllama } from "../../src/testing/fake-ollama/index.js";
@@ -145,5 +145,37 @@ describe("Ctrl-C", () => {
     const second = await runKeel(args);
     expect(second.json).toMatchObject({ status: "done" });
     expect(readFileSync(path.join(ws, "effects.log"), "utf8")).toBe("step0\nstep1\nstep2\nstep3\n");
+  });
+
+  it("SIGTERM stops at once: the command in flight is stopped, the outcome printed, exit 143, and the thread resumes", async () => {
+    const slow = `node -e "const f=require('fs');f.appendFileSync('effects.log','start\\n');setTimeout(()=>f.appendFileSync('effects.log','end\\n'),3000)"`;
+    fake = await startFake({
+      script: keelScript((req) =>
+        req.turn === 0 ? calls(call("run_command", { command: slow })) : { content: "Ran it." },
+      ),
+    });
+    const ws = tempWorkspace();
+    const log = path.join(ws, "effects.log");
+    const args = ["run", "Run the slow step", "-w", ws, "--ollama-url", fake.url];
+    const first = await runKeel([...args, "--thread", "term", "--json"], {
+      onSpawn: (child) => {
+        const poll = setInterval(() => {
+          if (existsSync(log)) {
+            clearInterval(poll);
+            child.kill("SIGTERM");
+          }
+        }, 20);
+        child.on("close", () => clearInterval(poll));
+      },
+    });
+    expect(first.signal).toBeNull();
+    expect(first.code).toBe(143);
+    expect(first.stderr).toContain("SIGTERM");
+    expect(first.json).toMatchObject({ thread_id: "term" });
+    expect(String(first.json?.summary)).toContain("keel run --thread term");
+    await new Promise((r) => setTimeout(r, 3500));
+    expect(readFileSync(log, "utf8")).toBe("start\n"); // the command did not outlive keel
+    const second = await runKeel([...args, "--thread", "term", "--json"]);
+    expect(second.json).toMatchObject({ status: "done", summary: "Ran it." });
   });
 });
