@@ -71,6 +71,35 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   { path: ".exrc", why: "vi/vim start-up file (exrc)" },
   { path: ".nvimrc", why: "Neovim start-up file (exrc)" },
   { path: ".nvim.lua", why: "Neovim start-up file (exrc)" },
+  { path: ".helix", why: "Helix's workspace language servers" },
+  // Other coding agents' project config: the MCP servers, hooks and commands they start.
+  { path: ".aider.conf.yml", why: "aider runs the lint and test commands it names" },
+  { path: "opencode.json", why: "opencode starts the MCP servers it names" },
+  { path: "opencode.jsonc", why: "opencode starts the MCP servers it names" },
+  { path: ".opencode", why: "opencode's commands, agents and plugins" },
+  { path: "crush.json", why: "Crush starts the MCP and language servers it names" },
+  { path: ".crush.json", why: "Crush starts the MCP and language servers it names" },
+  { path: ".codex", why: "Codex CLI's project config and MCP servers" },
+  { path: ".kiro", why: "Kiro's hooks and MCP servers" },
+  { path: ".amazonq", why: "Amazon Q's MCP servers and agents" },
+  { path: ".roo", why: "Roo Code's MCP servers" },
+  { path: ".kilocode", why: "Kilo Code's MCP servers" },
+  { path: ".qwen", why: "Qwen Code's settings and MCP servers" },
+  { path: ".clinerules", why: "Cline's rules and hooks" },
+  { path: ".windsurf", why: "Windsurf's rules, workflows and hooks" },
+  { path: ".trae", why: "Trae's rules and MCP servers" },
+  { path: ".junie", why: "Junie's guidelines and MCP servers" },
+  // Start-up files interpreters and debuggers run from the folder they start in.
+  { path: ".Rprofile", why: "R runs it when started in the folder" },
+  { path: ".irbrc", why: "irb runs it when started in the folder" },
+  { path: ".pryrc", why: "pry runs it when started in the folder" },
+  { path: ".pdbrc", why: "pdb runs its commands" },
+  { path: ".ghci", why: "GHCi runs it when started in the folder" },
+  { path: ".octaverc", why: "Octave runs it when started in the folder" },
+  { path: ".gdbinit", why: "gdb runs it where local init files are allowed" },
+  { path: ".lldbinit", why: "lldb runs it where local init files are allowed" },
+  { path: ".pylintrc", why: "pylint runs its init-hook (editors lint on open)" },
+  { path: "pylintrc", why: "pylint runs its init-hook (editors lint on open)" },
 ];
 
 const segments = (rel: string) => rel.split("/").filter((s) => s !== "" && s !== ".");
@@ -92,6 +121,14 @@ export function foldName(segment: string): string {
     .replace(/[. ]+$/, "");
 }
 
+/** The list's names folded once (`.Rprofile` is written as R spells it). */
+const foldedNames = new Map<string, string>();
+const foldedEntryName = (name: string) => {
+  let folded = foldedNames.get(name);
+  if (folded === undefined) foldedNames.set(name, (folded = foldName(name)));
+  return folded;
+};
+
 /** A Windows short (8.3) name: up to six characters, `~` and a number, a short extension. */
 const SHORT_NAME = /^([a-z0-9_$!#%&'()@^`{}-]{1,6})~[1-9][0-9]*(\.[^.]{0,3})?$/;
 
@@ -102,10 +139,11 @@ const SHORT_NAME = /^([a-z0-9_$!#%&'()@^`{}-]{1,6})~[1-9][0-9]*(\.[^.]{0,3})?$/;
  */
 export function sameName(segment: string, name: string): boolean {
   const folded = foldName(segment);
-  if (folded === name) return true;
+  const want = foldedEntryName(name);
+  if (folded === want) return true;
   const short = SHORT_NAME.exec(folded)?.[1];
   if (short === undefined) return false;
-  const stem = name
+  const stem = want
     .replace(/^\.+/, "")
     .split(".")[0]!
     .replace(/[^a-z0-9_-]/g, "");

@@ -333,6 +333,19 @@ describe("what the agent leaves behind: look-alike names, unusual repositories, 
       cmd("mkdir -p sub/.hg"),
       put("sub/.hg/hgrc", `[hooks]\\npre-status = touch ${out}-hg\\n`),
       call("write_file", { path: ".jj/repo/config.toml", content: `ui.pager = "touch"\n` }),
+      // other coding agents' project config, an interpreter's start-up file
+      call("write_file", {
+        path: "opencode.json",
+        content: `{"mcp":{"x":{"type":"local","command":["touch","${out}-oc"]}}}`,
+      }),
+      call("write_file", { path: ".Rprofile", content: `system("touch ${out}-r")\n` }),
+      cmd(`printf 'system("touch ${out}-r")' > .Rprofile`),
+      cmd("mkdir -p tools/.kiro/hooks"),
+      put(
+        "tools/.kiro/hooks/on-save.kiro.hook",
+        `{"then":{"type":"runCommand","command":"touch ${out}-kiro"}}`,
+      ),
+      cmd(`printf 'lint-cmd: touch ${out}-aider' > .aider.conf.yml`),
       // a background process that would plant after keel looked
       cmd("(sleep 2; mkdir -p late; cp notes.txt late/.envrc) &"),
       call("list_dir", { path: "." }),
@@ -352,7 +365,16 @@ describe("what the agent leaves behind: look-alike names, unusual repositories, 
       "mise.toml",
     ])
       expect.soft(existsSync(at(p)), p).toBe(false);
-    for (const p of ["pkg2/.VSCODE", "sub/.hg/hgrc", "late/.envrc", ".pre-commit-config.yaml"])
+    for (const p of [
+      "pkg2/.VSCODE",
+      "sub/.hg/hgrc",
+      "late/.envrc",
+      ".pre-commit-config.yaml",
+      "opencode.json",
+      ".Rprofile",
+      "tools/.kiro",
+      ".aider.conf.yml",
+    ])
       expect.soft(existsSync(at(p)), p).toBe(false);
     // keel never followed a link out when it cleaned a repository
     expect.soft(readdirSync(path.join(dir, "victim"))).toEqual(["keep.txt"]);

@@ -78,9 +78,25 @@ describe("names a file system folds", () => {
       [".jj/repo/config.toml", ".jj/repo/config.toml"],
       ["mise.toml", "mise.toml"],
       [".pre-commit-config.yaml", ".pre-commit-config.yaml"],
+      // other coding agents' project config, interpreters' start-up files
+      ["opencode.json", "opencode.json"],
+      ["pkg/.kiro/hooks/lint.kiro.hook", ".kiro"],
+      [".amazonq/mcp.json", ".amazonq"],
+      [".aider.conf.yml", ".aider.conf.yml"],
+      [".Rprofile", ".Rprofile"],
+      [".rprofile", ".Rprofile"], // the list spells it as R does; names still fold
+      ["analysis/.RPROFILE", ".Rprofile"],
+      [".pylintrc", ".pylintrc"],
     ];
     for (const [rel, entry] of cases) expect(protectedEntry(rel)?.path, rel).toBe(entry);
-    for (const ok of ["src/hooks/useX.ts", "docs/vscode.md", "config~1.ts", "mise.toml.example"])
+    for (const ok of [
+      "src/hooks/useX.ts",
+      "docs/vscode.md",
+      "config~1.ts",
+      "mise.toml.example",
+      "src/profile.R",
+      "opencode.md",
+    ])
       expect(protectedEntry(ok), ok).toBeUndefined();
     expect(isKeelOwn(".KEEL/settings.json")).toBe(true);
     expect(isKeelOwn(".\u212Aeel/undo/steps.jsonl")).toBe(true); // the Kelvin sign is K
@@ -88,7 +104,15 @@ describe("names a file system folds", () => {
     expect(isKeelOwn("keel/x")).toBe(false);
   });
   it("a command's own protected paths: the path itself, any depth, folded; not inside .git", () => {
-    for (const rel of ["sub/.vscode", "sub/.VSCODE", "a/b/.envrc", ".hg/hgrc", "x/.hg/hgrc"])
+    for (const rel of [
+      "sub/.vscode",
+      "sub/.VSCODE",
+      "a/b/.envrc",
+      ".hg/hgrc",
+      "x/.hg/hgrc",
+      "r/.Rprofile",
+      "r/.rprofile",
+    ])
       expect(isCommandProtected(rel), rel).toBe(true);
     for (const rel of ["sub/.vscode/tasks.json", "sub/.git/hooks", "sub/.git/config", "src"])
       expect(isCommandProtected(rel), rel).toBe(false);
