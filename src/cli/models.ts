@@ -4,7 +4,7 @@ import { table } from "./table.js";
 import { chooseToolMode, type ModelProfile, type ToolMode } from "../models/capabilities.js";
 import { createCapabilityProbe } from "../models/probe.js";
 import { ServerHttpError } from "../models/capabilities.js";
-import { ModelServerError } from "../models/errors.js";
+import { ModelServerError, ProtocolError, readableBody } from "../models/errors.js";
 import { listOpenAIModels } from "../models/openai/probe.js";
 import { QUIRKS, SERVER_KINDS } from "../models/openai/quirks.js";
 import type { Provider } from "../models/provider.js";
@@ -24,11 +24,22 @@ export interface ListedServer {
 /** The names of the models a server has: Ollama's `/api/tags`, an OpenAI-compatible `/v1/models`. */
 async function modelNames(server: ListedServer, fetchImpl: typeof fetch): Promise<string[]> {
   if (server.provider === "openai")
-    return (await listOpenAIModels(fetchImpl, server.url, server.apiKey)).map((m) => m.id);
+    return (await listOpenAIModels(fetchImpl, server.url, server.apiKey).catch(notFound)).map(
+      (m) => m.id,
+    );
   const res = await fetchImpl(`${server.url.replace(/\/$/, "")}/api/tags`);
+  if (res.status === 404)
+    throw new ProtocolError("GET /api/tags answered 404: no Ollama API at this URL");
   if (!res.ok) throw new ServerHttpError(`GET /api/tags answered ${res.status}`, res.status);
   const tags = (await res.json()) as { models?: Array<{ name: string }> };
   return (tags.models ?? []).map((m) => m.name);
+}
+
+/** A listing the server does not have: it is not the kind of server the provider names. */
+function notFound(err: unknown): never {
+  if (err instanceof ServerHttpError && err.status_code === 404)
+    throw new ProtocolError(`GET /models answered 404, ${readableBody(err.message)}`);
+  throw err;
 }
 
 /** Lists the server's models with their capabilities, tool mode and text format. */
@@ -41,7 +52,7 @@ export async function listModels(
     retries,
     baseMs: 300,
     url: server.url,
-    model: "(listing)",
+    model: "",
     provider: server.provider,
     ...(server.apiKey ? { apiKey: server.apiKey } : {}),
   };

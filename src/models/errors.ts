@@ -96,15 +96,50 @@ function causeNamed(err: unknown, names: string[]): boolean {
 }
 
 /**
+ * A reply from something that is not the model server keel was told of (a listing endpoint it
+ * does not have, a web page): the same request gets the same answer, so it is never retried.
+ */
+export class ProtocolError extends Error {
+  override name = "ProtocolError";
+}
+
+/**
+ * An error body that is an HTML page: no model server answers its API that way; web servers do,
+ * and proxies in front of a server that is restarting (502, 503, 504: retried as busy).
+ */
+const WEB_PAGE = /<!doctype html|<html[\s>]/i;
+
+/** Statuses of a server (or its proxy) that is busy or restarting: a later attempt can succeed. */
+const BUSY = new Set([429, 502, 503, 504]);
+
+/** An error body as people read it: a web page as a short line, anything else as it is. */
+export const readableBody = (body: string): string =>
+  WEB_PAGE.test(body) ? webPageText(body) : body;
+
+/** A web page as a short line: its title and text, without the markup. */
+function webPageText(html: string): string {
+  const text = html
+    .replace(/<(script|style)[^>]*>[\s\S]*?<\/\1>/gi, " ")
+    .replace(/<[^>]*>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  return `a web page ("${text.length > 120 ? `${text.slice(0, 120)}…` : text}"), not a model server's reply`;
+}
+
+/**
  * Sorts any error thrown by a model call into a kind: ollama-js errors (`status_code`), the openai
  * SDK's (`status`), fetch failures (the cause's code), keel's own deadlines.
  */
 export function classifyModelError(err: unknown): ClassifiedError {
   const e = err as
     { name?: string; message?: string; status_code?: number; status?: number } | undefined;
-  const message = e?.message ?? String(err);
   const raw = e?.status_code ?? e?.status;
   const status = typeof raw === "number" ? raw : undefined;
+  const body = e?.message ?? String(err);
+  const page = WEB_PAGE.test(body);
+  const message = page ? `${status ? `HTTP ${status}, ` : ""}${webPageText(body)}` : body;
+  if (e?.name === "ProtocolError" || (page && !(status && BUSY.has(status))))
+    return { kind: "protocol", retryable: false, ...(status ? { status } : {}), message };
   if (TOOL_PARSE.test(message) && (status === undefined || status >= 500))
     return { kind: "tool_parse", retryable: false, ...(status ? { status } : {}), message };
   if (status === 400 && /does not support tools/.test(message))
@@ -127,7 +162,7 @@ export function classifyModelError(err: unknown): ClassifiedError {
   }
   if (status !== undefined) {
     if (status === 404) return { kind: "model_missing", retryable: false, status, message };
-    if (status === 503 || status === 429 || status === 502 || status === 504) {
+    if (BUSY.has(status)) {
       return { kind: "overloaded", retryable: true, status, message };
     }
     if (status >= 500) return { kind: "server_error", retryable: true, status, message };
@@ -214,7 +249,8 @@ export function describeOpenAIError(
       "Run with --tool-mode prompt (tools described in the prompt need no grammar), or remove the tool whose schema the server cannot convert",
   };
   const what = fix ?? todo[kind] ?? "Check the server's log; run the same command again to resume";
-  return `${server} failed (${kind})${tries} for model "${model}": ${detail}. ${what[0]!.toUpperCase()}${what.slice(1)}.`;
+  const forModel = model ? ` for model "${model}"` : "";
+  return `${server} failed (${kind})${tries}${forModel}: ${detail}. ${what[0]!.toUpperCase()}${what.slice(1)}.`;
 }
 
 /** One sentence on what failed and one on what to do (Ollama). */

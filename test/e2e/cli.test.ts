@@ -1,8 +1,10 @@
 /** The keel command end to end: the built CLI as a child process against the fake Ollama server. */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import type { RunOutcome } from "../../src/session/session.js";
 import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { closedPort, runKeel } from "../support/cli.js";
@@ -248,7 +250,54 @@ describe("model server failures exit 3 with what to do", () => {
     expect(String(r.json?.error)).toContain("stayed busy (after 2 attempts)");
     expect(fake.chatRequests()).toHaveLength(2);
   });
+
+  describe("a web server that is no model server (HTML error pages, as python -m http.server)", () => {
+    it.each([
+      [["run", "Create a.txt", "--checkpoints", "memory", "-w", "."], "ollama"],
+      [["models"], "ollama"],
+      [["run", "Create a.txt", "--checkpoints", "memory", "-w", "."], "openai"],
+      [["models"], "openai"],
+    ])("%j with provider %s: exit 3 without a retry, says so without the page", async (args, p) => {
+      const web = await startWebServer();
+      const server =
+        p === "ollama"
+          ? ["--ollama-url", web.url]
+          : ["--provider", p, "--base-url", `${web.url}/v1`];
+      const r = await runKeel([...args, ...server], { cwd: tempWorkspace() });
+      const said = r.stdout + r.stderr;
+      expect(r.code).toBe(3);
+      expect(said).toMatch(
+        /a web page \("Error response|GET \/api\/tags answered 404: no Ollama API/,
+      );
+      expect(said).toMatch(
+        p === "ollama"
+          ? /Check that the URL points at Ollama/
+          : /Check that --base-url points at the server's \/v1 root/,
+      );
+      for (const wrong of ["<html", "(listing)", "ollama pull", "model_missing", "retry "])
+        expect(said).not.toContain(wrong);
+      // Nothing retried: a page is no passing failure.
+      expect(web.requests.length).toBeGreaterThan(0);
+      expect(new Set(web.requests).size).toBe(web.requests.length);
+    });
+  });
 });
+
+/** A web server answering every request with an HTML error page, as Python's http.server does. */
+async function startWebServer() {
+  const requests: string[] = [];
+  const srv = createHttpServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    const status = req.method === "GET" ? 404 : 501;
+    res.writeHead(status, { "content-type": "text/html;charset=utf-8" });
+    res.end(
+      `<!DOCTYPE HTML>\n<html lang="en">\n    <head>\n        <meta charset="utf-8">\n        <title>Error response</title>\n    </head>\n    <body>\n        <h1>Error response</h1>\n        <p>Error code: ${status}</p>\n    </body>\n</html>\n`,
+    );
+  });
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  onTestFinished(() => new Promise<void>((r) => srv.close(() => r())));
+  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, requests };
+}
 
 describe("a SQLite store that cannot be opened exits 4, naming the file", () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyModelError } from "../../src/models/errors.js";
+import { classifyModelError, ProtocolError } from "../../src/models/errors.js";
 import { addToolIdentity, repairResponseLine } from "../../src/models/ollama/fetch.js";
 
 describe("addToolIdentity", () => {
@@ -108,7 +108,23 @@ describe("classifyModelError", () => {
       "timeout",
       true,
     ],
+    // Another web server's page is no passing failure; a proxy's page for a restarting server is.
+    [{ name: "ResponseError", status_code: 501, message: PAGE }, "protocol", false],
+    [{ name: "ResponseError", status_code: 404, message: PAGE }, "protocol", false],
+    [{ name: "ResponseError", status_code: 502, message: PAGE }, "overloaded", true],
+    [new ProtocolError("GET /api/tags answered 404: no Ollama API at this URL"), "protocol", false],
   ])("%o → %s", (err, kind, retryable) => {
     expect(classifyModelError(err)).toMatchObject({ kind, retryable });
   });
+
+  it("tells of a web page by its text, without the markup", () => {
+    expect(
+      classifyModelError({ name: "ResponseError", status_code: 501, message: PAGE }).message,
+    ).toBe(
+      'HTTP 501, a web page ("Error response Error response Error code: 501"), not a model server\'s reply',
+    );
+  });
 });
+
+const PAGE =
+  '<!DOCTYPE HTML>\n<html lang="en">\n<head><meta charset="utf-8"><title>Error response</title>\n<style>p { color: red }</style></head>\n<body><h1>Error response</h1>\n<p>Error code: 501</p></body>\n</html>\n';
