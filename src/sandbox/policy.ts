@@ -179,6 +179,10 @@ export interface CommandTrace {
   removed: string[];
 }
 
+/** An output line saying a write failed (a read-only path, a folder where a file was meant). */
+const WRITE_FAILED =
+  /read-only|permission denied|operation not permitted|is a directory|not a directory|EROFS|EACCES|EPERM|EISDIR|cannot (create|open|overwrite|remove|move)/i;
+
 /** Outputs of a program that found no network (DNS fails first inside the sandbox). */
 const NO_NETWORK =
   /EAI_AGAIN|ENOTFOUND|ENETUNREACH|Could not resolve host|Temporary failure in name resolution|Name or service not known|getaddrinfo/;
@@ -212,12 +216,12 @@ export function sandboxNotes(
       "[sandbox] The network is closed to commands (names do not resolve). If the task needs a host, say so in your answer: the user can allow it with --allow-host HOST.",
     );
   }
+  // Named by the command, or by a line saying a write failed: a listing (`ls -a`) names them all.
+  const said = [t.command, ...t.output.split("\n").filter((l) => WRITE_FAILED.test(l))].join("\n");
   const touched = COMMAND_PROTECTED.filter(
     (p) =>
       policy.denyWrite.some((d) => d.startsWith(path.join(workspace, p))) &&
-      new RegExp(`(^|[^\\w.-])${p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[^\\w.-])`).test(
-        t.command + "\n" + t.output,
-      ),
+      new RegExp(`(^|[^\\w.-])${p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[^\\w.-])`).test(said),
   );
   if (touched.length > 0) {
     notes.push(

@@ -201,6 +201,9 @@ export function isCommandProtected(rel: string): boolean {
   });
 }
 
+/** The file a missing protected path's placeholder is made for (its folder holds the name). */
+export const PLACEHOLDER = ".keel-protected";
+
 /**
  * What the sandbox denies writing for one command, as absolute paths: every top-level entry that
  * exists; every missing one as `<path>/.keel-protected`, which makes sandbox-runtime hold the name
@@ -222,7 +225,57 @@ export function sandboxDenyPaths(
     if (rel.startsWith(".git/") && !gitIsDir) continue;
     const there = exists(rel);
     if (!there && rel.includes("/") && !rel.startsWith(".git/")) continue;
-    out.push(path.join(workspace, rel, ...(there ? [] : [".keel-protected"])));
+    out.push(path.join(workspace, rel, ...(there ? [] : [PLACEHOLDER])));
   }
   return [...new Set([...out, ...nested.map((rel) => path.join(workspace, rel))])];
+}
+
+/** The workspace-relative names the sandbox holds with an empty folder, from its deny list. */
+export const standIns = (workspace: string, denied: readonly string[]): string[] =>
+  denied
+    .filter((d) => path.basename(d) === PLACEHOLDER)
+    .map((d) => path.relative(workspace, path.dirname(d)).split(path.sep).join("/"));
+
+/** A folder's line in `ls -l`: mode, links, owner, group, size, date, then the name. */
+const LONG_LISTING = /^d[rwxsStT-]{9}[.+@]?\s+\d+\s.*\s(\S+?)\/?$/;
+/** A name in `find`, `du` or `tree` output: after `./`, the workspace, sizes or tree branches. */
+const PATH_LISTING =
+  /^(?:\d+(?:\.\d+)?[KMGk]?\s+)?(?:[│├└─|` \u00a0]*(?:── |-- ))?(?:\.\/)?(.+?)\/?$/;
+/** Bare names (`ls -a`) count as a listing only where a block of them shows this many stand-ins. */
+const BARE_LISTING = 10;
+
+/**
+ * A command's output as the workspace really is: lines that only list one of the empty folders
+ * standing in for missing protected paths during the command (`sandboxDenyPaths`) are left out —
+ * `ls -l`, `find`, `du` and `tree` lines; bare names (`ls -a`) only in a block of one-word lines that
+ * lists ten or more of them, so a `.gitignore` that names `.vscode` keeps its line.
+ */
+export function withoutStandIns(
+  output: string,
+  names: readonly string[],
+  workspace: string,
+): string {
+  if (names.length === 0) return output;
+  const held = new Set(names);
+  const prefix = `${workspace.split(path.sep).join("/")}/`;
+  const lines = output.split("\n");
+  const drop = lines.map((line) => {
+    const long = LONG_LISTING.exec(line)?.[1];
+    if (long !== undefined) return held.has(long) ? "listed" : undefined;
+    const text = line.startsWith(prefix) ? line.slice(prefix.length) : line;
+    const name = PATH_LISTING.exec(text)?.[1];
+    if (name === undefined || !held.has(name)) return undefined;
+    return line === name || line === `${name}/` ? "bare" : "listed";
+  });
+  // a block of one-word lines: drop its bare stand-ins when it lists enough of them
+  for (let i = 0; i < lines.length;) {
+    let j = i;
+    while (j < lines.length && /^\S+$/.test(lines[j]!)) j++;
+    const block = drop.slice(i, j);
+    if (block.filter((d) => d === "bare").length < BARE_LISTING)
+      for (let k = i; k < j; k++) if (drop[k] === "bare") drop[k] = undefined;
+    i = j === i ? i + 1 : j;
+  }
+  if (!drop.some(Boolean)) return output;
+  return lines.filter((_, i) => !drop[i]).join("\n");
 }

@@ -16,7 +16,7 @@ import { spawnSync } from "node:child_process";
 import type { SandboxManager as Manager } from "@anthropic-ai/sandbox-runtime";
 import { readEnv } from "../env.js";
 import { cleanAfter, markWorkspace, nestedDenies } from "./aftercare.js";
-import { sandboxDenyPaths } from "./protected.js";
+import { sandboxDenyPaths, standIns, withoutStandIns } from "./protected.js";
 import {
   allowedHosts,
   filesystemPolicy,
@@ -252,6 +252,8 @@ export interface PreparedCommand {
    * network list. Idempotent.
    */
   finish(output: string): string;
+  /** The command's output as the model is shown it (the sandbox's stand-in folders left out). */
+  shown?(output: string): string;
 }
 
 /** How one command runs: in the OS sandbox with these grants, or (opted out / unavailable) without. */
@@ -277,6 +279,8 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
   const marks = markWorkspace(run.workspace);
   let wrapped: string;
   let fs: FilesystemPolicy;
+  /** The missing protected paths an empty folder holds while the command runs. */
+  let held: string[] = [];
   let SandboxManager: typeof Manager;
   try {
     SandboxManager = await sandboxManager();
@@ -284,17 +288,18 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
     // macOS's profile refuses a path whether or not it exists; bubblewrap needs a placeholder.
     const exists = (rel: string) =>
       m.platform === "darwin" || existsSync(path.join(run.workspace, rel));
+    const denied = sandboxDenyPaths(
+      run.workspace,
+      exists,
+      statSync(path.join(run.workspace, ".git"), { throwIfNoEntry: false })?.isDirectory() ?? false,
+      nestedDenies(marks, run.workspace),
+    );
+    held = m.platform === "darwin" ? [] : standIns(run.workspace, denied);
     fs = filesystemPolicy(
       run.workspace,
       run.grants,
       { ...m, runtimeDirs: runtimePaths(SandboxManager, m) },
-      sandboxDenyPaths(
-        run.workspace,
-        exists,
-        statSync(path.join(run.workspace, ".git"), { throwIfNoEntry: false })?.isDirectory() ??
-          false,
-        nestedDenies(marks, run.workspace),
-      ),
+      denied,
     );
     wrapped = await outsideWorkspace(run.workspace, () =>
       SandboxManager.wrapWithSandbox(command, "bash", { filesystem: fs }, undefined, {
@@ -318,6 +323,7 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
     // journal then waits for it).
     argv: ["bash", "-c", `${wrapped}\nexit $?`],
     env,
+    shown: (output) => withoutStandIns(output, held, run.workspace),
     finish: (output) => {
       if (notes !== undefined) return notes;
       collectors.delete(blocked);

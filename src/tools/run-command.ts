@@ -138,8 +138,9 @@ function spawnCommand(
     child.on("close", (code, signal) => {
       clearTimeout(timer);
       ctx.signal?.removeEventListener("abort", onAbort);
-      const text = out.text().trimEnd();
-      const output = [text || "(no output)", prepared.finish(text)].filter(Boolean).join("\n");
+      const seen = out.text().trimEnd();
+      const text = prepared.shown?.(seen) ?? seen;
+      const output = [text || "(no output)", prepared.finish(seen)].filter(Boolean).join("\n");
       if (timedOut) {
         resolve(
           fail(

@@ -10,6 +10,8 @@ import {
   PROTECTED_PATHS,
   protectedEntry,
   sandboxDenyPaths,
+  standIns,
+  withoutStandIns,
 } from "../../src/sandbox/protected.js";
 
 /** sandbox-runtime's DANGEROUS_FILES and DANGEROUS_DIRECTORIES, read from its installed source. */
@@ -136,5 +138,47 @@ describe("sandboxDenyPaths", () => {
     const noGit = sandboxDenyPaths(WS, () => false, false);
     expect(noGit.some((p) => p.startsWith("/w/.git/"))).toBe(false);
     expect(noGit.length).toBe(COMMAND_PROTECTED.filter((p) => !p.includes("/")).length);
+  });
+});
+
+describe("withoutStandIns", () => {
+  const WS = "/w";
+  const held = standIns(
+    WS,
+    sandboxDenyPaths(WS, () => false, false),
+  );
+  const show = (output: string) => withoutStandIns(output, held, WS);
+  it("the stand-ins are the missing entries held by a placeholder folder", () => {
+    expect(held).toContain(".vscode");
+    expect(held).toContain(".Rprofile");
+    expect(held).not.toContain(".hg/hgrc"); // missing, inside a folder: not held
+  });
+  it("leaves out their lines in ls -l, find (relative and absolute), du and tree listings", () => {
+    const out = [
+      "drwx------ 64 ann ann 4096 Nov 25 08:21 .",
+      "drwx------  2 ann ann 4096 Nov 25 08:21 .vscode",
+      "-rw-r--r--  1 ann ann   12 Nov 25 08:21 app.py",
+      "./.mcp.json",
+      "./app.py",
+      "/w/.envrc",
+      "4\t./.kiro",
+      "├── .idea",
+      "└── app.py",
+      "`-- .claude",
+    ].join("\n");
+    expect(show(out).split("\n")).toEqual([
+      "drwx------ 64 ann ann 4096 Nov 25 08:21 .",
+      "-rw-r--r--  1 ann ann   12 Nov 25 08:21 app.py",
+      "./app.py",
+      "└── app.py",
+    ]);
+  });
+  it("bare names only in a block that lists ten or more; a file's lines are kept", () => {
+    const ls = [".", "..", ...held.slice(0, 12), "app.py"].join("\n");
+    expect(show(ls)).toBe([".", "..", "app.py"].join("\n"));
+    const gitignore = ["node_modules", ".vscode/", ".idea", ".envrc", "dist"].join("\n");
+    expect(show(gitignore)).toBe(gitignore);
+    expect(show("- .vscode is ignored\n.vscode")).toBe("- .vscode is ignored\n.vscode");
+    expect(withoutStandIns("./.vscode", [], WS)).toBe("./.vscode");
   });
 });
