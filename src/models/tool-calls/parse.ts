@@ -107,13 +107,13 @@ function quotedAsCode(text: string, e: Extraction, others: Extraction[]): boolea
 }
 
 /**
- * The calls to offered tools; a name in OpenAI's namespace (`functions.read_file`, as models trained
- * on gpt-oss's format write it) is the offered tool's.
+ * The calls to offered tools; a name in a namespace models are trained on (`functions.read_file` as
+ * in gpt-oss's format, `default_api.read_file` as in Gemini's code-style calls) is the offered tool's.
  */
 function offered(calls: RawCall[], allowed: ReadonlySet<string>): RawCall[] {
   return calls.flatMap((c) => {
     if (allowed.has(c.name)) return [c];
-    const bare = c.name.replace(/^functions\./, "");
+    const bare = c.name.replace(/^(?:functions|default_api)\./, "");
     return allowed.has(bare) ? [{ ...c, name: bare }] : [];
   });
 }
