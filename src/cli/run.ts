@@ -43,15 +43,25 @@ export function printOutcome(o: RunOutcome, json: boolean | undefined): void {
   process.stdout.write(`${out.join("\n")}\n`);
 }
 
+/** Everything on stdin, without the blank lines and spaces around it. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8").trim();
+}
+
 async function runCommand(
-  request: string | undefined,
+  given: string | undefined,
   flags: RunFlags,
   settings: Record<string, unknown>,
 ): Promise<number> {
   const workspace = workspaceFolder(flags.workspace);
   checkSettingsFiles(workspace);
   const env = readEnv();
-  const interactive = !flags.json && Boolean(process.stdin.isTTY) && !env.ci;
+  // `-` reads the request from stdin, which then cannot answer questions.
+  const fromStdin = given === "-";
+  const request = fromStdin ? await readStdin() : given;
+  const interactive = !flags.json && !fromStdin && Boolean(process.stdin.isTTY) && !env.ci;
   const rl = interactive
     ? createInterface({ input: process.stdin, output: process.stderr })
     : undefined;
@@ -79,7 +89,10 @@ async function runCommand(
 export function runCommandDef(): Command {
   const run = new Command("run")
     .description("Run the coder agent on a request in a workspace (or resume a thread)")
-    .argument("[request]", 'what to do, e.g. "Build a REST API endpoint GET /users"')
+    .argument(
+      "[request]",
+      'what to do, e.g. "Build a REST API endpoint GET /users"; - reads it from stdin',
+    )
     .option(
       "-w, --workspace <dir>",
       "folder the agent works in; every path is confined to it",
@@ -104,6 +117,7 @@ Examples:
   keel run "Build a REST API endpoint GET /users in src/api/users.js" -w ./my-app
   keel run --thread run-2026-11-22-ab12cd          # resume after a crash, Ctrl-C or keel undo
   keel run "add input validation" --approval edits  # ask before each command
+  keel run - < task.md                             # a long request, from a file
   keel diff && keel undo                           # what the agent changed; put it back
   keel run "explain how src/cli works" --json | tail -n 1 | jq .status`,
     )

@@ -114,7 +114,9 @@ async function askMcpApproval(opts: SessionOptions): Promise<string[]> {
   return left;
 }
 
-async function runThread(opts: SessionOptions): Promise<RunOutcome> {
+async function runThread(given: SessionOptions): Promise<RunOutcome> {
+  // A blank request is no request: it neither starts a run nor follows one up.
+  const opts = { ...given, request: given.request?.trim() ? given.request : undefined };
   const persistence = await openPersistence(opts.checkpoints);
   const { checkpointer, store } = persistence;
   const threadId = opts.threadId ?? newThreadId();

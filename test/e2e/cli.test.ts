@@ -161,6 +161,22 @@ describe("keel run", () => {
     expect(r.stdout).toContain("Hi! Ask me about your code.");
   });
 
+  it("reads the request from stdin when it is -", async () => {
+    fake = await startFake({
+      script: keelScript(() => ({ content: "Hi! Ask me about your code." })),
+    });
+    const request = "hello\n\nwith a second paragraph, 'quotes' and $HOME";
+    const r = await runKeel(
+      ["run", "-", "-w", tempWorkspace(), "--ollama-url", fake.url, "--checkpoints", "memory"],
+      { input: `${request}\n` },
+    );
+    expect(r.code).toBe(0);
+    const users = fake
+      .chatBodies({ turnsOnly: true })[0]!
+      .messages!.filter((m) => m.role === "user");
+    expect(users[0]!.content).toBe(request);
+  });
+
   it("quotes a thread id with spaces or quotes in the command it says to resume with", async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const thread = "fix the bug's cause";
@@ -334,6 +350,9 @@ describe("usage errors exit 2", () => {
     [["mcp", "approve", "--bogus"], /\(run keel mcp approve --help for usage\)/],
     // No request and no thread to resume: say that, not that an invented thread is missing.
     [["run", "-w", "."], /^keel: no request: keel run "<request>" starts a run/m],
+    // A blank request is no request, from the command line or from stdin (-).
+    [["run", " \n ", "-w", "."], /^keel: no request: keel run "<request>" starts a run/m],
+    [["run", "-", "-w", "."], /^keel: no request: keel run "<request>" starts a run/m],
     // Refused at once, not retried as a failed request to the server.
     [["run", "x", "--model", ""], /expected a model name, not empty text/],
     [["run", "x", "--ollama-url", "notaurl"], /expected an http:\/\/ or https:\/\/ URL/],
