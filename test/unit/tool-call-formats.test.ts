@@ -351,6 +351,18 @@ describe("negatives: no call", () => {
     expect(parseToolCalls(text, { toolNames: ["write_file"] }).calls).toEqual([]);
   });
 
+  it("wrappers a call was read from inside are not left in the content", () => {
+    const call = `{"name": "read_file", "arguments": ${JSON.stringify(R)}}`;
+    for (const text of [
+      `<tool_call>\n<json>${call}</json>\n</tool_call>`,
+      `Reading it.\n\`\`\`xml\n<function_call>${call}</function_call>\n\`\`\``,
+    ]) {
+      const r = parseToolCalls(text, { toolNames: ["read_file"] });
+      expect(r.calls, text).toEqual([{ name: "read_file", arguments: R }]);
+      expect(r.content, text).toBe(text.startsWith("Reading") ? "Reading it." : "");
+    }
+  });
+
   it("salvages a JSON call mid-text only when the offered tools are known", () => {
     const text = `Sure, calling it: {"name": "read_file", "arguments": {"path": "README.md"}} now.`;
     expect(parseToolCalls(text).calls).toEqual([]);

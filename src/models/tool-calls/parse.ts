@@ -172,10 +172,12 @@ export function parseToolCalls(text: string, options: ParseOptions = {}): ParseR
     at = e.end;
   }
   content = (content + text.slice(at)).trim();
-  // End-of-turn tokens a server left after the calls are not text for the user.
-  if (calls.length)
+  if (calls.length) {
+    content = withoutEmptyWrappers(content);
+    // End-of-turn tokens a server left after the calls are not text for the user.
     for (let t; (t = END_OF_TURN.find((x) => content.endsWith(x)));)
       content = content.slice(0, -t.length).trimEnd();
+  }
   const rejected = kept.flatMap((e) => e.rejected ?? []);
   const format =
     kept.find((e) => e.calls.length)?.format ?? (calls.length ? undefined : problem?.format);
@@ -186,6 +188,20 @@ export function parseToolCalls(text: string, options: ParseOptions = {}): ParseR
     ...(calls.length === 0 && problem ? { problem: problem.text } : {}),
     ...(rejected.length ? { rejected } : {}),
   };
+}
+
+/** Tags and fences that wrapped a call another reader took from inside them, now empty. */
+const EMPTY_WRAPPER =
+  /<(tool_calls?|json|xml|function_calls?|tools?)>\s*<\/\1>|```[\w-]*[ \t]*\n?\s*```/gi;
+
+/** Content without the wrappers its calls left empty (`<tool_call><json>…</json></tool_call>`). */
+function withoutEmptyWrappers(content: string): string {
+  let before;
+  do {
+    before = content;
+    content = content.replace(EMPTY_WRAPPER, "").trim();
+  } while (content !== before);
+  return content;
 }
 
 /**
