@@ -27,13 +27,16 @@ export function printOutcome(o: RunOutcome, json: boolean | undefined): void {
     return;
   }
   const color = o.status === "done" ? pc.green : o.status === "error" ? pc.red : pc.yellow;
+  // Stopped with Ctrl-C or SIGTERM: the summary says how to resume; a new request would be ignored.
+  const interrupted = exitCode === 130;
+  const heading = interrupted ? "INTERRUPTED" : o.status.toUpperCase();
   const out = [
     "",
-    `${color(pc.bold(o.status.toUpperCase()))}  ${pc.dim(`thread ${o.thread_id} · intent ${o.intent ?? "?"}${o.intent_source ? ` (${o.intent_source})` : ""} · ${o.turns} turns · ${o.tool_calls.length} tool calls`)}`,
+    `${color(pc.bold(heading))}  ${pc.dim(`thread ${o.thread_id} · intent ${o.intent ?? "?"}${o.intent_source ? ` (${o.intent_source})` : ""} · ${o.turns} turns · ${o.tool_calls.length} tool calls`)}`,
     o.files_written.length ? `files written: ${o.files_written.join(", ")}` : "",
     o.error ? pc.red(o.error) : "",
     o.summary,
-    o.status !== "done" && o.status !== "error"
+    o.status !== "done" && o.status !== "error" && !interrupted
       ? pc.dim(`resume or follow up with: keel run --thread ${shellWord(o.thread_id)} "<request>"`)
       : "",
     o.status === "error"

@@ -147,6 +147,26 @@ describe("Ctrl-C", () => {
     expect(readFileSync(path.join(ws, "effects.log"), "utf8")).toBe("step0\nstep1\nstep2\nstep3\n");
   });
 
+  it("the report for people says INTERRUPTED and gives the one command that resumes", async () => {
+    fake = await startFake({ script });
+    const ws = tempWorkspace();
+    const first = await runKeel(
+      ["run", "Create the parts", "-w", ws, "--ollama-url", fake.url, "--thread", "ctrlc"],
+      {
+        onSpawn: (child) =>
+          fake!.onChat((req) => {
+            if (!req.structured && req.turn === 1) child.kill("SIGINT");
+          }),
+      },
+    );
+    fake.onChat(undefined);
+    expect(first.code).toBe(130);
+    expect(first.stdout).toMatch(/^INTERRUPTED {2}thread ctrlc/m);
+    expect(first.stdout).not.toContain("GAVE_UP");
+    // A request given to a thread with unfinished work is ignored: no hint offers one.
+    expect(first.stdout.match(/keel run --thread ctrlc.*$/gm)).toEqual(["keel run --thread ctrlc"]);
+  });
+
   it("SIGTERM stops at once: the command in flight is stopped, the outcome printed, exit 143, and the thread resumes", async () => {
     const slow = `node -e "const f=require('fs');f.appendFileSync('effects.log','start\\n');setTimeout(()=>f.appendFileSync('effects.log','end\\n'),3000)"`;
     fake = await startFake({
