@@ -238,34 +238,38 @@ export const standIns = (workspace: string, denied: readonly string[]): string[]
 
 /** A folder's line in `ls -l`: mode, links, owner, group, size, date, then the name. */
 const LONG_LISTING = /^d[rwxsStT-]{9}[.+@]?\s+\d+\s.*\s(\S+?)\/?$/;
-/** A name in `find`, `du` or `tree` output: after `./`, the workspace, sizes or tree branches. */
-const PATH_LISTING =
-  /^(?:\d+(?:\.\d+)?[KMGk]?\s+)?(?:[│├└─|` \u00a0]*(?:── |-- ))?(?:\.\/)?(.+?)\/?$/;
+/** A name in `find`, `du` or `tree` output: after `./`, the workspace, a size or a top-level branch. */
+const PATH_LISTING = /^(?:\d+(?:\.\d+)?[KMGk]?\s+)?(?:[├└]── |[|`]-- )?(?:\.\/)?(.+?)\/?$/;
 /** Bare names (`ls -a`) count as a listing only where a block of them shows this many stand-ins. */
 const BARE_LISTING = 10;
 
 /**
  * A command's output as the workspace really is: lines that only list one of the empty folders
  * standing in for missing protected paths during the command (`sandboxDenyPaths`) are left out —
- * `ls -l`, `find`, `du` and `tree` lines; bare names (`ls -a`) only in a block of one-word lines that
- * lists ten or more of them, so a `.gitignore` that names `.vscode` keeps its line.
+ * `find`, `du` and top-level `tree` lines; `ls -l` lines; bare names (`ls -a`) only in a block of
+ * one-word lines that lists ten or more of them, so a `.gitignore` that names `.vscode` keeps its
+ * line. `deeper`: protected paths that really exist below the top level — an `ls` line naming
+ * one of their names may be listing that folder, and stays.
  */
 export function withoutStandIns(
   output: string,
   names: readonly string[],
   workspace: string,
+  deeper: readonly string[] = [],
 ): string {
   if (names.length === 0) return output;
   const held = new Set(names);
+  const real = new Set(deeper.map((rel) => rel.split("/").at(-1)!));
   const prefix = `${workspace.split(path.sep).join("/")}/`;
   const lines = output.split("\n");
   const drop = lines.map((line) => {
     const long = LONG_LISTING.exec(line)?.[1];
-    if (long !== undefined) return held.has(long) ? "listed" : undefined;
+    if (long !== undefined) return held.has(long) && !real.has(long) ? "listed" : undefined;
     const text = line.startsWith(prefix) ? line.slice(prefix.length) : line;
     const name = PATH_LISTING.exec(text)?.[1];
     if (name === undefined || !held.has(name)) return undefined;
-    return line === name || line === `${name}/` ? "bare" : "listed";
+    if (line !== name && line !== `${name}/`) return "listed";
+    return real.has(name) ? undefined : "bare";
   });
   // a block of one-word lines: drop its bare stand-ins when it lists enough of them
   for (let i = 0; i < lines.length;) {

@@ -323,7 +323,7 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
     // journal then waits for it).
     argv: ["bash", "-c", `${wrapped}\nexit $?`],
     env,
-    shown: (output) => withoutStandIns(output, held, run.workspace),
+    shown: (output) => withoutStandIns(output, held, run.workspace, marks.nested),
     finish: (output) => {
       if (notes !== undefined) return notes;
       collectors.delete(blocked);

@@ -165,13 +165,21 @@ describe("withoutStandIns", () => {
       "├── .idea",
       "└── app.py",
       "`-- .claude",
+      "    ├── .zed",
     ].join("\n");
     expect(show(out).split("\n")).toEqual([
       "drwx------ 64 ann ann 4096 Nov 25 08:21 .",
       "-rw-r--r--  1 ann ann   12 Nov 25 08:21 app.py",
       "./app.py",
       "└── app.py",
+      "    ├── .zed", // a folder deeper in the tree: not the stand-in
     ]);
+  });
+  it("an ls line naming a protected folder that really stands deeper stays (it may list that one)", () => {
+    const out = "drwx------  2 ann ann 4096 Nov 25 08:21 .vscode\n./.vscode\n./pkg/.vscode";
+    expect(withoutStandIns(out, held, WS, ["pkg/.vscode"])).toBe(
+      "drwx------  2 ann ann 4096 Nov 25 08:21 .vscode\n./pkg/.vscode",
+    );
   });
   it("bare names only in a block that lists ten or more; a file's lines are kept", () => {
     const ls = [".", "..", ...held.slice(0, 12), "app.py"].join("\n");
