@@ -3,7 +3,7 @@
  * interrupts when a person is there, and produce the outcome the CLI prints.
  */
 import { randomBytes } from "node:crypto";
-import { HumanMessage } from "@langchain/core/messages";
+import { HumanMessage, isBaseMessageChunk } from "@langchain/core/messages";
 import { Command, isGraphDrained, type RunControl } from "@langchain/langgraph";
 import { runConfig, settingsFrom, type SettingsInput } from "../agent/context.js";
 import { readEnv } from "../env.js";
@@ -191,8 +191,11 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
             meta?.langgraph_node === "act" &&
             message.getType?.() !== "human" &&
             typeof message.content === "string"
-          )
-            reply.text(message.content);
+          ) {
+            // Chunks as the reply streams; then LangGraph sends the message the turn kept, again.
+            if (isBaseMessageChunk(message)) reply.text(message.content);
+            else reply.whole(message.content);
+          }
         } else if (mode === "custom")
           for (const l of describeEvent(chunk as KeelEvent)) opts.log(l);
         else if (mode === "updates") {

@@ -195,6 +195,8 @@ export const MCP_WARN_SHARE = 0.25;
 export function createReplyPrinter(log: (line: string) => void) {
   let filter = createStreamFilter();
   let line = "";
+  /** Whether any of the reply streamed: its complete message then shows nothing more. */
+  let streamed = false;
   const emit = (text: string) => {
     line += text;
     const parts = line.split("\n");
@@ -202,12 +204,23 @@ export function createReplyPrinter(log: (line: string) => void) {
     for (const p of parts) if (p.trim()) log(`${pc.dim("  │")} ${p}`);
   };
   return {
-    text: (chunk: string) => emit(filter.push(chunk)),
+    text: (chunk: string) => {
+      streamed ||= chunk.length > 0;
+      emit(filter.push(chunk));
+    },
+    /**
+     * The reply as one message (a call that did not stream, or the message the turn kept): shown
+     * only when none of it streamed.
+     */
+    whole: (text: string) => {
+      if (!streamed) emit(filter.push(text));
+    },
     /** The reply is complete: show the rest and start over for the next one. */
     flush: () => {
       emit(filter.end());
       if (line.trim()) log(`${pc.dim("  │")} ${line}`);
       line = "";
+      streamed = false;
       filter = createStreamFilter();
     },
   };

@@ -161,6 +161,25 @@ describe("keel run", () => {
     expect(r.stdout).toContain("Hi! Ask me about your code.");
   });
 
+  it("shows the model's reply once in the timeline", async () => {
+    fake = await startFake({
+      script: keelScript(() => ({ content: "Hi! Ask me about your code." })),
+    });
+    const r = await runKeel([
+      "run",
+      "hello",
+      "-w",
+      tempWorkspace(),
+      "--ollama-url",
+      fake.url,
+      "--checkpoints",
+      "memory",
+    ]);
+    expect(r.stdout.split("\n").filter((l) => l.includes("│"))).toEqual([
+      "  │ Hi! Ask me about your code.",
+    ]);
+  });
+
   it("reads the request from stdin when it is -", async () => {
     fake = await startFake({
       script: keelScript(() => ({ content: "Hi! Ask me about your code." })),

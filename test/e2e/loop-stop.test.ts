@@ -64,6 +64,8 @@ describe("a looping reply is stopped as it streams", () => {
     expect(left).toHaveLength(1);
     expect(left[0]).toBeLessThan(40);
     expect(r.stdout).toMatch(/fell into a loop/);
+    // the timeline showed the reply as it streamed, and not again as the turn kept it
+    expect(r.stdout.match(/│ Let me think\./g)).toHaveLength(1);
   });
 
   it("llama.cpp: the same on the OpenAI-compatible stream", async () => {
