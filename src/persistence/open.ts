@@ -5,6 +5,7 @@
  * tables are created on first use) —
  * the path for several workers and for the LangGraph server.
  */
+import { existsSync } from "node:fs";
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
 import pg from "pg";
@@ -93,8 +94,11 @@ function openLocal(target: Exclude<CheckpointTarget, { kind: "postgres" }>) {
   } catch (err) {
     if (checkpointer) closeCheckpointer(checkpointer);
     if (target.kind !== "sqlite") throw err;
+    const todo = existsSync(target.path)
+      ? "Move it aside (a new store starts empty) or pass --checkpoints sqlite:OTHER_FILE"
+      : "Pass --checkpoints sqlite:FILE where keel can write, or --checkpoints memory (nothing kept)";
     throw new PersistenceError(
-      `cannot open the SQLite database ${target.path}: ${(err as Error).message}. Move it aside (a new store starts empty) or pass --checkpoints sqlite:OTHER_FILE.`,
+      `cannot open the SQLite database ${target.path}: ${(err as Error).message}. ${todo}.`,
     );
   }
 }

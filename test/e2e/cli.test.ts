@@ -354,6 +354,16 @@ describe("a SQLite store that cannot be opened exits 4, naming the file", () => 
       expect(r.stderr).not.toContain("unexpected failure");
     }
   });
+
+  it("a folder that cannot be made (a read-only disk, a file in the way): no file to move aside", async () => {
+    const ws = tempWorkspace();
+    writeFileSync(path.join(ws, ".keel"), "a file, not a folder\n");
+    const r = await runKeel(["run", "x", "-w", ws]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain(`keel: cannot open the SQLite database ${dbOf(ws)}`);
+    expect(r.stderr).toContain("--checkpoints memory");
+    expect(r.stderr).not.toContain("Move it aside");
+  });
 });
 
 const dbOf = (ws: string) => path.join(ws, ".keel", "keel.db");
