@@ -157,7 +157,7 @@ Examples:
     .option("-w, --workspace <dir>", "folder to build in (default: a new temporary folder)")
     .action(async (flags: { json?: boolean; workspace?: string }) => {
       const outcome = await runDemo(flags);
-      printOutcome(outcome, flags.json);
+      printOutcome(outcome, flags.json, null); // its store is memory: nothing to resume
       process.exitCode = outcome.exitCode;
     });
   // A flag error points at the help of the command that has the flag.

@@ -1,5 +1,5 @@
 /** Option parsers several keel commands share (the run settings' flags: setting-flags.ts). */
-import { existsSync, statSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { InvalidArgumentError } from "commander";
 import { UsageError } from "../session/session.js";
@@ -14,6 +14,18 @@ export function workspaceFolder(dir: string): string {
       `workspace ${abs} is not an existing folder; create it or pass --workspace <dir>`,
     );
   return real;
+}
+
+/**
+ * The flags that find a thread again from the folder keel runs in: the workspace where it is not
+ * this folder, the store where one was given; null for a store that keeps nothing (memory).
+ */
+export function threadFlags(flags: { checkpoints?: string }, workspace: string): string[] | null {
+  if (flags.checkpoints?.trim() === "memory") return null;
+  return [
+    ...(workspace === realpathSync(process.cwd()) ? [] : ["-w", workspace]),
+    ...(flags.checkpoints ? ["--checkpoints", flags.checkpoints] : []),
+  ];
 }
 
 export const positiveInt = (v: string) => {

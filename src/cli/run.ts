@@ -6,10 +6,10 @@ import { ContextSchema } from "../agent/context.js";
 import { readEnv } from "../env.js";
 import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { installCtrlC } from "./interrupt.js";
-import { workspaceFolder } from "./options.js";
+import { threadFlags, workspaceFolder } from "./options.js";
 import { checkSettingsFiles } from "./server-options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
-import { runSession, shellWord, type RunOutcome } from "../session/session.js";
+import { resumeCommand, runSession, type RunOutcome } from "../session/session.js";
 
 /** `keel run`'s own flags; the run settings' flags come from the settings table. */
 interface RunFlags {
@@ -19,31 +19,43 @@ interface RunFlags {
   json?: boolean;
 }
 
-/** Prints the outcome: a report for people, or one JSON object as the last stdout line. */
-export function printOutcome(o: RunOutcome, json: boolean | undefined): void {
+/**
+ * Prints the outcome: a report for people, or one JSON object as the last stdout line. `where` are
+ * the flags that find the thread again (resumeCommand), or null when its store kept nothing.
+ */
+export function printOutcome(
+  o: RunOutcome,
+  json: boolean | undefined,
+  where: readonly string[] | null,
+): void {
   const { exitCode, ...fields } = o;
   if (json) {
     process.stdout.write(`${JSON.stringify(fields)}\n`);
     return;
   }
   const color = o.status === "done" ? pc.green : o.status === "error" ? pc.red : pc.yellow;
-  // Stopped with Ctrl-C or SIGTERM: the summary says how to resume; a new request would be ignored.
-  const interrupted = exitCode === 130;
-  const heading = interrupted ? "INTERRUPTED" : o.status.toUpperCase();
+  const heading = exitCode === 130 ? "INTERRUPTED" : o.status.toUpperCase();
   const out = [
     "",
     `${color(pc.bold(heading))}  ${pc.dim(`thread ${o.thread_id} · intent ${o.intent ?? "?"}${o.intent_source ? ` (${o.intent_source})` : ""} · ${o.turns} turns · ${o.tool_calls.length} tool calls`)}`,
     o.files_written.length ? `files written: ${o.files_written.join(", ")}` : "",
     o.error ? pc.red(o.error) : "",
     o.summary,
-    o.status !== "done" && o.status !== "error" && !interrupted
-      ? pc.dim(`resume or follow up with: keel run --thread ${shellWord(o.thread_id)} "<request>"`)
-      : "",
-    o.status === "error"
-      ? pc.dim(`after fixing it, resume with: keel run --thread ${shellWord(o.thread_id)}`)
-      : "",
+    ...(where ? resumeHints(o, where) : [o.status === "error" ? pc.dim(NOTHING_KEPT) : ""]),
   ].filter(Boolean);
   process.stdout.write(`${out.join("\n")}\n`);
+}
+
+const NOTHING_KEPT =
+  "after fixing it, run the same command again (--checkpoints memory kept nothing to resume)";
+
+/** How to go on with a thread that stopped: resume it after an error, or follow it up. */
+function resumeHints(o: RunOutcome, where: readonly string[]): string[] {
+  if (o.status === "error")
+    return [pc.dim(`after fixing it, resume with: ${resumeCommand(o.thread_id, where)}`)];
+  // Stopped with Ctrl-C or SIGTERM, the summary says how to resume; a new request would be ignored.
+  if (o.status === "done" || o.exitCode === 130) return [];
+  return [pc.dim(`resume or follow up with: ${resumeCommand(o.thread_id, where, true)}`)];
 }
 
 /** Everything on stdin, without the blank lines and spaces around it. */
@@ -70,6 +82,7 @@ async function runCommand(
     : undefined;
   const stop = installCtrlC((line) => process.stderr.write(`\n${line}\n`));
   const log = (line: string) => (flags.json ? process.stderr : process.stdout).write(`${line}\n`);
+  const where = threadFlags(flags, workspace);
   try {
     const outcome = await runSession({
       request,
@@ -80,8 +93,9 @@ async function runCommand(
       ask: rl ? (q) => rl.question(`${pc.cyan("?")} ${q}\n> `) : undefined,
       signal: stop.signal,
       control: stop.control,
+      where: where ?? [],
     });
-    printOutcome(outcome, flags.json);
+    printOutcome(outcome, flags.json, where);
     return stop.exitCode(outcome.exitCode);
   } finally {
     stop.dispose();

@@ -12,8 +12,8 @@ import { defaultCheckpoints, storeExists } from "../persistence/checkpointer.js"
 import { openPersistence } from "../persistence/open.js";
 import { describeAction } from "../undo/plan.js";
 import { rewindTo } from "../agent/rewind.js";
-import { shellWord } from "../session/session.js";
-import { workspaceFolder } from "./options.js";
+import { resumeCommand } from "../session/session.js";
+import { threadFlags, workspaceFolder } from "./options.js";
 import {
   applyUndo,
   NothingToUndoError,
@@ -109,7 +109,7 @@ async function runUndo(flags: UndoFlags): Promise<number> {
       [
         `${pc.green("undone")}: ${summary.restored.length} restored, ${summary.removed.length} removed${kept ? `, ${kept} left as they are` : ""}`,
         rewound
-          ? `the conversation is back before step ${plan.steps[0]!.step}; continue with: keel run --thread ${shellWord(plan.thread)}`
+          ? `the conversation is back before step ${plan.steps[0]!.step}; continue with: ${resumeCommand(plan.thread, threadFlags(flags, workspace) ?? [])}`
           : pc.dim(
               `(the conversation was not rewound: no checkpoint of thread ${plan.thread} before step ${plan.steps[0]!.step} in the checkpoints)`,
             ),

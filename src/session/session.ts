@@ -74,6 +74,17 @@ export interface SessionOptions {
   signal?: AbortSignal;
   /** Drains the run at the next step boundary (Ctrl-C). */
   control?: RunControl;
+  /**
+   * The flags that find the thread again from where keel runs (its workspace and store), for the
+   * commands keel suggests; none by default.
+   */
+  where?: readonly string[];
+}
+
+/** The command that resumes a thread, or follows it up with a request, with the flags that find it. */
+export function resumeCommand(threadId: string, where: readonly string[] = [], request = false) {
+  const words = ["keel run --thread", shellWord(threadId), ...where.map(shellWord)];
+  return [...words, ...(request ? ['"<request>"'] : [])].join(" ");
 }
 
 export const newThreadId = () =>
@@ -165,8 +176,8 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
           : undefined;
         throw new UsageError(
           status
-            ? `thread ${threadId} is finished (${status}); nothing to resume. To continue it, give a request: keel run --thread ${shellWord(threadId)} "<request>"`
-            : `thread ${threadId} does not exist yet; start it with a request: keel run --thread ${shellWord(threadId)} "<request>"`,
+            ? `thread ${threadId} is finished (${status}); nothing to resume. To continue it, give a request: ${resumeCommand(threadId, opts.where, true)}`
+            : `thread ${threadId} does not exist yet; start it with a request: ${resumeCommand(threadId, opts.where, true)}`,
         );
       }
       input = { messages: [new HumanMessage(opts.request)] };
@@ -237,7 +248,10 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
       const o = report(await values(), "gave_up");
       return {
         ...o,
-        summary: `Interrupted. Resume with: keel run --thread ${shellWord(threadId)}`,
+        summary:
+          persistence.target.kind === "memory"
+            ? "Interrupted; --checkpoints memory kept nothing of it."
+            : `Interrupted. Resume with: ${resumeCommand(threadId, opts.where)}`,
         exitCode: 130,
       };
     }

@@ -199,25 +199,54 @@ describe("keel run", () => {
   it("quotes a thread id with spaces or quotes in the command it says to resume with", async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const thread = "fix the bug's cause";
-    const r = await runKeel([
-      "run",
-      "x",
-      "-w",
-      tempWorkspace(),
-      "--ollama-url",
-      url,
-      "--retries",
-      "0",
-      "--thread",
-      thread,
-      "--checkpoints",
-      "memory",
-    ]);
+    const r = await runKeel(
+      ["run", "x", "-w", ".", "--ollama-url", url, "--retries", "0", "--thread", thread],
+      { cwd: tempWorkspace() },
+    );
     expect(r.code).toBe(3);
     const hint = /resume with: keel run --thread (.*)$/m.exec(r.stdout)?.[1];
     expect(hint).toBe(`'fix the bug'\\''s cause'`);
     // the shell reads it back as the thread id
     expect(execFileSync("sh", ["-c", `printf %s ${hint}`]).toString()).toBe(thread);
+  });
+});
+
+describe("the command keel says to resume with", () => {
+  it("finds the thread from the folder keel ran in: the workspace and the store it was given", async () => {
+    const cwd = tempWorkspace();
+    const ws = tempWorkspace("keel ws-");
+    const down = `http://127.0.0.1:${await closedPort()}`;
+    const given = ["-w", ws, "--checkpoints", "sqlite:store/k.db", "--thread", "t"];
+    const r = await runKeel(["run", "Create a.txt", ...given, "--ollama-url", down], { cwd });
+    expect(r.code).toBe(3);
+    const hint = /resume with: (keel run .*)$/m.exec(r.stdout)?.[1];
+    expect(hint).toBe(`keel run --thread t -w '${ws}' --checkpoints sqlite:store/k.db`);
+    // the hint as the shell reads it, run in the same folder once the server is up, resumes
+    fake = await startFake({
+      script: keelScript((req) =>
+        req.turn === 0
+          ? calls(call("write_file", { path: "a.txt", content: "a\n" }))
+          : { content: "Created a.txt." },
+      ),
+    });
+    const words = execFileSync("sh", ["-c", `printf '%s\\n' ${hint!.slice("keel ".length)}`])
+      .toString()
+      .trim()
+      .split("\n");
+    const again = await runKeel([...words, "--ollama-url", fake.url, "--json"], { cwd });
+    expect(again.stderr).toContain("resuming thread t");
+    expect(again.json).toMatchObject({ status: "done", files_written: ["a.txt"] });
+  });
+
+  it("is not given when the store keeps nothing (--checkpoints memory)", async () => {
+    const down = `http://127.0.0.1:${await closedPort()}`;
+    const r = await runKeel(
+      ["run", "x", "-w", tempWorkspace(), "--checkpoints", "memory", "--ollama-url", down],
+      { cwd: tempWorkspace() },
+    );
+    expect(r.code).toBe(3);
+    expect(r.stdout).not.toContain("keel run --thread");
+    expect(r.stdout).toContain("--checkpoints memory kept nothing");
   });
 });
 

@@ -151,7 +151,10 @@ describe("edits and undo through keel run", () => {
     expect(readFileSync(path.join(ws, "config.json"), "utf8")).toBe(
       '{ "debug": true, "mine": 1 }\n',
     );
-    expect(undo.stdout).toContain("continue with: keel run --thread t-edit");
+    // from keel's folder, the workspace is part of the command that continues the thread
+    expect(undo.stdout).toMatch(
+      new RegExp(`continue with: keel run --thread t-edit -w ${ws}$`, "m"),
+    );
 
     // nothing left to undo
     const again = await runKeel(["undo", "-w", ws, "--yes"]);

@@ -164,7 +164,9 @@ describe("Ctrl-C", () => {
     expect(first.stdout).toMatch(/^INTERRUPTED {2}thread ctrlc/m);
     expect(first.stdout).not.toContain("GAVE_UP");
     // A request given to a thread with unfinished work is ignored: no hint offers one.
-    expect(first.stdout.match(/keel run --thread ctrlc.*$/gm)).toEqual(["keel run --thread ctrlc"]);
+    expect(first.stdout.match(/keel run --thread ctrlc.*$/gm)).toEqual([
+      `keel run --thread ctrlc -w ${ws}`,
+    ]);
   });
 
   it("SIGTERM stops at once: the command in flight is stopped, the outcome printed, exit 143, and the thread resumes", async () => {
