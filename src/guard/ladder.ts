@@ -90,6 +90,25 @@ export function hintFor(kind: FailureKind, strike: number, detail: string): stri
   }
 }
 
+const SUMMARY_INSTRUCTION =
+  "Do not call any tools. In a few lines, summarise what you did (files written, commands run), what is still missing, and what you would need to finish.";
+
 /** The instruction of the forced tool-less summary turn. */
 export const SUMMARY_REQUEST = (reason: string) =>
-  `[keel] The run is being stopped: ${reason}. Do not call any tools. In a few lines, summarise what you did (files written, commands run), what is still missing, and what you would need to finish.`;
+  `[keel] The run is being stopped: ${reason}. ${SUMMARY_INSTRUCTION}`;
+
+/**
+ * The model's own words in its summary: small models echo keel's request back, whole or from the
+ * middle, often many times. The request and its instruction are taken out, and every line in keel's
+ * voice; "" when nothing of the model's own is left.
+ */
+export function ownSummary(summary: string, request: string): string {
+  const own = [request, SUMMARY_INSTRUCTION]
+    .reduce((text, echo) => text.split(echo).join("\n"), summary)
+    .split("\n")
+    .filter((line) => !line.trimStart().startsWith("[keel]"))
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+  return /[\p{L}\p{N}]/u.test(own) ? own : "";
+}

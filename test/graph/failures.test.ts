@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { SUMMARY_REQUEST } from "../../src/guard/ladder.js";
 import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import {
   call,
@@ -308,6 +309,29 @@ describe("F7: empty replies", () => {
     expect(state.summary).toMatch(
       /Stopped: the model replied with nothing[\s\S]*The model's summary: Nothing was done\./,
     );
+  });
+
+  it.each([
+    [
+      "only keel's request echoed back: no model summary",
+      (ask: string) => `${ask}\n${ask}\n${ask.slice(0, 60)}`,
+      undefined,
+    ],
+    [
+      "its own words kept, keel's request echoed within them taken out",
+      (ask: string) => `Nothing was done. ${ask.slice(ask.indexOf("Do not call"))}\n${ask}`,
+      "Nothing was done.",
+    ],
+  ])("a summary turn that echoes keel's request: %s", async (_, reply, own) => {
+    const ask = SUMMARY_REQUEST("the model replied with nothing");
+    fake = await startFake({
+      script: keelScript(() => ({ content: "" }), { summary: reply(ask) }),
+    });
+    const { state } = await runCoder(fake, "Create a.txt", { workspace: tempWorkspace() });
+    expect(state.status).toBe("gave_up");
+    expect(state.summary).not.toContain("Do not call any tools");
+    if (own) expect(state.summary).toMatch(new RegExp(`The model's summary: ${own}$`));
+    else expect(state.summary).not.toContain("The model's summary");
   });
 
   it("recovers when the model answers after the nudge", async () => {

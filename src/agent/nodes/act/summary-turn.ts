@@ -3,7 +3,7 @@
  * says, in prose, what it did and what is left; no tool is offered and nothing runs.
  */
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
-import { SUMMARY_REQUEST } from "../../../guard/ladder.js";
+import { ownSummary, SUMMARY_REQUEST } from "../../../guard/ladder.js";
 import type { NodeEnv } from "../../runtime.js";
 import type { CoderStateUpdate, CoderStateValue } from "../../state.js";
 import { askTurn, fitUpdate } from "../../turn/ask.js";
@@ -39,8 +39,9 @@ export async function summaryTurn(
       }),
     ],
     turns: state.turns + 1,
-    summary: visibleText(
-      readReply(reply, { mode: "prompt", format, toolNames: [], schemas: {} }).content,
+    summary: ownSummary(
+      visibleText(readReply(reply, { mode: "prompt", format, toolNames: [], schemas: {} }).content),
+      ask.text,
     ),
     summaryFor: null,
     failure: { ...state.summaryFor, summarized: true },
