@@ -25,7 +25,7 @@ import { analyzeStatus } from "./worker.js";
 import { pendingNodes, UsageError } from "../session/session.js";
 import { Command, Option } from "commander";
 import { installCtrlC } from "./interrupt.js";
-import { positiveInt } from "./options.js";
+import { positiveInt, threadId } from "./options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
 import { checkSettingsFiles } from "./server-options.js";
 
@@ -234,6 +234,7 @@ export function analyzeCommand(): Command {
     .option(
       "-t, --thread <id>",
       "thread id (default: derived from the folder, so the same command resumes)",
+      threadId,
     );
   addSettingFlags(analyze, "analyze", AnalystContextSchema)
     .option("--checkpoints <url>", "memory | sqlite:PATH (default: sqlite:<dir>/.keel/keel.db)")

@@ -28,6 +28,12 @@ export function threadFlags(flags: { checkpoints?: string }, workspace: string):
   ];
 }
 
+/** A `--thread` id: any text but empty or blank (a checkpointer cannot key a thread by it). */
+export const threadId = (v: string) => {
+  if (!v.trim()) throw new InvalidArgumentError("expected a thread id, not blank");
+  return v;
+};
+
 export const positiveInt = (v: string) => {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a whole number ≥ 1");

@@ -6,7 +6,7 @@ import { ContextSchema } from "../agent/context.js";
 import { readEnv } from "../env.js";
 import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { installCtrlC } from "./interrupt.js";
-import { threadFlags, workspaceFolder } from "./options.js";
+import { threadFlags, threadId, workspaceFolder } from "./options.js";
 import { checkSettingsFiles } from "./server-options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
 import { resumeCommand, runSession, type RunOutcome } from "../session/session.js";
@@ -116,7 +116,11 @@ export function runCommandDef(): Command {
       ".",
     );
   addSettingFlags(run, "run", ContextSchema)
-    .option("-t, --thread <id>", "thread id: an existing thread resumes, a new one starts")
+    .option(
+      "-t, --thread <id>",
+      "thread id: an existing thread resumes, a new one starts",
+      threadId,
+    )
     .option(
       "--checkpoints <url>",
       "memory | sqlite:PATH | postgres://… (default: sqlite:<workspace>/.keel/keel.db)",

@@ -21,7 +21,7 @@ import {
   type Stats,
 } from "../stats/runs.js";
 import { table } from "./table.js";
-import { workspaceFolder } from "./options.js";
+import { threadId, workspaceFolder } from "./options.js";
 
 interface StatsFlags {
   workspace: string;
@@ -58,7 +58,7 @@ export function statsCommand(): Command {
       "memory | sqlite:PATH | postgres://… (default: sqlite:<workspace>/.keel/keel.db)",
     )
     .option("-m, --model <name>", "only this model")
-    .option("-t, --thread <id>", "only this thread")
+    .option("-t, --thread <id>", "only this thread", threadId)
     .option("--since <when>", "only runs since a date or span (2026-11-01, 7d)", (v) =>
       parseWhen(v),
     )

@@ -13,7 +13,7 @@ import { openPersistence } from "../persistence/open.js";
 import { describeAction } from "../undo/plan.js";
 import { rewindTo } from "../agent/rewind.js";
 import { resumeCommand } from "../session/session.js";
-import { threadFlags, workspaceFolder } from "./options.js";
+import { threadFlags, threadId, workspaceFolder } from "./options.js";
 import {
   applyUndo,
   NothingToUndoError,
@@ -44,7 +44,7 @@ export function undoCommand(): Command {
       "Put back the files the agent changed in a thread (restore edited files, remove created ones), with a preview; files changed since by someone else are left alone",
     )
     .option("-w, --workspace <dir>", "the workspace the agent worked in", ".")
-    .option("-t, --thread <id>", "the thread (default: the one that changed files last)")
+    .option("-t, --thread <id>", "the thread (default: the one that changed files last)", threadId)
     .option("--to <step>", "undo from this step on (steps as keel diff lists them)", stepNumber)
     .option("-y, --yes", "apply without asking")
     .option("--dry-run", "only show what would be done")
@@ -146,7 +146,7 @@ export function diffCommand(): Command {
   return new Command("diff")
     .description("Show what the agent changed in a thread: its steps and a unified diff")
     .option("-w, --workspace <dir>", "the workspace the agent worked in", ".")
-    .option("-t, --thread <id>", "the thread (default: the one that changed files last)")
+    .option("-t, --thread <id>", "the thread (default: the one that changed files last)", threadId)
     .option("--stat", "only the steps and files, no diff")
     .option("--json", "print the thread, its steps (with their files) and the patch as JSON")
     .addHelpText(

@@ -408,6 +408,16 @@ describe("usage errors exit 2", () => {
     [["mcp", "approve", "--bogus"], /\(run keel mcp approve --help for usage\)/],
     // No request and no thread to resume: say that, not that an invented thread is missing.
     [["run", "-w", "."], /^keel: no request: keel run "<request>" starts a run/m],
+    // A thread id names a thread: not empty, not blank.
+    ...["run", "analyze", "diff", "undo", "stats"].flatMap((command) =>
+      ["", " "].map(
+        (id) =>
+          [
+            [command, ...(command === "run" ? ["x"] : []), "--thread", id],
+            /option '-t, --thread <id>' argument .* is invalid\. expected a thread id, not blank/,
+          ] as [string[], RegExp],
+      ),
+    ),
     // A blank request is no request, from the command line or from stdin (-).
     [["run", " \n ", "-w", "."], /^keel: no request: keel run "<request>" starts a run/m],
     [["run", "-", "-w", "."], /^keel: no request: keel run "<request>" starts a run/m],
