@@ -7,6 +7,8 @@ import { realWorkspace } from "../tools/workspace-path.js";
 
 /** A `--workspace` folder as its real path; a usage error when it is not an existing folder. */
 export function workspaceFolder(dir: string): string {
+  // path.resolve("") is this folder: an unset variable (-w "$DIR") must not mean "here".
+  if (!dir.trim()) throw new UsageError("--workspace is empty: pass a folder, e.g. -w .");
   const abs = path.resolve(dir);
   const real = existsSync(abs) ? realWorkspace(abs) : undefined;
   if (!real || !statSync(real).isDirectory())

@@ -39,13 +39,16 @@ export function addSettingFlags(
     // flag's default would hide the environment's and the settings files' values beneath it.
     const option = new Option(meta.flag, shown ? `${help} (default: ${shown})` : help);
     const inner = innerType(field);
+    // A path resolves against this folder: an empty one would grant it (path.resolve("")).
+    const value = (f: z.ZodType, v: string) =>
+      meta.paths ? parsed(f, nonEmptyPath(v)) : parsed(f, v);
     if (inner instanceof z.ZodEnum) option.choices(inner.options.map(String));
     else if (inner instanceof z.ZodArray)
       option.argParser((v: string, previous: unknown[] = []) => [
         ...previous,
-        parsed(inner.element as z.ZodType, v),
+        value(inner.element as z.ZodType, v),
       ]);
-    else if (!(inner instanceof z.ZodBoolean)) option.argParser((v: string) => parsed(field, v));
+    else if (!(inner instanceof z.ZodBoolean)) option.argParser((v: string) => value(field, v));
     cmd.addOption(option);
     list.push({ key, option, paths: meta.paths === true });
   }
@@ -67,6 +70,11 @@ export function flagSettings(cmd: Command): Record<string, unknown> {
         : path.resolve(value as string);
   }
   return out;
+}
+
+function nonEmptyPath(v: string): string {
+  if (!v.trim()) throw new InvalidArgumentError("expected a path, not empty text");
+  return v;
 }
 
 /** A flag's text as the field's value, or a usage error that says what the field takes. */

@@ -329,7 +329,7 @@ describe("model server failures exit 3 with what to do", () => {
           : ["--provider", p, "--base-url", `${web.url}/v1`];
       const r = await runKeel([...args, ...server], { cwd: tempWorkspace() });
       const said = r.stdout + r.stderr;
-      expect(r.code).toBe(3);
+      expect(r.code, said).toBe(3);
       expect(said).toMatch(
         /a web page \("Error response|GET \/api\/tags answered 404: no Ollama API/,
       );
@@ -408,6 +408,14 @@ describe("usage errors exit 2", () => {
     [["mcp", "approve", "--bogus"], /\(run keel mcp approve --help for usage\)/],
     // No request and no thread to resume: say that, not that an invented thread is missing.
     [["run", "-w", "."], /^keel: no request: keel run "<request>" starts a run/m],
+    // An empty path (an unset variable, -w "$DIR") is not this folder: nothing is granted or worked in.
+    [["run", "x", "-w", ""], /^keel: --workspace is empty/m],
+    [["diff", "-w", " "], /^keel: --workspace is empty/m],
+    [["run", "x", "--allow-write", ""], /argument '' is invalid\. expected a path, not empty text/],
+    [
+      ["run", "x", "--allow-read", " "],
+      /argument ' ' is invalid\. expected a path, not empty text/,
+    ],
     // A thread id names a thread: not empty, not blank.
     ...["run", "analyze", "diff", "undo", "stats"].flatMap((command) =>
       ["", " "].map(
