@@ -2,7 +2,8 @@
  * Ctrl-C for long runs: the first press drains (the step in flight finishes, its checkpoint is
  * written, the run stops); a second press aborts at once. SIGTERM (a service manager, `timeout`,
  * `kill`) aborts at once, as it has no time to wait for a step; a second SIGTERM exits without the
- * report. Either way the thread resumes later.
+ * report. A reader of keel's output that went away (`keel run … | head`) stops the run the same way,
+ * quietly. Either way the thread resumes later.
  */
 import { RunControl } from "@langchain/langgraph";
 import pc from "picocolors";
@@ -16,13 +17,26 @@ export interface StopHandle {
   dispose: () => void;
 }
 
-/** 128 + SIGTERM's number, as a shell reports a process SIGTERM ended. */
+/** 128 + the signal's number, as a shell reports a process SIGTERM or SIGPIPE ended. */
 const SIGTERM_EXIT = 143;
+export const CLOSED_PIPE_EXIT = 141;
+
+/** The runs in progress, each stopped at once by `stopRunsNow`. */
+const running = new Set<(exit: number) => void>();
+
+/**
+ * Stops every run in progress at once, to exit with `exit` (their commands in flight are stopped
+ * too); false when none is running.
+ */
+export function stopRunsNow(exit: number): boolean {
+  for (const stop of running) stop(exit);
+  return running.size > 0;
+}
 
 export function installCtrlC(say: (line: string) => void): StopHandle {
   const control = new RunControl();
   const abort = new AbortController();
-  let terminated = false;
+  let stoppedWith: number | undefined;
   const onSigint = () => {
     if (!control.drainRequested) {
       say(
@@ -35,25 +49,30 @@ export function installCtrlC(say: (line: string) => void): StopHandle {
       abort.abort();
     }
   };
+  const stopNow = (exit: number) => {
+    stoppedWith ??= exit;
+    abort.abort();
+  };
   const onSigterm = () => {
-    if (terminated) process.exit(SIGTERM_EXIT);
-    terminated = true;
+    if (stoppedWith !== undefined) process.exit(SIGTERM_EXIT);
     say(
       pc.yellow(
         "SIGTERM: stopping now (the step in flight reruns on resume); the thread is checkpointed and resumes with the same command",
       ),
     );
-    abort.abort();
+    stopNow(SIGTERM_EXIT);
   };
   process.on("SIGINT", onSigint);
   process.on("SIGTERM", onSigterm);
+  running.add(stopNow);
   return {
     control,
     signal: abort.signal,
-    exitCode: (code) => (terminated && code === 130 ? SIGTERM_EXIT : code),
+    exitCode: (code) => (stoppedWith !== undefined && code === 130 ? stoppedWith : code),
     dispose: () => {
       process.off("SIGINT", onSigint);
       process.off("SIGTERM", onSigterm);
+      running.delete(stopNow);
     },
   };
 }

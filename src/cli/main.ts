@@ -13,6 +13,7 @@ import { formatDoctor, runDoctor } from "./doctor.js";
 import { closeSandbox } from "../sandbox/runtime.js";
 import { closeMcp } from "../mcp/session.js";
 import { approveMcp, formatMcp, listMcp } from "./mcp.js";
+import { CLOSED_PIPE_EXIT, stopRunsNow } from "./interrupt.js";
 import { workspaceFolder } from "./options.js";
 import { formatModels, listModels, ModelServerError, startCommands } from "./models.js";
 import { checkSettingsFiles, resolvedServer } from "./server-options.js";
@@ -172,7 +173,20 @@ Examples:
   return cli;
 }
 
+/**
+ * A reader of keel's output that went away (`keel … | head`): no stack trace. A run stops at once
+ * (resumable), anything else ends; the exit code is the shell's for SIGPIPE.
+ */
+function onClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+    if (!stopRunsNow(CLOSED_PIPE_EXIT)) process.exit(CLOSED_PIPE_EXIT);
+  });
+}
+
 async function main(): Promise<void> {
+  onClosedPipe(process.stdout);
+  onClosedPipe(process.stderr);
   try {
     await program().parseAsync(process.argv);
   } catch (err) {

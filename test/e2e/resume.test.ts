@@ -169,6 +169,45 @@ describe("Ctrl-C", () => {
     ]);
   });
 
+  it("a reader that goes away (keel run … | head) stops the run at once: no stack trace, exit 141, resumable", async () => {
+    const slow = `node -e "const f=require('fs');f.appendFileSync('effects.log','start\\n');setTimeout(()=>f.appendFileSync('effects.log','end\\n'),3000)"`;
+    fake = await startFake({
+      script: keelScript((req) =>
+        req.turn === 0 ? calls(call("run_command", { command: slow })) : { content: "Ran it." },
+      ),
+    });
+    const ws = tempWorkspace();
+    const log = path.join(ws, "effects.log");
+    const args = ["run", "Run the slow step", "-w", ws, "--ollama-url", fake.url, "-t", "pipe"];
+    const first = await runKeel(args, {
+      onSpawn: (child) => {
+        const poll = setInterval(() => {
+          if (existsSync(log)) {
+            clearInterval(poll);
+            child.stdout!.destroy(); // as `head` exits: keel's next write finds the pipe closed
+          }
+        }, 20);
+        child.on("close", () => clearInterval(poll));
+      },
+    });
+    expect(first.signal).toBeNull();
+    expect(first.code).toBe(141);
+    expect(first.stderr).not.toMatch(/EPIPE|Unhandled|unexpected failure/);
+    const second = await runKeel([...args, "--json"]);
+    expect(second.json).toMatchObject({ status: "done", summary: "Ran it." });
+    // keel noticed the closed pipe at its next line, after the command: it ran once
+    expect(readFileSync(log, "utf8")).toBe("start\nend\n");
+  });
+
+  it.each([[["--help"]], [["eval", "--help"]]])(
+    "keel %j | head: exit 141 without a stack trace",
+    async (args) => {
+      const r = await runKeel(args, { onSpawn: (child) => child.stdout!.destroy() });
+      expect(r.code).toBe(141);
+      expect(r.stderr).toBe("");
+    },
+  );
+
   it("SIGTERM stops at once: the command in flight is stopped, the outcome printed, exit 143, and the thread resumes", async () => {
     const slow = `node -e "const f=require('fs');f.appendFileSync('effects.log','start\\n');setTimeout(()=>f.appendFileSync('effects.log','end\\n'),3000)"`;
     fake = await startFake({
