@@ -4,6 +4,7 @@ import { Command, CommanderError } from "commander";
 import { ZodError } from "zod";
 import { CheckpointUrlError, defaultCheckpoints } from "../persistence/checkpointer.js";
 import { PersistenceError } from "../persistence/open.js";
+import { ThreadBusyError } from "../persistence/thread-lock.js";
 import { SettingsFileError } from "../run/settings-file.js";
 import { McpConfigError } from "../mcp/config.js";
 import { analyzeCommand } from "./analyze.js";
@@ -221,6 +222,7 @@ async function main(): Promise<void> {
       err instanceof UsageError ||
       err instanceof UndoError ||
       err instanceof CheckpointUrlError ||
+      err instanceof ThreadBusyError ||
       err instanceof SettingsFileError ||
       err instanceof McpConfigError
     ) {

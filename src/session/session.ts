@@ -23,6 +23,7 @@ import type {
 } from "../agent/state.js";
 import { ModelServerError } from "../models/errors.js";
 import { openPersistence } from "../persistence/open.js";
+import { lockThread } from "../persistence/thread-lock.js";
 import { isolationNotice } from "../sandbox/runtime.js";
 import { createReplyPrinter, describeEvent, describeUpdate } from "./timeline.js";
 
@@ -128,9 +129,16 @@ async function askMcpApproval(opts: SessionOptions): Promise<string[]> {
 async function runThread(given: SessionOptions): Promise<RunOutcome> {
   // A blank request is no request: it neither starts a run nor follows one up.
   const opts = { ...given, request: given.request?.trim() ? given.request : undefined };
-  const persistence = await openPersistence(opts.checkpoints);
-  const { checkpointer, store } = persistence;
   const threadId = opts.threadId ?? newThreadId();
+  const persistence = await openPersistence(opts.checkpoints);
+  let unlock: () => void;
+  try {
+    unlock = lockThread(persistence.target, threadId);
+  } catch (err) {
+    await persistence.close();
+    throw err;
+  }
+  const { checkpointer, store } = persistence;
   // The store holds the side-effect journal: a command runs at most once per call, across crashes.
   const graph = createCoderGraph(opts.deps).compile({ checkpointer, store });
   const config = {
@@ -257,6 +265,7 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
     }
     throw err;
   } finally {
+    unlock();
     await persistence.close();
   }
 }

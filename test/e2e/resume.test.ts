@@ -117,6 +117,31 @@ describe("resume after SIGKILL", () => {
   });
 });
 
+describe("one thread, one keel at a time", () => {
+  it("a second keel on a running thread is refused, naming it; the first finishes with every side effect once", async () => {
+    fake = await startFake({ script });
+    const ws = tempWorkspace();
+    const args = ["run", "Create the parts", "-w", ws, "--ollama-url", fake.url, "-t", "busy"];
+    let second: Promise<Awaited<ReturnType<typeof runKeel>>> | undefined;
+    const first = await runKeel([...args, "--json"], {
+      onSpawn: () =>
+        fake!.onChat((req) => {
+          if (!req.structured && req.turn === 2 && !second) second = runKeel(args);
+        }),
+    });
+    fake.onChat(undefined);
+    const refused = await second!;
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^keel: thread busy is running in another keel \(pid \d+/m);
+    expect(first.json).toMatchObject({ status: "done" });
+    expect(readFileSync(path.join(ws, "effects.log"), "utf8")).toBe("step0\nstep1\nstep2\nstep3\n");
+    // the thread is free again once its keel has ended
+    fake.setScript(keelScript(() => ({ content: "There are four parts." })));
+    const after = await runKeel(["run", "How many parts?", ...args.slice(2), "--json"]);
+    expect(after.json).toMatchObject({ status: "done" });
+  });
+});
+
 describe("Ctrl-C", () => {
   it("SIGINT stops the run with exit 130, and the thread resumes to done", async () => {
     fake = await startFake({ script });
