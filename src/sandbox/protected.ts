@@ -242,13 +242,16 @@ const LONG_LISTING = /^d[rwxsStT-]{9}[.+@]?\s+\d+\s.*\s(\S+?)\/?$/;
 const PATH_LISTING = /^(?:\d+(?:\.\d+)?[KMGk]?\s+)?(?:[├└]── |[|`]-- )?(?:\.\/)?(.+?)\/?$/;
 /** Bare names (`ls -a`) count as a listing only where a block of them shows this many stand-ins. */
 const BARE_LISTING = 10;
+/** `ls -R`'s heading of a folder's part: `./name:`. */
+const RECURSIVE_HEADING = /^\.\/(.+):$/;
 
 /**
  * A command's output as the workspace really is: lines that only list one of the empty folders
  * standing in for missing protected paths during the command (`sandboxDenyPaths`) are left out —
- * `find`, `du` and top-level `tree` lines; `ls -l` lines; bare names (`ls -a`) only in a block of
- * one-word lines that lists ten or more of them, so a `.gitignore` that names `.vscode` keeps its
- * line. `deeper`: protected paths that really exist below the top level — an `ls` line naming
+ * `find`, `du` and top-level `tree` lines; `ls -l` lines and `ls -R` headings; bare names (`ls`,
+ * `ls -a`) only in a block of one-word lines that lists every stand-in whose name has no leading dot
+ * (what `ls` shows), or ten or more of them (`ls -a`), so a `.gitignore` that names `.vscode` keeps
+ * its line. `deeper`: protected paths that really exist below the top level — an `ls` line naming
  * one of their names may be listing that folder, and stays.
  */
 export function withoutStandIns(
@@ -259,27 +262,39 @@ export function withoutStandIns(
 ): string {
   if (names.length === 0) return output;
   const held = new Set(names);
+  const undotted = names.filter((n) => !n.startsWith("."));
   const real = new Set(deeper.map((rel) => rel.split("/").at(-1)!));
   const prefix = `${workspace.split(path.sep).join("/")}/`;
   const lines = output.split("\n");
-  const drop = lines.map((line) => {
+  const drop: Array<"listed" | "heading" | "bare" | undefined> = lines.map((line) => {
     const long = LONG_LISTING.exec(line)?.[1];
     if (long !== undefined) return held.has(long) && !real.has(long) ? "listed" : undefined;
+    const heading = RECURSIVE_HEADING.exec(line)?.[1];
+    if (heading !== undefined) return held.has(heading) ? "heading" : undefined;
     const text = line.startsWith(prefix) ? line.slice(prefix.length) : line;
     const name = PATH_LISTING.exec(text)?.[1];
     if (name === undefined || !held.has(name)) return undefined;
     if (line !== name && line !== `${name}/`) return "listed";
     return real.has(name) ? undefined : "bare";
   });
-  // a block of one-word lines: drop its bare stand-ins when it lists enough of them
+  // a block of one-word lines: drop its bare stand-ins when it is a listing of the workspace
   for (let i = 0; i < lines.length;) {
     let j = i;
     while (j < lines.length && /^\S+$/.test(lines[j]!)) j++;
-    const block = drop.slice(i, j);
-    if (block.filter((d) => d === "bare").length < BARE_LISTING)
-      for (let k = i; k < j; k++) if (drop[k] === "bare") drop[k] = undefined;
+    const bare = new Set(lines.slice(i, j).filter((_, k) => drop[i + k] === "bare"));
+    const listing =
+      bare.size >= BARE_LISTING ||
+      (undotted.length > 0 && undotted.every((n) => bare.has(n) || bare.has(`${n}/`)));
+    if (!listing) for (let k = i; k < j; k++) if (drop[k] === "bare") drop[k] = undefined;
     i = j === i ? i + 1 : j;
   }
+  // an empty folder's part in `ls -R`: its heading, what `-a` lists in it, and the blank line after
+  drop.forEach((d, i) => {
+    if (d !== "heading") return;
+    let k = i + 1;
+    while (lines[k] === "." || lines[k] === "..") drop[k++] = "listed";
+    if (lines[k] === "") drop[k] = "listed";
+  });
   if (!drop.some(Boolean)) return output;
   return lines.filter((_, i) => !drop[i]).join("\n");
 }

@@ -19,12 +19,15 @@ describe("the sandbox's stand-in folders", () => {
     const ws = tempWorkspace();
     writeFileSync(path.join(ws, "app.py"), "print('hi')\n");
     writeFileSync(path.join(ws, "ignore.txt"), "node_modules\n.vscode/\n.idea\n.envrc\n");
-    const r = await run(ws, "ls -a; ls -la; find . -maxdepth 1; du -a .; cat ignore.txt");
+    const r = await run(
+      ws,
+      "ls; ls -a; ls -la; ls -R; find . -maxdepth 1; du -a .; cat ignore.txt",
+    );
     expect(r.ok).toBe(true);
     const out = r.ok ? r.output : "";
     // the listings show the two files and nothing of the stand-ins (ignore.txt's lines aside)
     const inIgnore: Record<string, string[]> = { ".vscode": [".vscode/"], ".envrc": [".envrc"] };
-    for (const name of [".vscode", ".mcp.json", ".envrc", ".kiro", ".Rprofile", ".bashrc"])
+    for (const name of [".vscode", ".mcp.json", ".envrc", ".kiro", ".Rprofile", "mise.toml"])
       expect(out.split("\n").filter((l) => l.endsWith(name) || l.endsWith(`${name}/`))).toEqual(
         inIgnore[name] ?? [],
       );

@@ -184,6 +184,14 @@ describe("withoutStandIns", () => {
   it("bare names only in a block that lists ten or more; a file's lines are kept", () => {
     const ls = [".", "..", ...held.slice(0, 12), "app.py"].join("\n");
     expect(show(ls)).toBe([".", "..", "app.py"].join("\n"));
+    // plain ls: the stand-ins without a leading dot, all of them
+    const plain = held.filter((n) => !n.startsWith("."));
+    expect(plain.length).toBeGreaterThan(0);
+    expect(show(["app.py", ...plain].sort().join("\n"))).toBe("app.py");
+    expect(show(`app.py\n${plain[0]}`)).toBe(`app.py\n${plain[0]}`); // one alone is a file's line
+    // ls -R: an empty folder's part goes with its heading
+    const recursive = [".:", "app.py", ...plain, "", `./${plain[0]}:`, "", "./src:", "x.ts"];
+    expect(show(recursive.join("\n"))).toBe([".:", "app.py", "", "./src:", "x.ts"].join("\n"));
     const gitignore = ["node_modules", ".vscode/", ".idea", ".envrc", "dist"].join("\n");
     expect(show(gitignore)).toBe(gitignore);
     expect(show("- .vscode is ignored\n.vscode")).toBe("- .vscode is ignored\n.vscode");
