@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { lstatSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { withoutRiskyGitConfig } from "./policy.js";
-import { isCommandProtected } from "./protected.js";
+import { removedWhenMade } from "./protected.js";
 
 /** How deep the look goes, and how many entries it reads at most. */
 const MAX_DEPTH = 6;
@@ -65,7 +65,7 @@ export function markWorkspace(workspace: string): WorkspaceMarks {
     for (const e of entries) {
       if (--budget < 0) return;
       const child = rel ? `${rel}/${e.name}` : e.name;
-      if (child.includes("/") && isCommandProtected(child)) marks.nested.push(child);
+      if (removedWhenMade(child)) marks.nested.push(child);
       if (e.isDirectory() && !SKIP.has(e.name) && depth < MAX_DEPTH) walk(child, depth + 1);
     }
   };

@@ -23,6 +23,12 @@ export interface ProtectedPath {
   why: string;
   /** Commands may write it (git itself must write `.git`); its listed parts stay protected. */
   commandsMayWrite?: true;
+  /**
+   * A missing one is not held by a placeholder folder while a command runs (a name without a
+   * leading dot would show in every `ls` and match every `*`); one a command makes is removed after
+   * it (aftercare). For files read only when their program starts.
+   */
+  unheld?: true;
 }
 
 /** keel's own folder: settings, checkpoints, the undo journal and its shadow repository. */
@@ -74,10 +80,10 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   { path: ".helix", why: "Helix's workspace language servers" },
   // Other coding agents' project config: the MCP servers, hooks and commands they start.
   { path: ".aider.conf.yml", why: "aider runs the lint and test commands it names" },
-  { path: "opencode.json", why: "opencode starts the MCP servers it names" },
-  { path: "opencode.jsonc", why: "opencode starts the MCP servers it names" },
+  { path: "opencode.json", why: "opencode starts the MCP servers it names", unheld: true },
+  { path: "opencode.jsonc", why: "opencode starts the MCP servers it names", unheld: true },
   { path: ".opencode", why: "opencode's commands, agents and plugins" },
-  { path: "crush.json", why: "Crush starts the MCP and language servers it names" },
+  { path: "crush.json", why: "Crush starts the MCP and language servers it names", unheld: true },
   { path: ".crush.json", why: "Crush starts the MCP and language servers it names" },
   { path: ".codex", why: "Codex CLI's project config and MCP servers" },
   { path: ".kiro", why: "Kiro's hooks and MCP servers" },
@@ -99,7 +105,7 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   { path: ".gdbinit", why: "gdb runs it where local init files are allowed" },
   { path: ".lldbinit", why: "lldb runs it where local init files are allowed" },
   { path: ".pylintrc", why: "pylint runs its init-hook (editors lint on open)" },
-  { path: "pylintrc", why: "pylint runs its init-hook (editors lint on open)" },
+  { path: "pylintrc", why: "pylint runs its init-hook (editors lint on open)", unheld: true },
 ];
 
 const segments = (rel: string) => rel.split("/").filter((s) => s !== "" && s !== ".");
@@ -186,6 +192,13 @@ export const COMMAND_PROTECTED = PROTECTED_PATHS.filter((p) => !p.commandsMayWri
   (p) => p.path,
 );
 
+/** The top-level entries a missing one of which no placeholder holds (`unheld`). */
+const UNHELD = new Set(PROTECTED_PATHS.filter((p) => p.unheld).map((p) => p.path));
+
+/** Whether a workspace-relative path is one aftercare removes when a command made it: below the top level, or unheld. */
+export const removedWhenMade = (rel: string): boolean =>
+  (rel.includes("/") || [...UNHELD].some((name) => sameName(rel, name))) && isCommandProtected(rel);
+
 /**
  * Whether a workspace-relative path IS one a command may not leave (not a path under one), its
  * names compared as `sameName` does: `sub/.vscode`, `.hg/hgrc`, `pkg/.Envrc`. Entries inside `.git`
@@ -225,6 +238,7 @@ export function sandboxDenyPaths(
     if (rel.startsWith(".git/") && !gitIsDir) continue;
     const there = exists(rel);
     if (!there && rel.includes("/") && !rel.startsWith(".git/")) continue;
+    if (!there && UNHELD.has(rel)) continue;
     out.push(path.join(workspace, rel, ...(there ? [] : [PLACEHOLDER])));
   }
   return [...new Set([...out, ...nested.map((rel) => path.join(workspace, rel))])];
@@ -240,7 +254,7 @@ export const standIns = (workspace: string, denied: readonly string[]): string[]
 const LONG_LISTING = /^d[rwxsStT-]{9}[.+@]?\s+\d+\s.*\s(\S+?)\/?$/;
 /** A name in `find`, `du` or `tree` output: after `./`, the workspace, a size or a top-level branch. */
 const PATH_LISTING = /^(?:\d+(?:\.\d+)?[KMGk]?\s+)?(?:[├└]── |[|`]-- )?(?:\.\/)?(.+?)\/?$/;
-/** Bare names (`ls -a`) count as a listing only where a block of them shows this many stand-ins. */
+/** `ls -a` of the workspace lists this many stand-ins or more. */
 const BARE_LISTING = 10;
 /** `ls -R`'s heading of a folder's part: `./name:`. */
 const RECURSIVE_HEADING = /^\.\/(.+):$/;
@@ -249,8 +263,9 @@ const RECURSIVE_HEADING = /^\.\/(.+):$/;
  * A command's output as the workspace really is: lines that only list one of the empty folders
  * standing in for missing protected paths during the command (`sandboxDenyPaths`) are left out —
  * `find`, `du` and top-level `tree` lines; `ls -l` lines and `ls -R` headings; bare names (`ls`,
- * `ls -a`) only in a block of one-word lines that lists every stand-in whose name has no leading dot
- * (what `ls` shows), or ten or more of them (`ls -a`), so a `.gitignore` that names `.vscode` keeps
+ * `ls -a`) only in a block of one-word lines that is a listing of the workspace's top level (each
+ * line `.`, `..`, a stand-in or an entry there, `top`) and shows every stand-in without a leading
+ * dot (what `ls` shows) or ten or more of them (`ls -a`): a `.gitignore` that names `.vscode` keeps
  * its line. `deeper`: protected paths that really exist below the top level — an `ls` line naming
  * one of their names may be listing that folder, and stays.
  */
@@ -259,11 +274,13 @@ export function withoutStandIns(
   names: readonly string[],
   workspace: string,
   deeper: readonly string[] = [],
+  top: readonly string[] = [],
 ): string {
   if (names.length === 0) return output;
   const held = new Set(names);
   const undotted = names.filter((n) => !n.startsWith("."));
   const real = new Set(deeper.map((rel) => rel.split("/").at(-1)!));
+  const present = new Set([".", "..", ...top]);
   const prefix = `${workspace.split(path.sep).join("/")}/`;
   const lines = output.split("\n");
   const drop: Array<"listed" | "heading" | "bare" | undefined> = lines.map((line) => {
@@ -277,14 +294,17 @@ export function withoutStandIns(
     if (line !== name && line !== `${name}/`) return "listed";
     return real.has(name) ? undefined : "bare";
   });
-  // a block of one-word lines: drop its bare stand-ins when it is a listing of the workspace
+  // a block of one-word lines: drop its bare stand-ins when it is a listing of the top level
   for (let i = 0; i < lines.length;) {
     let j = i;
     while (j < lines.length && /^\S+$/.test(lines[j]!)) j++;
-    const bare = new Set(lines.slice(i, j).filter((_, k) => drop[i + k] === "bare"));
+    const block = lines.slice(i, j).map((l) => l.replace(/\/$/, ""));
+    const bare = new Set(block.filter((_, k) => drop[i + k] === "bare"));
+    const entry = (l: string) => present.has(l) && !held.has(l) && l !== "." && l !== "..";
     const listing =
-      bare.size >= BARE_LISTING ||
-      (undotted.length > 0 && undotted.every((n) => bare.has(n) || bare.has(`${n}/`)));
+      block.every((l) => bare.has(l) || present.has(l) || l === ".:") &&
+      (bare.size >= BARE_LISTING ||
+        (undotted.length > 0 && undotted.every((n) => bare.has(n)) && block.some(entry)));
     if (!listing) for (let k = i; k < j; k++) if (drop[k] === "bare") drop[k] = undefined;
     i = j === i ? i + 1 : j;
   }

@@ -8,7 +8,7 @@
  * the grants, the host allow-list) goes with the command.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
@@ -256,6 +256,15 @@ export interface PreparedCommand {
   shown?(output: string): string;
 }
 
+/** The names at a folder's top level (none when it cannot be read). */
+function topLevel(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
 /** How one command runs: in the OS sandbox with these grants, or (opted out / unavailable) without. */
 export interface CommandRun {
   workspace: string;
@@ -323,7 +332,8 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
     // journal then waits for it).
     argv: ["bash", "-c", `${wrapped}\nexit $?`],
     env,
-    shown: (output) => withoutStandIns(output, held, run.workspace, marks.nested),
+    shown: (output) =>
+      withoutStandIns(output, held, run.workspace, marks.nested, topLevel(run.workspace)),
     finish: (output) => {
       if (notes !== undefined) return notes;
       collectors.delete(blocked);

@@ -346,6 +346,8 @@ describe("what the agent leaves behind: look-alike names, unusual repositories, 
         `{"then":{"type":"runCommand","command":"touch ${out}-kiro"}}`,
       ),
       cmd(`printf 'lint-cmd: touch ${out}-aider' > .aider.conf.yml`),
+      // one no placeholder holds (a name without a dot): removed after the command that made it
+      cmd("cp notes.txt crush.json && cp notes.txt pylintrc"),
       // a background process that would plant after keel looked
       cmd("(sleep 2; mkdir -p late; cp notes.txt late/.envrc) &"),
       call("list_dir", { path: "." }),
@@ -374,6 +376,8 @@ describe("what the agent leaves behind: look-alike names, unusual repositories, 
       ".Rprofile",
       "tools/.kiro",
       ".aider.conf.yml",
+      "crush.json",
+      "pylintrc",
     ])
       expect.soft(existsSync(at(p)), p).toBe(false);
     // keel never followed a link out when it cleaned a repository

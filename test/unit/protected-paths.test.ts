@@ -9,6 +9,7 @@ import {
   isKeelOwn,
   PROTECTED_PATHS,
   protectedEntry,
+  removedWhenMade,
   sandboxDenyPaths,
   standIns,
   withoutStandIns,
@@ -137,7 +138,22 @@ describe("sandboxDenyPaths", () => {
     expect(sandboxDenyPaths(WS, (rel) => rel === ".hg/hgrc", false)).toContain("/w/.hg/hgrc");
     const noGit = sandboxDenyPaths(WS, () => false, false);
     expect(noGit.some((p) => p.startsWith("/w/.git/"))).toBe(false);
-    expect(noGit.length).toBe(COMMAND_PROTECTED.filter((p) => !p.includes("/")).length);
+    const unheld = PROTECTED_PATHS.filter((p) => p.unheld).length;
+    expect(unheld).toBeGreaterThan(0);
+    expect(noGit.length).toBe(COMMAND_PROTECTED.filter((p) => !p.includes("/")).length - unheld);
+  });
+});
+
+describe("unheld entries", () => {
+  it("no placeholder holds a missing one; aftercare removes one a command made, at the top level too", () => {
+    const denied = sandboxDenyPaths("/w", () => false, false);
+    expect(denied).not.toContain("/w/opencode.json/.keel-protected");
+    expect(denied).toContain("/w/.vscode/.keel-protected");
+    expect(sandboxDenyPaths("/w", (rel) => rel === "pylintrc", false)).toContain("/w/pylintrc");
+    for (const rel of ["opencode.json", "crush.json", "Pylintrc", "sub/.vscode"])
+      expect(removedWhenMade(rel), rel).toBe(true);
+    for (const rel of [".vscode", "app.py", "sub/app.py"])
+      expect(removedWhenMade(rel), rel).toBe(false);
   });
 });
 
@@ -147,7 +163,9 @@ describe("withoutStandIns", () => {
     WS,
     sandboxDenyPaths(WS, () => false, false),
   );
-  const show = (output: string) => withoutStandIns(output, held, WS);
+  /** The workspace's top level during the command: its files, and the stand-ins. */
+  const top = ["app.py", "node_modules", "src", ...held];
+  const show = (output: string) => withoutStandIns(output, held, WS, [], top);
   it("the stand-ins are the missing entries held by a placeholder folder", () => {
     expect(held).toContain(".vscode");
     expect(held).toContain(".Rprofile");
@@ -181,14 +199,17 @@ describe("withoutStandIns", () => {
       "drwx------  2 ann ann 4096 Nov 25 08:21 .vscode\n./pkg/.vscode",
     );
   });
-  it("bare names only in a block that lists ten or more; a file's lines are kept", () => {
+  it("bare names only in a listing of the top level (ls, ls -a); a file's lines are kept", () => {
     const ls = [".", "..", ...held.slice(0, 12), "app.py"].join("\n");
     expect(show(ls)).toBe([".", "..", "app.py"].join("\n"));
     // plain ls: the stand-ins without a leading dot, all of them
     const plain = held.filter((n) => !n.startsWith("."));
-    expect(plain.length).toBeGreaterThan(0);
-    expect(show(["app.py", ...plain].sort().join("\n"))).toBe("app.py");
-    expect(show(`app.py\n${plain[0]}`)).toBe(`app.py\n${plain[0]}`); // one alone is a file's line
+    expect(plain).toEqual(["mise.toml"]);
+    expect(show(["app.py", "mise.toml", "src/"].join("\n"))).toBe("app.py\nsrc/");
+    // not a listing of the top level: a line that is no entry there, or no entry at all
+    expect(show("src/app.py\nmise.toml")).toBe("src/app.py\nmise.toml"); // git diff --name-only
+    expect(show("mise.toml")).toBe("mise.toml");
+    expect(show("*.log\nmise.toml\napp.py")).toBe("*.log\nmise.toml\napp.py");
     // ls -R: an empty folder's part goes with its heading
     const recursive = [".:", "app.py", ...plain, "", `./${plain[0]}:`, "", "./src:", "x.ts"];
     expect(show(recursive.join("\n"))).toBe([".:", "app.py", "", "./src:", "x.ts"].join("\n"));
