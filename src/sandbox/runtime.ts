@@ -16,7 +16,8 @@ import { spawnSync } from "node:child_process";
 import type { SandboxManager as Manager } from "@anthropic-ai/sandbox-runtime";
 import { readEnv } from "../env.js";
 import { cleanAfter, markWorkspace, nestedDenies } from "./aftercare.js";
-import { sandboxDenyPaths, standIns, withoutStandIns } from "./protected.js";
+import { sandboxDenyPaths } from "./protected.js";
+import { standIns, withoutStandIns } from "./stand-ins.js";
 import {
   allowedHosts,
   filesystemPolicy,

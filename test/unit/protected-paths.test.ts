@@ -11,9 +11,8 @@ import {
   protectedEntry,
   removedWhenMade,
   sandboxDenyPaths,
-  standIns,
-  withoutStandIns,
 } from "../../src/sandbox/protected.js";
+import { standIns, withoutStandIns } from "../../src/sandbox/stand-ins.js";
 
 /** sandbox-runtime's DANGEROUS_FILES and DANGEROUS_DIRECTORIES, read from its installed source. */
 function runtimeList(): string[] {
