@@ -96,7 +96,10 @@ Examples:
         await persistence.close();
       }
       if (flags.html) {
-        await writeFile(flags.html, statsPage(stats, new Date().toISOString()));
+        const page = statsPage(stats, new Date().toISOString());
+        await writeFile(flags.html, page).catch((err: Error) => {
+          throw new UsageError(`cannot write ${flags.html}: ${err.message}`);
+        });
         process.stderr.write(`wrote ${flags.html}\n`);
       }
       process.stdout.write(`${flags.json ? JSON.stringify(stats) : formatStats(stats)}\n`);

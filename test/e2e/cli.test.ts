@@ -416,6 +416,11 @@ describe("usage errors exit 2", () => {
       ["run", "x", "--allow-read", " "],
       /argument ' ' is invalid\. expected a path, not empty text/,
     ],
+    // A page that cannot be written is named, not a stack trace.
+    [
+      ["stats", "--checkpoints", "memory", "--html", "no/such/folder/stats.html"],
+      /^keel: cannot write no\/such\/folder\/stats\.html: ENOENT/m,
+    ],
     // A thread id names a thread: not empty, not blank.
     ...["run", "analyze", "diff", "undo", "stats"].flatMap((command) =>
       ["", " "].map(
