@@ -8,8 +8,13 @@ import { Command, InvalidArgumentError } from "commander";
 import pc from "picocolors";
 import { createCoderGraph } from "../agent/graph.js";
 import { readEnv } from "../env.js";
-import { defaultCheckpoints, storeExists } from "../persistence/checkpointer.js";
+import {
+  defaultCheckpoints,
+  parseCheckpointUrl,
+  storeExists,
+} from "../persistence/checkpointer.js";
 import { openPersistence } from "../persistence/open.js";
+import { lockThread } from "../persistence/thread-lock.js";
 import { describeAction } from "../undo/plan.js";
 import { rewindTo } from "../agent/rewind.js";
 import { resumeCommand } from "../session/session.js";
@@ -92,8 +97,18 @@ async function runUndo(flags: UndoFlags): Promise<number> {
       return 1;
     }
   }
-  await applyUndo(workspace, plan);
-  const rewound = await rewind(plan, flags.checkpoints ?? defaultCheckpoints(workspace));
+  const checkpoints = flags.checkpoints ?? defaultCheckpoints(workspace);
+  // A thread a keel is running is not put back under it: its next steps would build on files gone.
+  const unlock = storeExists(checkpoints)
+    ? lockThread(parseCheckpointUrl(checkpoints), plan.thread)
+    : () => undefined;
+  let rewound: boolean;
+  try {
+    await applyUndo(workspace, plan);
+    rewound = await rewind(plan, checkpoints);
+  } finally {
+    unlock();
+  }
   const kept = plan.actions.length - changes.length;
   const summary = {
     thread: plan.thread,

@@ -140,6 +140,40 @@ describe("one thread, one keel at a time", () => {
     const after = await runKeel(["run", "How many parts?", ...args.slice(2), "--json"]);
     expect(after.json).toMatchObject({ status: "done" });
   });
+
+  it("keel undo on a running thread is refused, and changes nothing", async () => {
+    const slow = `node -e "const f=require('fs');f.appendFileSync('effects.log','start\\n');setTimeout(()=>f.appendFileSync('effects.log','end\\n'),3000)"`;
+    fake = await startFake({
+      script: keelScript((req) =>
+        req.turn === 0
+          ? calls(call("write_file", { path: "a.txt", content: "a\n" }))
+          : req.turn === 1
+            ? calls(call("run_command", { command: slow }))
+            : { content: "Done." },
+      ),
+    });
+    const ws = tempWorkspace();
+    const log = path.join(ws, "effects.log");
+    let undo: Promise<Awaited<ReturnType<typeof runKeel>>> | undefined;
+    const first = await runKeel(
+      ["run", "Create a.txt, then run the slow step", "-w", ws, "--ollama-url", fake.url],
+      {
+        onSpawn: (child) => {
+          const poll = setInterval(() => {
+            if (!existsSync(log)) return;
+            clearInterval(poll);
+            undo = runKeel(["undo", "-w", ws, "--yes"]);
+          }, 20);
+          child.on("close", () => clearInterval(poll));
+        },
+      },
+    );
+    const refused = await undo!;
+    expect(refused.code, refused.stdout + refused.stderr).toBe(2);
+    expect(refused.stderr).toMatch(/^keel: thread \S+ is running in another keel/m);
+    expect(first.code).toBe(0);
+    expect(readFileSync(path.join(ws, "a.txt"), "utf8")).toBe("a\n");
+  });
 });
 
 describe("Ctrl-C", () => {
