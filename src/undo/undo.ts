@@ -137,6 +137,13 @@ async function threadSteps(workspace: string, threadId?: string) {
       `keel has changed no files in ${workspace} (no undo journal at .keel/undo); nothing to undo or show`,
     );
   const live = liveSteps(lines, thread);
+  if (live.length === 0 && !lines.some((l) => l.thread === thread)) {
+    // A thread keel never changed a file for (or a mistyped id): name the ones it did.
+    const known = [...new Set(lines.map((l) => l.thread).reverse())].slice(0, 5);
+    throw new NothingToUndoError(
+      `thread ${thread} changed no files in ${workspace}; threads that did, newest first: ${known.join(", ")}`,
+    );
+  }
   if (live.length === 0)
     throw new NothingToUndoError(
       `thread ${thread} has no file changes left to undo in ${workspace}`,

@@ -167,6 +167,11 @@ describe("edits and undo through keel run", () => {
       steps: [],
       patch: "",
     });
+    // a thread keel changed no files for (a mistyped id): the threads that did are named
+    const typo = await runKeel(["diff", "-w", ws, "-t", "t-edt"]);
+    expect(typo.code).toBe(0);
+    expect(typo.stdout).toContain("thread t-edt changed no files");
+    expect(typo.stdout).toContain("threads that did, newest first: t-edit");
 
     // resuming continues from before the undone step, the model told what was undone
     const before = fake.chatBodies().length;
