@@ -67,5 +67,6 @@ export {
   type ToolMode,
 } from "./models/capabilities.js";
 export { createCapabilityProbe } from "./models/probe.js";
-export { runSession, type RunOutcome, type SessionOptions } from "./session/session.js";
+export { runSession, type SessionOptions } from "./session/session.js";
+export type { RunOutcome } from "./session/outcome.js";
 export { closeMcp, withMcpScope } from "./mcp/session.js";

@@ -5,7 +5,8 @@ import path from "node:path";
 import pc from "picocolors";
 import { createDemoScript, DEMO_REQUEST } from "../demo/script.js";
 import { startFakeOllama } from "../testing/fake-ollama/index.js";
-import { runSession, type RunOutcome } from "../session/session.js";
+import type { RunOutcome } from "../session/outcome.js";
+import { runSession } from "../session/session.js";
 
 const BANNER = `${pc.bgYellow(pc.black(" SCRIPTED DEMO "))} The model's replies come from keel's built-in script, not from a real
 model: no Ollama is needed. Everything else is real — the LangGraph graph, the tools, the sandbox,

@@ -9,7 +9,9 @@ import { installCtrlC } from "./interrupt.js";
 import { threadFlags, threadId, workspaceFolder } from "./options.js";
 import { checkSettingsFiles } from "./server-options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
-import { resumeCommand, runSession, type RunOutcome } from "../session/session.js";
+import { resumeCommand } from "../session/resume-command.js";
+import type { RunOutcome } from "../session/outcome.js";
+import { runSession } from "../session/session.js";
 
 /** `keel run`'s own flags; the run settings' flags come from the settings table. */
 interface RunFlags {

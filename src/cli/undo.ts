@@ -17,7 +17,7 @@ import { openPersistence } from "../persistence/open.js";
 import { lockThread } from "../persistence/thread-lock.js";
 import { describeAction } from "../undo/plan.js";
 import { rewindTo } from "../agent/rewind.js";
-import { resumeCommand } from "../session/session.js";
+import { resumeCommand } from "../session/resume-command.js";
 import { threadFlags, threadId, workspaceFolder } from "./options.js";
 import {
   applyUndo,

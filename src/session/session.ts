@@ -14,53 +14,14 @@ import { realWorkspace } from "../tools/workspace-path.js";
 import { createCoderGraph } from "../agent/graph.js";
 import type { KeelEvent } from "../agent/runtime.js";
 import type { GraphDeps } from "../run/model.js";
-import type {
-  CoderStateUpdate,
-  CoderStateValue,
-  CoderStatus,
-  IntentResult,
-  TurnUsage,
-} from "../agent/state.js";
+import type { CoderStateUpdate, CoderStateValue } from "../agent/state.js";
 import { ModelServerError } from "../models/errors.js";
 import { openPersistence } from "../persistence/open.js";
 import { lockThread } from "../persistence/thread-lock.js";
 import { isolationNotice } from "../sandbox/runtime.js";
+import { outcome, settingsShown, type RunOutcome, type RunStatus } from "./outcome.js";
+import { resumeCommand } from "./resume-command.js";
 import { createReplyPrinter, describeEvent, describeUpdate } from "./timeline.js";
-
-/** How a session ended: the run's status once it stopped, or an error that stopped it. */
-export type RunStatus = Exclude<CoderStatus, "running"> | "error";
-
-export interface RunOutcome {
-  status: RunStatus;
-  intent: string | null;
-  /** What decided the intent: the rules, or the model when the rules were unsure. */
-  intent_source: IntentResult["source"] | null;
-  thread_id: string;
-  turns: number;
-  tool_calls: Array<{ name: string; ok: boolean }>;
-  files_written: string[];
-  summary: string;
-  /** Each model turn's tokens as the server reported them (absent where it reported none). */
-  usage: { turns: TurnUsage[]; promptTokens: number; newTokens: number; generatedTokens: number };
-  error?: string;
-  /** `.mcp.json` servers not started because no person approved them, and how to approve them. */
-  mcp_unapproved?: { servers: string[]; approve: string };
-  /**
-   * What went wrong this run, by kind: failed tool calls (`tool` named; kinds as tools report them,
-   * e.g. not_found), the model turns recovery handled (empty, prose, unmet …), and a model server
-   * failure (`stage: "server"`). Empty for a run without a failure.
-   */
-  failures: Array<{
-    stage: "tool" | "turn" | "server";
-    kind: string;
-    count: number;
-    tool?: string;
-  }>;
-  /** The settings in force (secrets left out). */
-  settings: Record<string, unknown>;
-  /** 0 done, 1 not completed, 3 the model server failed, 130 interrupted (Ctrl-C, SIGTERM). */
-  exitCode: 0 | 1 | 3 | 130;
-}
 
 export interface SessionOptions {
   request?: string;
@@ -80,12 +41,6 @@ export interface SessionOptions {
    * commands keel suggests; none by default.
    */
   where?: readonly string[];
-}
-
-/** The command that resumes a thread, or follows it up with a request, with the flags that find it. */
-export function resumeCommand(threadId: string, where: readonly string[] = [], request = false) {
-  const words = ["keel run --thread", shellWord(threadId), ...where.map(shellWord)];
-  return [...words, ...(request ? ['"<request>"'] : [])].join(" ");
 }
 
 export const newThreadId = () =>
@@ -278,86 +233,11 @@ export function pendingNodes(snapshot: {
   return snapshot.next.length > 0 ? [...snapshot.next] : snapshot.tasks.map((t) => t.name);
 }
 
-/** The usage of this run's turns: the AI messages after the run's request. */
-function usageOf(values: CoderStateValue | undefined): RunOutcome["usage"] {
-  const messages = values?.messages ?? [];
-  let from = messages.length;
-  while (
-    from > 0 &&
-    !(messages[from - 1]!.getType() === "human" && messages[from - 1]!.content === values!.request)
-  )
-    from--;
-  const turns = messages
-    .slice(from)
-    .map((m) => (m.response_metadata as { keel_usage?: TurnUsage } | undefined)?.keel_usage)
-    .filter((u): u is TurnUsage => u !== undefined);
-  const sum = (k: "promptTokens" | "newTokens" | "generatedTokens") =>
-    turns.reduce((a, u) => a + u[k], 0);
-  return {
-    turns,
-    promptTokens: sum("promptTokens"),
-    newTokens: sum("newTokens"),
-    generatedTokens: sum("generatedTokens"),
-  };
-}
-
-/** The run's failures by kind (see `RunOutcome.failures`). */
-function failuresOf(values: CoderStateValue | undefined): RunOutcome["failures"] {
-  const out: RunOutcome["failures"] = [];
-  for (const t of values?.trail ?? []) {
-    if (t.ok) continue;
-    const kind = t.kind ?? "tool_error";
-    const same = out.find((f) => f.tool === t.name && f.kind === kind);
-    if (same) same.count++;
-    else out.push({ stage: "tool", kind, count: 1, tool: t.name });
-  }
-  for (const [kind, count] of Object.entries(values?.strikes ?? {}))
-    if (count > 0) out.push({ stage: "turn", kind, count });
-  return out;
-}
-
-/** Settings a script may want to see, without secrets (the API key, MCP servers' env and headers). */
-function settingsShown(context: Record<string, unknown>): Record<string, unknown> {
-  const { apiKey, mcpServers, ...rest } = context;
-  return {
-    ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
-    ...(apiKey ? { apiKey: "(set)" } : {}),
-    mcpServers: Object.keys((mcpServers as Record<string, unknown> | undefined) ?? {}),
-  };
-}
-
 export class UsageError extends Error {
   override name = "UsageError";
 }
 
-/** A word as a shell reads it back: quoted when it holds anything but plain characters. */
-export const shellWord = (s: string): string =>
-  /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-
 function questionOf(value: unknown): string {
   const q = (value as { question?: unknown } | undefined)?.question;
   return typeof q === "string" ? q : JSON.stringify(value);
-}
-
-function outcome(
-  values: CoderStateValue | undefined,
-  threadId: string,
-  status: RunStatus,
-  question?: string,
-): RunOutcome {
-  const summary = question ? `Waiting for a person: ${question}` : (values?.summary ?? "");
-  return {
-    status,
-    intent: values?.intent?.intent ?? null,
-    intent_source: values?.intent?.source ?? null,
-    thread_id: threadId,
-    turns: values?.turns ?? 0,
-    tool_calls: (values?.trail ?? []).map((t) => ({ name: t.name, ok: t.ok })),
-    files_written: values?.filesWritten ?? [],
-    summary,
-    usage: usageOf(values),
-    failures: failuresOf(values),
-    settings: {},
-    exitCode: status === "done" ? 0 : status === "error" ? 3 : 1,
-  };
 }

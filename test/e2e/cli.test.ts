@@ -5,7 +5,7 @@ import { createServer as createHttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
-import type { RunOutcome } from "../../src/session/session.js";
+import type { RunOutcome } from "../../src/session/outcome.js";
 import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { closedPort, runKeel } from "../support/cli.js";
 import { call, calls, keelScript, fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
