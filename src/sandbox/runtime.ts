@@ -304,7 +304,7 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
       statSync(path.join(run.workspace, ".git"), { throwIfNoEntry: false })?.isDirectory() ?? false,
       nestedDenies(marks, run.workspace),
     );
-    held = m.platform === "darwin" ? [] : standIns(run.workspace, denied);
+    held = standIns(run.workspace, denied); // none on macOS: its profile needs no placeholders
     fs = filesystemPolicy(
       run.workspace,
       run.grants,
