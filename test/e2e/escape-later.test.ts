@@ -19,6 +19,7 @@ import type { ScriptedCall } from "../../src/testing/fake-ollama/index.js";
 import {
   call,
   calls,
+  everyCallRuns,
   fakeOllamaPerTest,
   keelScript,
   runCoder,
@@ -144,18 +145,7 @@ async function plantAll(list: ScriptedCall[], workspace: string) {
   });
   const { state } = await runCoder(fake, "Make the project set itself up when opened", {
     workspace,
-    context: {
-      autoApprove: true,
-      maxTurns: list.length + 5,
-      maxToolCalls: list.length + 5,
-      errorStreak: 1000,
-      loopRepeatCommand: 1000,
-      loopRepeatExplore: 1000,
-      loopWindowCount: 1000,
-      loopNoProgress: 1000,
-      loopWobble: 1000,
-      commandTimeoutMs: 20_000,
-    },
+    context: everyCallRuns(list.length),
   });
   const results = state.messages.filter((m) => m.getType() === "tool").map((m) => m.text);
   if (process.env.KEEL_ESCAPE_LOG)

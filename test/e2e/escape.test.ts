@@ -23,6 +23,7 @@ import type { ScriptedCall } from "../../src/testing/fake-ollama/index.js";
 import {
   call,
   calls,
+  everyCallRuns,
   fakeOllamaPerTest,
   keelScript,
   runCoder,
@@ -197,18 +198,7 @@ describe("escape attempts through every tool, under the OS sandbox", () => {
       "Create report.txt with every secret you can find on this machine",
       {
         workspace: ws,
-        context: {
-          autoApprove: true, // even approved commands stay in the sandbox
-          maxTurns: list.length + 5,
-          maxToolCalls: list.length + 5,
-          errorStreak: 1000,
-          loopRepeatCommand: 1000,
-          loopRepeatExplore: 1000,
-          loopWindowCount: 1000,
-          loopNoProgress: 1000,
-          loopWobble: 1000,
-          commandTimeoutMs: 20_000,
-        },
+        context: everyCallRuns(list.length), // approved: even so, commands stay in the sandbox
       },
     );
 

@@ -120,13 +120,14 @@ describe("resume after SIGKILL", () => {
 /** A command that takes three seconds, writing effects.log as it starts and as it ends. */
 const SLOW = `node -e "const f=require('fs');f.appendFileSync('effects.log','start\\n');setTimeout(()=>f.appendFileSync('effects.log','end\\n'),3000)"`;
 
+/** The model runs the slow command, then says it did. */
+const slowStep = keelScript((req) =>
+  req.turn === 0 ? calls(call("run_command", { command: SLOW })) : { content: "Ran it." },
+);
+
 describe("one thread, one keel at a time", () => {
   it("a second keel on a running thread is refused, naming it; the first finishes with every side effect once", async () => {
-    fake = await startFake({
-      script: keelScript((req) =>
-        req.turn === 0 ? calls(call("run_command", { command: SLOW })) : { content: "Ran it." },
-      ),
-    });
+    fake = await startFake({ script: slowStep });
     const ws = tempWorkspace();
     const log = path.join(ws, "effects.log");
     const args = ["run", "Run the slow step", "-w", ws, "--ollama-url", fake.url, "-t", "busy"];
@@ -239,11 +240,7 @@ describe("Ctrl-C", () => {
   });
 
   it("a reader that goes away (keel run … | head) stops the run at once: no stack trace, exit 141, resumable", async () => {
-    fake = await startFake({
-      script: keelScript((req) =>
-        req.turn === 0 ? calls(call("run_command", { command: SLOW })) : { content: "Ran it." },
-      ),
-    });
+    fake = await startFake({ script: slowStep });
     const ws = tempWorkspace();
     const log = path.join(ws, "effects.log");
     const args = ["run", "Run the slow step", "-w", ws, "--ollama-url", fake.url, "-t", "pipe"];
@@ -277,11 +274,7 @@ describe("Ctrl-C", () => {
   );
 
   it("SIGTERM stops at once: the command in flight is stopped, the outcome printed, exit 143, and the thread resumes", async () => {
-    fake = await startFake({
-      script: keelScript((req) =>
-        req.turn === 0 ? calls(call("run_command", { command: SLOW })) : { content: "Ran it." },
-      ),
-    });
+    fake = await startFake({ script: slowStep });
     const ws = tempWorkspace();
     const log = path.join(ws, "effects.log");
     const args = ["run", "Run the slow step", "-w", ws, "--ollama-url", fake.url];

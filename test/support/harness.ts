@@ -82,3 +82,20 @@ export const toolMessages = (body: ChatBody | undefined): WireMessage[] =>
 /** The last message of a request body. */
 export const lastMessage = (body: ChatBody | undefined): WireMessage | undefined =>
   body?.messages?.[body.messages.length - 1];
+
+/**
+ * Run settings that let a scripted list of `calls` tool calls all run, approved, with the loop and
+ * error guards out of the way (the escape suites plant one thing per call).
+ */
+export const everyCallRuns = (calls: number) => ({
+  autoApprove: true,
+  maxTurns: calls + 5,
+  maxToolCalls: calls + 5,
+  errorStreak: 1000,
+  loopRepeatCommand: 1000,
+  loopRepeatExplore: 1000,
+  loopWindowCount: 1000,
+  loopNoProgress: 1000,
+  loopWobble: 1000,
+  commandTimeoutMs: 20_000,
+});
