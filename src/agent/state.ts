@@ -36,6 +36,11 @@ export type PlanStep = z.infer<typeof PlanStepSchema>;
 export const FitStateSchema = z.object({
   /** Messages folded into the record; moves only at a fold, so the prompt's prefix stays cached. */
   foldedUpTo: z.number(),
+  /**
+   * Where the last fold put the record, when after the turns it kept (a server that shifts its
+   * cache: history/fit.ts `shift`); absent: right after the pinned messages.
+   */
+  recordAt: z.number().optional(),
   /** Server tokens per uncalibrated keel-estimated token in the last counted prompt (for reports). */
   scale: z.number(),
   /**

@@ -124,6 +124,17 @@ export const ModelSettingsSchema = z.object({
       ),
     { flag: "--context-window <tokens>", commands: MODEL_COMMANDS },
   ),
+  cacheReuse: setting(
+    z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe(
+        "llama.cpp: the shortest run of its cached prompt the server may shift into place instead of evaluating (n_cache_reuse); keel then folds so the turns it keeps stay cached. 0: off. The shifted turns keep values computed while the folded turns were before them",
+      ),
+    { flag: "--cache-reuse <tokens>", commands: ["run", "eval"], example: 256 },
+  ),
   generationBudget: setting(
     GenerationBudgetSchema.describe(
       "Most tokens the model may generate per call, by kind (classify, plan, act, summary, analyze): sent as max_tokens (OpenAI-compatible) or num_predict (Ollama); a reply cut there is never run",

@@ -8,6 +8,8 @@ import {
 } from "../../src/agent/history/calibrate.js";
 import { TOKEN_CLASSES, emptyProfile, weighProfile } from "../../src/guard/token-estimate.js";
 import { estimatePrompt, fitToWindow, promptBudget } from "../../src/agent/history/fit.js";
+import { toPromptHistory } from "../../src/agent/history/prompt-form.js";
+import { Slots } from "../../src/testing/fake-openai/slots.js";
 
 const request = new HumanMessage("Read every note and summarise them");
 const turn = (i: number, size: number): BaseMessage[] => [
@@ -23,30 +25,50 @@ const turn = (i: number, size: number): BaseMessage[] => [
 ];
 const SYSTEM = "You are keel. ".repeat(200);
 
-/** Runs `turns` turns through the fitter as act does, carrying the fold point; returns each prompt's text. */
-function simulate(turns: number, size: number, window: number) {
+const render = (m: BaseMessage) =>
+  `${m.getType()}:${m.text}:${JSON.stringify((m as AIMessage).tool_calls ?? [])}`;
+
+/**
+ * Runs `turns` turns through the fitter as act does, carrying the fold point (and the record's
+ * place); returns each prompt's text and messages. `shift`: a server that shifts its cache;
+ * `prompt`: prompt mode's history.
+ */
+function simulate(
+  turns: number,
+  size: number,
+  window: number,
+  o: { shift?: boolean; prompt?: boolean } = {},
+) {
   let history: BaseMessage[] = [request];
   let folded = 0;
+  let recordAt: number | undefined;
   const prompts: string[] = [];
+  const sent: BaseMessage[][] = [];
   const folds: number[] = [];
   for (let t = 0; t < turns; t++) {
-    const fitted = fitToWindow(history, {
+    const fitted = fitToWindow(o.prompt ? toPromptHistory(history) : history, {
       fixed: SYSTEM,
       window,
       pinned: () => [0],
       foldedUpTo: folded,
+      ...(recordAt !== undefined ? { recordAt } : {}),
+      ...(o.shift ? { shift: true } : {}),
     });
     expect(estimatePrompt(SYSTEM, fitted.messages)).toBeLessThanOrEqual(promptBudget(window));
     if (fitted.compacted) folds.push(t);
     folded = fitted.foldedUpTo;
-    prompts.push(
-      fitted.messages
-        .map((m) => `${m.getType()}:${m.text}:${JSON.stringify((m as AIMessage).tool_calls ?? [])}`)
-        .join("\n"),
-    );
+    recordAt = fitted.recordAt;
+    sent.push(fitted.messages);
+    prompts.push([SYSTEM, ...fitted.messages.map(render)].join("\n"));
     history = [...history, ...turn(t, size)];
   }
-  return { prompts, folds };
+  return { prompts, folds, sent };
+}
+
+/** Each prompt's tokens (4 characters each) and those a one-slot llama-server serves from its cache. */
+function cacheOf(prompts: string[], reuse: number) {
+  const slots = new Slots(1, (t) => Math.ceil(t.length / 4));
+  return prompts.map((p) => slots.take(p, reuse));
 }
 
 describe("fitToWindow: a prefix-stable prompt", () => {
@@ -65,10 +87,10 @@ describe("fitToWindow: a prefix-stable prompt", () => {
   });
 
   it("keeps the request first and a record after it across folds", () => {
-    const { prompts } = simulate(80, 900, 8192);
-    const last = prompts.at(-1)!;
-    expect(last.startsWith(`human:${request.text}`)).toBe(true);
-    expect(last.split("\n").find((l) => l.includes("[keel] Earlier turns"))).toBeDefined();
+    const { sent } = simulate(80, 900, 8192);
+    const last = sent.at(-1)!;
+    expect(last[0]!.text).toBe(request.text);
+    expect(last[1]!.text).toContain("[keel] Earlier turns");
   });
 
   it("a fold point from an earlier turn is kept while the prompt fits", () => {
@@ -111,6 +133,49 @@ describe("fitToWindow: a prefix-stable prompt", () => {
     expect(plain.compacted).toBeUndefined();
     expect(dense.compacted).toBeDefined();
     expect(estimatePrompt(SYSTEM, dense.messages) * 1.8).toBeLessThanOrEqual(promptBudget(8192));
+  });
+});
+
+describe("fitToWindow: folds on a server that shifts its cache (n_cache_reuse)", () => {
+  it("keeps over half of every folded prompt in the server's cache, where a plain fold keeps the fixed part only", () => {
+    const shifted = simulate(120, 900, 8192, { shift: true });
+    const plain = simulate(120, 900, 8192);
+    const reused = cacheOf(shifted.prompts, 64);
+    for (const t of shifted.folds)
+      expect(reused[t]!.cachedTokens).toBeGreaterThan(reused[t - 1]!.promptTokens / 2);
+    // the same prompts without the server's chunk reuse, and keel's plain folds with it: each fold breaks
+    const unshifted = cacheOf(shifted.prompts, 0);
+    const plainReused = cacheOf(plain.prompts, 64);
+    for (const t of shifted.folds)
+      expect(unshifted[t]!.cachedTokens).toBeLessThan(unshifted[t - 1]!.promptTokens / 2);
+    for (const t of plain.folds)
+      expect(plainReused[t]!.cachedTokens).toBeLessThan(plainReused[t - 1]!.promptTokens / 2);
+    // more of all prompt tokens come from the cache than with plain folds
+    const share = (r: ReturnType<typeof cacheOf>) =>
+      r.reduce((a, x) => a + x.cachedTokens, 0) / r.reduce((a, x) => a + x.promptTokens, 0);
+    expect(share(reused)).toBeGreaterThan(share(plainReused));
+    // between folds each prompt extends the previous one
+    for (let t = 1; t < shifted.prompts.length; t++)
+      if (!shifted.folds.includes(t))
+        expect(shifted.prompts[t]!.startsWith(shifted.prompts[t - 1]!)).toBe(true);
+  });
+
+  it("puts the record after the kept turns, before the newest call and its result (also in prompt mode)", () => {
+    for (const prompt of [false, true]) {
+      const { sent, folds } = simulate(60, 900, 8192, { shift: true, prompt });
+      expect(folds.length).toBeGreaterThan(2);
+      for (const t of folds) {
+        const messages = sent[t]!;
+        const at = messages.findIndex((m) => m.text.startsWith("[keel] Earlier turns"));
+        expect(messages[0]!.text).toBe(request.text);
+        // kept turns before the record: whole calls with their results
+        expect(at).toBeGreaterThan(2);
+        expect(messages[1]!.getType()).toBe("ai");
+        // then the newest call, then its result, last
+        expect(messages[at + 1]!.getType()).toBe("ai");
+        expect(messages.length).toBe(at + 3);
+      }
+    }
   });
 });
 

@@ -12,6 +12,12 @@
  * messages (the request, the current plan) and the record change only at a fold. If the newest
  * turns, which are never folded, are too big alone, the largest texts are clipped head-and-tail as a
  * last resort.
+ *
+ * On a server that moves runs of its cache into place (llama-server's `n_cache_reuse`: `shift`),
+ * a fold keeps a larger tail and puts the record after it, before the newest turn:
+ * `[pinned] [kept…] [record] [newest turn…]`. The kept turns are then still in the server's cache,
+ * further on, and are shifted into place instead of evaluated; only the record and the newest turn
+ * are new. Without shifting, the kept tail would be evaluated again, so it stays small.
  */
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { clipMiddle, replyReserve } from "../../guard/context-budget.js";
@@ -25,6 +31,7 @@ import {
   type TokenProfile,
 } from "../../guard/token-estimate.js";
 import { memo, prefixed } from "./prefix.js";
+import { nativeOf } from "./prompt-form.js";
 import { foldRecord, recordTokens, textOf } from "./record.js";
 
 const PER_MESSAGE = 8;
@@ -36,6 +43,12 @@ const KEEP_LAST = 2;
  * more often).
  */
 export const LOW_WATER = 0.2;
+/**
+ * The tail's share when the server shifts its cache (`FitOptions.shift`): kept turns cost nothing
+ * at a fold, so more are kept and folds are smaller, and the tail stays over half the prompt, so
+ * the server serves more than half of a folded prompt from its cache.
+ */
+export const LOW_WATER_SHIFT = 0.8;
 
 /** Token estimate of one text with its message frame, per script class (uncalibrated). */
 function profileOf(text: string): TokenProfile {
@@ -106,6 +119,16 @@ export interface FitOptions {
   /** How many of the first messages the previous fold covered (0: none). */
   foldedUpTo: number;
   /**
+   * Where the previous fold put the record: before `history[recordAt]` (default `foldedUpTo`,
+   * right after the pinned messages).
+   */
+  recordAt?: number;
+  /**
+   * The server moves runs of its cached prompt into place (llama-server with `n_cache_reuse`): a
+   * fold keeps more and puts the record after what it keeps (see the module comment).
+   */
+  shift?: boolean;
+  /**
    * Server tokens per keel-estimated token of each script class (history/calibrate.ts), from the
    * server's own counts; 1 for a class when unknown.
    */
@@ -121,6 +144,8 @@ export interface Fitted {
   messages: BaseMessage[];
   /** The fold point to keep for the next turn. */
   foldedUpTo: number;
+  /** Where the record sits (before `history[recordAt]`), when it is not at `foldedUpTo`. */
+  recordAt?: number;
   /** Set when this turn folded (the prefix was rewritten) or had to clip. */
   compacted?: { folded: number; tokensBefore: number; tokensAfter: number; budget: number };
 }
@@ -176,16 +201,19 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
     fixedTokens + record + total - upTo(at) + tokensOf(pinnedBefore(at));
 
   let note = foldedUpTo ? foldRecord(history, foldedUpTo, pinned, shape) : undefined;
+  let recordAt = Math.min(Math.max(o.recordAt ?? 0, foldedUpTo), n);
   let refolded = false;
   if (foldedUpTo === 0 || sizeAt(foldedUpTo, sizeOf(recordMessage(note ?? ""))) > budget) {
     // A new fold: keep whole groups (an assistant message and the results answering it), newest
     // first, while they fit under the low-water mark; the newest KEEP_LAST messages always stay.
-    const low = LOW_WATER * (budget - fixedTokens - recordBound - tokensOf(pinned));
+    const low =
+      (o.shift ? LOW_WATER_SHIFT : LOW_WATER) *
+      (budget - fixedTokens - recordBound - tokensOf(pinned));
     let start = n;
     let used = 0;
     while (start > foldedUpTo) {
       let open = start - 1;
-      while (open > 0 && ToolMessage.isInstance(history[open])) open--;
+      while (open > 0 && isResult(history[open]!)) open--;
       let tokens = 0;
       for (let i = open; i < start; i++) if (!isPinned.has(i)) tokens += sizeOf(history[i]!);
       const kept = start - 1 >= n - KEEP_LAST;
@@ -195,14 +223,16 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
     }
     foldedUpTo = Math.max(start, foldedUpTo);
     note = foldRecord(history, foldedUpTo, pinned, shape);
+    recordAt = o.shift ? Math.max(foldedUpTo, newestTurn(history)) : foldedUpTo;
     refolded = true;
   }
 
-  const head = [
+  let messages = [
     ...pinnedBefore(foldedUpTo).map((i) => history[i]!),
+    ...history.slice(foldedUpTo, recordAt),
     ...(note ? [recordMessage(note)] : []),
+    ...history.slice(recordAt),
   ];
-  let messages = [...head, ...history.slice(foldedUpTo)];
 
   // Still too big (the pinned newest turns alone): clip the largest texts, never a pinned message.
   const keep = new Set(pinned.map((i) => history[i]));
@@ -216,10 +246,12 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
     size += sizeOf(copy) - sizeOf(biggest);
     clipped = true;
   }
-  if (!refolded && !clipped) return { messages, foldedUpTo };
+  const at = recordAt > foldedUpTo ? { recordAt } : {};
+  if (!refolded && !clipped) return { messages, foldedUpTo, ...at };
   return {
     messages,
     foldedUpTo,
+    ...at,
     compacted: {
       folded: foldedUpTo - pinnedBefore(foldedUpTo).length,
       tokensBefore: Math.round(fixedTokens + total),
@@ -228,6 +260,16 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
     },
   };
 }
+
+/** Where the newest turn starts: its assistant message, before the results answering it. */
+function newestTurn(history: readonly BaseMessage[]): number {
+  let i = history.length - 1;
+  while (i > 0 && isResult(history[i]!)) i--;
+  return Math.max(0, i);
+}
+
+/** A tool's result, also as prompt mode shows it (a user message). */
+const isResult = (m: BaseMessage) => ToolMessage.isInstance(nativeOf(m));
 
 /** The message with its text cut in half, head and tail kept. */
 function clipCopy(m: BaseMessage): BaseMessage {

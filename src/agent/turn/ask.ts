@@ -55,6 +55,8 @@ export interface TurnRequest {
   signal?: AbortSignal;
   /** The conversation's thread id: a multi-slot server keeps its requests on one slot. */
   thread?: string;
+  /** The server shifts runs of its cache into place (`n_cache_reuse`): folds keep more (fit.ts). */
+  shift?: boolean;
   /** A JSON schema: the reply must be JSON of this shape (Ollama's `format`), with the same tools offered. */
   structured?: Record<string, unknown>;
 }
@@ -107,6 +109,8 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       window,
       pinned: r.pinned,
       foldedUpTo: r.fit?.foldedUpTo ?? 0,
+      ...(r.fit?.recordAt !== undefined ? { recordAt: r.fit.recordAt } : {}),
+      ...(r.shift ? { shift: true } : {}),
       scales,
       ...(reserve ? { reserve } : {}),
     });
@@ -216,6 +220,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
     }
     const fit: FitState = {
       foldedUpTo: fitted.foldedUpTo,
+      ...(fitted.recordAt !== undefined ? { recordAt: fitted.recordAt } : {}),
       scale: counts.prompt ? counts.prompt / estimated : (r.fit?.scale ?? 1),
       scales,
       model: env.settings.model,
@@ -298,6 +303,7 @@ export function fitUpdate(
   const same =
     before &&
     before.foldedUpTo === after.foldedUpTo &&
+    before.recordAt === after.recordAt &&
     before.model === after.model &&
     before.prefix === after.prefix &&
     before.window === after.window &&

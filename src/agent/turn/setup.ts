@@ -6,6 +6,7 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { chooseToolMode } from "../../models/capabilities.js";
+import { cacheShift } from "../../models/openai/quirks.js";
 import { toolDefinition, toolsForIntent } from "../../tools/registry.js";
 import { ACT_SYSTEM } from "./prompt.js";
 import { promptFormat } from "./tool-prompt.js";
@@ -106,6 +107,7 @@ export async function turnSetup(
     format,
     window,
     fit: state.fit,
+    ...(cacheShift({ ...fit, cacheReuse: env.settings.cacheReuse }) ? { shift: true } : {}),
     pinned: () => pinsOf(state),
     ...(config.configurable?.thread_id !== undefined
       ? { thread: String(config.configurable.thread_id) }

@@ -6,7 +6,7 @@ import type * as OpenAIModule from "@langchain/openai";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { ChatModelFactory } from "../types.js";
 import { createWireFetch, currentWireTurn, type WireSeen, type WireTurn } from "../wire.js";
-import { QUIRKS } from "./quirks.js";
+import { cacheShift, QUIRKS } from "./quirks.js";
 import { argumentToDrop, withoutArguments } from "./rejected.js";
 import { slotFor } from "./slots.js";
 
@@ -45,6 +45,7 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
     );
   const quirks = QUIRKS[s.server ?? "generic"];
   const dropped = new Set(s.memory?.dropped ?? []);
+  const shift = cacheShift(s);
   return new openai.ChatOpenAI({
     model: s.model,
     temperature: s.temperature,
@@ -67,6 +68,11 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
           // One thread, one slot: its prefix stays cached there whatever other threads send.
           if (s.slots && s.slots > 1 && turn?.slotKey) {
             body.id_slot = slotFor(turn.slotKey, s.slots);
+            body.cache_prompt = true;
+          }
+          // The kept turns after a fold, found further on in the cache, are shifted into place.
+          if (shift) {
+            body.n_cache_reuse = shift;
             body.cache_prompt = true;
           }
           return withoutArguments(body, dropped);

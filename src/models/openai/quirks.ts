@@ -21,6 +21,19 @@ export interface ServerQuirks {
   serialCalls: boolean;
   /** How the user starts the server with tools on (README and error fixes). */
   start: string;
+  /**
+   * Takes `n_cache_reuse`: moves runs of its cached prompt found further on into place (KV
+   * shifting) instead of evaluating them again.
+   */
+  shiftsCache: boolean;
+}
+
+/**
+ * The `n_cache_reuse` a run sends (settings `cacheReuse`), where its server shifts its cache;
+ * undefined elsewhere or when off. A run that sends it folds for it (history/fit.ts `shift`).
+ */
+export function cacheShift(s: { server?: ServerKind; cacheReuse?: number }): number | undefined {
+  return s.cacheReuse && s.server && QUIRKS[s.server].shiftsCache ? s.cacheReuse : undefined;
 }
 
 export const QUIRKS: Record<ServerKind, ServerQuirks> = {
@@ -29,6 +42,7 @@ export const QUIRKS: Record<ServerKind, ServerQuirks> = {
     streamUsage: true,
     serialCalls: false,
     start: "llama-server -m model.gguf --jinja -c 32768 --port 8080",
+    shiftsCache: true,
   },
   lmstudio: {
     label: "LM Studio",
@@ -36,6 +50,7 @@ export const QUIRKS: Record<ServerKind, ServerQuirks> = {
     // Parallel calls break under streaming (lmstudio-bug-tracker 759).
     serialCalls: true,
     start: "lms server start --port 1234 (load the model with a context length of 32768 or more)",
+    shiftsCache: false,
   },
   vllm: {
     label: "vLLM",
@@ -43,18 +58,21 @@ export const QUIRKS: Record<ServerKind, ServerQuirks> = {
     serialCalls: false,
     start:
       "vllm serve <model> --enable-auto-tool-choice --tool-call-parser <parser, e.g. hermes or qwen3_coder> --max-model-len 32768",
+    shiftsCache: false,
   },
   mlx: {
     label: "mlx_lm.server",
     streamUsage: false,
     serialCalls: true,
     start: "mlx_lm.server --model <model> --port 8080",
+    shiftsCache: false,
   },
   generic: {
     label: "OpenAI-compatible server",
     streamUsage: false,
     serialCalls: false,
     start: "start the server with tool calling enabled",
+    shiftsCache: false,
   },
 };
 

@@ -55,6 +55,10 @@ export interface OpenAIChatBody {
   temperature?: number;
   max_tokens?: number;
   max_completion_tokens?: number;
+  /** llama.cpp: the slot asked for. */
+  id_slot?: number;
+  /** llama.cpp: the shortest run of the slot's cache to shift into place (chunk reuse). */
+  n_cache_reuse?: number;
 }
 
 export interface FakeOpenAI {
