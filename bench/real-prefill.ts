@@ -57,13 +57,19 @@ export interface AgentRun {
   newest?: number[];
 }
 
+/** How the task is run: lines per note read (default 24), and keel's `cacheReuse` setting. */
+export interface TaskOptions {
+  noteLines?: number;
+  cacheReuse?: number;
+}
+
 /** Runs one agent on the task through a front to a fresh real server. */
 export async function runAgent(
   side: ServerSide,
   agent: AgentName,
   turns: number,
   window: number,
-  noteLines = 24,
+  { noteLines = 24, cacheReuse = 0 }: TaskOptions = {},
 ): Promise<AgentRun> {
   // The peers never fold: their slots must hold the whole task (~700 tokens a read, generously).
   const slot = agent === "keel" ? window : Math.max(window, 8192 + turns * 900);
@@ -83,6 +89,7 @@ export async function runAgent(
         model: server.model,
         ...side.keelSettings(front.url, server.model),
         contextWindow: window,
+        cacheReuse,
         maxTurns: turns + 5,
         maxToolCalls: turns + 5,
         loopWindowCount: 1000,
@@ -200,7 +207,7 @@ export async function benchRealPrefill(
   windows = [8192, 4096],
   turns = 80,
   agents: readonly AgentName[] = AGENTS,
-  noteLines = 24,
+  task: TaskOptions = {},
 ) {
   const rows: Array<Record<string, unknown>> = [];
   const checks: Record<string, unknown> = {};
@@ -212,7 +219,7 @@ export async function benchRealPrefill(
     if (!run) {
       const started = performance.now();
       process.stderr.write(`real model time (${side.kind}): ${agent}, window ${window}…\n`);
-      run = await runAgent(side, agent, turns, window, noteLines);
+      run = await runAgent(side, agent, turns, window, task);
       runs.set(key, run);
       process.stderr.write(`  ${round((performance.now() - started) / 1000)} s\n`);
     }

@@ -2,7 +2,7 @@
  * `npm run bench:real`: real model time (real-prefill.ts) on the real servers the installer
  * provides (`KEEL_LLAMA_SERVER`, `KEEL_OLLAMA`, `KEEL_GGUF_<NAME>`). Prints the tables and writes
  * bench/real-results.json. Options: `--model NAME` (a `KEEL_GGUF_<NAME>`, lower case with `-`, also
- * the Ollama model's name; default the first whose name has "tiny"), `--turns N` (default 80), `--windows 8192,4096`, `--servers llama.cpp,ollama`, `--agents keel,createAgent,prebuilt ReAct`, `--note-lines N` (lines per note read, default 24), `--out FILE` (under bench/).
+ * the Ollama model's name; default the first whose name has "tiny"), `--turns N` (default 80), `--windows 8192,4096`, `--servers llama.cpp,ollama`, `--agents keel,createAgent,prebuilt ReAct`, `--note-lines N` (lines per note read, default 24), `--cache-reuse N` (keel's `cacheReuse`: llama-server's `n_cache_reuse`, default 0), `--out FILE` (under bench/).
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
@@ -34,17 +34,14 @@ const servers = (arg("servers") ?? "llama.cpp,ollama").split(",");
 const agents = (arg("agents")?.split(",") ?? AGENTS) as AgentName[];
 // Lines per note read (default 24: ~707 Qwen2 tokens a read; 20 gives ~590, the issue's reads).
 const noteLines = Number(arg("note-lines") ?? 24);
+// keel's `cacheReuse` setting (llama-server's n_cache_reuse; default 0: off).
+const cacheReuse = Number(arg("cache-reuse") ?? 0);
+const task = { noteLines, cacheReuse };
 
-const results: Record<string, unknown> = { model: modelName, turns, windows };
+const results: Record<string, unknown> = { model: modelName, turns, windows, ...task };
 const started = performance.now();
 if (servers.includes("llama.cpp") && REAL.llamaServer) {
-  const r = await benchRealPrefill(
-    llamaSide(REAL.llamaServer, gguf),
-    windows,
-    turns,
-    agents,
-    noteLines,
-  );
+  const r = await benchRealPrefill(llamaSide(REAL.llamaServer, gguf), windows, turns, agents, task);
   results["llama.cpp"] = r;
   console.log(`Real llama-server, ${modelName}, ${turns} reads (the server's own cache counters)`);
   console.table(r.rows);
@@ -52,7 +49,7 @@ if (servers.includes("llama.cpp") && REAL.llamaServer) {
 }
 if (servers.includes("ollama") && REAL.ollama && REAL.ollamaModels) {
   const side = ollamaSide(REAL.ollama, REAL.ollamaModels, modelName!);
-  const r = await benchRealPrefill(side, windows, turns, agents, noteLines);
+  const r = await benchRealPrefill(side, windows, turns, agents, task);
   results.ollama = r;
   console.log(`Real Ollama, ${modelName}, ${turns} reads`);
   console.table(r.rows);

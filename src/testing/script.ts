@@ -10,6 +10,29 @@ export const call = (name: string, args: Record<string, unknown> | string = {}):
 /** A reply made only of tool calls. */
 export const calls = (...c: ScriptedCall[]): AnswerReply => ({ content: "", toolCalls: c });
 
+/**
+ * Text with the shell brace forms keel's fold record names targets in (`notes/n{0..5}.md`,
+ * `src/{a.ts,b.ts}`) written out, one name each, as a model reads them: a script can then ask
+ * whether the conversation mentions a path.
+ */
+export function expandBraces(text: string): string {
+  return text
+    .replace(
+      /([\w./@+-]*)\{(\d+)\.\.(\d+)\}([\w.@+-]*)/g,
+      (_, head: string, a: string, b: string, tail: string) =>
+        Array.from(
+          { length: Number(b) - Number(a) + 1 },
+          (_, i) => `${head}${Number(a) + i}${tail}`,
+        ).join(" "),
+    )
+    .replace(/([\w./@+-]*\/)\{([^{}]+)\}/g, (_, folder: string, names: string) =>
+      names
+        .split(",")
+        .map((n) => `${folder}${n}`)
+        .join(" "),
+    );
+}
+
 /** The content of the newest tool result the model is reacting to ("" if none). */
 export const lastResult = (req: ChatView): string =>
   req.toolResults[req.toolResults.length - 1]?.content ?? "";

@@ -12,6 +12,7 @@ import type { ChatBody, FakeOllama } from "../../src/testing/fake-ollama/index.j
 import {
   call,
   calls,
+  expandBraces,
   keelScript,
   lastMessage,
   lastResult,
@@ -238,7 +239,7 @@ describe("context budget", () => {
     fake = await startFake({
       // Keyed on what the conversation mentions, not on turn numbers: compaction folds old turns.
       script: keelScript((req) => {
-        const seen = JSON.stringify(req.messages);
+        const seen = expandBraces(JSON.stringify(req.messages));
         const next = files.find((f) => !seen.includes(f));
         if (next) return calls(call("read_file", { path: next }));
         if (!seen.includes("summary.md ("))

@@ -10,7 +10,7 @@ import type { CoderStateValue } from "../../src/agent/state.js";
 import { startFakeOllama, type FakeOllama } from "../../src/testing/fake-ollama/index.js";
 
 export { startFakeOllama };
-export { call, calls, keelScript, lastResult } from "../../src/testing/script.js";
+export { call, calls, expandBraces, keelScript, lastResult } from "../../src/testing/script.js";
 
 /**
  * Fake Ollama servers per test: the returned function starts one; after each test every server it

@@ -2,6 +2,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langcha
 import { describe, expect, it } from "vitest";
 import { toPromptHistory } from "../../src/agent/history/prompt-form.js";
 import { fitToWindow as fit, type Fitted } from "../../src/agent/history/fit.js";
+import { compactTargets } from "../../src/agent/history/record.js";
 import { estimateTokens, replyReserve } from "../../src/guard/context-budget.js";
 import { findRepetition, loopingTail } from "../../src/guard/repetition.js";
 
@@ -122,10 +123,8 @@ describe("fitToWindow", () => {
     // The record tallies the oldest folded turns and spells out the newer ones, each from its call.
     const record = fitted.messages[1]!.text.split("\n");
     expect(record[0]).toMatch(/^\[keel\] Earlier turns were compacted/);
-    // …naming what they read, so the model knows which files it has seen
-    expect(record[1]).toMatch(
-      /^- \d+ earlier messages; calls: read_file ×\d+ \(f0, f1, f2[^)]*\)$/,
-    );
+    // …naming what they read (a numbered run as one range), so the model knows which files it has seen
+    expect(record[1]).toMatch(/^- \d+ earlier messages; calls: read_file ×\d+ \(f\{0\.\.\d+\}\)$/);
     expect(record[2]).toMatch(/^- you called read_file\(\{"path":"f\d+"\}\)$/);
     const lastFolded = Number(/f(\d+)/.exec(record.at(-2)!)![1]);
     expect(fitted.messages[2]).toBeInstanceOf(AIMessage);
@@ -158,7 +157,7 @@ describe("fitToWindow", () => {
     expect(Math.abs(at6000.length - at3000.length)).toBeLessThan(200);
     expect(at6000.length).toBeLessThan(9000);
     expect(at3000).toMatch(
-      /- \d{4} earlier messages; calls: read_file ×\d{4} \(f0, f1, [^)]*, and \d{4} more calls\)/,
+      /- \d{4} earlier messages; calls: read_file ×\d{4} \(f\{0\.\.\d+\}, and \d{4} more calls\)/,
     );
   });
 
@@ -198,7 +197,7 @@ describe("fitToWindow", () => {
       folded = grown.foldedUpTo;
     }
     const last = fitToWindow(all, "system", 8192, () => 0).messages[1]!.text;
-    expect(last).toMatch(/calls: read_file ×\d+ \(f0, f1, .*\); \d+ failed/);
+    expect(last).toMatch(/calls: read_file ×\d+ \(f\{0\.\.\d+\}.*\); \d+ failed/);
   });
 
   it("keeps a follow-up request before the record, and names calls in prompt mode", () => {
@@ -216,9 +215,53 @@ describe("fitToWindow", () => {
     expect(fitted.messages[0]).toBe(followUp);
     expect(fitted.messages[1]!.text).toMatch(/^\[keel\] Earlier turns were compacted/);
     // prompt mode shows calls as text, yet the record still knows what they read
-    expect(fitted.messages[1]!.text).toMatch(/calls: read_file ×\d+ \(f0, f1, /);
+    expect(fitted.messages[1]!.text).toMatch(/calls: read_file ×\d+ \(f\{0\.\.\d+\}/);
     expect(fitted.messages[1]!.text).toMatch(/- you called read_file\(\{"path":"f1\d\d"\}\)/);
     // folded: every message but the request, less those kept (all shown but the record and the request)
     expect(fitted.compacted!.folded).toBe(h.length - 1 - (fitted.messages.length - 2));
+  });
+});
+
+describe("compactTargets: the record names what was read in fewer tokens", () => {
+  it("writes a numbered run as one range and a folder's files as one group, in the order first seen", () => {
+    expect(compactTargets(Array.from({ length: 68 }, (_, i) => `notes/n${i}.txt`))).toEqual([
+      "notes/n{0..67}.txt",
+    ]);
+    expect(
+      compactTargets([
+        "src/a.ts",
+        "README.md",
+        "src/b.ts",
+        "npm test",
+        "src/c/d.ts",
+        "f0",
+        "f1",
+        "f2",
+        "f4",
+        "logs/007.log",
+        "logs/008.log",
+        "logs/009.log",
+        "TODO|FIXME",
+      ]),
+    ).toEqual([
+      "src/{a.ts,b.ts}",
+      "README.md",
+      "npm test",
+      "src/c/d.ts",
+      "f{0..2}",
+      "f4",
+      // zero-padded numbers are not ranged (007 is not 7); the folder still groups them
+      "logs/{007.log,008.log,009.log}",
+      "TODO|FIXME",
+    ]);
+  });
+
+  it("keeps runs shorter than three, and names that only look alike, as they are", () => {
+    expect(compactTargets(["a1.ts", "a2.ts", "b3.ts", "a 4", "a 5", "a 6"])).toEqual([
+      "a1.ts",
+      "a2.ts",
+      "b3.ts",
+      "a {4..6}",
+    ]);
   });
 });

@@ -96,10 +96,58 @@ const tallyOf = prefixed<Tally>(
 
 function describe(t: Tally): string {
   const parts = [...t.tools].map(([name, e]) => {
-    const named = [...e.targets].join(", ") + (e.unnamed ? `, and ${e.unnamed} more calls` : "");
+    const named =
+      compactTargets([...e.targets]).join(", ") +
+      (e.unnamed ? `, and ${e.unnamed} more calls` : "");
     return `${name} ×${e.calls}${named ? ` (${named})` : ""}`;
   });
   return [...parts, ...(t.errors ? [`${t.errors} failed`] : [])].join("; ");
+}
+
+/**
+ * Targets named in fewer tokens, in the order first seen: a run of three or more names that differ
+ * only by consecutive numbers as one range (`notes/n{0..67}.txt`), then names in one folder as one
+ * group (`src/agent/{graph.ts,state.ts}`). Both are shell brace forms, which models read.
+ */
+export function compactTargets(targets: readonly string[]): string[] {
+  // 1. Numbered runs: names alike but for their last number, three or more consecutive.
+  const numbered = (t: string) => {
+    const m = /^([^{]*?)(\d+)(\D*)$/.exec(t);
+    return m && String(Number(m[2])) === m[2]
+      ? { frame: `${m[1]}{}${m[3]}`, head: m[1]!, n: Number(m[2]), tail: m[3]! }
+      : undefined;
+  };
+  const numbers = new Map<string, Set<number>>();
+  for (const t of targets) {
+    const f = numbered(t);
+    if (f) numbers.set(f.frame, (numbers.get(f.frame) ?? new Set()).add(f.n));
+  }
+  const ranged = (t: string) => {
+    const f = numbered(t);
+    if (!f) return t;
+    const ns = numbers.get(f.frame)!;
+    let [lo, hi] = [f.n, f.n];
+    while (ns.has(lo - 1)) lo--;
+    while (ns.has(hi + 1)) hi++;
+    return hi - lo >= 2 ? `${f.head}{${lo}..${hi}}${f.tail}` : t;
+  };
+  const items = [...new Set(targets.map(ranged))];
+  // 2. Paths in one folder: grouped, where two or more share it, at the first one's place.
+  const folderOf = (t: string) =>
+    /^[\w.@+-]+(?:\/[\w.@+-]+)*\/[\w.@+-]+$/.test(t) ? t.slice(0, t.lastIndexOf("/")) : undefined;
+  const groups = new Map<string, { folder?: string; names: string[] }>();
+  for (const t of items) {
+    const folder = folderOf(t);
+    const key = folder === undefined ? `item:${t}` : `folder:${folder}`;
+    const group = groups.get(key) ?? { ...(folder !== undefined ? { folder } : {}), names: [] };
+    groups.set(key, group);
+    group.names.push(t);
+  }
+  return [...groups.values()].map(({ folder, names }) =>
+    names.length < 2
+      ? names[0]!
+      : `${folder}/{${names.map((n) => n.slice(folder!.length + 1)).join(",")}}`,
+  );
 }
 
 /**
@@ -120,7 +168,7 @@ export function foldRecord(
   const skip = new Set(pinned);
   let from = end;
   for (let shown = 0; from > 0 && shown < shape.lines; from--) if (!skip.has(from - 1)) shown++;
-  while (from < end && (skip.has(from) || ToolMessage.isInstance(history[from]))) from++;
+  while (from < end && (skip.has(from) || ToolMessage.isInstance(nativeOf(history[from]!)))) from++;
   // Pinned messages contribute nothing to a tally (no calls), so the tally's prefix may include them.
   const older = from - before(from);
   const tally = older > 0 ? describe(tallyOf(history, from, shape.targetChars)) : "";
