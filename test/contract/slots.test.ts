@@ -3,6 +3,8 @@
  * prompt; a request goes to the slot sharing the longest prefix with it when that prefix is more
  * than 10% of the prompt, otherwise to the least recently used slot, and then nothing is reused.
  * Cache reuse is read from the server's own counters (usage.prompt_tokens_details.cached_tokens).
+ * With `n_cache_reuse`, runs of the slot's cache found further on are shifted into place (keel's
+ * `cacheReuse` folds count on it).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SAMPLES } from "./samples.js";
@@ -22,11 +24,12 @@ const B = conversation(
 for (const kind of openaiTargets()) {
   describe(`${kind.name}: slots`, () => {
     let t: Target;
-    const ask = async (messages: unknown[]) => {
+    const ask = async (messages: unknown[], extra: Record<string, unknown> = {}) => {
       const a = await call(`${t.url}/v1/chat/completions`, {
         model: t.model,
         messages,
         max_tokens: 1,
+        ...extra,
         ...t.steer({ text: "A" }),
       });
       expect(a.status).toBe(200);
@@ -63,6 +66,29 @@ for (const kind of openaiTargets()) {
     it("a prompt sharing less than 10% goes to another slot and reuses nothing", async () => {
       const long = conversation("You review code.", `${SAMPLES.english}\n${SAMPLES.english}`);
       expect((await ask(long)).prompt_tokens_details.cached_tokens).toBe(0);
+    });
+
+    it("n_cache_reuse: with the middle of the slot's prompt left out, the rest is shifted into place from the cache; without it, only the shared prefix", async () => {
+      const tail = [
+        { role: "user", content: `${SAMPLES.chinese}\n${SAMPLES.json}\n${SAMPLES.chinese}` },
+        { role: "assistant", content: "A" },
+        { role: "user", content: `${SAMPLES.json}\nWhich?` },
+      ];
+      for (const reuse of [32, 0]) {
+        const head = {
+          role: "system",
+          content: `You summarise (${reuse}).\n${SAMPLES.english}\n${SAMPLES.english}`,
+        };
+        const middle = [
+          { role: "user", content: `${SAMPLES.typescript}\n${SAMPLES.typescript}` },
+          { role: "assistant", content: "A" },
+        ];
+        await ask([head, ...middle, ...tail]);
+        const folded = await ask([head, ...tail], reuse ? { n_cache_reuse: reuse } : {});
+        const share = folded.prompt_tokens_details.cached_tokens / folded.prompt_tokens;
+        if (reuse) expect(share).toBeGreaterThan(0.8);
+        else expect(share).toBeLessThan(0.5);
+      }
     });
   });
 }
