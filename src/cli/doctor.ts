@@ -90,7 +90,7 @@ async function pingServer(s: DoctorTarget): Promise<DoctorReport["server"]> {
         url,
         reachable: true,
         kind: found.kind,
-        detail: `${QUIRKS[found.kind].label}, ${found.models.length} models${slots}${QUIRKS[found.kind].shiftsCache ? "; --cache-reuse 256 keeps folded prompts in its cache (n_cache_reuse)" : ""}`,
+        detail: `${QUIRKS[found.kind].label}, ${found.models.length} models${slots}`,
       };
     }
     const res = await timed(`${url.replace(/\/$/, "")}/api/version`);
