@@ -36,7 +36,7 @@ export function printOutcome(
     return;
   }
   const color = o.status === "done" ? pc.green : o.status === "error" ? pc.red : pc.yellow;
-  const heading = exitCode === 130 ? "INTERRUPTED" : o.status.toUpperCase();
+  const heading = o.status.toUpperCase();
   const out = [
     "",
     `${color(pc.bold(heading))}  ${pc.dim(`thread ${o.thread_id} · intent ${o.intent ?? "?"}${o.intent_source ? ` (${o.intent_source})` : ""} · ${o.turns} turns · ${o.tool_calls.length} tool calls`)}`,
@@ -56,7 +56,7 @@ function resumeHints(o: RunOutcome, where: readonly string[]): string[] {
   if (o.status === "error")
     return [pc.dim(`after fixing it, resume with: ${resumeCommand(o.thread_id, where)}`)];
   // Stopped with Ctrl-C or SIGTERM, the summary says how to resume; a new request would be ignored.
-  if (o.status === "done" || o.exitCode === 130) return [];
+  if (o.status === "done" || o.status === "interrupted") return [];
   return [pc.dim(`resume or follow up with: ${resumeCommand(o.thread_id, where, true)}`)];
 }
 

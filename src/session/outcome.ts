@@ -4,8 +4,11 @@
  */
 import type { CoderStateValue, CoderStatus, IntentResult, TurnUsage } from "../agent/state.js";
 
-/** How a session ended: the run's status once it stopped, or an error that stopped it. */
-export type RunStatus = Exclude<CoderStatus, "running"> | "error";
+/**
+ * How a session ended: the run's status once it stopped, an error that stopped it, or a person
+ * (Ctrl-C) or the system (SIGTERM, a closed pipe) that stopped it before it finished.
+ */
+export type RunStatus = Exclude<CoderStatus, "running"> | "error" | "interrupted";
 
 export interface RunOutcome {
   status: RunStatus;
@@ -106,6 +109,6 @@ export function outcome(
     usage: usageOf(values),
     failures: failuresOf(values),
     settings: {},
-    exitCode: status === "done" ? 0 : status === "error" ? 3 : 1,
+    exitCode: status === "done" ? 0 : status === "error" ? 3 : status === "interrupted" ? 130 : 1,
   };
 }

@@ -208,14 +208,13 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
     }
     if (opts.signal?.aborted || isGraphDrained(err)) {
       // Ctrl-C or SIGTERM: the last completed step is checkpointed; the step in flight reruns on resume.
-      const o = report(await values(), "gave_up");
+      const o = report(await values(), "interrupted");
       return {
         ...o,
         summary:
           persistence.target.kind === "memory"
             ? "Interrupted; --checkpoints memory kept nothing of it."
             : `Interrupted. Resume with: ${resumeCommand(threadId, opts.where)}`,
-        exitCode: 130,
       };
     }
     throw err;

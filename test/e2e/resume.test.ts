@@ -210,7 +210,8 @@ describe("Ctrl-C", () => {
     });
     fake.onChat(undefined);
     expect(first.code).toBe(130);
-    expect(first.json).toMatchObject({ status: "gave_up", thread_id: "ctrlc" });
+    // not the agent's giving up: a script can tell the two apart
+    expect(first.json).toMatchObject({ status: "interrupted", thread_id: "ctrlc" });
     expect(String(first.json?.summary)).toContain("keel run --thread ctrlc");
     const second = await runKeel(args);
     expect(second.json).toMatchObject({ status: "done" });
