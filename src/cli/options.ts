@@ -18,15 +18,31 @@ export function workspaceFolder(dir: string): string {
   return real;
 }
 
+/** The flags that reach the model server a run was given on its command line (never the API key). */
+const SERVER_FLAGS = [
+  ["model", "-m"],
+  ["provider", "--provider"],
+  ["baseUrl", "--base-url"],
+  ["ollamaUrl", "--ollama-url"],
+] as const;
+
 /**
  * The flags that find a thread again from the folder keel runs in: the workspace where it is not
- * this folder, the store where one was given; null for a store that keeps nothing (memory).
+ * this folder, the store where one was given, and the model server the run was told to use (`given`:
+ * the settings its flags gave); null for a store that keeps nothing (memory).
  */
-export function threadFlags(flags: { checkpoints?: string }, workspace: string): string[] | null {
+export function threadFlags(
+  flags: { checkpoints?: string },
+  workspace: string,
+  given: Record<string, unknown> = {},
+): string[] | null {
   if (flags.checkpoints?.trim() === "memory") return null;
   return [
     ...(workspace === realpathSync(process.cwd()) ? [] : ["-w", workspace]),
     ...(flags.checkpoints ? ["--checkpoints", flags.checkpoints] : []),
+    ...SERVER_FLAGS.flatMap(([key, flag]) =>
+      typeof given[key] === "string" ? [flag, given[key]] : [],
+    ),
   ];
 }
 

@@ -84,7 +84,7 @@ async function runCommand(
     : undefined;
   const stop = installCtrlC((line) => process.stderr.write(`\n${line}\n`));
   const log = (line: string) => (flags.json ? process.stderr : process.stdout).write(`${line}\n`);
-  const where = threadFlags(flags, workspace);
+  const where = threadFlags(flags, workspace, settings);
   try {
     const outcome = await runSession({
       request,

@@ -204,7 +204,7 @@ describe("keel run", () => {
       { cwd: tempWorkspace() },
     );
     expect(r.code).toBe(3);
-    const hint = /resume with: keel run --thread (.*)$/m.exec(r.stdout)?.[1];
+    const hint = /resume with: keel run --thread (.*) --ollama-url /m.exec(r.stdout)?.[1];
     expect(hint).toBe(`'fix the bug'\\''s cause'`);
     // the shell reads it back as the thread id
     expect(execFileSync("sh", ["-c", `printf %s ${hint}`]).toString()).toBe(thread);
@@ -212,15 +212,21 @@ describe("keel run", () => {
 });
 
 describe("the command keel says to resume with", () => {
-  it("finds the thread from the folder keel ran in: the workspace and the store it was given", async () => {
+  it("finds the thread from the folder keel ran in: the workspace, the store and the server it was given", async () => {
     const cwd = tempWorkspace();
     const ws = tempWorkspace("keel ws-");
     const down = `http://127.0.0.1:${await closedPort()}`;
     const given = ["-w", ws, "--checkpoints", "sqlite:store/k.db", "--thread", "t"];
-    const r = await runKeel(["run", "Create a.txt", ...given, "--ollama-url", down], { cwd });
+    const r = await runKeel(
+      ["run", "Create a.txt", ...given, "--ollama-url", down, "-m", "qwen3:8b", "--retries", "0"],
+      { cwd },
+    );
     expect(r.code).toBe(3);
     const hint = /resume with: (keel run .*)$/m.exec(r.stdout)?.[1];
-    expect(hint).toBe(`keel run --thread t -w '${ws}' --checkpoints sqlite:store/k.db`);
+    // the server flags it was given come along (a resume elsewhere would reach another server)
+    expect(hint).toBe(
+      `keel run --thread t -w '${ws}' --checkpoints sqlite:store/k.db -m qwen3:8b --ollama-url ${down}`,
+    );
     // the hint as the shell reads it, run in the same folder once the server is up, resumes
     fake = await startFake({
       script: keelScript((req) =>

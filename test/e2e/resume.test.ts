@@ -236,7 +236,7 @@ describe("Ctrl-C", () => {
     expect(first.stdout).not.toContain("GAVE_UP");
     // A request given to a thread with unfinished work is ignored: no hint offers one.
     expect(first.stdout.match(/keel run --thread ctrlc.*$/gm)).toEqual([
-      `keel run --thread ctrlc -w ${ws}`,
+      `keel run --thread ctrlc -w ${ws} --ollama-url ${fake.url}`,
     ]);
   });
 
