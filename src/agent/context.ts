@@ -43,7 +43,14 @@ export const ContextSchema = ModelSettingsSchema.extend({
     { location: true },
   ),
   maxTurns: setting(
-    z.number().int().min(1).default(40).describe("Most model turns (act calls) in one run"),
+    z
+      .number()
+      .int()
+      .min(1)
+      .default(40)
+      .describe(
+        "Most model turns with tools (act calls) in one run; when they are spent, one more turn without tools writes the summary",
+      ),
     { flag: "--max-turns <n>", commands: RUN },
   ),
   maxToolCalls: setting(
