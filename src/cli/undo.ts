@@ -100,14 +100,14 @@ async function runUndo(flags: UndoFlags): Promise<number> {
   const checkpoints = flags.checkpoints ?? defaultCheckpoints(workspace);
   // A thread a keel is running is not put back under it: its next steps would build on files gone.
   const unlock = storeExists(checkpoints)
-    ? lockThread(parseCheckpointUrl(checkpoints), plan.thread)
-    : () => undefined;
+    ? await lockThread(parseCheckpointUrl(checkpoints), plan.thread)
+    : () => Promise.resolve();
   let rewound: boolean;
   try {
     await applyUndo(workspace, plan);
     rewound = await rewind(plan, checkpoints);
   } finally {
-    unlock();
+    await unlock();
   }
   const kept = plan.actions.length - changes.length;
   const summary = {

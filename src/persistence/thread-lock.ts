@@ -3,12 +3,15 @@
  * (every side effect twice) and each take the other's call in flight for one a crash interrupted.
  * A SQLite store keeps a lock file per thread beside it (`<db>.locks/<hash of the id>`) holding its
  * owner's pid and host; a lock whose process is gone from this host (a crash, SIGKILL) is taken
- * over. A memory store is one process's own; a Postgres store is not locked (docs/cli.md).
+ * over. A Postgres store takes an advisory lock on the thread, held by a connection of its own for
+ * as long as the run: a process that dies drops its connection, and the lock with it. A memory
+ * store is one process's own.
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
+import pg from "pg";
 import type { CheckpointTarget } from "./checkpointer.js";
 
 export class ThreadBusyError extends Error {
@@ -22,9 +25,60 @@ interface Owner {
 }
 
 /** Takes a thread's lock and returns its release; throws `ThreadBusyError` when a keel holds it. */
-export function lockThread(target: CheckpointTarget, threadId: string): () => void {
-  if (target.kind !== "sqlite") return () => undefined;
-  const dir = `${target.path}.locks`;
+export async function lockThread(
+  target: CheckpointTarget,
+  threadId: string,
+): Promise<() => Promise<void>> {
+  if (target.kind === "postgres") return lockInPostgres(target.url, threadId);
+  if (target.kind !== "sqlite") return () => Promise.resolve();
+  const release = lockFile(target.path, threadId);
+  return () => Promise.resolve(release());
+}
+
+/** The advisory lock's first key: keel's thread locks ("kee" and 1); the second is the thread's hash. */
+const THREAD_LOCKS = 0x6b656501;
+
+async function lockInPostgres(url: string, threadId: string): Promise<() => Promise<void>> {
+  const key = createHash("sha256").update(threadId).digest().readUInt32BE(0) >>> 1;
+  const me = `keel pid ${process.pid} on ${hostname()}`.slice(0, 63);
+  const client = new pg.Client({ connectionString: url, application_name: me });
+  await client.connect();
+  try {
+    const got = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1, $2) AS ok", [
+      THREAD_LOCKS,
+      key,
+    ]);
+    if (got.rows[0]?.ok) {
+      return async () => {
+        await client
+          .query("SELECT pg_advisory_unlock($1, $2)", [THREAD_LOCKS, key])
+          .catch(() => {});
+        await client.end().catch(() => undefined);
+      };
+    }
+    const holder = await client.query<{ name: string; since: Date }>(
+      `SELECT a.application_name AS name, a.backend_start AS since
+         FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+          AND l.classid = $1::bigint::oid AND l.objid = $2::bigint::oid`,
+      [THREAD_LOCKS, key],
+    );
+    const h = holder.rows[0];
+    const who = h
+      ? `${h.name || "a session without a name"}, since ${new Date(h.since).toISOString()}`
+      : "owner unknown";
+    throw new ThreadBusyError(
+      `thread ${threadId} is running in another keel (${who}); wait for it to end, or stop it and resume`,
+    );
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The lock file of a SQLite store's thread (see the module comment). */
+function lockFile(db: string, threadId: string): () => void {
+  const dir = `${db}.locks`;
   const file = path.join(dir, createHash("sha256").update(threadId).digest("hex").slice(0, 32));
   mkdirSync(dir, { recursive: true });
   const me: Owner = { pid: process.pid, host: hostname(), since: new Date().toISOString() };

@@ -86,9 +86,9 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
   const opts = { ...given, request: given.request?.trim() ? given.request : undefined };
   const threadId = opts.threadId ?? newThreadId();
   const persistence = await openPersistence(opts.checkpoints);
-  let unlock: () => void;
+  let unlock: () => Promise<void>;
   try {
-    unlock = lockThread(persistence.target, threadId);
+    unlock = await lockThread(persistence.target, threadId);
   } catch (err) {
     await persistence.close();
     throw err;
@@ -219,7 +219,7 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
     }
     throw err;
   } finally {
-    unlock();
+    await unlock();
     await persistence.close();
   }
 }

@@ -2,7 +2,7 @@
  * Postgres for more than one machine: a thread started by one process is resumed by another; two
  * processes run different threads at once on one database; the analyst's findings survive.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { describe, expect, inject, it } from "vitest";
@@ -119,6 +119,50 @@ describe("postgres checkpoints", () => {
       ["run_command", 8],
       ["write_file", 8],
     ]);
+  });
+
+  it("a second keel on a running thread, from another workspace on the same database, is refused, exit 2; the first runs every side effect once", async () => {
+    const url = await freshDb("busy");
+    const slow = `node -e "const f=require('fs');f.appendFileSync('effects.log','start\\n');setTimeout(()=>f.appendFileSync('effects.log','end\\n'),3000)"`;
+    fake = await startFake({
+      script: keelScript((req) =>
+        req.turn === 0 ? calls(call("run_command", { command: slow })) : { content: "Ran it." },
+      ),
+    });
+    // two workspaces: nothing shared but the database, as on two machines
+    const [wsA, wsB] = [tempWorkspace(), tempWorkspace()];
+    const log = path.join(wsA, "effects.log");
+    const args = (ws: string) => [
+      "run",
+      "Run the slow step",
+      "-w",
+      ws,
+      "--ollama-url",
+      fake!.url,
+      "--checkpoints",
+      url,
+      "-t",
+      "shared",
+    ];
+    let second: ReturnType<typeof runKeel> | undefined;
+    const first = await runKeel([...args(wsA), "--json"], {
+      onSpawn: (child) => {
+        const poll = setInterval(() => {
+          if (!existsSync(log)) return;
+          clearInterval(poll);
+          second = runKeel(args(wsB));
+        }, 20);
+        child.on("close", () => clearInterval(poll));
+      },
+    });
+    const refused = await second!;
+    expect(refused.code, refused.stdout + refused.stderr).toBe(2);
+    expect(refused.stderr).toMatch(
+      /^keel: thread shared is running in another keel \(keel pid \d+ on /m,
+    );
+    expect(first.json).toMatchObject({ status: "done" });
+    expect(readFileSync(log, "utf8")).toBe("start\nend\n");
+    expect(existsSync(path.join(wsB, "effects.log"))).toBe(false);
   });
 
   it("bad URLs and unreachable databases are named, exit 4", async () => {

@@ -1,51 +1,91 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { lockThread, ThreadBusyError } from "../../src/persistence/thread-lock.js";
 import { tempWorkspace } from "../support/harness.js";
 
 /** A store in a fresh folder, and a lock file for thread `t` held by `pid`. */
-function storeWithOwner(pid: number, host = hostname()) {
+async function storeWithOwner(pid: number, host = hostname()) {
   const target = { kind: "sqlite" as const, path: path.join(tempWorkspace(), "keel.db") };
-  const release = lockThread(target, "t");
+  const release = await lockThread(target, "t");
   const dir = `${target.path}.locks`;
   const file = path.join(dir, readdirSync(dir)[0]!);
-  release();
+  await release();
   mkdirSync(dir, { recursive: true });
   writeFileSync(file, JSON.stringify({ pid, host, since: "2026-11-25T09:00:00.000Z" }));
   return { target, file };
 }
 
 describe("lockThread", () => {
-  it("holds a thread until released; another keel on it is refused, naming the owner", () => {
-    const { target, file } = storeWithOwner(process.ppid);
-    expect(() => lockThread(target, "t")).toThrow(ThreadBusyError);
-    expect(() => lockThread(target, "t")).toThrow(
+  it("holds a thread until released; another keel on it is refused, naming the owner", async () => {
+    const { target, file } = await storeWithOwner(process.ppid);
+    await expect(lockThread(target, "t")).rejects.toThrow(ThreadBusyError);
+    await expect(lockThread(target, "t")).rejects.toThrow(
       new RegExp(`thread t is running in another keel \\(pid ${process.ppid} on `),
     );
     expect(existsSync(file)).toBe(true);
     // other threads are free
-    lockThread(target, "other")();
+    await (
+      await lockThread(target, "other")
+    )();
   });
 
-  it("takes over a lock whose process has ended (a crash, kill -9)", () => {
+  it("takes over a lock whose process has ended (a crash, kill -9)", async () => {
     const dead = spawnSync(process.execPath, ["-e", ""]).pid;
-    const { target, file } = storeWithOwner(dead);
-    const release = lockThread(target, "t");
+    const { target, file } = await storeWithOwner(dead);
+    const release = await lockThread(target, "t");
     expect(existsSync(file)).toBe(true);
-    release();
+    await release();
     expect(existsSync(file)).toBe(false);
   });
 
-  it("does not take over a lock held on another host", () => {
+  it("does not take over a lock held on another host", async () => {
     const dead = spawnSync(process.execPath, ["-e", ""]).pid;
-    const { target } = storeWithOwner(dead, "elsewhere.example");
-    expect(() => lockThread(target, "t")).toThrow(/pid \d+ on elsewhere\.example/);
+    const { target } = await storeWithOwner(dead, "elsewhere.example");
+    await expect(lockThread(target, "t")).rejects.toThrow(/pid \d+ on elsewhere\.example/);
   });
 
-  it("locks nothing in memory or Postgres", () => {
-    expect(() => lockThread({ kind: "memory" }, "t")).not.toThrow();
+  it("locks nothing in memory", async () => {
+    await expect(lockThread({ kind: "memory" }, "t")).resolves.toBeTypeOf("function");
   });
+
+  it("Postgres: an advisory lock per thread, held by its own connection; a process that dies lets go", async () => {
+    const target = { kind: "postgres" as const, url: inject("pgUrl") };
+    const release = await lockThread(target, "pg-thread");
+    await expect(lockThread(target, "pg-thread")).rejects.toThrow(
+      new RegExp(`thread pg-thread is running in another keel \\(keel pid ${process.pid} on `),
+    );
+    // other threads are free
+    await (
+      await lockThread(target, "pg-other")
+    )();
+    await release();
+    const again = await lockThread(target, "pg-thread");
+    await again();
+    // a process holding the lock that is killed: its connection ends, and the thread is free
+    const holder = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "-e",
+        `import("${path.resolve("src/persistence/thread-lock.ts")}").then(async (m) => { await m.lockThread(${JSON.stringify(target)}, "pg-crash"); console.log("held"); setInterval(() => {}, 1000); })`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    await new Promise<void>((resolve) => holder.stdout.once("data", () => resolve()));
+    await expect(lockThread(target, "pg-crash")).rejects.toThrow(ThreadBusyError);
+    holder.kill("SIGKILL");
+    await new Promise((resolve) => holder.once("close", resolve));
+    let taken: (() => Promise<void>) | undefined;
+    for (let i = 0; i < 50 && !taken; i++)
+      taken = await lockThread(target, "pg-crash").catch(async () => {
+        await new Promise((r) => setTimeout(r, 100));
+        return undefined;
+      });
+    expect(taken).toBeTypeOf("function");
+    await taken!();
+  }, 30_000);
 });
