@@ -6,7 +6,8 @@
  */
 import PgBoss from "pg-boss";
 import pg from "pg";
-import { PersistenceError } from "../persistence/open.js";
+import { withoutCredentials } from "../persistence/checkpointer.js";
+import { CHECK_SERVER, PersistenceError } from "../persistence/open.js";
 import {
   QUEUE_SCHEMA,
   UNIT_ATTEMPTS,
@@ -51,8 +52,6 @@ export interface FinishedJob {
 
 export type JobState = "created" | "retry" | "active" | "completed" | "cancelled" | "failed";
 
-const where = (url: string) => url.replace(/\/\/[^@/]*@/, "//…@");
-
 /** Checks that the database answers and that its queue schema, if any, is this keel's version. */
 export async function checkQueueDatabase(url: string): Promise<void> {
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
@@ -61,7 +60,7 @@ export async function checkQueueDatabase(url: string): Promise<void> {
   } catch (err) {
     await c.end().catch(() => undefined);
     throw new PersistenceError(
-      `cannot reach the Postgres database ${where(url)} for the job queue: ${(err as Error).message}. Check that the server runs and the URL (user, password, database) is right.`,
+      `cannot reach the Postgres database ${withoutCredentials(url)} for the job queue: ${(err as Error).message}. ${CHECK_SERVER}`,
     );
   }
   try {
@@ -73,7 +72,7 @@ export async function checkQueueDatabase(url: string): Promise<void> {
     const found = v.rows[0]?.version;
     if (Number(found) !== QUEUE_SCHEMA)
       throw new QueueSchemaError(
-        `the job queue in ${where(url)} (schema ${QUEUE_DB_SCHEMA}) is version ${found ?? "unknown"}; this keel uses version ${QUEUE_SCHEMA}. Run workers and coordinator of one keel version, or drop the old queue (DROP SCHEMA ${QUEUE_DB_SCHEMA} CASCADE) when no run is using it.`,
+        `the job queue in ${withoutCredentials(url)} (schema ${QUEUE_DB_SCHEMA}) is version ${found ?? "unknown"}; this keel uses version ${QUEUE_SCHEMA}. Run workers and coordinator of one keel version, or drop the old queue (DROP SCHEMA ${QUEUE_DB_SCHEMA} CASCADE) when no run is using it.`,
       );
   } finally {
     await c.end().catch(() => undefined);
@@ -87,7 +86,7 @@ export async function openQueue(url: string, o: QueueOptions = {}): Promise<Unit
     return await retryDeadlock(() => startQueue(url, o));
   } catch (err) {
     throw new PersistenceError(
-      `cannot open the job queue in ${where(url)}: ${(err as Error).message}`,
+      `cannot open the job queue in ${withoutCredentials(url)}: ${(err as Error).message}`,
     );
   }
 }

@@ -18,6 +18,9 @@ export class CheckpointUrlError extends Error {
 export const defaultCheckpoints = (workspace: string) =>
   `sqlite:${path.join(workspace, ".keel", "keel.db")}`;
 
+/** A database URL fit to print: its user and password left out. */
+export const withoutCredentials = (url: string) => url.replace(/\/\/[^@/]*@/, "//…@");
+
 /** Parses a `--checkpoints` value; throws `CheckpointUrlError` naming the accepted forms. */
 export function parseCheckpointUrl(url: string, cwd = process.cwd()): CheckpointTarget {
   const v = url.trim();

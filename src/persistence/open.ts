@@ -13,6 +13,7 @@ import {
   closeCheckpointer,
   createCheckpointer,
   parseCheckpointUrl,
+  withoutCredentials,
   type CheckpointTarget,
 } from "./checkpointer.js";
 import { KeelPostgresSaver } from "./postgres-saver.js";
@@ -32,6 +33,10 @@ const SETUP_LOCK = 0x6b65656c;
 export class PersistenceError extends Error {
   override name = "PersistenceError";
 }
+
+/** What to check when a Postgres database cannot be reached. */
+export const CHECK_SERVER =
+  "Check that the server runs and the URL (user, password, database) is right.";
 
 /** Opens checkpointer and store; a database that cannot be reached is a `PersistenceError` naming it. */
 export async function openPersistence(url: string, cwd = process.cwd()): Promise<Persistence> {
@@ -65,9 +70,8 @@ export async function openPersistence(url: string, cwd = process.cwd()): Promise
     }
   } catch (err) {
     await Promise.allSettled([checkpointer.end(), store.stop()]);
-    const where = target.url.replace(/\/\/[^@/]*@/, "//…@");
     throw new PersistenceError(
-      `cannot open the Postgres database ${where}: ${(err as Error).message}. Check that the server runs and the URL (user, password, database) is right.`,
+      `cannot open the Postgres database ${withoutCredentials(target.url)}: ${(err as Error).message}. ${CHECK_SERVER}`,
     );
   } finally {
     await lock.end().catch(() => undefined);

@@ -12,7 +12,8 @@ import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import pg from "pg";
-import type { CheckpointTarget } from "./checkpointer.js";
+import { withoutCredentials, type CheckpointTarget } from "./checkpointer.js";
+import { CHECK_SERVER, PersistenceError } from "./open.js";
 
 export class ThreadBusyError extends Error {
   override name = "ThreadBusyError";
@@ -41,25 +42,31 @@ const THREAD_LOCKS = 0x6b656501;
 async function lockInPostgres(url: string, threadId: string): Promise<() => Promise<void>> {
   const key = createHash("sha256").update(threadId).digest().readUInt32BE(0) >>> 1;
   const me = `keel pid ${process.pid} on ${hostname()}`.slice(0, 63);
-  const client = new pg.Client({ connectionString: url, application_name: me });
-  await client.connect();
+  const client = new pg.Client({ connectionString: url, application_name: me, keepAlive: true });
+  // A connection lost mid-run (a restart, a network cut) loses the lock with it; the run goes on.
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw new PersistenceError(
+      `cannot lock thread ${threadId} in the Postgres database ${withoutCredentials(url)}: ${(err as Error).message}. ${CHECK_SERVER}`,
+    );
+  }
   try {
     const got = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1, $2) AS ok", [
       THREAD_LOCKS,
       key,
     ]);
     if (got.rows[0]?.ok) {
-      return async () => {
-        await client
-          .query("SELECT pg_advisory_unlock($1, $2)", [THREAD_LOCKS, key])
-          .catch(() => {});
-        await client.end().catch(() => undefined);
-      };
+      // The session's end releases its locks, also on a connection that no longer answers.
+      return () => client.end().catch(() => undefined);
     }
     const holder = await client.query<{ name: string; since: Date }>(
       `SELECT a.application_name AS name, a.backend_start AS since
          FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
         WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
           AND l.classid = $1::bigint::oid AND l.objid = $2::bigint::oid`,
       [THREAD_LOCKS, key],
     );

@@ -250,9 +250,28 @@ describe("compactTargets: the record names what was read in fewer tokens", () =>
       "src/c/d.ts",
       "f{0..2}",
       "f4",
-      // zero-padded numbers are not ranged (007 is not 7); the folder still groups them
-      "logs/{007.log,008.log,009.log}",
+      // a zero-padded run keeps its zeros in front of the range
+      "logs/00{7..9}.log",
       "TODO|FIXME",
+    ]);
+  });
+
+  it("takes numbers of up to 15 digits (beyond, a number and the next are one float); never hangs", () => {
+    const big = [
+      "ids/10000000000000000.json",
+      "ids/10000000000000001.json",
+      "ids/9007199254740992",
+    ];
+    expect(compactTargets(big)).toEqual([
+      "ids/{10000000000000000.json,10000000000000001.json,9007199254740992}",
+    ]);
+    expect(compactTargets(["r999999999999998", "r999999999999999", "r1000000000000000"])).toEqual([
+      "r999999999999998",
+      "r999999999999999",
+      "r1000000000000000",
+    ]);
+    expect(compactTargets(["r99999999999998", "r99999999999999", "r100000000000000"])).toEqual([
+      "r{99999999999998..100000000000000}",
     ]);
   });
 

@@ -3,7 +3,10 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { describe, expect, inject, it } from "vitest";
+import pg from "pg";
+import { PersistenceError } from "../../src/persistence/open.js";
 import { lockThread, ThreadBusyError } from "../../src/persistence/thread-lock.js";
+import { closedPort } from "../support/cli.js";
 import { tempWorkspace } from "../support/harness.js";
 
 /** A store in a fresh folder, and a lock file for thread `t` held by `pid`. */
@@ -88,4 +91,33 @@ describe("lockThread", () => {
     expect(taken).toBeTypeOf("function");
     await taken!();
   }, 30_000);
+
+  it("Postgres: a database it cannot reach is a PersistenceError naming it, without its password", async () => {
+    const url = `postgres://keel:secret@127.0.0.1:${await closedPort()}/keel`;
+    const refused = lockThread({ kind: "postgres", url }, "t");
+    await expect(refused).rejects.toThrow(PersistenceError);
+    await expect(refused).rejects.toThrow(
+      /cannot lock thread t in the Postgres database postgres:\/\/…@127\.0\.0\.1/,
+    );
+    await expect(refused).rejects.not.toThrow(/secret/);
+  });
+
+  it("Postgres: a lock whose connection the server ends (a restart) is lost, without stopping the process", async () => {
+    const url = inject("pgUrl");
+    const release = await lockThread({ kind: "postgres", url }, "pg-dropped");
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const ended = await admin.query<{ done: boolean }>(
+      `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1`,
+      [`keel pid ${process.pid} on ${hostname()}`.slice(0, 63)],
+    );
+    await admin.end();
+    expect(ended.rows.map((r) => r.done)).toEqual([true]);
+    await new Promise((r) => setTimeout(r, 200));
+    // the thread is free again, and the old release is harmless
+    await (
+      await lockThread({ kind: "postgres", url }, "pg-dropped")
+    )();
+    await release();
+  });
 });

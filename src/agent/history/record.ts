@@ -110,26 +110,38 @@ function describe(t: Tally): string {
  * group (`src/agent/{graph.ts,state.ts}`). Both are shell brace forms, which models read.
  */
 export function compactTargets(targets: readonly string[]): string[] {
-  // 1. Numbered runs: names alike but for their last number, three or more consecutive.
+  // 1. Numbered runs: names alike but for their last number (up to 15 digits, no leading zero),
+  // three or more consecutive.
   const numbered = (t: string) => {
-    const m = /^([^{]*?)(\d+)(\D*)$/.exec(t);
-    return m && String(Number(m[2])) === m[2]
-      ? { frame: `${m[1]}{}${m[3]}`, head: m[1]!, n: Number(m[2]), tail: m[3]! }
-      : undefined;
+    const m = /^([^{]*?)(0|[1-9]\d{0,14})(\D*)$/.exec(t);
+    return m ? { frame: `${m[1]}{}${m[3]}`, head: m[1]!, n: Number(m[2]), tail: m[3]! } : undefined;
   };
-  const numbers = new Map<string, Set<number>>();
+  const frames = new Map<string, { head: string; tail: string; ns: Set<number> }>();
   for (const t of targets) {
     const f = numbered(t);
-    if (f) numbers.set(f.frame, (numbers.get(f.frame) ?? new Set()).add(f.n));
+    if (!f) continue;
+    const frame = frames.get(f.frame) ?? { head: f.head, tail: f.tail, ns: new Set<number>() };
+    frame.ns.add(f.n);
+    frames.set(f.frame, frame);
+  }
+  /** Frame → number → the range it is in, for numbers in a run of three or more. */
+  const ranges = new Map<string, Map<number, string>>();
+  for (const [key, { head, tail, ns }] of frames) {
+    const sorted = [...ns].sort((a, b) => a - b);
+    const of = new Map<number, string>();
+    for (let i = 0; i < sorted.length;) {
+      let j = i;
+      while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+      if (j - i >= 2)
+        for (let k = i; k <= j; k++)
+          of.set(sorted[k]!, `${head}{${sorted[i]}..${sorted[j]}}${tail}`);
+      i = j + 1;
+    }
+    ranges.set(key, of);
   }
   const ranged = (t: string) => {
     const f = numbered(t);
-    if (!f) return t;
-    const ns = numbers.get(f.frame)!;
-    let [lo, hi] = [f.n, f.n];
-    while (ns.has(lo - 1)) lo--;
-    while (ns.has(hi + 1)) hi++;
-    return hi - lo >= 2 ? `${f.head}{${lo}..${hi}}${f.tail}` : t;
+    return (f && ranges.get(f.frame)!.get(f.n)) ?? t;
   };
   const items = [...new Set(targets.map(ranged))];
   // 2. Paths in one folder: grouped, where two or more share it, at the first one's place.
