@@ -41,6 +41,11 @@ export const FitStateSchema = z.object({
    * cache: history/fit.ts `shift`); absent: right after the pinned messages.
    */
   recordAt: z.number().optional(),
+  /**
+   * The server took `n_cache_reuse` but did not shift (a model llama-server cannot shift): folds
+   * are plain from then on (turn/ask.ts `shiftRefused`).
+   */
+  unshifted: z.boolean().optional(),
   /** Server tokens per uncalibrated keel-estimated token in the last counted prompt (for reports). */
   scale: z.number(),
   /**

@@ -27,11 +27,6 @@ export interface ChatModelSettings {
   memory?: ServerMemory;
   /** llama.cpp: its slots, where it has several (a thread is kept on one: `id_slot`). */
   slots?: number;
-  /**
-   * The shortest run of its cached prompt a server that can (llama.cpp) may shift into place
-   * (`n_cache_reuse`, settings `cacheReuse`); 0 or absent: off.
-   */
-  cacheReuse?: number;
 }
 
 /** What keel remembers of a server across runs, kept in the store by its URL. */

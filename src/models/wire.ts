@@ -17,6 +17,11 @@ export interface WireTurn {
   /** The conversation the call belongs to (its thread): a multi-slot server keeps it on one slot. */
   slotKey?: string;
   /**
+   * llama.cpp: `n_cache_reuse` for this call (settings `cacheReuse`), while the run folds for a
+   * server that shifts runs of its cache into place (history/fit.ts `shift`).
+   */
+  cacheReuse?: number;
+  /**
    * What the server reported that the client library drops (llama.cpp's `timings`, the cached
    * prompt tokens), filled in by the provider's line hook as the answer arrives.
    */

@@ -54,11 +54,11 @@ interface Run {
   state: CoderStateValue;
 }
 
-async function run(server: ServerKind, cacheReuse: number): Promise<Run> {
-  const fake: FakeOpenAI = await startFakeOpenAI({ server, script: reader, slots: 1 });
+async function run(server: ServerKind, cacheReuse: number, shifts = true): Promise<Run> {
+  const fake: FakeOpenAI = await startFakeOpenAI({ server, script: reader, slots: 1, shifts });
   try {
     const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
-    const config = runConfig(`shift-${server}-${cacheReuse}`, {
+    const config = runConfig(`shift-${server}-${cacheReuse}-${shifts}`, {
       provider: "openai",
       baseUrl: fake.baseUrl,
       model: MODEL,
@@ -153,5 +153,21 @@ describe("cacheReuse on a server that cannot shift", () => {
     for (const b of r.bodies) expect(b).not.toHaveProperty("n_cache_reuse");
     expect(r.folds.length).toBeGreaterThan(0);
     expect(r.state.fit?.recordAt).toBeUndefined();
+  }, 120_000);
+});
+
+describe("cacheReuse on a llama-server that cannot shift this model (sliding-window attention, recurrent)", () => {
+  it("the first fold shows it (the kept turns evaluated again): later folds are plain", async () => {
+    const r = await run("llama.cpp", 256, false);
+    expect(r.state.status).toBe("done");
+    expect(r.folds.length).toBeGreaterThan(2);
+    const [first, ...later] = r.folds;
+    // the first fold was laid out for a shift, and the server served its fixed part only
+    expect(recordIndex(r.bodies[first!]!)).toBeGreaterThan(3);
+    expect(r.usage[first!]!.cached).toBeLessThan(r.usage[first! - 1]!.prompt / 2);
+    // from then on: the record right after the request and plan, and no n_cache_reuse sent
+    for (const i of later) expect(recordIndex(r.bodies[i]!)).toBeLessThanOrEqual(3);
+    for (const b of r.bodies.slice(first! + 1)) expect(b).not.toHaveProperty("n_cache_reuse");
+    expect(r.state.fit).toMatchObject({ unshifted: true });
   }, 120_000);
 });

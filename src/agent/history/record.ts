@@ -19,6 +19,10 @@ const one = (s: string, n: number) => {
 export const RECORD_HEADER =
   "[keel] Earlier turns were compacted to fit the context window. What happened in them:";
 
+/** Where the record is in a prompt's messages; -1 when it has none. */
+export const recordIndex = (messages: readonly BaseMessage[]) =>
+  messages.findIndex((m) => typeof m.content === "string" && m.content.startsWith(RECORD_HEADER));
+
 /** Estimated tokens of one record line (they are cut at about 130 characters). */
 const LINE_TOKENS = 40;
 

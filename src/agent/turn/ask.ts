@@ -13,6 +13,7 @@ import { estimatePrompt, fitToWindow, promptBudget, promptProfile } from "../his
 import { cutByContext, roomyReserve } from "../../guard/context-budget.js";
 import { weighProfile } from "../../guard/token-estimate.js";
 import { toPromptHistory } from "../history/prompt-form.js";
+import { recordIndex } from "../history/record.js";
 import type { ToolMode } from "../../models/capabilities.js";
 import { structuredOptions } from "../../models/chat-model.js";
 import { ModelServerError } from "../../models/errors.js";
@@ -55,8 +56,11 @@ export interface TurnRequest {
   signal?: AbortSignal;
   /** The conversation's thread id: a multi-slot server keeps its requests on one slot. */
   thread?: string;
-  /** The server shifts runs of its cache into place (`n_cache_reuse`): folds keep more (fit.ts). */
-  shift?: boolean;
+  /**
+   * The `n_cache_reuse` to send, to a server that shifts runs of its cache into place: folds keep
+   * more (fit.ts `shift`), until the server shows it does not shift for this model (`unshifted`).
+   */
+  cacheReuse?: number;
   /** A JSON schema: the reply must be JSON of this shape (Ollama's `format`), with the same tools offered. */
   structured?: Record<string, unknown>;
 }
@@ -92,6 +96,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
   // The server's real window, where it said so (an over-context refusal): below the run's.
   let window = Math.min(r.window, (sameModel && r.fit?.window) || Infinity);
   const budget = env.settings.generationBudget[r.kind];
+  const shifting = r.fit?.unshifted ? undefined : r.cacheReuse;
   // The reply's room: the rule, or the call's budget after the end of the context cut a reply.
   let reserve: number | undefined;
   for (let refits = 0; ;) {
@@ -110,7 +115,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       pinned: r.pinned,
       foldedUpTo: r.fit?.foldedUpTo ?? 0,
       ...(r.fit?.recordAt !== undefined ? { recordAt: r.fit.recordAt } : {}),
-      ...(r.shift ? { shift: true } : {}),
+      ...(shifting ? { shift: true } : {}),
       scales,
       ...(reserve ? { reserve } : {}),
     });
@@ -130,6 +135,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       thinking,
       maxTokens: budget,
       seen: {},
+      ...(shifting ? { cacheReuse: shifting } : {}),
       ...(r.thread && pinToSlot(r, key) ? { slotKey: r.thread } : {}),
     };
     let reply: AIMessage;
@@ -218,9 +224,16 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       reserve = roomyReserve(window, budget);
       continue;
     }
+    const unshifted =
+      r.fit?.unshifted ||
+      (shifting !== undefined &&
+        fitted.compacted !== undefined &&
+        counts.cached !== undefined &&
+        shiftRefused(fixed, fitted.messages, counts.cached, scales));
     const fit: FitState = {
       foldedUpTo: fitted.foldedUpTo,
       ...(fitted.recordAt !== undefined ? { recordAt: fitted.recordAt } : {}),
+      ...(unshifted ? { unshifted: true } : {}),
       scale: counts.prompt ? counts.prompt / estimated : (r.fit?.scale ?? 1),
       scales,
       model: env.settings.model,
@@ -257,6 +270,22 @@ function cutOf(reply: AIMessage, budget: number, seen: WireSeen): NonNullable<Tu
  * after the tool channel changed — is left to the server's choice: pinned, it would overwrite the
  * thread's cache (measured on the 4-slot fake: a re-plan cost a single thread 84% → 76% reuse).
  */
+/**
+ * A fold laid out for a server that shifts its cache, answered without a shift: the server served
+ * under half of what sat before the record (the kept turns, still in its cache further on).
+ * llama-server ignores `n_cache_reuse` for a model it cannot shift (sliding-window attention without
+ * `--swa-full`, recurrent models) and says so only in its log; the thread then folds plainly.
+ */
+function shiftRefused(
+  fixed: string,
+  messages: BaseMessage[],
+  cached: number,
+  scales: readonly number[],
+): boolean {
+  const at = recordIndex(messages);
+  return at >= 0 && cached < weighProfile(promptProfile(fixed, messages.slice(0, at)), scales) / 2;
+}
+
 function pinToSlot(r: TurnRequest, key: string): boolean {
   if (!r.fit) return true;
   return !r.structured && r.kind === "act" && r.fit.prefix === key;
@@ -304,6 +333,7 @@ export function fitUpdate(
     before &&
     before.foldedUpTo === after.foldedUpTo &&
     before.recordAt === after.recordAt &&
+    before.unshifted === after.unshifted &&
     before.model === after.model &&
     before.prefix === after.prefix &&
     before.window === after.window &&

@@ -98,6 +98,7 @@ export async function turnSetup(
   const model = env.settings.model;
   // The store's calibration matters only to a thread without its own for this model.
   const learned = state.fit?.model === model ? undefined : await learnedScales(config.store, model);
+  const reuse = cacheShift({ ...fit, cacheReuse: env.settings.cacheReuse });
   const base: Omit<TurnRequest, "history" | "tools" | "mode" | "kind"> = {
     env,
     model: env.model(fit),
@@ -107,7 +108,7 @@ export async function turnSetup(
     format,
     window,
     fit: state.fit,
-    ...(cacheShift({ ...fit, cacheReuse: env.settings.cacheReuse }) ? { shift: true } : {}),
+    ...(reuse ? { cacheReuse: reuse } : {}),
     pinned: () => pinsOf(state),
     ...(config.configurable?.thread_id !== undefined
       ? { thread: String(config.configurable.thread_id) }

@@ -4,7 +4,7 @@
  */
 import { AIMessage } from "@langchain/core/messages";
 import { estimatePrompt, type fitToWindow } from "../history/fit.js";
-import { RECORD_HEADER } from "../history/record.js";
+import { recordIndex } from "../history/record.js";
 import type { WireSeen } from "../../models/wire.js";
 import type { FitState, TurnUsage } from "../state.js";
 
@@ -22,9 +22,7 @@ export function reusedEstimate(
   if (!before || before.prefix !== key) return 0;
   const ms = fitted.messages;
   if (fitted.compacted) {
-    const record = ms.findIndex(
-      (m) => typeof m.content === "string" && m.content.startsWith(RECORD_HEADER),
-    );
+    const record = recordIndex(ms);
     return estimatePrompt(fixed, ms.slice(0, Math.max(0, record)));
   }
   let last = ms.length - 1;

@@ -6,7 +6,7 @@ import type * as OpenAIModule from "@langchain/openai";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { ChatModelFactory } from "../types.js";
 import { createWireFetch, currentWireTurn, type WireSeen, type WireTurn } from "../wire.js";
-import { cacheShift, QUIRKS } from "./quirks.js";
+import { QUIRKS } from "./quirks.js";
 import { argumentToDrop, withoutArguments } from "./rejected.js";
 import { slotFor } from "./slots.js";
 
@@ -45,7 +45,6 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
     );
   const quirks = QUIRKS[s.server ?? "generic"];
   const dropped = new Set(s.memory?.dropped ?? []);
-  const shift = cacheShift(s);
   return new openai.ChatOpenAI({
     model: s.model,
     temperature: s.temperature,
@@ -71,8 +70,8 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
             body.cache_prompt = true;
           }
           // The kept turns after a fold, found further on in the cache, are shifted into place.
-          if (shift) {
-            body.n_cache_reuse = shift;
+          if (turn?.cacheReuse) {
+            body.n_cache_reuse = turn.cacheReuse;
             body.cache_prompt = true;
           }
           return withoutArguments(body, dropped);

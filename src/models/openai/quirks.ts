@@ -30,7 +30,7 @@ export interface ServerQuirks {
 
 /**
  * The `n_cache_reuse` a run sends (settings `cacheReuse`), where its server shifts its cache;
- * undefined elsewhere or when off. A run that sends it folds for it (history/fit.ts `shift`).
+ * undefined elsewhere or when off. The calls that send it fold for it (history/fit.ts `shift`).
  */
 export function cacheShift(s: { server?: ServerKind; cacheReuse?: number }): number | undefined {
   return s.cacheReuse && s.server && QUIRKS[s.server].shiftsCache ? s.cacheReuse : undefined;

@@ -174,7 +174,8 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     const promptTokens = count(prompt);
     const refusal = overContext(kind, promptTokens, context);
     if (refusal) return fail(res, 400, refusal.message, refusal.extra);
-    const reuse = llama && typeof b.n_cache_reuse === "number" ? b.n_cache_reuse : 0;
+    const reuse =
+      llama && opts.shifts !== false && typeof b.n_cache_reuse === "number" ? b.n_cache_reuse : 0;
     const account = slots.take(prompt, reuse);
     const view = viewOf(chatBody, "", { truncated: false, promptTokens });
     const reply = queue.length ? queue.shift()! : await script(view);

@@ -30,6 +30,11 @@ export interface FakeOpenAIOptions {
   apiKey?: string;
   /** llama.cpp's slots (`-np`; default 4), each with its own cached prompt. */
   slots?: number;
+  /**
+   * llama.cpp: false for a model it cannot shift (sliding-window attention without `--swa-full`,
+   * recurrent models): `n_cache_reuse` is ignored, as llama-server does (default true).
+   */
+  shifts?: boolean;
   /** Every completion carries this id (servers that repeat one). */
   completionId?: string;
   /** Request arguments refused with a 400 naming the field (vLLM: pydantic's "Extra inputs are not permitted"). */
