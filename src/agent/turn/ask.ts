@@ -264,13 +264,6 @@ function cutOf(reply: AIMessage, budget: number, seen: WireSeen): NonNullable<Tu
 }
 
 /**
- * Whether a request asks for its thread's slot: the thread's first request, and every act turn
- * that continues the thread's prefix. A request that may share little with what the slot holds —
- * a re-plan (its question and answer end the prompt), the tool-less summary turn, the first turn
- * after the tool channel changed — is left to the server's choice: pinned, it would overwrite the
- * thread's cache (measured on the 4-slot fake: a re-plan cost a single thread 84% → 76% reuse).
- */
-/**
  * A fold laid out for a server that shifts its cache, answered without a shift: the server served
  * under half of what sat before the record (the kept turns, still in its cache further on).
  * llama-server ignores `n_cache_reuse` for a model it cannot shift (sliding-window attention without
@@ -286,6 +279,13 @@ function shiftRefused(
   return at >= 0 && cached < weighProfile(promptProfile(fixed, messages.slice(0, at)), scales) / 2;
 }
 
+/**
+ * Whether a request asks for its thread's slot: the thread's first request, and every act turn
+ * that continues the thread's prefix. A request that may share little with what the slot holds —
+ * a re-plan (its question and answer end the prompt), the tool-less summary turn, the first turn
+ * after the tool channel changed — is left to the server's choice: pinned, it would overwrite the
+ * thread's cache (measured on the 4-slot fake: a re-plan cost a single thread 84% → 76% reuse).
+ */
 function pinToSlot(r: TurnRequest, key: string): boolean {
   if (!r.fit) return true;
   return !r.structured && r.kind === "act" && r.fit.prefix === key;
