@@ -38,6 +38,11 @@ export type KeelEvent =
       estimated: number;
       refused?: boolean;
     }
+  /**
+   * `cacheReuse` does nothing on this server and model: a fold's kept turns were evaluated again
+   * (`cached` of the `kept` tokens before the record); the thread folds plainly from now on.
+   */
+  | { type: "unshifted"; cached: number; kept: number }
   /** The server's tool channel failed for this turn; it is asked again with tools in the prompt. */
   | { type: "tool-channel"; reason: string; pinned: boolean }
   /** An MCP server could not start or list its tools; the run goes on without them. */

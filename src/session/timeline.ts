@@ -159,6 +159,10 @@ export function describeEvent(e: KeelEvent): string[] {
     return [
       `${pc.yellow("context")}  the server cut the prompt (it saw ${e.reported} tokens under num_ctx ${e.numCtx}; keel estimated ~${e.estimated}): answer discarded, refitting and asking again`,
     ];
+  if (e.type === "unshifted")
+    return [
+      `${pc.yellow("context")}  --cache-reuse does nothing here: the server evaluated the turns a fold kept again (${e.cached} of ~${e.kept} tokens from its cache; llama-server cannot shift this model's cache); folding as usual from now on`,
+    ];
   if (e.type === "tool-channel")
     return [
       `${pc.yellow("channel")}  the server's tool channel failed (${short(e.reason, 90)}); ${e.pinned ? "the rest of the run uses" : "this turn is asked again in"} prompt mode`,

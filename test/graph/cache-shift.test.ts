@@ -51,6 +51,7 @@ interface Run {
   bodies: Array<Record<string, unknown>>;
   usage: Array<{ prompt: number; cached: number }>;
   folds: number[];
+  events: Array<{ type?: string }>;
   state: CoderStateValue;
 }
 
@@ -70,6 +71,7 @@ async function run(server: ServerKind, cacheReuse: number, shifts = true): Promi
       retryBaseMs: 5,
     });
     const folds: number[] = [];
+    const events: Array<{ type?: string }> = [];
     let state: CoderStateValue | undefined;
     const stream = await graph.stream(
       { messages: [new HumanMessage("Summarise the notes in notes/, one by one from n0.txt.")] },
@@ -77,7 +79,10 @@ async function run(server: ServerKind, cacheReuse: number, shifts = true): Promi
     );
     for await (const [mode, e] of stream as AsyncIterable<[string, unknown]>) {
       if (mode === "values") state = e as CoderStateValue;
-      else if ((e as { type?: string }).type === "compacted") folds.push(fake.answers.length);
+      else {
+        events.push(e as { type?: string });
+        if ((e as { type?: string }).type === "compacted") folds.push(fake.answers.length);
+      }
     }
     const usage = fake.answers.map((a) => ({
       prompt: a.usage.prompt_tokens,
@@ -89,6 +94,7 @@ async function run(server: ServerKind, cacheReuse: number, shifts = true): Promi
       bodies: fake.chatBodies({ turnsOnly: true }) as unknown as Array<Record<string, unknown>>,
       usage,
       folds,
+      events,
       state: state!,
     };
   } finally {
@@ -169,5 +175,7 @@ describe("cacheReuse on a llama-server that cannot shift this model (sliding-win
     for (const i of later) expect(recordIndex(r.bodies[i]!)).toBeLessThanOrEqual(3);
     for (const b of r.bodies.slice(first! + 1)) expect(b).not.toHaveProperty("n_cache_reuse");
     expect(r.state.fit).toMatchObject({ unshifted: true });
+    // said once, when it was found
+    expect(r.events.filter((e) => e.type === "unshifted")).toHaveLength(1);
   }, 120_000);
 });

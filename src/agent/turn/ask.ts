@@ -224,12 +224,12 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       reserve = roomyReserve(window, budget);
       continue;
     }
-    const unshifted =
-      r.fit?.unshifted ||
-      (shifting !== undefined &&
-        fitted.compacted !== undefined &&
-        counts.cached !== undefined &&
-        shiftRefused(fixed, fitted.messages, counts.cached, scales));
+    const refused =
+      shifting !== undefined && fitted.compacted !== undefined && counts.cached !== undefined
+        ? shiftRefused(fixed, fitted.messages, counts.cached, scales)
+        : undefined;
+    if (refused) env.emit({ type: "unshifted", cached: counts.cached!, kept: refused.kept });
+    const unshifted = r.fit?.unshifted || refused !== undefined;
     const fit: FitState = {
       foldedUpTo: fitted.foldedUpTo,
       ...(fitted.recordAt !== undefined ? { recordAt: fitted.recordAt } : {}),
@@ -265,7 +265,7 @@ function cutOf(reply: AIMessage, budget: number, seen: WireSeen): NonNullable<Tu
 
 /**
  * A fold laid out for a server that shifts its cache, answered without a shift: the server served
- * under half of what sat before the record (the kept turns, still in its cache further on).
+ * under half of what sat before the record (`kept`: the kept turns, still in its cache further on).
  * llama-server ignores `n_cache_reuse` for a model it cannot shift (sliding-window attention without
  * `--swa-full`, recurrent models) and says so only in its log; the thread then folds plainly.
  */
@@ -274,9 +274,11 @@ function shiftRefused(
   messages: BaseMessage[],
   cached: number,
   scales: readonly number[],
-): boolean {
+): { kept: number } | undefined {
   const at = recordIndex(messages);
-  return at >= 0 && cached < weighProfile(promptProfile(fixed, messages.slice(0, at)), scales) / 2;
+  if (at < 0) return undefined;
+  const kept = Math.round(weighProfile(promptProfile(fixed, messages.slice(0, at)), scales));
+  return cached < kept / 2 ? { kept } : undefined;
 }
 
 /**
