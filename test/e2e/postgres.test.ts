@@ -8,8 +8,15 @@ import pg from "pg";
 import { describe, expect, inject, it } from "vitest";
 import type { ChatView, FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { analystScript } from "../../src/testing/script.js";
-import { runKeel } from "../support/cli.js";
-import { call, calls, keelScript, fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
+import { runKeel, whenExists } from "../support/cli.js";
+import {
+  call,
+  calls,
+  keelScript,
+  fakeOllamaPerTest,
+  slowStep,
+  tempWorkspace,
+} from "../support/harness.js";
 
 let fake: FakeOllama | undefined;
 const startFake = fakeOllamaPerTest();
@@ -123,12 +130,7 @@ describe("postgres checkpoints", () => {
 
   it("a second keel on a running thread, from another workspace on the same database, is refused, exit 2; the first runs every side effect once", async () => {
     const url = await freshDb("busy");
-    const slow = `node -e "const f=require('fs');f.appendFileSync('effects.log','start\\n');setTimeout(()=>f.appendFileSync('effects.log','end\\n'),3000)"`;
-    fake = await startFake({
-      script: keelScript((req) =>
-        req.turn === 0 ? calls(call("run_command", { command: slow })) : { content: "Ran it." },
-      ),
-    });
+    fake = await startFake({ script: slowStep });
     // two workspaces: nothing shared but the database, as on two machines
     const [wsA, wsB] = [tempWorkspace(), tempWorkspace()];
     const log = path.join(wsA, "effects.log");
@@ -146,14 +148,9 @@ describe("postgres checkpoints", () => {
     ];
     let second: ReturnType<typeof runKeel> | undefined;
     const first = await runKeel([...args(wsA), "--json"], {
-      onSpawn: (child) => {
-        const poll = setInterval(() => {
-          if (!existsSync(log)) return;
-          clearInterval(poll);
-          second = runKeel(args(wsB));
-        }, 20);
-        child.on("close", () => clearInterval(poll));
-      },
+      onSpawn: whenExists(log, () => {
+        second = runKeel(args(wsB));
+      }),
     });
     const refused = await second!;
     expect(refused.code, refused.stdout + refused.stderr).toBe(2);

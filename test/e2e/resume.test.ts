@@ -3,12 +3,20 @@
  * with the same --thread finishes the task from the SQLite checkpoint, without re-running any tool
  * call that already had its answer (effects.log counts every side effect).
  */
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ChatView, FakeOllama } from "../../src/testing/fake-ollama/index.js";
-import { runKeel } from "../support/cli.js";
-import { call, calls, keelScript, fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
+import { runKeel, whenExists } from "../support/cli.js";
+import {
+  call,
+  calls,
+  keelScript,
+  fakeOllamaPerTest,
+  SLOW_COMMAND,
+  slowStep,
+  tempWorkspace,
+} from "../support/harness.js";
 
 const STEPS = 4;
 
@@ -117,14 +125,6 @@ describe("resume after SIGKILL", () => {
   });
 });
 
-/** A command that takes three seconds, writing effects.log as it starts and as it ends. */
-const SLOW = `node -e "const f=require('fs');f.appendFileSync('effects.log','start\\n');setTimeout(()=>f.appendFileSync('effects.log','end\\n'),3000)"`;
-
-/** The model runs the slow command, then says it did. */
-const slowStep = keelScript((req) =>
-  req.turn === 0 ? calls(call("run_command", { command: SLOW })) : { content: "Ran it." },
-);
-
 describe("one thread, one keel at a time", () => {
   it("a second keel on a running thread is refused, naming it; the first finishes with every side effect once", async () => {
     fake = await startFake({ script: slowStep });
@@ -133,14 +133,9 @@ describe("one thread, one keel at a time", () => {
     const args = ["run", "Run the slow step", "-w", ws, "--ollama-url", fake.url, "-t", "busy"];
     let second: Promise<Awaited<ReturnType<typeof runKeel>>> | undefined;
     const first = await runKeel([...args, "--json"], {
-      onSpawn: (child) => {
-        const poll = setInterval(() => {
-          if (!existsSync(log)) return;
-          clearInterval(poll);
-          second = runKeel(args);
-        }, 20);
-        child.on("close", () => clearInterval(poll));
-      },
+      onSpawn: whenExists(log, () => {
+        second = runKeel(args);
+      }),
     });
     const refused = await second!;
     expect(refused.code, refused.stdout + refused.stderr).toBe(2);
@@ -159,7 +154,7 @@ describe("one thread, one keel at a time", () => {
         req.turn === 0
           ? calls(call("write_file", { path: "a.txt", content: "a\n" }))
           : req.turn === 1
-            ? calls(call("run_command", { command: SLOW }))
+            ? calls(call("run_command", { command: SLOW_COMMAND }))
             : { content: "Done." },
       ),
     });
@@ -169,14 +164,9 @@ describe("one thread, one keel at a time", () => {
     const first = await runKeel(
       ["run", "Create a.txt, then run the slow step", "-w", ws, "--ollama-url", fake.url],
       {
-        onSpawn: (child) => {
-          const poll = setInterval(() => {
-            if (!existsSync(log)) return;
-            clearInterval(poll);
-            undo = runKeel(["undo", "-w", ws, "--yes"]);
-          }, 20);
-          child.on("close", () => clearInterval(poll));
-        },
+        onSpawn: whenExists(log, () => {
+          undo = runKeel(["undo", "-w", ws, "--yes"]);
+        }),
       },
     );
     const refused = await undo!;
@@ -246,15 +236,9 @@ describe("Ctrl-C", () => {
     const log = path.join(ws, "effects.log");
     const args = ["run", "Run the slow step", "-w", ws, "--ollama-url", fake.url, "-t", "pipe"];
     const first = await runKeel(args, {
-      onSpawn: (child) => {
-        const poll = setInterval(() => {
-          if (existsSync(log)) {
-            clearInterval(poll);
-            child.stdout!.destroy(); // as `head` exits: keel's next write finds the pipe closed
-          }
-        }, 20);
-        child.on("close", () => clearInterval(poll));
-      },
+      onSpawn: whenExists(log, (child) => {
+        child.stdout!.destroy(); // as `head` exits: keel's next write finds the pipe closed
+      }),
     });
     expect(first.signal).toBeNull();
     expect(first.code).toBe(141);
@@ -280,15 +264,9 @@ describe("Ctrl-C", () => {
     const log = path.join(ws, "effects.log");
     const args = ["run", "Run the slow step", "-w", ws, "--ollama-url", fake.url];
     const first = await runKeel([...args, "--thread", "term", "--json"], {
-      onSpawn: (child) => {
-        const poll = setInterval(() => {
-          if (existsSync(log)) {
-            clearInterval(poll);
-            child.kill("SIGTERM");
-          }
-        }, 20);
-        child.on("close", () => clearInterval(poll));
-      },
+      onSpawn: whenExists(log, (child) => {
+        child.kill("SIGTERM");
+      }),
     });
     expect(first.signal).toBeNull();
     expect(first.code).toBe(143);

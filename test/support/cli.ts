@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
 import { onTestFinished } from "vitest";
@@ -71,4 +72,19 @@ export function runKeel(
       resolve({ code, signal, stdout, stderr, json });
     });
   });
+}
+
+/**
+ * A `runKeel` `onSpawn` that does `act` to the running keel once `file` exists (the step a test
+ * waits for has begun), polling every 20 ms until keel ends.
+ */
+export function whenExists(file: string, act: (child: ChildProcess) => void) {
+  return (child: ChildProcess) => {
+    const poll = setInterval(() => {
+      if (!existsSync(file)) return;
+      clearInterval(poll);
+      act(child);
+    }, 20);
+    child.on("close", () => clearInterval(poll));
+  };
 }

@@ -8,9 +8,11 @@ import { createCoderGraph } from "../../src/agent/graph.js";
 import { runConfig, type SettingsInput } from "../../src/agent/context.js";
 import type { CoderStateValue } from "../../src/agent/state.js";
 import { startFakeOllama, type FakeOllama } from "../../src/testing/fake-ollama/index.js";
+import { call, calls, keelScript } from "../../src/testing/script.js";
 
 export { startFakeOllama };
-export { call, calls, expandBraces, keelScript, lastResult } from "../../src/testing/script.js";
+export { call, calls, keelScript };
+export { expandBraces, lastResult } from "../../src/testing/script.js";
 
 /**
  * Fake Ollama servers per test: the returned function starts one; after each test every server it
@@ -99,3 +101,11 @@ export const everyCallRuns = (calls: number) => ({
   loopWobble: 1000,
   commandTimeoutMs: 20_000,
 });
+
+/** A command that takes three seconds, writing effects.log as it starts and as it ends. */
+export const SLOW_COMMAND = `node -e "const f=require('fs');f.appendFileSync('effects.log','start\\n');setTimeout(()=>f.appendFileSync('effects.log','end\\n'),3000)"`;
+
+/** The model runs the slow command, then says it did. */
+export const slowStep = keelScript((req) =>
+  req.turn === 0 ? calls(call("run_command", { command: SLOW_COMMAND })) : { content: "Ran it." },
+);
