@@ -211,9 +211,11 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
       (budget - fixedTokens - recordBound - tokensOf(pinned));
     let start = n;
     let used = 0;
+    let newest: number | undefined; // where the newest turn starts: its call, before its results
     while (start > foldedUpTo) {
       let open = start - 1;
       while (open > 0 && isResult(history[open]!)) open--;
+      newest ??= open;
       let tokens = 0;
       for (let i = open; i < start; i++) if (!isPinned.has(i)) tokens += sizeOf(history[i]!);
       const kept = start - 1 >= n - KEEP_LAST;
@@ -223,7 +225,7 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
     }
     foldedUpTo = Math.max(start, foldedUpTo);
     note = foldRecord(history, foldedUpTo, pinned, shape);
-    recordAt = o.shift ? Math.max(foldedUpTo, newestTurn(history)) : foldedUpTo;
+    recordAt = o.shift ? Math.max(foldedUpTo, newest ?? foldedUpTo) : foldedUpTo;
     refolded = true;
   }
 
@@ -259,13 +261,6 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
       budget,
     },
   };
-}
-
-/** Where the newest turn starts: its assistant message, before the results answering it. */
-function newestTurn(history: readonly BaseMessage[]): number {
-  let i = history.length - 1;
-  while (i > 0 && isResult(history[i]!)) i--;
-  return Math.max(0, i);
 }
 
 /** A tool's result, also as prompt mode shows it (a user message). */
