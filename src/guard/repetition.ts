@@ -42,9 +42,18 @@ const LOOP_SPAN = 1000;
  * is stopped after a few hundred characters, not at the generation budget minutes later. A unit of
  * up to 200 characters repeated 10 times in a row over at least 1,000 characters: no file or answer
  * holds that (a table of identical rows is not a line repeated 8 times with nothing between).
+ * `prose`, the reply's content and thinking without its call arguments, is also read for a
+ * sentence under a changing counter. `start` is in `text`, or in `prose` for that loop.
  */
-export function loopingTail(text: string): { unit: string; start: number } | undefined {
-  return periodicTail(text) ?? fewUnitsTail(text);
+export function loopingTail(
+  text: string,
+  prose?: string,
+): { unit: string; start: number } | undefined {
+  return (
+    periodicTail(text) ??
+    fewUnitsTail(text) ??
+    (prose === undefined ? undefined : fewUnitsTail(prose, COUNTED_PROSE))
+  );
 }
 
 /** The tail is one unit repeated exactly. */
@@ -64,42 +73,81 @@ function periodicTail(text: string): { unit: string; start: number } | undefined
   return undefined;
 }
 
-/** Units (lines, sentences) the near-loop look reads, and how few distinct ones make a loop. */
-const LOOP_UNITS = 12;
-const LOOP_DISTINCT = 3;
+/** How the few-units look reads a tail: what makes a loop, and what a unit counts as. */
+interface FewUnitsRule {
+  /** Units the loop holds at least. */
+  units: number;
+  /** Distinct units it holds at most. */
+  distinct: number;
+  /** Characters it spans at least. */
+  span: number;
+  /** What a unit counts as (units with the same key are one); undefined: no loop reaches past it. */
+  key: (unit: string, inCode: boolean) => string | undefined;
+}
 
 /**
- * The tail is a few units in varying order ("<|im_end|>" and "<|im_start|>user" lines mixed, a
- * sentence and its variant, a sentence under a counting number — "211. Create hello.py that prints
- * hello"): at least 12 units over the last 1,000+ characters, at most 3 of them distinct. Only a
- * leading list number is ignored: lines that differ elsewhere in their numbers (`const v7 = f(7);`,
- * `- src/module7/index.ts`) stay distinct. The unit is the most frequent; the loop begins where
- * those units began.
+ * A few units in varying order ("<|im_end|>" and "<|im_start|>user" lines mixed, a sentence and
+ * its variant, a sentence under a counting number — "211. Create hello.py that prints hello"): at
+ * least 12 units over the last 1,000+ characters, at most 3 of them distinct. Only a leading list
+ * number is ignored: lines that differ elsewhere in their numbers (`const v7 = f(7);`,
+ * `- src/module7/index.ts`) stay distinct.
  */
-function fewUnitsTail(text: string): { unit: string; start: number } | undefined {
-  const units: Array<{ text: string; at: number; said: string }> = [];
+const FEW_UNITS: FewUnitsRule = {
+  units: 12,
+  distinct: 3,
+  span: LOOP_SPAN,
+  key: (t) => t.replace(/^\d+[.)]\s*/, "#. "),
+};
+
+/** Words of letters only (a path, a number or a symbol is not one) a unit of prose holds. */
+const PROSE_WORDS = 4;
+
+/**
+ * A sentence repeated with a counter that changes ("Turn 7: I will read the file", "You have 6
+ * turns left…"): the same prose but for its numbers, at least 24 times over the last 3,000+
+ * characters, at most 2 forms. Read on the reply's prose only — content and thinking, never call
+ * arguments — and never inside a code fence: code, seed data (`INSERT … VALUES (7, 'User 7')`)
+ * and tables differ in nothing but their numbers and are not loops. A unit with fewer than 4
+ * words (a table row, a path) ends the look.
+ */
+const COUNTED_PROSE: FewUnitsRule = {
+  units: 24,
+  distinct: 2,
+  span: 3_000,
+  key: (t, inCode) =>
+    inCode || t.split(/\s+/).filter((w) => /^[\p{L}]+[,.;:!?]?$/u.test(w)).length < PROSE_WORDS
+      ? undefined
+      : t.replace(/\d+/g, "#"),
+};
+
+/** The tail is a few units in varying order, as `rule` reads them: the unit most frequent, and where those units began. */
+function fewUnitsTail(
+  text: string,
+  rule: FewUnitsRule = FEW_UNITS,
+): { unit: string; start: number } | undefined {
+  const units: Array<{ key: string | undefined; at: number; said: string }> = [];
   // Lines, and the sentences of a long line (a reply of prose without line breaks), of the last
   // 16,000 characters: a look costs the same however long the reply has grown.
   const base = Math.max(0, text.length - 16_000);
+  let inCode = false;
   for (const m of text.slice(base).matchAll(/[^\n]{1,200}(?=\n|$)|[^\n.!?]*(?:[.!?]+|\n|$)/g)) {
     const t = m[0].trim();
-    // A list's counting number is not part of what it repeats.
-    if (t.length >= 2)
-      units.push({ text: t.replace(/^\d+[.)]\s*/, "#. "), at: base + m.index, said: t });
+    if (t.startsWith("```")) inCode = !inCode;
+    else if (t.length >= 2) units.push({ key: rule.key(t, inCode), at: base + m.index, said: t });
   }
   let from = units.length;
   const seen = new Map<string, number>();
   while (from > 0) {
-    const u = units[from - 1]!.text;
-    if (!seen.has(u) && seen.size === LOOP_DISTINCT) break;
+    const u = units[from - 1]!.key;
+    if (u === undefined || (!seen.has(u) && seen.size === rule.distinct)) break;
     seen.set(u, (seen.get(u) ?? 0) + 1);
     from--;
   }
-  if (units.length - from < LOOP_UNITS || from === units.length) return undefined;
+  if (units.length - from < rule.units || from === units.length) return undefined;
   const start = units[from]!.at;
-  if (text.length - start < LOOP_SPAN) return undefined;
-  // The most frequent unit, as the reply last wrote it (its list number and all).
+  if (text.length - start < rule.span) return undefined;
+  // The most frequent unit, as the reply last wrote it (its numbers and all).
   const most = [...seen].sort((a, b) => b[1] - a[1])[0]![0];
-  const unit = units.findLast((u) => u.text === most)!.said;
+  const unit = units.findLast((u) => u.key === most)!.said;
   return { unit, start };
 }

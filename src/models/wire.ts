@@ -68,10 +68,10 @@ export interface WireFetchOptions {
   /** Which requests are chat requests (the only ones rewritten and repaired). */
   isChat: (pathname: string) => boolean;
   /**
-   * The text one streamed response line adds to the reply (content, thinking, call arguments):
-   * what the loop watch reads. Without it, no watch.
+   * The text one streamed response line adds to the reply, its prose (content, thinking) apart
+   * from its call arguments: what the loop watch reads. Without it, no watch.
    */
-  generated?: (line: string) => string;
+  generated?: (line: string) => StreamedText;
   /** The lines that end a stream the way a reply cut at its budget ends, in the server's dialect. */
   cutEnd?: string;
   /** Rewrites a chat request's parsed JSON body (mutate and return it). */
@@ -200,15 +200,31 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
 /** Characters of new reply text between two looks for a loop. */
 const LOOP_LOOK_EVERY = 256;
 
-/** Reads a stream's reply text as its lines arrive; says what it repeats once it loops. */
-function loopWatch(generated: (line: string) => string) {
+/** What one streamed line adds to a reply: prose (content, thinking) and call arguments. */
+export interface StreamedText {
+  prose: string;
+  args: string;
+}
+
+export const NOTHING_STREAMED: StreamedText = Object.freeze({ prose: "", args: "" });
+
+/**
+ * Reads a stream's reply text as its lines arrive; says what it repeats once it loops. The whole
+ * text is read for exact repeats; the prose alone, also for a sentence under a changing counter
+ * (call arguments differ in their numbers where nothing loops: seed data, generated rows).
+ */
+function loopWatch(generated: (line: string) => StreamedText) {
   let text = "";
+  let prose = "";
   let looked = 0;
   return (lines: readonly string[]): string | undefined => {
-    for (const l of lines) text += generated(l);
+    for (const l of lines) {
+      const added = generated(l);
+      text += added.prose + added.args;
+      prose += added.prose;
+    }
     if (text.length - looked < LOOP_LOOK_EVERY) return undefined;
     looked = text.length;
-    const loop = loopingTail(text);
-    return loop?.unit;
+    return loopingTail(text, prose)?.unit;
   };
 }

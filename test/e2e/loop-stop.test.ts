@@ -116,6 +116,62 @@ describe("a looping reply is stopped as it streams", () => {
   });
 });
 
+describe("a sentence looping under a changing counter", () => {
+  const counted = Array.from(
+    { length: 400 },
+    (_, i) => `Step ${i + 1}: I will now read the file hello.txt again to be sure.\n`,
+  ).join("");
+  /** 300 rows that differ only in their numbers, streamed as a call's arguments. */
+  const seed = Array.from(
+    { length: 300 },
+    (_, i) => `INSERT INTO users VALUES (${i}, 'User ${i}', 'user${i}@example.com');\n`,
+  ).join("");
+  const countedScript = keelScript((req) => {
+    const told = req.messages.some(
+      (m) => m.role === "user" && m.content.includes("fell into a loop"),
+    );
+    if (!told) return { content: `Let me think.\n${counted}`, pieces: 400, paceMs: 2 };
+    if (req.last?.role === "tool") return { content: "Wrote seed.sql." };
+    return {
+      content: `Writing the seed rows now, ${"one per user. ".repeat(3)}`,
+      pieces: 4,
+      ...calls(call("write_file", { path: "seed.sql", content: seed })),
+    };
+  });
+
+  it("is stopped in the prose; the same shape in a call's arguments is written whole", async () => {
+    openai = await startFakeOpenAI({ server: "llama.cpp", script: countedScript });
+    const ws = tempWorkspace();
+    const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
+    const config = runConfig("loop-counted", {
+      provider: "openai",
+      baseUrl: openai.baseUrl,
+      model: "qwen2.5-coder-7b-instruct",
+      workspace: ws,
+      retryBaseMs: 5,
+    });
+    const state = (await graph.invoke(
+      { messages: [new HumanMessage("Create seed.sql with 300 users")] },
+      config,
+    )) as CoderStateValue;
+    expect(state.status).toBe("done");
+    // the counted loop: the server stopped after under a fifth of its 400 pieces
+    expect(stoppedAfter(openai)).toEqual([expect.any(Number)]);
+    expect(stoppedAfter(openai)[0]).toBeLessThan(80);
+    // the seed rows: streamed to the end and written whole
+    expect(readFileSync(path.join(ws, "seed.sql"), "utf8")).toBe(seed);
+    // the conversation keeps the loop once
+    const bodies = openai.requests
+      .filter((q) => q.path === "/v1/chat/completions")
+      .map((q) => q.body as { messages: Array<{ role: string; content?: unknown }> });
+    const said = bodies
+      .at(-1)!
+      .messages.filter((m) => m.role === "assistant")
+      .map((m) => (typeof m.content === "string" ? m.content : ""));
+    expect(said.join("\n").match(/I will now read the file hello\.txt again/g)).toHaveLength(1);
+  });
+});
+
 /** For each streamed answer the client stopped reading, the pieces the fake had sent. */
 const stoppedAfter = (f: FakeOpenAI) =>
   f.requests.flatMap((q) => (q.clientLeftAfter === undefined ? [] : [q.clientLeftAfter]));

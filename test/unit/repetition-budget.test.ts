@@ -96,6 +96,71 @@ describe("loopingTail: a reply stopped while it loops", () => {
   });
 });
 
+describe("loopingTail: prose under a changing counter", () => {
+  const counted = (n: number, line: (i: number) => string) =>
+    Array.from({ length: n }, (_, i) => line(i)).join("\n");
+
+  it.each([
+    [
+      "a counter mid-sentence",
+      `Sure.\n${counted(80, (i) => `Turn ${i + 3}: I will now read the file hello.txt again to check it.`)}`,
+    ],
+    [
+      "keel's hint echoed with its numbers changing",
+      `${counted(90, (i) => `You have ${90 - i} turns left and ${i * 7} tokens, so read the next file now.`)}`,
+    ],
+    [
+      "two sentences taking turns",
+      counted(
+        80,
+        (i) =>
+          [`Checking item ${i} of the list now.`, `Item ${i} is done, moving on to the next one.`][
+            i % 2
+          ]!,
+      ),
+    ],
+  ])("%s: found in the prose, from where it began", (_, text) => {
+    const loop = loopingTail(text, text);
+    expect(loop).toBeDefined();
+    expect(text.slice(0, loop!.start).length).toBeLessThan(10);
+    // not a loop of exact repeats: the prose rule found it
+    expect(loopingTail(text)).toBeUndefined();
+  });
+
+  const seed = counted(
+    120,
+    (i) => `INSERT INTO users VALUES (${i}, 'User ${i}', 'user${i}@example.com');`,
+  );
+  it.each([
+    ["seed data in a code fence", `Here is the seed file:\n\`\`\`sql\n${seed}\n\`\`\`\nDone.`],
+    ["a table", counted(200, (i) => `| ${i} | ${i * i} | ${i % 2 ? "odd" : "even"} |`)],
+    ["a list of paths", counted(200, (i) => `- notes/n${i}.txt: 40 lines`)],
+    [
+      "a short counted stretch",
+      `Sure.\n${counted(20, (i) => `Turn ${i}: I will now read the file hello.txt again.`)}`,
+    ],
+    [
+      "three sentences in turn",
+      counted(
+        120,
+        (i) =>
+          [
+            `Read file ${i} of the set now.`,
+            `File ${i} holds notes about the app.`,
+            `The note ${i} says nothing new here.`,
+          ][i % 3]!,
+      ),
+    ],
+  ])("not %s", (_, text) => {
+    expect(loopingTail(text, text)).toBeUndefined();
+  });
+
+  it("call arguments are not prose: seed data streamed as a call is not a loop", () => {
+    const args = JSON.stringify({ path: "seed.sql", content: seed });
+    expect(loopingTail(`I will write it.${args}`, "I will write it.")).toBeUndefined();
+  });
+});
+
 describe("fitToWindow", () => {
   const turn = (i: number, size: number) => [
     new AIMessage({

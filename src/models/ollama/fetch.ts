@@ -1,6 +1,12 @@
 import type { ThinkField } from "../capabilities.js";
 import { argumentsFromText } from "../tool-calls/parse.js";
-import { createWireFetch, currentWireTurn, type WireTurn } from "../wire.js";
+import {
+  createWireFetch,
+  currentWireTurn,
+  NOTHING_STREAMED,
+  type StreamedText,
+  type WireTurn,
+} from "../wire.js";
 
 export { ModelTimeoutError, withWireTurn, type WireTurn } from "../wire.js";
 
@@ -85,17 +91,20 @@ export function repairResponseLine(line: string, turn?: WireTurn): string {
 }
 
 /** The reply text a streamed line adds (a line of a reply still coming: `"done":false`). */
-export function streamedText(line: string): string {
-  if (!line.includes('"done":false')) return "";
+export function streamedText(line: string): StreamedText {
+  if (!line.includes('"done":false')) return NOTHING_STREAMED;
   try {
     const obj = JSON.parse(line) as {
       message?: { content?: string; thinking?: string; tool_calls?: unknown[] };
     };
     const m = obj.message;
-    if (!m) return "";
-    return `${m.thinking ?? ""}${m.content ?? ""}${m.tool_calls?.length ? JSON.stringify(m.tool_calls) : ""}`;
+    if (!m) return NOTHING_STREAMED;
+    return {
+      prose: `${m.thinking ?? ""}${m.content ?? ""}`,
+      args: m.tool_calls?.length ? JSON.stringify(m.tool_calls) : "",
+    };
   } catch {
-    return "";
+    return NOTHING_STREAMED;
   }
 }
 

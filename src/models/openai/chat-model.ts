@@ -5,7 +5,14 @@
 import type * as OpenAIModule from "@langchain/openai";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { ChatModelFactory } from "../types.js";
-import { createWireFetch, currentWireTurn, type WireSeen, type WireTurn } from "../wire.js";
+import {
+  createWireFetch,
+  currentWireTurn,
+  NOTHING_STREAMED,
+  type StreamedText,
+  type WireSeen,
+  type WireTurn,
+} from "../wire.js";
 import { QUIRKS } from "./quirks.js";
 import { argumentToDrop, withoutArguments } from "./rejected.js";
 import { slotFor } from "./slots.js";
@@ -99,8 +106,8 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
 const CUT_END = `data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: "length" }] })}\n\ndata: [DONE]\n\n`;
 
 /** The reply text a streamed `data:` line adds: content, reasoning and call arguments. */
-export function streamedText(line: string): string {
-  if (!line.startsWith("data:") || !line.includes('"delta"')) return "";
+export function streamedText(line: string): StreamedText {
+  if (!line.startsWith("data:") || !line.includes('"delta"')) return NOTHING_STREAMED;
   try {
     const obj = JSON.parse(line.slice(5)) as {
       choices?: Array<{
@@ -112,10 +119,13 @@ export function streamedText(line: string): string {
       }>;
     };
     const d = obj.choices?.[0]?.delta;
-    if (!d) return "";
-    return `${d.reasoning_content ?? ""}${d.content ?? ""}${(d.tool_calls ?? []).map((c) => c.function?.arguments ?? "").join("")}`;
+    if (!d) return NOTHING_STREAMED;
+    return {
+      prose: `${d.reasoning_content ?? ""}${d.content ?? ""}`,
+      args: (d.tool_calls ?? []).map((c) => c.function?.arguments ?? "").join(""),
+    };
   } catch {
-    return "";
+    return NOTHING_STREAMED;
   }
 }
 

@@ -126,7 +126,7 @@ function cutTurn(state: CoderStateValue, answer: TurnAnswer, model: string): Cod
   const { detail, looped } = answer.cut!;
   let text = typeof reply.content === "string" ? reply.content : reply.text;
   // A loop stays in the conversation once, not as the hundreds of repeats that streamed.
-  const loop = looped === undefined ? undefined : loopingTail(text);
+  const loop = looped === undefined ? undefined : loopingTail(text, text);
   if (loop) text = text.slice(0, loop.start + loop.unit.length);
   return {
     messages: [new AIMessage({ content: text, ...turnMetadata(answer, model) })],
