@@ -1,7 +1,9 @@
 /**
- * llama-server's slots, on the fake and the real server alike: 4 slots, each keeping its own
- * prompt; a request goes to the slot sharing the longest prefix with it when that prefix is more
- * than 10% of the prompt, otherwise to the least recently used slot, and then nothing is reused.
+ * llama-server's slots, on the fake and the real server alike: 4 slots sharing one KV cache (the
+ * default), and a prompt cache in RAM that keeps what the slots gave up; a request goes to the slot
+ * sharing the longest prefix with it when that prefix is more than 10% of the prompt, otherwise
+ * to the least recently used slot, which loads the cached prompt that best matches. A request that
+ * names its slot (`id_slot`) gets it as it is: on the default slots, empty — keel sends none.
  * Cache reuse is read from the server's own counters (usage.prompt_tokens_details.cached_tokens).
  * With `n_cache_reuse`, runs of the slot's cache found further on are shifted into place (keel's
  * `cacheReuse` folds count on it).
@@ -43,13 +45,35 @@ for (const kind of openaiTargets()) {
     });
     afterAll(async () => t?.close());
 
-    it("a second conversation does not evict the first: each keeps its own slot", async () => {
+    it("a second conversation does not evict the first: the server keeps it", async () => {
       expect((await ask(A)).prompt_tokens_details.cached_tokens).toBe(0);
       expect((await ask(B)).prompt_tokens_details.cached_tokens).toBe(0);
       const again = await ask(A);
       expect(again.prompt_tokens_details.cached_tokens).toBe(again.prompt_tokens - 1);
       const slots = await call(`${t.url}/slots`);
       expect(slots.body).toHaveLength(4);
+    });
+
+    it("more conversations than slots: each comes back from the prompt cache in RAM", async () => {
+      const many = Array.from({ length: 6 }, (_, i) =>
+        conversation(`${"ABCDEF"[i]!.repeat(3)} reviews.\n${SAMPLES.english}`, `Question ${i}?`),
+      );
+      for (const c of many) expect((await ask(c)).prompt_tokens_details.cached_tokens).toBe(0);
+      for (const c of many) {
+        const again = await ask(c);
+        expect(again.prompt_tokens_details.cached_tokens).toBe(again.prompt_tokens - 1);
+      }
+    });
+
+    it("id_slot on the server's default slots (one KV cache): the slot was cleared when another conversation started, and asked for by id it loads nothing back", async () => {
+      const C = conversation(`You pin.\n${SAMPLES.typescript}`, "Third question?");
+      const D = conversation(`You unpin.\n${SAMPLES.json}`, "Fourth question?");
+      expect((await ask(C, { id_slot: 0 })).prompt_tokens_details.cached_tokens).toBe(0);
+      await ask(D, { id_slot: 1 });
+      expect((await ask(C, { id_slot: 0 })).prompt_tokens_details.cached_tokens).toBe(0);
+      // not asked for a slot, the server finds it in its prompt cache
+      const free = await ask(C);
+      expect(free.prompt_tokens_details.cached_tokens).toBe(free.prompt_tokens - 1);
     });
 
     it("a prompt sharing more than 10% with a slot reuses that slot's prefix", async () => {

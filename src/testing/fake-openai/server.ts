@@ -76,7 +76,8 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   const [served, servedModel] = Object.entries(models)[0]!;
   const cpt = servedModel.charsPerToken;
   const count = cpt ? (text: string) => Math.ceil(text.length / cpt) : countTokens;
-  const slots = new Slots(slotCount, count);
+  // Without -np, llama-server shares one KV cache among its slots (`kv_unified`).
+  const slots = new Slots(slotCount, count, 0.1, llama && opts.slots === undefined);
   const fail = (
     res: ServerResponse,
     status: number,
@@ -176,7 +177,11 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     if (refusal) return fail(res, 400, refusal.message, refusal.extra);
     const reuse =
       llama && opts.shifts !== false && typeof b.n_cache_reuse === "number" ? b.n_cache_reuse : 0;
-    const account = slots.take(prompt, reuse);
+    const account = slots.take(
+      prompt,
+      reuse,
+      llama && typeof b.id_slot === "number" && b.id_slot >= 0 ? b.id_slot : undefined,
+    );
     const view = viewOf(chatBody, "", { truncated: false, promptTokens });
     const reply = queue.length ? queue.shift()! : await script(view);
     if ("fault" in reply) {

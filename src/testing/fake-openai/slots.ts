@@ -1,12 +1,23 @@
 /**
- * llama-server's slots as the fake models them (measured on a real llama-server, docs/real-servers.md):
- * N slots (4 by default), each holding the tokens of its last prompt and reply. A request goes to
- * the slot whose held text shares the longest prefix with its prompt, if that prefix is at least
- * more than `similarity` (0.1) of the prompt; otherwise to the least recently used slot (an empty one first),
- * where it reuses what it happens to share. With `n_cache_reuse` (`take`'s `reuse`), runs of the
- * held text found further on that match the prompt after the shared prefix are reused too, in
- * order, as llama-server's chunk reuse shifts them (server-context.cpp). Tokens are counted with
- * the fakes' tokenizer.
+ * llama-server's slots as the fake models them (measured on a real llama-server, and read in its
+ * source: server-context.cpp `get_available_slot`, server-task.cpp `server_prompt_cache`):
+ * N slots (4 by default), each holding the tokens of its last prompt and reply, and a prompt
+ * cache in RAM (`--cache-ram`, on by default) that keeps the prompts slots gave up.
+ *
+ * - A request goes to the slot it names (`id_slot`), or to the slot whose held text shares the
+ *   longest prefix with its prompt, if that prefix is more than `similarity` (0.1) of the prompt;
+ *   otherwise to the least recently used slot.
+ * - When the slot was picked that way, or would keep less than half of what it holds, it is first
+ *   saved to the prompt cache, and the cached prompt that keeps more of itself (at least a quarter)
+ *   and more of the request than the slot does is loaded into it (and leaves the cache).
+ * - With the server's default slots (one unified KV cache), every other slot is saved to the cache
+ *   and cleared when a request starts: between requests one slot holds text, the cache the rest.
+ * - With `n_cache_reuse` (`take`'s `reuse`), runs of the held text found further on that match the
+ *   prompt after the shared prefix are reused too, in order, as llama-server's chunk reuse shifts
+ *   them.
+ *
+ * Tokens are counted with the fakes' tokenizer; the cache keeps its newest 64 prompts (the real one
+ * is bounded by bytes, 8 GiB by default).
  */
 import { countTokens } from "../tokens.js";
 
@@ -27,17 +38,27 @@ function commonPrefix(a: string, b: string): number {
   return i;
 }
 
+/** Prompts the fake's prompt cache keeps (the real one: 8 GiB of KV state by default). */
+const CACHED_PROMPTS = 64;
+
 /** The slots of one fake llama-server. */
 export class Slots {
   private readonly held: string[];
   private readonly used: number[];
+  /** The prompt cache in RAM, oldest first. */
+  private readonly cache: string[] = [];
   private clock = 0;
 
-  /** `count` is the tokenizer (default the fakes' one); `similarity` llama.cpp's `--slot-prompt-similarity`. */
+  /**
+   * `count` is the tokenizer (default the fakes' one); `similarity` llama.cpp's
+   * `--slot-prompt-similarity`; `unified`, one KV cache for all slots (llama-server's default when
+   * `-np` is not given): idle slots are saved to the prompt cache and cleared.
+   */
   constructor(
     slots: number,
     private readonly count: (text: string) => number = countTokens,
     private readonly similarity = 0.1,
+    private readonly unified = false,
   ) {
     this.held = Array.from({ length: Math.max(1, slots) }, () => "");
     this.used = this.held.map(() => 0);
@@ -45,26 +66,71 @@ export class Slots {
 
   /**
    * Picks a slot for `prompt` (the rendered text) and accounts its cache reuse; `reuse` is the
-   * request's `n_cache_reuse` (0: the shared prefix only).
+   * request's `n_cache_reuse` (0: the shared prefix only), `idSlot` its `id_slot`: that slot,
+   * whatever it holds — and an empty one loads nothing from the prompt cache (llama-server's keep
+   * fraction is 0/0 there, and not under a half).
    */
-  take(prompt: string, reuse = 0): SlotAccount {
+  take(prompt: string, reuse = 0, idSlot?: number): SlotAccount {
     const promptTokens = this.count(prompt);
-    let best = -1;
-    let bestShare = 0;
+    const asked = idSlot === undefined ? undefined : idSlot % this.held.length;
+    let slot = asked ?? -1;
+    let sharedTokens = 0;
     this.held.forEach((h, i) => {
-      const shared = commonPrefix(h, prompt);
-      if (h && shared > bestShare) [best, bestShare] = [i, shared];
+      if (!h || (asked !== undefined && i !== asked)) return;
+      const n = this.count(prompt.slice(0, commonPrefix(h, prompt)));
+      if (n > sharedTokens && n > this.similarity * promptTokens) [slot, sharedTokens] = [i, n];
     });
-    const similar =
-      best >= 0 && this.count(prompt.slice(0, bestShare)) > this.similarity * promptTokens;
-    const slot = similar ? best : this.leastRecentlyUsed();
+    let refresh = true;
+    if (slot >= 0) {
+      const size = this.count(this.held[slot]!);
+      refresh = size > 0 && sharedTokens < 0.5 * size;
+    } else slot = this.leastRecentlyUsed();
+    if (refresh) {
+      this.save(this.held[slot]!);
+      this.load(slot, prompt, promptTokens);
+    }
     const shared = commonPrefix(this.held[slot]!, prompt);
     const moved = reuse > 0 ? this.shifted(this.held[slot]!, prompt, shared, reuse) : 0;
     // A prompt that is all cached still evaluates its last token (llama.cpp keeps one to sample from).
     const cachedTokens = Math.min(this.count(prompt.slice(0, shared)) + moved, promptTokens - 1);
     this.held[slot] = prompt;
     this.used[slot] = ++this.clock;
+    if (this.unified)
+      this.held.forEach((h, i) => {
+        if (i === slot) return;
+        this.save(h);
+        this.held[i] = "";
+      });
     return { slot, promptTokens, cachedTokens: Math.max(0, cachedTokens) };
+  }
+
+  /** Saves a slot's text to the prompt cache, unless a cached prompt holds it all; drops those it holds all of. */
+  private save(text: string): void {
+    if (!text || this.cache.some((c) => c.startsWith(text))) return;
+    for (let i = this.cache.length - 1; i >= 0; i--)
+      if (text.startsWith(this.cache[i]!)) this.cache.splice(i, 1);
+    this.cache.push(text);
+    if (this.cache.length > CACHED_PROMPTS) this.cache.shift();
+  }
+
+  /**
+   * Loads into `slot` the cached prompt that keeps more of itself (a quarter at least) and more of
+   * `prompt` than the slot's own text does; it leaves the cache.
+   */
+  private load(slot: number, prompt: string, promptTokens: number): void {
+    const own = this.held[slot]!;
+    const lcp = this.count(prompt.slice(0, commonPrefix(own, prompt)));
+    let keepBest = own ? lcp / this.count(own) : -1;
+    let simBest = lcp / promptTokens;
+    let pick = -1;
+    this.cache.forEach((c, i) => {
+      const n = this.count(prompt.slice(0, commonPrefix(c, prompt)));
+      const keep = n / this.count(c);
+      const sim = n / promptTokens;
+      if (keep >= 0.25 && keep > keepBest && sim > simBest)
+        [keepBest, simBest, pick] = [keep, sim, i];
+    });
+    if (pick >= 0) this.held[slot] = this.cache.splice(pick, 1)[0]!;
   }
 
   /** The slot now also holds what was generated after its prompt. */
@@ -103,10 +169,11 @@ export class Slots {
     return tokens;
   }
 
+  /** The least recently used slot, the last of equals (as llama-server picks it). */
   private leastRecentlyUsed(): number {
     let pick = 0;
     this.used.forEach((u, i) => {
-      if (u < this.used[pick]!) pick = i;
+      if (u <= this.used[pick]!) pick = i;
     });
     return pick;
   }
