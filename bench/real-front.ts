@@ -63,6 +63,8 @@ export interface FrontOptions {
   upstream: string;
   kind: "llama.cpp" | "ollama";
   script: Script;
+  /** Changes a llama-server prefill request before it is sent (e.g. adds `id_slot`). */
+  rewrite?: (body: Record<string, unknown>) => void;
 }
 
 const json = (res: ServerResponse, status: number, body: unknown) => {
@@ -101,6 +103,7 @@ export async function startFront(o: FrontOptions): Promise<Front> {
     const structured = chat.format !== undefined;
     const prefill = { ...b, stream: false, max_tokens: 1 } as Record<string, unknown>;
     delete prefill.stream_options;
+    o.rewrite?.(prefill);
     const r = await fetch(`${o.upstream}/v1/chat/completions`, {
       method: "POST",
       headers: { "Content-Type": "application/json" },

@@ -17,8 +17,6 @@ export interface ModelProfile {
   format: FormatName;
   /** provider openai: which server it is (its quirks). */
   server?: ServerKind;
-  /** llama.cpp: its slots, where it has more than one (each request runs in one). */
-  slots?: number;
 }
 
 /** How a model's tool calls travel: the API's tool channel, or text in the reply (F9). */

@@ -25,8 +25,6 @@ export interface ChatModelSettings {
   thinking?: ThinkField;
   /** provider openai: what keel remembers of this server across runs (run/server-memory.ts). */
   memory?: ServerMemory;
-  /** llama.cpp: its slots, where it has several (a thread is kept on one: `id_slot`). */
-  slots?: number;
 }
 
 /** What keel remembers of a server across runs, kept in the store by its URL. */

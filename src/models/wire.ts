@@ -14,8 +14,6 @@ export interface WireTurn {
   thinking: Array<string | undefined>;
   /** The call's generation budget (`max_tokens` / `num_predict`), see budget.ts. */
   maxTokens?: number;
-  /** The conversation the call belongs to (its thread): a multi-slot server keeps it on one slot. */
-  slotKey?: string;
   /**
    * llama.cpp: `n_cache_reuse` for this call (settings `cacheReuse`), while the run folds for a
    * server that shifts runs of its cache into place (history/fit.ts `shift`).

@@ -40,8 +40,6 @@ export interface ModelFit {
   server?: ChatModelSettings["server"];
   /** provider openai: what keel remembers of the server (server-memory.ts). */
   memory?: ChatModelSettings["memory"];
-  /** llama.cpp: its slots, where it has several. */
-  slots?: number;
 }
 
 /**
@@ -93,7 +91,6 @@ export function runModel(
         ...(fit?.think !== undefined ? { thinking: fit.think } : {}),
         ...(fit?.server ? { server: fit.server } : {}),
         ...(fit?.memory ? { memory: fit.memory } : {}),
-        ...(fit?.slots ? { slots: fit.slots } : {}),
       })),
     policy: {
       retries: s.retries,
@@ -140,7 +137,6 @@ export async function modelFitOf(
       numCtx: window,
       ...(think !== undefined ? { think } : {}),
       ...(profile?.server ? { server: profile.server } : {}),
-      ...(profile?.slots ? { slots: profile.slots } : {}),
       ...(s.provider === "openai" ? { memory: await serverMemory(env.store, s.serverUrl) } : {}),
     },
   };

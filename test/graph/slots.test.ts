@@ -1,18 +1,16 @@
 /**
  * A multi-slot llama-server: discovery reads the slot's context (the request's real window) from
- * `/props` and `/slots`, and a thread's requests ask for one slot (`id_slot`, `cache_prompt`), the
- * same every turn, so its prefix stays cached there.
+ * `/props` and `/slots`; no request names a slot (`id_slot`): left to the server, each thread's
+ * request finds its prefix in a slot or in the server's prompt cache.
  */
-import { HumanMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
 import { runConfig } from "../../src/agent/context.js";
 import { createCoderGraph } from "../../src/agent/graph.js";
-import type { CoderStateValue } from "../../src/agent/state.js";
-import type { ModelProfile } from "../../src/models/capabilities.js";
+import type { CoderStateValue, TurnUsage } from "../../src/agent/state.js";
 import { describeOpenAIModel } from "../../src/models/openai/probe.js";
-import { slotFor } from "../../src/models/openai/slots.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../../src/testing/fake-openai/index.js";
+import { startFakeOpenAI } from "../../src/testing/fake-openai/index.js";
 import { call, calls, keelScript, tempWorkspace } from "../support/harness.js";
 
 const MODEL = "qwen2.5-coder-7b-instruct";
@@ -41,7 +39,7 @@ describe("discovery of slots", () => {
       "/props": { n_ctx: 4096, total_slots: 4, chat_template: "{{ messages }}" },
     });
     const p = await describeOpenAIModel(fetchImpl, "http://h/v1", MODEL, undefined);
-    expect(p).toMatchObject({ server: "llama.cpp", contextLength: 1024, slots: 4 });
+    expect(p).toMatchObject({ server: "llama.cpp", contextLength: 1024 });
   });
 
   it("/slots, where it is on, gives each slot's context", async () => {
@@ -58,17 +56,16 @@ describe("discovery of slots", () => {
       ],
     });
     const p = await describeOpenAIModel(fetchImpl, "http://h/v1", MODEL, undefined);
-    expect(p).toMatchObject({ contextLength: 2048, slots: 2 });
+    expect(p).toMatchObject({ contextLength: 2048 });
   });
 
-  it("one slot: no slot count, the whole context", async () => {
+  it("one slot: the whole context", async () => {
     const fetchImpl = discovery({
       "/v1/models": models,
       "/props": { default_generation_settings: { n_ctx: 8192 }, total_slots: 1, chat_template: "" },
     });
     const p = await describeOpenAIModel(fetchImpl, "http://h/v1", MODEL, undefined);
     expect(p.contextLength).toBe(8192);
-    expect(p.slots).toBeUndefined();
   });
 });
 
@@ -101,59 +98,46 @@ describe("the model's name", () => {
   });
 });
 
-describe("one thread, one slot", () => {
+describe("no request names a slot", () => {
   const script = keelScript((req) =>
     req.turn < 2
       ? calls(call("write_file", { path: `f${req.turn}.txt`, content: "x\n" }))
       : { content: "Done." },
   );
 
-  async function runThread(f: FakeOpenAI, thread: string, slots: number | undefined) {
-    const profile: ModelProfile = {
-      model: MODEL,
-      capabilities: ["completion", "tools"],
-      format: "hermes",
-      server: "llama.cpp",
-      contextLength: 32768,
-      ...(slots ? { slots } : {}),
-    };
-    const graph = createCoderGraph({ probe: () => Promise.resolve(profile) }).compile({
-      checkpointer: new MemorySaver(),
-    });
-    const config = runConfig(thread, {
-      provider: "openai",
-      baseUrl: f.baseUrl,
-      model: MODEL,
-      workspace: tempWorkspace(),
-      retryBaseMs: 5,
-    });
-    const before = f.chatBodies({ turnsOnly: true }).length;
-    const state = (await graph.invoke(
-      { messages: [new HumanMessage("Create f0.txt and f1.txt")] },
-      config,
-    )) as CoderStateValue;
-    expect(state.status).toBe("done");
-    return f.chatBodies({ turnsOnly: true }).slice(before) as unknown as Array<
-      Record<string, unknown>
-    >;
-  }
-
-  it("every turn of a thread asks for the thread's slot, and for its cache", async () => {
+  it("two threads taking turns on a 4-slot server: no id_slot; each finds its prefix in the server's cache", async () => {
+    // The fake, like llama-server by default, has 4 slots sharing one KV cache and a prompt cache
+    // in RAM (test/contract/slots.test.ts holds it to the real server).
     const f = await startFakeOpenAI({ server: "llama.cpp", script });
     closers.push(() => f.close());
-    for (const thread of ["thread-one", "thread-two"]) {
-      const sent = await runThread(f, thread, 4);
-      expect(sent.length).toBe(3);
-      for (const b of sent)
-        expect(b).toMatchObject({ id_slot: slotFor(thread, 4), cache_prompt: true });
-    }
-    expect(slotFor("thread-one", 4)).not.toBe(slotFor("thread-two", 4));
-  });
-
-  it("a one-slot server gets no id_slot", async () => {
-    const f = await startFakeOpenAI({ server: "llama.cpp", script });
-    closers.push(() => f.close());
-    const sent = await runThread(f, "solo", undefined);
+    const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
+    const run = (thread: string, request: string) =>
+      graph.invoke(
+        { messages: [new HumanMessage(request)] },
+        runConfig(thread, {
+          provider: "openai",
+          baseUrl: f.baseUrl,
+          model: MODEL,
+          workspace: tempWorkspace(),
+          retryBaseMs: 5,
+        }),
+      ) as Promise<CoderStateValue>;
+    const [one, two] = await Promise.all([
+      run("thread-one", "Create f0.txt and f1.txt in this folder, one at a time"),
+      run("thread-two", "Please write f0.txt, then f1.txt (second set)"),
+    ]);
+    expect([one.status, two.status]).toEqual(["done", "done"]);
+    const sent = f.chatBodies({ turnsOnly: true }) as unknown as Array<Record<string, unknown>>;
+    expect(sent.length).toBe(6);
     for (const b of sent) expect(b).not.toHaveProperty("id_slot");
+    // every turn after a thread's first is served from the server's cache, by its own count
+    for (const state of [one, two]) {
+      const usage = state.messages
+        .filter((m) => AIMessage.isInstance(m))
+        .map((m) => (m.response_metadata as { keel_usage?: TurnUsage }).keel_usage!)
+        .filter(Boolean);
+      expect(usage.length).toBe(3);
+      for (const u of usage.slice(1)) expect(u.reusedTokens).toBeGreaterThan(u.promptTokens * 0.8);
+    }
   });
 });

@@ -12,7 +12,7 @@ import {
   rejectedArgument,
   withoutArguments,
 } from "../../src/models/openai/rejected.js";
-import { slotFor, slotWindow } from "../../src/models/openai/slots.js";
+import { slotWindow } from "../../src/models/openai/slots.js";
 import { argumentsFromText } from "../../src/models/tool-calls/parse.js";
 import type { WireSeen } from "../../src/models/wire.js";
 
@@ -124,7 +124,10 @@ describe("a rejected request argument", () => {
       "max_tokens",
     ],
     ["Unsupported parameter: 'max_tokens' is not supported with this model.", "max_tokens"],
-    ["Failed to deserialize the JSON body: unknown field `id_slot`, expected one of", "id_slot"],
+    [
+      "Failed to deserialize the JSON body: unknown field `cache_prompt`, expected one of",
+      "cache_prompt",
+    ],
     ["request (3053 tokens) exceeds the available context size (512 tokens)", undefined],
   ])("%s → %s", (text, name) => {
     expect(rejectedArgument(text)).toBe(name);
@@ -154,13 +157,6 @@ describe("llama-server's slots", () => {
     );
     expect(slotWindow({ nCtx: 8192 })).toBe(8192);
     expect(slotWindow({})).toBeUndefined();
-  });
-
-  it("a thread keeps its slot; threads spread over the slots", () => {
-    expect(slotFor("thread-a", 4)).toBe(slotFor("thread-a", 4));
-    const used = new Set(Array.from({ length: 40 }, (_, i) => slotFor(`t-${i}`, 4)));
-    expect([...used].sort()).toEqual([0, 1, 2, 3]);
-    expect(slotFor("anything", 1)).toBe(0);
   });
 });
 

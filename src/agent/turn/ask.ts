@@ -54,8 +54,6 @@ export interface TurnRequest {
   /** Indices of the messages never folded (see `fitToWindow`). */
   pinned: () => number[];
   signal?: AbortSignal;
-  /** The conversation's thread id: a multi-slot server keeps its requests on one slot. */
-  thread?: string;
   /**
    * The `n_cache_reuse` to send, to a server that shifts runs of its cache into place: folds keep
    * more (fit.ts `shift`), until the server shows it does not shift for this model (`unshifted`).
@@ -136,7 +134,6 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       maxTokens: budget,
       seen: {},
       ...(shifting ? { cacheReuse: shifting } : {}),
-      ...(r.thread && pinToSlot(r, key) ? { slotKey: r.thread } : {}),
     };
     let reply: AIMessage;
     try {
@@ -279,18 +276,6 @@ function shiftRefused(
   if (at < 0) return undefined;
   const kept = Math.round(weighProfile(promptProfile(fixed, messages.slice(0, at)), scales));
   return cached < kept / 2 ? { kept } : undefined;
-}
-
-/**
- * Whether a request asks for its thread's slot: the thread's first request, and every act turn
- * that continues the thread's prefix. A request that may share little with what the slot holds —
- * a re-plan (its question and answer end the prompt), the tool-less summary turn, the first turn
- * after the tool channel changed — is left to the server's choice: pinned, it would overwrite the
- * thread's cache (measured on the 4-slot fake: a re-plan cost a single thread 84% → 76% reuse).
- */
-function pinToSlot(r: TurnRequest, key: string): boolean {
-  if (!r.fit) return true;
-  return !r.structured && r.kind === "act" && r.fit.prefix === key;
 }
 
 /**

@@ -110,9 +110,6 @@ export async function turnSetup(
     fit: state.fit,
     ...(reuse ? { cacheReuse: reuse } : {}),
     pinned: () => pinsOf(state),
-    ...(config.configurable?.thread_id !== undefined
-      ? { thread: String(config.configurable.thread_id) }
-      : {}),
     ...(config.signal ? { signal: config.signal } : {}),
   };
   return { intent, tools, mode, format, base };

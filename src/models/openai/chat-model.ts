@@ -15,7 +15,6 @@ import {
 } from "../wire.js";
 import { QUIRKS } from "./quirks.js";
 import { argumentToDrop, withoutArguments } from "./rejected.js";
-import { slotFor } from "./slots.js";
 
 let openai: typeof OpenAIModule | undefined;
 
@@ -71,11 +70,9 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
           if (quirks.serialCalls && Array.isArray(body.tools) && body.tools.length > 0)
             body.parallel_tool_calls = false;
           if (turn?.maxTokens) body.max_tokens = turn.maxTokens;
-          // One thread, one slot: its prefix stays cached there whatever other threads send.
-          if (s.slots && s.slots > 1 && turn?.slotKey) {
-            body.id_slot = slotFor(turn.slotKey, s.slots);
-            body.cache_prompt = true;
-          }
+          // No id_slot: on llama-server's default slots (one KV cache) a named slot has been
+          // cleared by other conversations' requests and loads nothing back from the prompt cache
+          // (docs/model-edge.md); left to the server, a request finds its prefix there.
           // The kept turns after a fold, found further on in the cache, are shifted into place.
           if (turn?.cacheReuse) {
             body.n_cache_reuse = turn.cacheReuse;

@@ -195,7 +195,6 @@ export const describeOpenAIModel: DescribeModel = async (fetchImpl, baseUrl, mod
     ...(contextLength ? { contextLength } : {}),
     format: formatFor(props?.chat_template, family),
     server: found.kind,
-    ...(found.slots && found.slots.total > 1 ? { slots: found.slots.total } : {}),
   };
   return profile;
 };

@@ -20,7 +20,6 @@ export const DROPPABLE_ARGUMENTS = [
   "top_p",
   "seed",
   "cache_prompt",
-  "id_slot",
   "reasoning_format",
   "user",
 ] as const;

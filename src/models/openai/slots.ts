@@ -1,8 +1,7 @@
 /**
  * A multi-slot llama-server (4 slots by default): each request runs in one slot, and where the
  * server splits its context between them (`-np 4 -c 4096`: 1,024 tokens each) the slot's context
- * is the request's real window — keel must not assume one slot. And which slot a thread asks for
- * (`id_slot`), so its prompt prefix stays cached in one place. Pure.
+ * is the request's real window — keel must not assume one slot. Pure.
  */
 
 /** What the server says of its slots: `/props` and, where it is on, `/slots`. */
@@ -28,17 +27,4 @@ export function slotWindow(f: SlotFacts): number | undefined {
   if (f.slotCtx) return f.slotCtx;
   if (f.nCtx) return Math.floor(f.nCtx / Math.max(1, f.totalSlots ?? 1));
   return undefined;
-}
-
-/**
- * The slot a thread asks for (`id_slot`): the same one for every request of the thread, spread
- * over the slots by a hash of its id (FNV-1a), so concurrent threads rarely share one.
- */
-export function slotFor(thread: string, totalSlots: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < thread.length; i++) {
-    h ^= thread.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h % Math.max(1, totalSlots);
 }
