@@ -93,26 +93,13 @@ describe("a looping reply is stopped as it streams", () => {
   });
 
   it("llama.cpp, a graph invoked from code: every reply streams all the same, and the loop is stopped", async () => {
-    openai = await startFakeOpenAI({ server: "llama.cpp", script });
-    const ws = tempWorkspace();
-    const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
-    const config = runConfig("loop-invoke", {
-      provider: "openai",
-      baseUrl: openai.baseUrl,
-      model: "qwen2.5-coder-7b-instruct",
-      workspace: ws,
-      retryBaseMs: 5,
-    });
-    const state = (await graph.invoke(
-      { messages: [new HumanMessage("Create hello.txt")] },
-      config,
-    )) as CoderStateValue;
+    const { ws, state, fake } = await invokeOnLlama(script, "Create hello.txt");
     expect(state.status).toBe("done");
     expect(readFileSync(path.join(ws, "hello.txt"), "utf8")).toBe("hello\n");
-    const chats = openai.requests.filter((q) => q.path === "/v1/chat/completions");
+    const chats = fake.requests.filter((q) => q.path === "/v1/chat/completions");
     expect(chats.every((q) => (q.body as { stream?: boolean }).stream === true)).toBe(true);
-    expect(stoppedAfter(openai)).toEqual([expect.any(Number)]);
-    expect(stoppedAfter(openai)[0]).toBeLessThan(40);
+    expect(stoppedAfter(fake)).toEqual([expect.any(Number)]);
+    expect(stoppedAfter(fake)[0]).toBeLessThan(40);
   });
 });
 
@@ -140,28 +127,18 @@ describe("a sentence looping under a changing counter", () => {
   });
 
   it("is stopped in the prose; the same shape in a call's arguments is written whole", async () => {
-    openai = await startFakeOpenAI({ server: "llama.cpp", script: countedScript });
-    const ws = tempWorkspace();
-    const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
-    const config = runConfig("loop-counted", {
-      provider: "openai",
-      baseUrl: openai.baseUrl,
-      model: "qwen2.5-coder-7b-instruct",
-      workspace: ws,
-      retryBaseMs: 5,
-    });
-    const state = (await graph.invoke(
-      { messages: [new HumanMessage("Create seed.sql with 300 users")] },
-      config,
-    )) as CoderStateValue;
+    const { ws, state, fake } = await invokeOnLlama(
+      countedScript,
+      "Create seed.sql with 300 users",
+    );
     expect(state.status).toBe("done");
     // the counted loop: the server stopped after under a fifth of its 400 pieces
-    expect(stoppedAfter(openai)).toEqual([expect.any(Number)]);
-    expect(stoppedAfter(openai)[0]).toBeLessThan(80);
+    expect(stoppedAfter(fake)).toEqual([expect.any(Number)]);
+    expect(stoppedAfter(fake)[0]).toBeLessThan(80);
     // the seed rows: streamed to the end and written whole
     expect(readFileSync(path.join(ws, "seed.sql"), "utf8")).toBe(seed);
     // the conversation keeps the loop once
-    const bodies = openai.requests
+    const bodies = fake.requests
       .filter((q) => q.path === "/v1/chat/completions")
       .map((q) => q.body as { messages: Array<{ role: string; content?: unknown }> });
     const said = bodies
@@ -171,6 +148,25 @@ describe("a sentence looping under a changing counter", () => {
     expect(said.join("\n").match(/I will now read the file hello\.txt again/g)).toHaveLength(1);
   });
 });
+
+/** The coder graph invoked from code (nobody listens to the stream) on a fresh llama.cpp fake. */
+async function invokeOnLlama(script: ReturnType<typeof keelScript>, request: string) {
+  openai = await startFakeOpenAI({ server: "llama.cpp", script });
+  const ws = tempWorkspace();
+  const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
+  const config = runConfig("loop-invoke", {
+    provider: "openai",
+    baseUrl: openai.baseUrl,
+    model: "qwen2.5-coder-7b-instruct",
+    workspace: ws,
+    retryBaseMs: 5,
+  });
+  const state = (await graph.invoke(
+    { messages: [new HumanMessage(request)] },
+    config,
+  )) as CoderStateValue;
+  return { ws, state, fake: openai };
+}
 
 /** For each streamed answer the client stopped reading, the pieces the fake had sent. */
 const stoppedAfter = (f: FakeOpenAI) =>
