@@ -30,37 +30,56 @@ export function findRepetition(
   return undefined;
 }
 
-/** A loop's unit is at most `LOOP_PERIOD` long; the tail repeats it `LOOP_REPEATS` times, over `LOOP_SPAN` characters or more. */
-const LOOP_PERIOD = 200;
-const LOOP_REPEATS = 10;
+/**
+ * A loop's unit and how often the tail repeats it: a short unit (a word, a line, a sentence) 10
+ * times over 1,000+ characters; a long one (the paragraph a reasoning model goes round in) 4 times
+ * over 2,000+.
+ */
+const SHORT_PERIOD = 200;
+const SHORT_REPEATS = 10;
 const LOOP_SPAN = 1000;
+const LONG_PERIOD = 2000;
+const LONG_REPEATS = 4;
+const LONG_SPAN = 2000;
+
+/** Where loops are found in a reply, and what the loop said once. */
+export interface Loop {
+  unit: string;
+  /** Where the loop began: in `text`, or in `prose` for a loop only the prose shows. */
+  start: number;
+}
 
 /**
- * A reply whose tail is one unit over and over (degenerate decoding: "the the the", a line or a
- * sentence repeated without end) while it is still being generated: the unit, and where the loop
- * began (the reply up to there and one unit is what it said). Read on the streamed text, so a loop
- * is stopped after a few hundred characters, not at the generation budget minutes later. A unit of
- * up to 200 characters repeated 10 times in a row over at least 1,000 characters: no file or answer
- * holds that (a table of identical rows is not a line repeated 8 times with nothing between).
- * `prose`, the reply's content and thinking without its call arguments, is also read for a
- * sentence under a changing counter. `start` is in `text`, or in `prose` for that loop.
+ * A reply whose tail is one unit over and over (degenerate decoding: "the the the", a line, a
+ * sentence or a paragraph repeated without end) while it is still being generated: the unit, and
+ * where the loop began (the reply up to there and one unit is what it said). Read on the streamed
+ * text, so a loop is stopped after a few hundred characters, not at the generation budget minutes
+ * later. No file or answer holds a line repeated 10 times with nothing between; rows of numbers or
+ * of box-drawing characters (a tile map, a framebuffer, an empty mock-up frame) are data, not a loop.
+ * `prose`, the reply's content and thinking without its call arguments, is also read for sentences
+ * that go round with a changing counter (`COUNTED_PROSE`).
  */
-export function loopingTail(
-  text: string,
-  prose?: string,
-): { unit: string; start: number } | undefined {
+export function loopingTail(text: string, prose?: string): Loop | undefined {
   return (
     periodicTail(text) ??
-    fewUnitsTail(text) ??
+    fewUnitsTail(text, FEW_UNITS) ??
     (prose === undefined ? undefined : fewUnitsTail(prose, COUNTED_PROSE))
   );
 }
 
+/** A unit of data: digits with punctuation and brackets (`0x00, `, `[1, 0, 0],`), or box-drawing lines. */
+const isData = (unit: string) =>
+  (/\d/.test(unit) && /^[\s\d,.;:xX[\](){}+-]*$/.test(unit)) ||
+  (/\S/.test(unit) && /^[\s\u2500-\u257f|+=_-]*$/.test(unit));
+
 /** The tail is one unit repeated exactly. */
-function periodicTail(text: string): { unit: string; start: number } | undefined {
+function periodicTail(text: string): Loop | undefined {
   const n = text.length;
-  for (let p = 1; p <= LOOP_PERIOD; p++) {
-    const span = Math.max(LOOP_SPAN, LOOP_REPEATS * p);
+  for (let p = 1; p <= LONG_PERIOD; p++) {
+    const span =
+      p <= SHORT_PERIOD
+        ? Math.max(LOOP_SPAN, SHORT_REPEATS * p)
+        : Math.max(LONG_SPAN, LONG_REPEATS * p);
     if (span > n) break;
     let i = n - 1;
     while (i >= n - span + p && text.charCodeAt(i) === text.charCodeAt(i - p)) i--;
@@ -68,7 +87,8 @@ function periodicTail(text: string): { unit: string; start: number } | undefined
     // the loop goes back further than the span: find where it began
     let start = n - span;
     while (start > 0 && text.charCodeAt(start - 1) === text.charCodeAt(start - 1 + p)) start--;
-    return { unit: text.slice(start, start + p), start };
+    const unit = text.slice(start, start + p);
+    if (!isData(unit)) return { unit, start };
   }
   return undefined;
 }
@@ -81,8 +101,13 @@ interface FewUnitsRule {
   distinct: number;
   /** Characters it spans at least. */
   span: number;
-  /** What a unit counts as (units with the same key are one); undefined: no loop reaches past it. */
-  key: (unit: string, inCode: boolean) => string | undefined;
+  /** Units that go round in a cycle of at most this many make a loop too (0: none). */
+  cycle: number;
+  /**
+   * What a unit counts as (units with the same key are one): undefined ends the look; a `minor`
+   * unit (a heading, "Hmm.") ends the few-distinct look but may be part of a cycle.
+   */
+  key: (unit: string, inCode: boolean) => { key: string; minor?: boolean } | undefined;
 }
 
 /**
@@ -96,58 +121,124 @@ const FEW_UNITS: FewUnitsRule = {
   units: 12,
   distinct: 3,
   span: LOOP_SPAN,
-  key: (t) => t.replace(/^\d+[.)]\s*/, "#. "),
+  cycle: 0,
+  key: (t) => (isData(t) ? undefined : { key: t.replace(/^\d+[.)]\s*/, "#. ") }),
 };
 
-/** Words of letters only (a path, a number or a symbol is not one) a unit of prose holds. */
-const PROSE_WORDS = 4;
+/** Words a unit of prose holds: words of letters only (a path or a number is not one), and CJK text at two characters a word. */
+function proseWords(t: string): number {
+  let n = t.split(/\s+/).filter((w) => /^\p{L}+[,.;:!?]?$/u.test(w)).length;
+  for (const m of t.matchAll(
+    /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu,
+  ))
+    n += Math.ceil(m[0].length / 2);
+  return n;
+}
+
+/** Lines of structure rather than prose: table rows, log and lint lines, CSV, diff lines, SQL. */
+const STRUCTURED = /^(\||\[|\d+(?!\d|[.)]\s)|[+-](?!\s)|(INSERT|UPDATE|SELECT|CREATE|DELETE)\b)/i;
 
 /**
- * A sentence repeated with a counter that changes ("Turn 7: I will read the file", "You have 6
- * turns left…"): the same prose but for its numbers, at least 24 times over the last 3,000+
- * characters, at most 2 forms. Read on the reply's prose only — content and thinking, never call
- * arguments — and never inside a code fence: code, seed data (`INSERT … VALUES (7, 'User 7')`)
- * and tables differ in nothing but their numbers and are not loops. A unit with fewer than 4
- * words (a table row, a path) ends the look.
+ * Sentences that go round with a changing counter ("Turn 7: I will read the file", "You have 6
+ * turns left…", two or three such sentences in turn, a heading or "Hmm." between them): at least
+ * 48 sentences of 4+ words over the last 6,000+ characters that are at most 2 forms, or a cycle of
+ * at most 6 forms, once their numbers are set aside. Read on the reply's prose only — content and
+ * thinking, never call arguments — and never inside a code fence or a call written as text: code,
+ * seed data (`INSERT … VALUES (7, 'User 7')`) and tables differ in nothing but their numbers and
+ * are not loops. An answer going through 40 generated files one line each is not a loop either,
+ * hence the length: a counted loop is stopped at about 6,000 characters (1,500 tokens), not at the
+ * 8,192-token budget. Structured lines (table rows, logs, CSV, diffs, SQL) end the look.
  */
 const COUNTED_PROSE: FewUnitsRule = {
-  units: 24,
+  units: 48,
   distinct: 2,
-  span: 3_000,
-  key: (t, inCode) =>
-    inCode || t.split(/\s+/).filter((w) => /^[\p{L}]+[,.;:!?]?$/u.test(w)).length < PROSE_WORDS
-      ? undefined
-      : t.replace(/\d+/g, "#"),
+  span: 6_000,
+  cycle: 6,
+  key: (t, inCode) => {
+    if (inCode) return undefined;
+    const key = t.replace(/\d+/g, "#");
+    return proseWords(t) < 4 || STRUCTURED.test(t) ? { key, minor: true } : { key };
+  },
 };
 
-/** The tail is a few units in varying order, as `rule` reads them: the unit most frequent, and where those units began. */
-function fewUnitsTail(
-  text: string,
-  rule: FewUnitsRule = FEW_UNITS,
-): { unit: string; start: number } | undefined {
-  const units: Array<{ key: string | undefined; at: number; said: string }> = [];
-  // Lines, and the sentences of a long line (a reply of prose without line breaks), of the last
-  // 16,000 characters: a look costs the same however long the reply has grown.
+/** A call written as text (prompt mode) opens and closes on these: its body is read as code. */
+const CALL_OPEN = /^<\|?(tool_call|function[=_ ]|invoke\b|minimax:tool_call|toolcall\b)/i;
+const CALL_CLOSE =
+  /<\/(tool_call|function(_call)?|invoke|minimax:tool_call|toolcall)>|<\|tool_call_end\|>/i;
+
+/** A unit of the tail: what the rule counts it as, where it starts, and what it said. */
+interface Unit {
+  key: string | undefined;
+  minor: boolean;
+  at: number;
+  said: string;
+}
+
+/** The last 16,000 characters in units (lines, and the sentences of a long line), as `rule` keys them. */
+function unitsOf(text: string, rule: FewUnitsRule): Unit[] {
+  const units: Unit[] = [];
   const base = Math.max(0, text.length - 16_000);
-  let inCode = false;
+  // Whether the window starts inside a code fence: the fences before it, counted once.
+  let inCode = (text.slice(0, base).match(/^[ \t]*```/gm)?.length ?? 0) % 2 === 1;
+  let inCall = false;
   for (const m of text.slice(base).matchAll(/[^\n]{1,200}(?=\n|$)|[^\n.!?]*(?:[.!?]+|\n|$)/g)) {
     const t = m[0].trim();
-    if (t.startsWith("```")) inCode = !inCode;
-    else if (t.length >= 2) units.push({ key: rule.key(t, inCode), at: base + m.index, said: t });
+    if (t.startsWith("```")) {
+      inCode = !inCode;
+      continue;
+    }
+    if (CALL_OPEN.test(t)) inCall = true;
+    if (t.length >= 2) {
+      const k = rule.key(t, inCode || inCall);
+      units.push({ key: k?.key, minor: k?.minor ?? false, at: base + m.index, said: t });
+    }
+    if (inCall && CALL_CLOSE.test(t)) inCall = false;
   }
+  return units;
+}
+
+/** The tail is a few units in varying order, or going round in a short cycle, as `rule` reads them. */
+function fewUnitsTail(text: string, rule: FewUnitsRule): Loop | undefined {
+  const units = unitsOf(text, rule);
+  const from = fewDistinctFrom(units, rule) ?? cycleFrom(units, rule);
+  if (from === undefined || text.length - units[from]!.at < rule.span) return undefined;
+  // The most frequent unit, as the reply last wrote it (its numbers and all).
+  const counts = new Map<string, number>();
+  for (const u of units.slice(from))
+    if (!u.minor) counts.set(u.key!, (counts.get(u.key!) ?? 0) + 1);
+  const most = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+  return { unit: units.findLast((u) => u.key === most)!.said, start: units[from]!.at };
+}
+
+/** Where the tail's run of at most `rule.distinct` distinct units begins, if it is long enough. */
+function fewDistinctFrom(units: readonly Unit[], rule: FewUnitsRule): number | undefined {
   let from = units.length;
-  const seen = new Map<string, number>();
+  const seen = new Set<string>();
   while (from > 0) {
-    const u = units[from - 1]!.key;
-    if (u === undefined || (!seen.has(u) && seen.size === rule.distinct)) break;
-    seen.set(u, (seen.get(u) ?? 0) + 1);
+    const u = units[from - 1]!;
+    if (u.key === undefined || u.minor || (!seen.has(u.key) && seen.size === rule.distinct)) break;
+    seen.add(u.key);
     from--;
   }
-  if (units.length - from < rule.units || from === units.length) return undefined;
-  const start = units[from]!.at;
-  if (text.length - start < rule.span) return undefined;
-  // The most frequent unit, as the reply last wrote it (its numbers and all).
-  const most = [...seen].sort((a, b) => b[1] - a[1])[0]![0];
-  const unit = units.findLast((u) => u.key === most)!.said;
-  return { unit, start };
+  return units.length - from >= rule.units ? from : undefined;
+}
+
+/**
+ * Where the tail's cycle begins: units whose keys repeat with a period of at most `rule.cycle`
+ * (the last unit, still being written, aside), three rounds at least, a sentence in every round.
+ */
+function cycleFrom(units: readonly Unit[], rule: FewUnitsRule): number | undefined {
+  for (let k = 1; k <= rule.cycle; k++) {
+    let end = units.length - 1;
+    if (end - k >= 0 && units[end]!.key !== units[end - k]!.key) end--;
+    let i = end;
+    while (i - k >= 0 && units[i]!.key !== undefined && units[i]!.key === units[i - k]!.key) i--;
+    const first = i - k + 1;
+    if (first < 0 || units[first]!.key === undefined) continue;
+    const n = end - first + 1;
+    if (n < rule.units || n < 3 * k) continue;
+    if (units.slice(first, first + k).every((u) => u.minor)) continue;
+    return first;
+  }
+  return undefined;
 }

@@ -132,9 +132,9 @@ describe("a sentence looping under a changing counter", () => {
       "Create seed.sql with 300 users",
     );
     expect(state.status).toBe("done");
-    // the counted loop: the server stopped after under a fifth of its 400 pieces
+    // the counted loop: stopped at about 6,000 characters, a third of its 400 pieces
     expect(stoppedAfter(fake)).toEqual([expect.any(Number)]);
-    expect(stoppedAfter(fake)[0]).toBeLessThan(80);
+    expect(stoppedAfter(fake)[0]).toBeLessThan(140);
     // the seed rows: streamed to the end and written whole
     expect(readFileSync(path.join(ws, "seed.sql"), "utf8")).toBe(seed);
     // the conversation keeps the loop once

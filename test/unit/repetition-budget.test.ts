@@ -103,21 +103,46 @@ describe("loopingTail: prose under a changing counter", () => {
   it.each([
     [
       "a counter mid-sentence",
-      `Sure.\n${counted(80, (i) => `Turn ${i + 3}: I will now read the file hello.txt again to check it.`)}`,
+      `Sure.\n${counted(120, (i) => `Turn ${i + 3}: I will now read the file hello.txt again to check it.`)}`,
     ],
     [
       "keel's hint echoed with its numbers changing",
-      `${counted(90, (i) => `You have ${90 - i} turns left and ${i * 7} tokens, so read the next file now.`)}`,
+      counted(
+        120,
+        (i) => `You have ${120 - i} turns left and ${i * 7} tokens, so read the next file now.`,
+      ),
     ],
     [
       "two sentences taking turns",
       counted(
-        80,
+        200,
         (i) =>
           [`Checking item ${i} of the list now.`, `Item ${i} is done, moving on to the next one.`][
             i % 2
           ]!,
       ),
+    ],
+    [
+      "three sentences going round",
+      counted(
+        240,
+        (i) =>
+          [
+            `Read file ${i} of the set now.`,
+            `File ${i} holds notes about the app.`,
+            `The note ${i} says nothing new here.`,
+          ][i % 3]!,
+      ),
+    ],
+    [
+      "a heading between counted sentences",
+      counted(200, (i) =>
+        i % 2 ? `I will read notes/n${i}.txt again to be sure of it.` : `### Step ${i / 2}`,
+      ),
+    ],
+    [
+      "Chinese under a counter",
+      counted(300, (i) => `第${i}步：我现在再读一遍这个文件，确认内容没有问题。`),
     ],
   ])("%s: found in the prose, from where it began", (_, text) => {
     const loop = loopingTail(text, text);
@@ -128,28 +153,29 @@ describe("loopingTail: prose under a changing counter", () => {
   });
 
   const seed = counted(
-    120,
+    200,
     (i) => `INSERT INTO users VALUES (${i}, 'User ${i}', 'user${i}@example.com');`,
   );
   it.each([
     ["seed data in a code fence", `Here is the seed file:\n\`\`\`sql\n${seed}\n\`\`\`\nDone.`],
+    [
+      "seed data in a fence that opened before the last 16,000 characters",
+      `\`\`\`sql\n${seed}\n${seed}`,
+    ],
+    ["seed data pasted without a fence", seed],
+    [
+      "a call written as text",
+      `<tool_call>\n{"name": "write_file", "arguments": {"path": "seed.sql", "content": "\n${seed}\n"}}\n</tool_call>`,
+    ],
     ["a table", counted(200, (i) => `| ${i} | ${i * i} | ${i % 2 ? "odd" : "even"} |`)],
     ["a list of paths", counted(200, (i) => `- notes/n${i}.txt: 40 lines`)],
     [
-      "a short counted stretch",
-      `Sure.\n${counted(20, (i) => `Turn ${i}: I will now read the file hello.txt again.`)}`,
+      "a summary of 40 generated files, a line each",
+      counted(40, (i) => `- notes/n${i}.txt defines 24 computed values, from value${i}_0 on.`),
     ],
     [
-      "three sentences in turn",
-      counted(
-        120,
-        (i) =>
-          [
-            `Read file ${i} of the set now.`,
-            `File ${i} holds notes about the app.`,
-            `The note ${i} says nothing new here.`,
-          ][i % 3]!,
-      ),
+      "a short counted stretch",
+      `Sure.\n${counted(30, (i) => `Turn ${i}: I will now read the file hello.txt again.`)}`,
     ],
   ])("not %s", (_, text) => {
     expect(loopingTail(text, text)).toBeUndefined();
@@ -158,6 +184,26 @@ describe("loopingTail: prose under a changing counter", () => {
   it("call arguments are not prose: seed data streamed as a call is not a loop", () => {
     const args = JSON.stringify({ path: "seed.sql", content: seed });
     expect(loopingTail(`I will write it.${args}`, "I will write it.")).toBeUndefined();
+  });
+});
+
+describe("loopingTail: long units and data", () => {
+  it("a paragraph of 300 characters, repeated: found at 4 repeats", () => {
+    const para =
+      "Wait, the user asked me to fix the failing test in src/app.ts, so I should read the file first and then look at the test again. But I already read it, and the error said the value was undefined, so maybe the import is wrong. Let me check the import once more before I change anything. ";
+    expect(para.length).toBeGreaterThan(200);
+    const text = `<think>\n${para.repeat(8)}`;
+    const loop = loopingTail(text);
+    expect(loop?.unit).toHaveLength(para.length);
+    expect(loopingTail(para.repeat(3))).toBeUndefined();
+  });
+
+  it.each([
+    ["a tile map", `const map = [\n${"  [1, 0, 0, 0, 0, 0, 0, 0, 0, 1],\n".repeat(60)}];`],
+    ["a framebuffer", `{ ${"0x00, ".repeat(400)}}`],
+    ["an empty frame in a mock-up", `┌${"─".repeat(40)}┐\n${`│${" ".repeat(40)}│\n`.repeat(40)}`],
+  ])("not %s", (_, text) => {
+    expect(loopingTail(text, text)).toBeUndefined();
   });
 });
 
