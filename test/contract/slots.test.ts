@@ -115,4 +115,41 @@ for (const kind of openaiTargets()) {
       }
     });
   });
+
+  describe(`${kind.name}: -np 4, slots splitting the context`, () => {
+    let t: Target;
+    const ask = async (messages: unknown[], extra: Record<string, unknown> = {}) => {
+      const a = await call(`${t.url}/v1/chat/completions`, {
+        model: t.model,
+        messages,
+        max_tokens: 1,
+        ...extra,
+        ...t.steer({ text: "A" }),
+      });
+      expect(a.status).toBe(200);
+      return a.body.usage as {
+        prompt_tokens: number;
+        prompt_tokens_details: { cached_tokens: number };
+      };
+    };
+    beforeAll(async () => {
+      t = await kind.start({ ctx: 8192, slots: 4 });
+    });
+    afterAll(async () => t?.close());
+
+    it("idle slots are copied to the prompt cache, not cleared: a conversation asked of another's slot comes back from its copy", async () => {
+      const E = conversation(`You plan.\n${SAMPLES.english}`, "Fifth question?");
+      const F = conversation(`You test.\n${SAMPLES.typescript}`, "Sixth question?");
+      await ask(E);
+      await ask(F);
+      // E went to the last slot (3), F to the last of the least recently used (2)
+      const followUp = [
+        ...E,
+        { role: "assistant", content: "A" },
+        { role: "user", content: "And?" },
+      ];
+      const again = await ask(followUp, { id_slot: 2 });
+      expect(again.prompt_tokens_details.cached_tokens).toBeGreaterThan(again.prompt_tokens * 0.8);
+    });
+  });
 }

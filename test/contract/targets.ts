@@ -44,6 +44,8 @@ export interface StartOptions {
   /** The context of one slot (llama-server) or num_ctx default (Ollama). */
   ctx: number;
   apiKey?: string;
+  /** llama-server's `-np`: slots splitting `ctx` between them (default: the server's own, one KV cache). */
+  slots?: number;
 }
 
 export interface TargetKind {
@@ -100,9 +102,14 @@ const fakeLlama: TargetKind = {
   async start(o) {
     const fake = await startFakeOpenAI({
       models: {
-        "tiny-qwen2.gguf": { contextLength: o.ctx, tools: true, template: QWEN25_TEMPLATE },
+        "tiny-qwen2.gguf": {
+          contextLength: o.ctx / (o.slots ?? 1),
+          tools: true,
+          template: QWEN25_TEMPLATE,
+        },
       },
       ...(o.apiKey ? { apiKey: o.apiKey } : {}),
+      ...(o.slots ? { slots: o.slots } : {}),
     });
     return {
       name: this.name,
@@ -134,6 +141,7 @@ const realLlama = (bin: { binary: string; gguf: string }): TargetKind => ({
       gguf: bin.gguf,
       ctx: o.ctx,
       ...(o.apiKey ? { apiKey: o.apiKey } : {}),
+      ...(o.slots ? { slots: o.slots } : {}),
       args: ["--seed", "24", "--temp", "0"],
     });
     return {

@@ -10,8 +10,9 @@
  * - When the slot was picked that way, or would keep less than half of what it holds, it is first
  *   saved to the prompt cache, and the cached prompt that keeps more of itself (at least a quarter)
  *   and more of the request than the slot does is loaded into it (and leaves the cache).
- * - With the server's default slots (one unified KV cache), every other slot is saved to the cache
- *   and cleared when a request starts: between requests one slot holds text, the cache the rest.
+ * - When a request starts, every other slot is saved to the cache (`--cache-idle-slots`); with the
+ *   server's default slots (one unified KV cache) also cleared: between requests one slot holds
+ *   text, the cache the rest.
  * - With `n_cache_reuse` (`take`'s `reuse`), runs of the held text found further on that match the
  *   prompt after the shared prefix are reused too, in order, as llama-server's chunk reuse shifts
  *   them.
@@ -76,7 +77,8 @@ export class Slots {
     let slot = asked ?? -1;
     let sharedTokens = 0;
     this.held.forEach((h, i) => {
-      if (!h || (asked !== undefined && i !== asked)) return;
+      // (the server compares the id as sent: one past the slots matches none, and its slot is refreshed)
+      if (!h || (idSlot !== undefined && i !== idSlot)) return;
       const n = this.count(prompt.slice(0, commonPrefix(h, prompt)));
       if (n > sharedTokens && n > this.similarity * promptTokens) [slot, sharedTokens] = [i, n];
     });
@@ -95,12 +97,12 @@ export class Slots {
     const cachedTokens = Math.min(this.count(prompt.slice(0, shared)) + moved, promptTokens - 1);
     this.held[slot] = prompt;
     this.used[slot] = ++this.clock;
-    if (this.unified)
-      this.held.forEach((h, i) => {
-        if (i === slot) return;
-        this.save(h);
-        this.held[i] = "";
-      });
+    // Every other slot is saved to the prompt cache; on one KV cache, also cleared.
+    this.held.forEach((h, i) => {
+      if (i === slot) return;
+      this.save(h);
+      if (this.unified) this.held[i] = "";
+    });
     return { slot, promptTokens, cachedTokens: Math.max(0, cachedTokens) };
   }
 
