@@ -7,6 +7,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { loopingTail } from "../guard/repetition.js";
+import { refusedForRoom, type ContextGate } from "./shared-context.js";
 
 /** What one model call adds on the wire that the client library cannot carry. */
 export interface WireTurn {
@@ -89,6 +90,12 @@ export interface WireFetchOptions {
     text: string,
     body: Record<string, unknown>,
   ) => Promise<Record<string, unknown> | undefined>;
+  /**
+   * Chat requests to a server whose slots may share one KV cache pass through its gate: one that
+   * fails for lack of room while others could be in flight is sent again alone, and the server's
+   * requests go one at a time from then on (shared-context.ts).
+   */
+  gate?: ContextGate;
   baseFetch?: typeof fetch;
 }
 
@@ -121,10 +128,35 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
           ),
         opts.timeoutMs,
       );
+    const gate = isChat ? opts.gate : undefined;
+    let held = false;
+    const enter = async () => {
+      await gate?.enter();
+      held = gate !== undefined;
+    };
+    const release = () => {
+      if (held) gate?.leave();
+      held = false;
+    };
+    await enter();
+    const overlapping = gate !== undefined && !gate.oneAtATime;
     let timer = arm("response");
     let res: Response;
     try {
       res = await base(input, { ...init, body, signal });
+      if (overlapping) {
+        const seen = await refusedForRoom(res);
+        res = seen.res;
+        if (seen.full && gate) {
+          // No room for it beside the requests in flight: alone, and one at a time from now on.
+          gate.serialize();
+          release();
+          clearTimeout(timer);
+          await enter();
+          timer = arm("response");
+          res = await base(input, { ...init, body, signal });
+        }
+      }
       while (parsed && opts.resend && res.status >= 400) {
         const text = await res.text();
         const next = await opts.resend(res.status, text, parsed);
@@ -140,10 +172,16 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
         body = JSON.stringify(next);
         res = await base(input, { ...init, body, signal });
       }
+    } catch (err) {
+      release();
+      throw err;
     } finally {
       clearTimeout(timer);
     }
-    if (!res.body || !isChat) return res;
+    if (!res.body || !isChat) {
+      release();
+      return res;
+    }
 
     const repair = opts.line ? (l: string) => opts.line!(l, turn) : (l: string) => l;
     const watch = opts.generated && opts.cutEnd && turn ? loopWatch(opts.generated) : undefined;
@@ -159,6 +197,7 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
           if (done) {
             if (pending) ctrl.enqueue(encoder.encode(repair(pending)));
             ctrl.close();
+            release();
             return;
           }
           pending += decoder.decode(value, { stream: true });
@@ -173,17 +212,20 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
               Object.assign((turn!.seen ??= {}), { looped, finishReason: "length" });
               ctrl.enqueue(encoder.encode(opts.cutEnd));
               ctrl.close();
+              release();
               controller.abort(new Error("keel stopped a looping reply"));
               await reader.cancel().catch(() => undefined);
             }
           }
         } catch (err) {
+          release();
           ctrl.error(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
         } finally {
           clearTimeout(timer);
         }
       },
       cancel(reason) {
+        release();
         return reader.cancel(reason);
       },
     });

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SAMPLES } from "./samples.js";
 import { openaiTargets, type Target } from "./targets.js";
-import { call } from "./wire.js";
+import { call, stream } from "./wire.js";
 
 const conversation = (system: string, question: string) => [
   { role: "system", content: system },
@@ -150,6 +150,44 @@ for (const kind of openaiTargets()) {
       ];
       const again = await ask(followUp, { id_slot: 2 });
       expect(again.prompt_tokens_details.cached_tokens).toBeGreaterThan(again.prompt_tokens * 0.8);
+    });
+  });
+
+  describe(`${kind.name}: one KV cache, requests in flight together`, () => {
+    let t: Target;
+    beforeAll(async () => {
+      t = await kind.start({ ctx: 2048 });
+    });
+    afterAll(async () => t?.close());
+
+    it("two prompts that do not fit the context together: refused (streamed: an error event in a 200 answer); each alone is answered", async () => {
+      // about 1,400 tokens each (the samples' English: 4.6 characters a token on both)
+      const long = (i: number) =>
+        conversation(`Reader ${i}.\n${SAMPLES.english.repeat(10)}`, "Which?");
+      const send = (i: number) =>
+        stream(`${t.url}/v1/chat/completions`, {
+          model: t.model,
+          messages: long(i),
+          // a reply of 100 tokens keeps the first in flight while the second arrives
+          max_tokens: 100,
+          stream: true,
+          ...t.steer({ ramble: true }),
+        });
+      const together = await Promise.all([send(1), send(2)]);
+      // the one that found no room, or both when their prompts met in one batch
+      const refused = together.filter((s) => s.chunks.some((c) => c.error));
+      expect(refused.length).toBeGreaterThanOrEqual(1);
+      for (const s of refused) {
+        expect(s.status).toBe(200);
+        expect(s.chunks.find((c) => c.error)).toMatchObject({
+          error: { code: 500, message: "Context size has been exceeded.", type: "server_error" },
+        });
+      }
+      for (const i of [1, 2]) {
+        const alone = await send(i);
+        expect(alone.chunks.some((c) => c.error)).toBe(false);
+        expect(alone.done).toBe(true);
+      }
     });
   });
 }

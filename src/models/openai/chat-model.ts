@@ -13,6 +13,7 @@ import {
   type WireSeen,
   type WireTurn,
 } from "../wire.js";
+import { contextGate } from "../shared-context.js";
 import { QUIRKS } from "./quirks.js";
 import { argumentToDrop, withoutArguments } from "./rejected.js";
 
@@ -86,6 +87,7 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
         },
         generated: streamedText,
         cutEnd: CUT_END,
+        ...(quirks.sharedContext ? { gate: contextGate(s.serverUrl ?? "") } : {}),
         // A server that rejects one argument: leave it out, send again, remember it (issue 27).
         resend: async (status, text, body) => {
           const name = status === 400 || status === 422 ? argumentToDrop(text, body) : undefined;

@@ -26,6 +26,11 @@ export interface ServerQuirks {
    * shifting) instead of evaluating them again.
    */
   shiftsCache: boolean;
+  /**
+   * Its slots may share one KV cache (llama-server without `-np`): requests in flight together
+   * may not fit it (models/shared-context.ts).
+   */
+  sharedContext: boolean;
 }
 
 /**
@@ -43,6 +48,7 @@ export const QUIRKS: Record<ServerKind, ServerQuirks> = {
     serialCalls: false,
     start: "llama-server -m model.gguf --jinja -c 32768 --port 8080",
     shiftsCache: true,
+    sharedContext: true,
   },
   lmstudio: {
     label: "LM Studio",
@@ -51,6 +57,7 @@ export const QUIRKS: Record<ServerKind, ServerQuirks> = {
     serialCalls: true,
     start: "lms server start --port 1234 (load the model with a context length of 32768 or more)",
     shiftsCache: false,
+    sharedContext: false,
   },
   vllm: {
     label: "vLLM",
@@ -59,6 +66,7 @@ export const QUIRKS: Record<ServerKind, ServerQuirks> = {
     start:
       "vllm serve <model> --enable-auto-tool-choice --tool-call-parser <parser, e.g. hermes or qwen3_coder> --max-model-len 32768",
     shiftsCache: false,
+    sharedContext: false,
   },
   mlx: {
     label: "mlx_lm.server",
@@ -66,6 +74,7 @@ export const QUIRKS: Record<ServerKind, ServerQuirks> = {
     serialCalls: true,
     start: "mlx_lm.server --model <model> --port 8080",
     shiftsCache: false,
+    sharedContext: false,
   },
   generic: {
     label: "OpenAI-compatible server",
@@ -73,6 +82,7 @@ export const QUIRKS: Record<ServerKind, ServerQuirks> = {
     serialCalls: false,
     start: "start the server with tool calling enabled",
     shiftsCache: false,
+    sharedContext: false,
   },
 };
 

@@ -165,6 +165,10 @@ export interface RecordedRequest {
   at: number;
   /** A streamed answer the client stopped reading: the content pieces sent before it left. */
   clientLeftAfter?: number;
+  /** The status the fake answered with (OpenAI-compatible fake), once it has answered. */
+  status?: number;
+  /** The error a stream answered 200 carried instead of a reply (llama-server's decode failures). */
+  streamedError?: string;
 }
 
 export interface FakeOllamaOptions {

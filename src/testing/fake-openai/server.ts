@@ -60,6 +60,9 @@ export const DEFAULT_MLX_MODELS: Record<string, FakeOpenAIModel> = {
   "mlx-community/Qwen2.5-Coder-7B-Instruct-4bit": { contextLength: 32768, tools: true },
 };
 
+/** llama-server's 500 when the requests in flight do not fit its KV cache together. */
+const CONTEXT_FULL = "Context size has been exceeded.";
+
 /** Starts the fake on 127.0.0.1 with an OS-assigned port. */
 export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const kind = opts.server ?? "llama.cpp";
@@ -77,13 +80,24 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   const cpt = servedModel.charsPerToken;
   const count = cpt ? (text: string) => Math.ceil(text.length / cpt) : countTokens;
   // Without -np, llama-server shares one KV cache among its slots (`kv_unified`).
-  const slots = new Slots(slotCount, count, 0.1, llama && opts.slots === undefined);
+  const unifiedKv = llama && opts.slots === undefined;
+  const slots = new Slots(slotCount, count, 0.1, unifiedKv);
+  /** The requests in flight and their prompt tokens: on one KV cache they share the context. */
+  const flights = new Set<{ tokens: number; failed: boolean }>();
   const fail = (
     res: ServerResponse,
     status: number,
     message: string,
     extra?: Record<string, unknown>,
   ) => sendJson(res, status, errorBody(kind, status, message, extra));
+
+  /** No room in the shared KV cache: a 500, or for a stream (already answered 200) its error event. */
+  const noRoom = (res: ServerResponse, stream: boolean, recorded: RecordedRequest) => {
+    if (!stream) return fail(res, 500, CONTEXT_FULL);
+    recorded.streamedError = CONTEXT_FULL;
+    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+    res.end(`data: ${JSON.stringify(errorBody(kind, 500, CONTEXT_FULL))}\n\n`);
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const { body } = await readBody(req);
@@ -97,6 +111,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       at: Date.now(),
     };
     requests.push(recorded);
+    res.once("finish", () => (recorded.status = res.statusCode));
     const route = url.pathname;
     const isPublic = llama && route === "/health";
     if (opts.apiKey && !isPublic && req.headers.authorization !== `Bearer ${opts.apiKey}`)
@@ -175,6 +190,19 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     const promptTokens = count(prompt);
     const refusal = overContext(kind, promptTokens, context);
     if (refusal) return fail(res, 400, refusal.message, refusal.extra);
+    // Without -np, llama-server's slots share one KV cache of the context's size: when the
+    // requests in flight together do not fit, its decode fails the batch — the newcomer, and
+    // those in flight that have not begun to answer (measured).
+    const flight = { tokens: promptTokens, failed: false };
+    if (unifiedKv) {
+      const inUse = [...flights].reduce((n, f) => n + f.tokens, 0);
+      if (inUse + promptTokens > context) {
+        for (const f of flights) f.failed = true;
+        return noRoom(res, b.stream === true, recorded);
+      }
+      flights.add(flight);
+      res.once("close", () => flights.delete(flight));
+    }
     const reuse =
       llama && opts.shifts !== false && typeof b.n_cache_reuse === "number" ? b.n_cache_reuse : 0;
     const account = slots.take(
@@ -231,6 +259,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     answers.push({ finish, usage });
     const promptN = promptTokens - account.cachedTokens;
     if (reply.delayMs) await sleep(reply.delayMs);
+    if (flight.failed) return noRoom(res, b.stream === true, recorded);
     const completion: Completion = {
       ...(opts.completionId
         ? { id: opts.completionId }
