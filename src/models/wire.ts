@@ -130,13 +130,20 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
       );
     const gate = isChat ? opts.gate : undefined;
     let held = false;
+    let idle: ReturnType<typeof setTimeout> | undefined;
     const enter = async () => {
       await gate?.enter();
       held = gate !== undefined;
     };
     const release = () => {
+      clearTimeout(idle);
       if (held) gate?.leave();
       held = false;
+    };
+    // An answer its reader stops reading without cancelling lets the server's next request go.
+    const watchIdle = () => {
+      clearTimeout(idle);
+      if (held) idle = setTimeout(release, opts.timeoutMs).unref();
     };
     await enter();
     const overlapping = gate !== undefined && !gate.oneAtATime;
@@ -191,6 +198,7 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
     let pending = "";
     const stream = new ReadableStream<Uint8Array>({
       async pull(ctrl) {
+        clearTimeout(idle);
         timer = arm("data");
         try {
           const { done, value } = await reader.read();
@@ -222,6 +230,7 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
           ctrl.error(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
         } finally {
           clearTimeout(timer);
+          watchIdle();
         }
       },
       cancel(reason) {
@@ -229,6 +238,7 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
         return reader.cancel(reason);
       },
     });
+    watchIdle();
     return new Response(stream, {
       status: res.status,
       statusText: res.statusText,
