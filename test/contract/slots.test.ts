@@ -23,23 +23,27 @@ const B = conversation(
   "Second question?",
 );
 
+/** One reply of one token ("A"): the server's usage of the prompt. */
+async function usageOf(t: Target, messages: unknown[], extra: Record<string, unknown>) {
+  const a = await call(`${t.url}/v1/chat/completions`, {
+    model: t.model,
+    messages,
+    max_tokens: 1,
+    ...extra,
+    ...t.steer({ text: "A" }),
+  });
+  expect(a.status).toBe(200);
+  return a.body.usage as {
+    prompt_tokens: number;
+    prompt_tokens_details: { cached_tokens: number };
+  };
+}
+
 for (const kind of openaiTargets()) {
   describe(`${kind.name}: slots`, () => {
     let t: Target;
-    const ask = async (messages: unknown[], extra: Record<string, unknown> = {}) => {
-      const a = await call(`${t.url}/v1/chat/completions`, {
-        model: t.model,
-        messages,
-        max_tokens: 1,
-        ...extra,
-        ...t.steer({ text: "A" }),
-      });
-      expect(a.status).toBe(200);
-      return a.body.usage as {
-        prompt_tokens: number;
-        prompt_tokens_details: { cached_tokens: number };
-      };
-    };
+    const ask = (messages: unknown[], extra: Record<string, unknown> = {}) =>
+      usageOf(t, messages, extra);
     beforeAll(async () => {
       t = await kind.start({ ctx: 2048 });
     });
@@ -118,20 +122,8 @@ for (const kind of openaiTargets()) {
 
   describe(`${kind.name}: -np 4, slots splitting the context`, () => {
     let t: Target;
-    const ask = async (messages: unknown[], extra: Record<string, unknown> = {}) => {
-      const a = await call(`${t.url}/v1/chat/completions`, {
-        model: t.model,
-        messages,
-        max_tokens: 1,
-        ...extra,
-        ...t.steer({ text: "A" }),
-      });
-      expect(a.status).toBe(200);
-      return a.body.usage as {
-        prompt_tokens: number;
-        prompt_tokens_details: { cached_tokens: number };
-      };
-    };
+    const ask = (messages: unknown[], extra: Record<string, unknown> = {}) =>
+      usageOf(t, messages, extra);
     beforeAll(async () => {
       t = await kind.start({ ctx: 8192, slots: 4 });
     });
