@@ -16,12 +16,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { EvalReport } from "../src/eval/run.js";
+import { option } from "./args.js";
 import { realServers, SMOL_NAME } from "../test/real/support.js";
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1]! : fallback;
-};
+const arg = (name: string, fallback: string) => option(name) ?? fallback;
 const model = arg("--model", SMOL_NAME);
 const k = arg("-k", "2");
 const turns = Number(arg("--turns", "8"));

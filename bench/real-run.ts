@@ -7,6 +7,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { AGENTS, type AgentName } from "./agents.js";
+import { option } from "./args.js";
 import { benchRealPrefill } from "./real-prefill.js";
 import { llamaSide, ollamaSide } from "./real-sides.js";
 import { readEnv } from "../src/env.js";
@@ -14,10 +15,7 @@ import { locateRealServers } from "../src/testing/real-servers.js";
 
 const REAL = locateRealServers(readEnv().realServers);
 
-const arg = (name: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : undefined;
-};
+const arg = (name: string) => option(`--${name}`);
 
 const names = Object.keys(REAL.ggufs);
 const modelName = arg("model") ?? names.find((n) => n.includes("tiny")) ?? names[0];

@@ -12,20 +12,19 @@ import { HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { runConfig } from "../src/agent/context.js";
 import { createCoderGraph } from "../src/agent/graph.js";
-import { startLlamaServer } from "../src/testing/real-servers.js";
+import { readEnv } from "../src/env.js";
+import { locateRealServers, startLlamaServer } from "../src/testing/real-servers.js";
 import { keelScript } from "../src/testing/script.js";
+import { option } from "./args.js";
 import { REQUEST, reader, workspace } from "./prefill.js";
 import { startFront } from "./real-front.js";
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1]! : fallback;
-};
-const THREADS = arg("threads", "1,3,6").split(",").map(Number);
-const READS = Number(arg("reads", "16"));
+const THREADS = (option("--threads") ?? "1,3,6").split(",").map(Number);
+const READS = Number(option("--reads") ?? "16");
 const WINDOW = 8192;
-const binary = process.env.KEEL_LLAMA_SERVER;
-const gguf = process.env.KEEL_GGUF_TINY_QWEN2;
+const REAL = locateRealServers(readEnv().realServers);
+const binary = REAL.llamaServer;
+const gguf = REAL.ggufs["tiny-qwen2"];
 if (!binary || !gguf) {
   console.error("needs KEEL_LLAMA_SERVER and KEEL_GGUF_TINY_QWEN2 (npm run real-servers)");
   process.exit(2);

@@ -81,7 +81,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   const count = cpt ? (text: string) => Math.ceil(text.length / cpt) : countTokens;
   // Without -np, llama-server shares one KV cache among its slots (`kv_unified`).
   const unifiedKv = llama && opts.slots === undefined;
-  const slots = new Slots(slotCount, count, 0.1, unifiedKv);
+  const slots = new Slots(slotCount, count, { unified: unifiedKv });
   /** The requests in flight and their prompt tokens: on one KV cache they share the context. */
   const flights = new Set<{ tokens: number; failed: boolean }>();
   const fail = (

@@ -50,17 +50,21 @@ export class Slots {
   private readonly cache: string[] = [];
   private clock = 0;
 
+  private readonly similarity: number;
+  private readonly unified: boolean;
+
   /**
    * `count` is the tokenizer (default the fakes' one); `similarity` llama.cpp's
-   * `--slot-prompt-similarity`; `unified`, one KV cache for all slots (llama-server's default when
-   * `-np` is not given): idle slots are saved to the prompt cache and cleared.
+   * `--slot-prompt-similarity` (0.1); `unified`, one KV cache for all slots (llama-server's default
+   * when `-np` is not given): idle slots are saved to the prompt cache and cleared.
    */
   constructor(
     slots: number,
     private readonly count: (text: string) => number = countTokens,
-    private readonly similarity = 0.1,
-    private readonly unified = false,
+    o: { similarity?: number; unified?: boolean } = {},
   ) {
+    this.similarity = o.similarity ?? 0.1;
+    this.unified = o.unified ?? false;
     this.held = Array.from({ length: Math.max(1, slots) }, () => "");
     this.used = this.held.map(() => 0);
   }
