@@ -32,7 +32,7 @@ import {
 import { assembleHistory, type DeltaHistories } from "./delta-history.js";
 import { KeelSerializer } from "./serde.js";
 import { migrateLegacy } from "./sqlite-legacy.js";
-import { SCHEMA, statements, type ReadRow, type Statements } from "./sqlite-saver-sql.js";
+import { SCHEMA, statements, type CheckpointRow, type Statements } from "./sqlite-saver-sql.js";
 
 /**
  * `PRAGMA application_id` of a file that holds keel's tables (`SCHEMA`, in WAL mode) and a
@@ -91,41 +91,37 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
     };
     if (thread_id === undefined) return undefined;
     const params = { thread: thread_id, ns: checkpoint_ns, id: checkpoint_id ?? "" };
-    const rows = checkpoint_id ? s.readById().all(params) : s.readLatest().all(params);
-    return this.tupleOf(thread_id, checkpoint_ns, rows);
+    const head = s.checkpoint(checkpoint_id !== undefined)(params);
+    return head && this.tupleOf(thread_id, checkpoint_ns, head);
   }
 
-  private async tupleOf(
-    thread: string,
-    ns: string,
-    rows: ReadRow[],
-  ): Promise<CheckpointTuple | undefined> {
-    const head = rows.find((r) => r.kind === 0);
-    if (!head) return undefined;
-    const skeleton = JSON.parse(head.c!) as Skeleton;
+  /** The tuple of a checkpoint row: its values and pending writes read by key. */
+  private async tupleOf(thread: string, ns: string, head: CheckpointRow): Promise<CheckpointTuple> {
+    const s = this.setup();
+    const [id, parent, text, metaType, meta] = head;
+    const skeleton = JSON.parse(text) as Skeleton;
+    const params = { thread, ns, id, checkpoint: text };
     const channel_values: Record<string, unknown> = {};
+    for (const [channel, type, data] of s.values()(params))
+      if (type !== "empty") channel_values[channel] = await this.serde.loadsTyped(type, data);
     const writes: Array<{ key: ReturnType<typeof writesSortKey>; write: CheckpointPendingWrite }> =
       [];
-    for (const r of rows) {
-      if (r.kind === 1 && r.type !== "empty")
-        channel_values[r.a!] = await this.serde.loadsTyped(r.type, r.data!);
-      else if (r.kind === 2)
-        writes.push({
-          key: writesSortKey(r.c ?? "", r.a!, r.idx!),
-          write: [r.a!, r.b!, await this.serde.loadsTyped(r.type, r.data!)],
-        });
-    }
+    for (const [task, channel, path, idx, type, data] of s.writes()(params))
+      writes.push({
+        key: writesSortKey(path, task, idx),
+        write: [task, channel, await this.serde.loadsTyped(type, data)],
+      });
     writes.sort((x, y) => compareWritesSortKeys(x.key, y.key));
-    if (skeleton.v < 4 && head.b)
-      await this.migrateSends(thread, ns, head.b, skeleton, channel_values);
-    const configOf = (id: string) => ({
-      configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: id },
+    if (skeleton.v < 4 && parent)
+      await this.migrateSends(thread, ns, parent, skeleton, channel_values);
+    const configOf = (checkpoint_id: string) => ({
+      configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id },
     });
     return {
-      config: configOf(head.a!),
+      config: configOf(id),
       checkpoint: { ...skeleton, channel_values },
-      metadata: (await this.serde.loadsTyped(head.type, head.data!)) as CheckpointMetadata,
-      ...(head.b ? { parentConfig: configOf(head.b) } : {}),
+      metadata: (await this.serde.loadsTyped(metaType, meta)) as CheckpointMetadata,
+      ...(parent ? { parentConfig: configOf(parent) } : {}),
       pendingWrites: writes.map((w) => w.write),
     };
   }
@@ -179,13 +175,12 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
       checkpoint_id: string;
     }>;
     for (const r of ids) {
-      const rows = s.readById().all({
+      const head = s.checkpoint(true)({
         thread: r.thread_id,
         ns: r.checkpoint_ns,
         id: r.checkpoint_id,
       });
-      const tuple = await this.tupleOf(r.thread_id, r.checkpoint_ns, rows);
-      if (tuple) yield tuple;
+      if (head) yield await this.tupleOf(r.thread_id, r.checkpoint_ns, head);
     }
   }
 
@@ -307,7 +302,7 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
       c.checkpoint_id ??
       ((await this.getTuple(config))?.config.configurable?.checkpoint_id as string | undefined);
     const rows =
-      id === undefined ? [] : s.history()({ thread, ns, id, channels: JSON.stringify(channels) });
+      id === undefined ? [] : s.history({ thread, ns, id, channels: JSON.stringify(channels) });
     return assembleHistory(rows, channels, this.serde);
   }
 }

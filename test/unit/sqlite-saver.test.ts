@@ -13,7 +13,14 @@ import { describe, expect, it, vi } from "vitest";
 import { runConfig } from "../../src/agent/context.js";
 import { createCoderGraph } from "../../src/agent/graph.js";
 import { KeelSqliteSaver } from "../../src/persistence/sqlite-saver.js";
-import { HISTORY, READ } from "../../src/persistence/sqlite-saver-sql.js";
+import {
+  ALONG,
+  CHECKPOINT,
+  HISTORY,
+  SEEDED,
+  VALUES,
+  WRITES,
+} from "../../src/persistence/sqlite-saver-sql.js";
 import { ScriptedToolModel } from "../../bench/scripted-model.js";
 import { tempWorkspace } from "../support/harness.js";
 
@@ -92,8 +99,15 @@ describe("keel's SQLite saver", () => {
       plain(left),
     );
     expect(exec).not.toHaveBeenCalled();
-    // Only the two reads: no DDL, no look for a legacy SqliteSaver's tables.
-    expect(prepared.mock.calls.map(([sql]) => sql)).toEqual([READ(false), HISTORY]);
+    // Only the reads: no DDL, no look for a legacy SqliteSaver's tables; no delta channel has a
+    // stored value, so the history is the writes along the ancestors.
+    expect(prepared.mock.calls.map(([sql]) => sql)).toEqual([
+      CHECKPOINT(false),
+      VALUES,
+      WRITES,
+      SEEDED,
+      ALONG,
+    ]);
     again.close();
     // A file with no checkpoint of keel's (here: none at all) is set up on open.
     const fresh = new KeelSqliteSaver(path.join(ws, "new.db"));
@@ -107,8 +121,22 @@ describe("keel's SQLite saver", () => {
     const ws = workspace();
     const saver = new KeelSqliteSaver(path.join(ws, "keel.db"));
     await run(saver, ws);
-    const args = { thread: "t", ns: "", id: "x", channels: '["messages"]' };
-    for (const sql of [READ(false), READ(true), HISTORY]) {
+    const args = {
+      thread: "t",
+      ns: "",
+      id: "x",
+      channels: '["messages"]',
+      checkpoint: '{"channel_versions":{"messages":"1"}}',
+    };
+    for (const sql of [
+      CHECKPOINT(false),
+      CHECKPOINT(true),
+      VALUES,
+      WRITES,
+      SEEDED,
+      ALONG,
+      HISTORY,
+    ]) {
       const plan = saver.db
         .prepare(`EXPLAIN QUERY PLAN ${sql}`)
         .all(args)
