@@ -17,9 +17,16 @@ export const INSTRUCTIONS_SHARE = 0.15;
 /**
  * The instructions as the system prompt carries them, capped; "" when the workspace has none. A file
  * that is a link leading out of the workspace is not read (a command could have made one to a secret).
+ * With the workspace's top-level `listing`, a name it lacks (in any case) is not looked for.
  */
-export async function readInstructions(workspace: string, window: number): Promise<string> {
+export async function readInstructions(
+  workspace: string,
+  window: number,
+  listing?: readonly string[],
+): Promise<string> {
+  const listed = listing && new Set(listing.map((n) => n.toLowerCase()));
   for (const name of INSTRUCTION_FILES) {
+    if (listed && !listed.has(name.toLowerCase())) continue;
     const file = path.join(workspace, name);
     if (!reallyInside(workspace, file)) continue;
     let text: string;

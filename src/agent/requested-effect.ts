@@ -13,7 +13,7 @@
 
 export interface RequestedEffect {
   /** Workspace paths the request asks to be written, as it names them ("notes.md", "docs/a.md"). */
-  paths: string[];
+  paths: readonly string[];
   /** The request asks for something to be written to a file, named or not ("save it to a file"). */
   writes: boolean;
 }
@@ -87,16 +87,25 @@ const WRITE_TO_FILE = new RegExp(
 /** Things that look like a file name and are not one. */
 const NOT_A_FILE = /^(e\.g|i\.e|etc|vs|node\.js|next\.js|vue\.js|react\.js|asp\.net)$/i;
 
+/** The last request read: a run reads its request when it starts and again when it ends. */
+let last: { request: string; effect: Readonly<RequestedEffect> } | undefined;
+
 /** What `request` asks to write (see the module comment). */
-export function requestedEffect(request: string): RequestedEffect {
-  const text = request.replace(/\r/g, "");
+export function requestedEffect(request: string): Readonly<RequestedEffect> {
+  if (last?.request === request) return last.effect;
+  const effect = Object.freeze(readEffect(request.replace(/\r/g, "")));
+  last = { request, effect };
+  return effect;
+}
+
+function readEffect(text: string): RequestedEffect {
   const paths = new Set<string>();
   for (const re of [...WRITE_TO_PATH, ...RESULT_TO_PATH, VERB_PATH])
     for (const m of text.matchAll(re)) {
       const p = m[1]!.replace(/^\.\//, "").replace(/[.]+$/, "");
       if (!NOT_A_FILE.test(p)) paths.add(p);
     }
-  return { paths: [...paths], writes: paths.size > 0 || WRITE_TO_FILE.test(text) };
+  return { paths: Object.freeze([...paths]), writes: paths.size > 0 || WRITE_TO_FILE.test(text) };
 }
 
 /**

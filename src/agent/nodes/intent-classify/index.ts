@@ -34,8 +34,7 @@ function newestHuman(messages: CoderStateValue["messages"]): { at: number; text:
 }
 
 /** The workspace's top level as the run finds it, for the act prompt (listed once per run, not per turn). */
-export async function describeWorkspace(root: string): Promise<string> {
-  const entries = await readdir(root).catch(() => [] as string[]);
+export function describeWorkspace(entries: readonly string[]): string {
   const shown = entries.filter((e) => e !== ".keel" && e !== ".git").sort();
   return shown.length === 0
     ? "The workspace is empty."
@@ -67,13 +66,16 @@ export function createIntentClassifyNode(deps: GraphDeps) {
       );
       if (answer) intent = { intent: answer.intent, confidence: 0.8, source: "model" };
     }
+    // One listing serves the prompt's description and the look for instruction files.
+    const listing = await readdir(env.workspace).catch(() => [] as string[]);
+    const { window } = await modelFitOf(env, deps);
     const fresh: CoderStateUpdate = {
       request,
       requestAt,
       planAt: -1,
       intent,
-      workspaceAtStart: await describeWorkspace(env.workspace),
-      instructions: await readInstructions(env.workspace, (await modelFitOf(env, deps)).window),
+      workspaceAtStart: describeWorkspace(listing),
+      instructions: await readInstructions(env.workspace, window, listing),
       planSteps: [],
       replanReason: undefined,
       toolChannel: undefined,
