@@ -2,10 +2,10 @@
  * keel's SQLite checkpointer: like LangGraph's Postgres saver, a checkpoint row holds no channel
  * values, only their versions; a channel's value is stored once per version, when `put` is told it
  * changed (`newVersions`). A turn therefore writes what it changed, not every channel again, and a
- * checkpoint is read in one query (its row, the values its versions name, its pending writes).
+ * checkpoint is read by key (its row, the values its versions name, its pending writes).
  *
  * The ancestor walk that rebuilds LangGraph's delta channels (`getDeltaChannelHistory`) is one
- * recursive query too, instead of one `getTuple` per ancestor.
+ * recursive query, instead of one `getTuple` per ancestor.
  *
  * Tables are keel's own (`keel_checkpoints`, `keel_blobs`, `keel_writes`); a file written by
  * LangGraph's SqliteSaver (tables `checkpoints` and `writes`) is copied into them on first open,
