@@ -1,10 +1,12 @@
 /**
  * Around a sandboxed command: what the sandbox cannot hold by itself. Before it runs, the workspace
  * is looked over for protected paths deeper than its top level (the sandbox then holds those too)
- * and for git repositories (a `.git` folder, a bare repository, the target of a `.git` file). After
- * it, what it made that would run code outside the sandbox later is undone: a protected path it
- * created below the top level is removed, and a repository it created or changed loses its hooks
- * and the config keys that make git run a program (`RISKY_GIT_CONFIG`).
+ * and for git repositories (a `.git` folder, a bare repository, the target of a `.git` file or link,
+ * the folder a `commondir` names — in `node_modules` too). After it, what it made that would run
+ * code outside the sandbox later is undone: a protected path it created below the top level is
+ * removed, and a repository it created or changed loses its hooks, the config keys that make git
+ * run a program (`RISKY_GIT_CONFIG`), and a config or hooks folder that is a link (symbolic, or a
+ * hard link shared with another name, through which a file tool would write it).
  */
 import { createHash } from "node:crypto";
 import { lstatSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
@@ -12,9 +14,11 @@ import path from "node:path";
 import { withoutRiskyGitConfig } from "./policy.js";
 import { removedWhenMade } from "./protected.js";
 
-/** How deep the look goes, and how many entries it reads at most. */
-const MAX_DEPTH = 6;
-const MAX_ENTRIES = 100_000;
+/**
+ * How many entries the look reads at most (at any depth). A workspace with more is reported, not
+ * passed over in silence: a command could make many files to hide one behind them.
+ */
+const MAX_ENTRIES = 1_000_000;
 /** Folders never looked into (they hold other people's code, and a lot of it). */
 const SKIP = new Set(["node_modules"]);
 /** A repository's files that can make git run a program (its hooks are a folder beside them). */
@@ -23,6 +27,8 @@ const CONFIGS = ["config", "config.worktree"];
 /** What the look found: protected paths below the top level, and each repository's fingerprint. */
 export interface WorkspaceMarks {
   nested: string[];
+  /** The look stopped at `MAX_ENTRIES`: what lies past it was not seen. */
+  incomplete?: true;
   /** Workspace-relative git folder → a fingerprint of its config and hooks, and its hooks. */
   repos: Map<string, { print: string; hooks: string[]; links: string[] }>;
 }
@@ -35,8 +41,8 @@ export interface WorkspaceMarks {
 const isGitDir = (names: ReadonlySet<string>) =>
   names.has("HEAD") && (names.has("objects") || names.has("commondir"));
 
-/** Looks the workspace over (see the module's comment). Never throws. */
-export function markWorkspace(workspace: string): WorkspaceMarks {
+/** Looks the workspace over (see the module's comment), up to `limit` entries. Never throws. */
+export function markWorkspace(workspace: string, limit = MAX_ENTRIES): WorkspaceMarks {
   const marks: WorkspaceMarks = { nested: [], repos: new Map() };
   const addRepo = (rel: string) => {
     if (marks.repos.has(rel)) return;
@@ -47,8 +53,14 @@ export function markWorkspace(workspace: string): WorkspaceMarks {
       links: linksOf(gitDir),
     });
   };
-  let budget = MAX_ENTRIES;
-  const walk = (rel: string, depth: number) => {
+  const addRepoWithCommon = (rel: string) => {
+    addRepo(rel);
+    // git reads the config and runs the hooks of the folder `commondir` names
+    const common = commonDirOf(workspace, rel);
+    if (common !== undefined) addRepo(common);
+  };
+  let budget = limit;
+  const walk = (rel: string) => {
     let entries;
     try {
       entries = readdirSync(path.join(workspace, rel), { withFileTypes: true });
@@ -56,32 +68,62 @@ export function markWorkspace(workspace: string): WorkspaceMarks {
       return;
     }
     const names = new Set(entries.map((e) => e.name));
-    if (isGitDir(names)) {
-      addRepo(rel || ".");
-      // git reads the config and runs the hooks of the folder `commondir` names
-      const common = commonDirOf(workspace, rel);
-      if (common !== undefined) addRepo(common);
-    }
+    if (isGitDir(names)) addRepoWithCommon(rel || ".");
     for (const e of entries) {
-      if (--budget < 0) return;
+      if (--budget < 0) {
+        marks.incomplete = true;
+        return;
+      }
       const child = rel ? `${rel}/${e.name}` : e.name;
       if (removedWhenMade(child)) marks.nested.push(child);
-      if (e.isDirectory() && !SKIP.has(e.name) && depth < MAX_DEPTH) walk(child, depth + 1);
+      // a `.git` file or link sends git to a repository anywhere (`node_modules` too)
+      if (e.name.toLowerCase() === ".git" && !e.isDirectory()) {
+        const target = gitFileTarget(workspace, child, e.isSymbolicLink());
+        if (target !== undefined) addRepoWithCommon(target);
+      }
+      if (e.isDirectory() && !SKIP.has(e.name)) walk(child);
     }
   };
-  walk("", 0);
+  walk("");
   return marks;
 }
 
-/** The workspace-relative folder a git folder's `commondir` names, when it is in the workspace. */
+/** A path in the workspace, workspace-relative with `/`, or undefined when it leads out. */
+function inWorkspace(workspace: string, real: string): string | undefined {
+  const inside = path.relative(workspace, real);
+  if (inside.startsWith("..") || path.isAbsolute(inside)) return undefined;
+  return inside === "" ? "." : inside.split(path.sep).join("/");
+}
+
+/**
+ * The repository a `.git` file (`gitdir: <path>`, read as git's setup.c reads it: only the line
+ * ends stripped) or a `.git` link sends git to, when it is a folder in the workspace.
+ */
+function gitFileTarget(workspace: string, rel: string, link: boolean): string | undefined {
+  try {
+    const at = path.join(workspace, rel);
+    let target = at;
+    if (!link) {
+      const text = readFileSync(at, "utf8");
+      if (!text.startsWith("gitdir: ")) return undefined;
+      target = path.resolve(path.dirname(at), text.slice(8).replace(/[\r\n]+$/, ""));
+    }
+    const real = realpathSync(target);
+    return lstatSync(real).isDirectory() ? inWorkspace(workspace, real) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The workspace-relative folder a git folder's `commondir` names, when it is in the workspace. Read
+ * as git reads it (setup.c): only the line ends are stripped, so `" x"` names the folder ` x`.
+ */
 function commonDirOf(workspace: string, rel: string): string | undefined {
   try {
     const gitDir = path.join(workspace, rel);
-    const named = readFileSync(path.join(gitDir, "commondir"), "utf8").trim();
-    const real = realpathSync(path.resolve(gitDir, named));
-    const inside = path.relative(workspace, real);
-    if (inside.startsWith("..") || path.isAbsolute(inside)) return undefined;
-    return inside === "" ? "." : inside.split(path.sep).join("/");
+    const named = readFileSync(path.join(gitDir, "commondir"), "utf8").replace(/[\r\n]+$/, "");
+    return inWorkspace(workspace, realpathSync(path.resolve(gitDir, named)));
   } catch {
     return undefined;
   }
@@ -132,20 +174,28 @@ const hooksOf = (gitDir: string): string[] => {
   }
 };
 
-/** Which of a git folder's hooks folder and configs are symbolic links (git follows them). */
+/**
+ * Which of a git folder's hooks folder and configs are links: symbolic (git follows them), or a
+ * config hard-linked to another name (a file tool writing that name would write the config).
+ */
 const linksOf = (gitDir: string): string[] =>
-  ["hooks", ...CONFIGS].filter(
-    (n) => lstatSync(path.join(gitDir, n), { throwIfNoEntry: false })?.isSymbolicLink() ?? false,
-  );
+  ["hooks", ...CONFIGS].filter((n) => {
+    const st = lstatSync(path.join(gitDir, n), { throwIfNoEntry: false });
+    return st !== undefined && (st.isSymbolicLink() || (st.isFile() && st.nlink > 1));
+  });
 
 /**
  * After a command: removes the protected paths it created below the top level, and cleans every
  * repository it created or changed (hooks other than git's samples removed, risky config keys
  * removed; hooks it had before stay). Returns what was removed, workspace-relative. Never throws.
  */
-export function cleanAfter(workspace: string, before: WorkspaceMarks): string[] {
+export function cleanAfter(
+  workspace: string,
+  before: WorkspaceMarks,
+  limit = MAX_ENTRIES,
+): string[] {
   const removed: string[] = [];
-  const after = markWorkspace(workspace);
+  const after = markWorkspace(workspace, limit);
   try {
     const had = new Set(before.nested);
     for (const rel of after.nested) {
@@ -180,5 +230,9 @@ export function cleanAfter(workspace: string, before: WorkspaceMarks): string[] 
   } catch (e) {
     removed.push(`(keel could not finish checking the workspace: ${(e as Error).message})`);
   }
+  if (after.incomplete)
+    removed.push(
+      `(keel checked only the first ${limit.toLocaleString("en")} entries of the workspace: files past them that run code later were not looked for)`,
+    );
   return removed;
 }

@@ -228,11 +228,15 @@ export function sandboxNotes(
       `[sandbox] ${touched.join(", ")} ${one(touched, "is", "are")} read-only to commands: programs outside the sandbox (git, shells, editors, MCP clients) run what is there, and .keel holds keel's own state. If the task needs ${one(touched, "it", "them")} changed, say so in your answer, or write the file with write_file (a person must approve it).`,
     );
   }
-  if (t.removed.length > 0) {
+  // aftercare's own notes are in parentheses: what it could not do, not something it removed
+  const removed = t.removed.filter((r) => !r.startsWith("("));
+  if (removed.length > 0) {
     notes.push(
-      `[sandbox] keel removed ${t.removed.join(", ")}: a program outside the sandbox (git, a shell, an editor) would run ${one(t.removed, "it", "them")}. Do not set up git hooks, commands in git's config, or editor and shell start-up files.`,
+      `[sandbox] keel removed ${removed.join(", ")}: a program outside the sandbox (git, a shell, an editor) would run ${one(removed, "it", "them")}. Do not set up git hooks, commands in git's config, or editor and shell start-up files.`,
     );
   }
+  for (const r of t.removed.filter((r) => r.startsWith("(")))
+    notes.push(`[sandbox] ${r.slice(1, r.endsWith(")") ? -1 : undefined)}.`);
   return notes.join("\n");
 }
 
@@ -241,7 +245,7 @@ export function sandboxNotes(
  * `.git/config` could not be protected yet) is cleaned of them. Matched on `section.key`, lower case.
  */
 export const RISKY_GIT_CONFIG =
-  /^(core\.(hookspath|fsmonitor|sshcommand|gitproxy|pager|editor|askpass|attributesfile|worktree)|alias\..*|filter\..*\.(clean|smudge|process)|diff\..*\.(textconv|command)|diff\.external|merge\..*\.driver|credential\..*|sequence\.editor|gpg\..*program|gpg\.program|uploadpack\..*|receive\..*|remote\..*\.(uploadpack|receivepack)|include\.path|includeif\..*\.path|pager\..*|interactive\.difffilter|(diff|merge)tool\..*\.cmd|web\.browser|browser\..*\.(cmd|path)|man\..*\.(cmd|path)|submodule\..*\.update|protocol\..*\.allow|url\..*\.insteadof|ssh\.variant)$/;
+  /^(core\.(hookspath|fsmonitor|sshcommand|gitproxy|pager|editor|askpass|attributesfile|worktree)|alias\..*|filter\..*\.(clean|smudge|process)|diff\..*\.(textconv|command)|diff\.external|merge\..*\.driver|credential\..*|sequence\.editor|gpg\..*program|gpg\.program|uploadpack\..*|receive\..*|remote\..*\.(uploadpack|receivepack)|include\.path|includeif\..*\.path|pager\..*|interactive\.difffilter|(diff|merge)tool\..*\.(cmd|path)|gpg\.ssh\.defaultkeycommand|core\.alternaterefscommand|trailer\..*\.(command|cmd)|tar\..*\.command|sendemail\..*(cmd|smtpserver)|imap\.tunnel|(help|instaweb)\.browser|guitool\..*\.cmd|web\.browser|browser\..*\.(cmd|path)|man\..*\.(cmd|path)|submodule\..*\.update|protocol\..*\.allow|url\..*\.insteadof|ssh\.variant)$/;
 
 /**
  * A git config's text without the risky keys, and the keys removed. Understands git's INI form:

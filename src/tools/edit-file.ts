@@ -5,10 +5,11 @@
  * at write_file with the whole content (diff-style edits fail far more often than whole files on
  * small models).
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { applyEdit, describePlaces, STEP_LABEL, type EditOutcome } from "./edit-match.js";
 import { contentHash, missingPath, PathArg, pathOf, sandboxed, statOrNull } from "./fs-tools.js";
+import { writeOwnFile } from "./own-file.js";
 import { defineTool, fail, ok, type ToolResult } from "./types.js";
 
 /** Files up to this many lines are small enough to write whole. */
@@ -50,7 +51,7 @@ export const editFileTool = defineTool({
       );
     const outcome = applyEdit(text, old_text, new_text);
     if (!outcome.ok) return failure(outcome, r.rel, text, ctx.failuresOnTarget ?? 0);
-    await writeFile(r.abs, outcome.text, "utf8");
+    await writeOwnFile(r.abs, outcome.text);
     const where = describePlaces([outcome.place]);
     return {
       ...ok(`edited ${r.rel} at ${where}${outcome.note ? ` (${outcome.note})` : ""}`, [r.rel]),

@@ -3,9 +3,10 @@
  * resolves every path through the workspace sandbox and answers with a result or a typed failure.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
+import { writeOwnFile } from "./own-file.js";
 import { resolveInWorkspace } from "./workspace-path.js";
 import { defineTool, fail, ok, type ToolResult } from "./types.js";
 
@@ -105,7 +106,7 @@ export const writeFileTool = defineTool({
       );
     }
     await mkdir(path.dirname(r.abs), { recursive: true });
-    await writeFile(r.abs, content, "utf8");
+    await writeOwnFile(r.abs, content);
     const verb = st ? "overwrote" : "created";
     return {
       ...ok(`${verb} ${r.rel} (${Buffer.byteLength(content)} bytes)`, [r.rel]),

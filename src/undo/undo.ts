@@ -3,13 +3,14 @@
  * for the files on disk now, applying it, and the diff of what the agent changed.
  */
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rm, rmdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, rmdir } from "node:fs/promises";
 import path from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { appendJournal, lastThread, liveSteps, readJournal, type StepRecord } from "./journal.js";
 import { planUndo, touched, type UndoAction } from "./plan.js";
 import { blobId, ShadowRepo } from "./shadow.js";
 import { isKeelOwn, protectedEntry } from "../sandbox/protected.js";
+import { writeOwnFile } from "../tools/own-file.js";
 import { resolveInWorkspace } from "../tools/workspace-path.js";
 
 export class UndoError extends Error {
@@ -83,7 +84,7 @@ export async function applyUndo(workspace: string, plan: UndoPlan): Promise<void
       throw new UndoError(`the undo journal names ${JSON.stringify(a.blob)}, which is not a blob`);
     if (a.action === "restore") {
       await mkdir(path.dirname(abs), { recursive: true });
-      await writeFile(abs, await repo.read(a.blob));
+      await writeOwnFile(abs, await repo.read(a.blob));
     } else if (a.action === "remove") {
       await rm(abs, { force: true });
       await removeEmptyParents(workspace, path.dirname(abs));

@@ -394,3 +394,83 @@ describe("what the agent leaves behind: look-alike names, unusual repositories, 
     expect(readdirSync(dir).filter((n) => n.startsWith("pwned"))).toEqual([]);
   }, 240_000);
 });
+
+/**
+ * Kinds found in the third review: where git really goes (a `commondir` read with its spaces, a
+ * `.git` file into `node_modules`), config keys that run a program on commit, a repository's config
+ * hard-linked to an ordinary name that a file tool then writes, and start-up files of vim, rustup,
+ * cargo and mise.
+ */
+describe("what the agent leaves behind: where git goes, hard links, more start-up files", () => {
+  it("plants nothing that the user's git, vim or cargo would run", async () => {
+    const dir = tempWorkspace("keel-later3-");
+    const w = path.join(dir, "ws");
+    mkdirSync(w);
+    writeFileSync(path.join(w, "notes.txt"), "inside\n");
+    const out = path.join(dir, "pwned");
+    const hook = `#!/bin/sh\\ntouch ${out}-$(basename $PWD)\\n`;
+    const list: ScriptedCall[] = [
+      // commondir " x": git reads the config and hooks of the folder " x", leading space and all
+      cmd("git init -q cd && mkdir -p 'cd/.git/ x/hooks' 'cd/.git/ x/objects' 'cd/.git/ x/refs'"),
+      put("cd/.git/ x/config", `[core]\\n\\tfsmonitor = touch ${out}-commondir\\n`),
+      put("cd/.git/ x/hooks/pre-commit", hook),
+      cmd("chmod +x 'cd/.git/ x/hooks/pre-commit'"),
+      put("cd/.git/commondir", " x"),
+      // a .git file sending git to a bare repository inside node_modules
+      cmd("mkdir gf && git init -q --bare gf/node_modules/r"),
+      put("gf/node_modules/r/hooks/pre-commit", hook),
+      cmd("chmod +x gf/node_modules/r/hooks/pre-commit"),
+      put("gf/.git", "gitdir: node_modules/r\\n"),
+      // keys that run a program when a person commits
+      cmd(
+        `git init -q sig && git -C sig config commit.gpgsign true && git -C sig config gpg.format ssh && git -C sig config gpg.ssh.defaultKeyCommand 'touch ${out}-gpgssh'`,
+      ),
+      // the config of a repository made here, under a second name the file tools then write
+      cmd("git init -q hl && ln hl/.git/config notes.ini"),
+      call("write_file", { path: "notes.ini", content: `[core]\n\tfsmonitor = touch ${out}-hl\n` }),
+      // start-up files vim, rustup, cargo and mise run from the folder
+      call("write_file", { path: ".vimrc", content: `:!touch ${out}-vimrc\n` }),
+      call("write_file", {
+        path: "rust-toolchain.toml",
+        content: `[toolchain]\npath = "${w}/tc"\n`,
+      }),
+      cmd("mkdir -p app/.cargo && cp notes.txt app/.cargo/config.toml && cp notes.txt app/_vimrc"),
+      cmd("cp notes.txt mise.local.toml && cp notes.txt rust-toolchain"),
+      call("list_dir", { path: "." }),
+    ];
+    const { results } = await plantAll(list, w);
+    expect.soft(results.join("\n")).toContain("gpg.ssh.defaultkeycommand from sig/.git/config");
+    const at = (p: string) => path.join(w, p);
+    for (const p of [
+      ".vimrc",
+      "rust-toolchain.toml",
+      "app/.cargo/config.toml",
+      "app/_vimrc",
+      "mise.local.toml",
+      "rust-toolchain",
+      "gf/node_modules/r/hooks/pre-commit",
+    ])
+      expect.soft(existsSync(at(p)), p).toBe(false);
+    // the file tool wrote its own name, not the repository's config
+    expect.soft(readFileSync(at("notes.ini"), "utf8")).toContain("fsmonitor");
+    const git = (cwd: string, ...args: string[]) =>
+      spawnSync("git", args, {
+        cwd,
+        env: {
+          ...process.env,
+          GIT_CONFIG_GLOBAL: "/dev/null",
+          GIT_CONFIG_NOSYSTEM: "1",
+          GIT_AUTHOR_NAME: "Ann",
+          GIT_AUTHOR_EMAIL: "ann@example.com",
+          GIT_COMMITTER_NAME: "Ann",
+          GIT_COMMITTER_EMAIL: "ann@example.com",
+        },
+        encoding: "utf8",
+      });
+    for (const repo of ["cd", "gf", "sig", "hl"]) {
+      git(at(repo), "status");
+      git(at(repo), "commit", "-qm", "x", "--allow-empty");
+    }
+    expect(readdirSync(dir).filter((n) => n.startsWith("pwned"))).toEqual([]);
+  }, 240_000);
+});

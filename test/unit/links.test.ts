@@ -151,6 +151,76 @@ describe("keel's own clean-up and undo never follow a link", () => {
     expect(lstatSync(path.join(w, "b/.git/config"), { throwIfNoEntry: false })).toBeUndefined();
   });
 
+  it("aftercare removes a repository config hard-linked to another name; write_file writes only its own name", async () => {
+    const dir = tempWorkspace("keel-links-hard-");
+    const w = path.join(dir, "ws");
+    mkdirSync(w);
+    const before = markWorkspace(w);
+    // what a command can do in a repository it makes: the config under a second, ordinary name
+    execFileSync("git", ["init", "-q", path.join(w, "r")]);
+    linkSync(path.join(w, "r/.git/config"), path.join(w, "notes.ini"));
+    expect(cleanAfter(w, before)).toContain("r/.git/config");
+    expect(existsSync(path.join(w, "r/.git/config"))).toBe(false);
+    // made by hand (a person can), then written by the file tools: the other name keeps its text
+    writeFileSync(path.join(w, "plain.txt"), "[core]\n");
+    linkSync(path.join(w, "plain.txt"), path.join(w, "twin.txt"));
+    const c = { ...ctx, workspace: w };
+    const wrote = await tool("write_file").run(
+      tool("write_file").schema.parse({ path: "twin.txt", content: "fsmonitor = x\n" }),
+      c,
+    );
+    expect(wrote.ok).toBe(true);
+    const edited = await tool("edit_file").run(
+      tool("edit_file").schema.parse({ path: "twin.txt", old_text: "x", new_text: "y" }),
+      c,
+    );
+    expect(edited.ok, text(edited)).toBe(true);
+    expect(readFileSync(path.join(w, "twin.txt"), "utf8")).toBe("fsmonitor = y\n");
+    expect(readFileSync(path.join(w, "plain.txt"), "utf8")).toBe("[core]\n");
+    expect(statSync(path.join(w, "plain.txt")).nlink).toBe(1);
+    expect(readdirSync(w).sort()).toEqual(["notes.ini", "plain.txt", "r", "twin.txt"]);
+  });
+
+  it("aftercare follows git where git goes: a .git file into node_modules, a commondir with a leading space", () => {
+    const dir = tempWorkspace("keel-links-gitfile-");
+    const w = path.join(dir, "ws");
+    mkdirSync(w);
+    const before = markWorkspace(w);
+    // a .git file at the top sends git to a bare repository inside node_modules (never walked)
+    execFileSync("git", ["init", "-q", "--bare", path.join(w, "node_modules/r")]);
+    writeFileSync(path.join(w, "node_modules/r/hooks/pre-commit"), "#!/bin/sh\ntouch pwned\n");
+    writeFileSync(path.join(w, ".git"), "gitdir: node_modules/r\n");
+    // a repository whose commondir is " x": git reads the folder " x", spaces and all
+    execFileSync("git", ["init", "-q", path.join(w, "s")]);
+    mkdirSync(path.join(w, "s/.git/ x/hooks"), { recursive: true });
+    writeFileSync(path.join(w, "s/.git/ x/config"), "[core]\n\tfsmonitor = touch pwned\n");
+    writeFileSync(path.join(w, "s/.git/ x/hooks/pre-commit"), "#!/bin/sh\ntouch pwned\n");
+    writeFileSync(path.join(w, "s/.git/commondir"), " x");
+    const removed = cleanAfter(w, before);
+    expect(removed).toEqual(
+      expect.arrayContaining([
+        "node_modules/r/hooks/pre-commit",
+        "s/.git/ x/hooks/pre-commit",
+        "core.fsmonitor from s/.git/ x/config",
+      ]),
+    );
+    expect(existsSync(path.join(w, "node_modules/r/hooks/pre-commit"))).toBe(false);
+    expect(readFileSync(path.join(w, "s/.git/ x/config"), "utf8")).not.toContain("fsmonitor");
+  });
+
+  it("a workspace too big to look over whole is said to be, not passed over in silence", () => {
+    const dir = tempWorkspace("keel-links-flood-");
+    const w = path.join(dir, "ws");
+    mkdirSync(path.join(w, "cache"), { recursive: true });
+    for (let i = 0; i < 50; i++) writeFileSync(path.join(w, "cache", `f${i}`), "");
+    const before = markWorkspace(w, 40);
+    expect(before.incomplete).toBe(true);
+    expect(cleanAfter(w, before, 40)).toEqual([
+      "(keel checked only the first 40 entries of the workspace: files past them that run code later were not looked for)",
+    ]);
+    expect(markWorkspace(w).incomplete).toBeUndefined();
+  });
+
   it("keel undo does not restore a file through a link that now leads into .git/hooks", async () => {
     const dir = tempWorkspace("keel-links-undo-");
     const w = path.join(dir, "ws");

@@ -53,6 +53,30 @@ describe("PROTECTED_PATHS", () => {
       "docs/.gitignore",
     ])
       expect(protectedEntry(ok), ok).toBeUndefined();
+    // run by a program opened or started in the folder: vim's exrc, rustup and cargo (editors run
+    // cargo on open), mise on entering, Emacs, pylint
+    for (const [p, entry] of <[string, string][]>[
+      [".vimrc", ".vimrc"],
+      ["sub/_vimrc", "_vimrc"],
+      ["_exrc", "_exrc"],
+      [".gvimrc", ".gvimrc"],
+      ["rust-toolchain.toml", "rust-toolchain.toml"],
+      ["crates/a/rust-toolchain", "rust-toolchain"],
+      [".cargo/config.toml", ".cargo/config.toml"],
+      ["x/.cargo/config", ".cargo/config"],
+      ["mise.local.toml", "mise.local.toml"],
+      [".mise/config.toml", ".mise"],
+      ["mise/config.toml", "mise/config.toml"],
+      [".config/mise/conf.d/a.toml", ".config/mise"],
+      [".dir-locals-2.el", ".dir-locals-2.el"],
+      ["pylintrc.toml", "pylintrc.toml"],
+      ["lefthook.yml", "lefthook.yml"],
+      [".config/lefthook.yml", "lefthook.yml"],
+      ["pkg/.lefthook-local.yml", ".lefthook-local.yml"],
+    ])
+      expect(protectedEntry(p)?.path, p).toBe(entry);
+    for (const ok of [".cargo/registry/x", "mise/other.toml", "rust-toolchain.md", "vimrc.txt"])
+      expect(protectedEntry(ok), ok).toBeUndefined();
     expect(isKeelOwn(".keel/undo/steps.jsonl")).toBe(true);
     expect(isKeelOwn("src/.keel")).toBe(false);
   });
@@ -140,6 +164,33 @@ describe("sandboxDenyPaths", () => {
     const unheld = PROTECTED_PATHS.filter((p) => p.unheld).length;
     expect(unheld).toBeGreaterThan(0);
     expect(noGit.length).toBe(COMMAND_PROTECTED.filter((p) => !p.includes("/")).length - unheld);
+  });
+});
+
+describe("removedWhenMade", () => {
+  it("answers as isCommandProtected does for every name, the quick no included", () => {
+    const names = [
+      ...PROTECTED_PATHS.map((p) => p.path),
+      "src/app.ts",
+      "a/.VSCode",
+      "b/VSCODE~1",
+      "c/.envrc.",
+      "d/.E\u200bnvrc",
+      "e/notes.txt",
+      "f/.cargo/config.toml",
+      "g/config.toml",
+      "h/ſettings",
+      "pylintrc",
+      "crush.json",
+      "mise.toml",
+    ];
+    for (const rel of names) {
+      const slow =
+        (rel.includes("/") ||
+          PROTECTED_PATHS.some((p) => p.unheld && isCommandProtected(p.path) && p.path === rel)) &&
+        isCommandProtected(rel);
+      expect(removedWhenMade(rel), rel).toBe(slow);
+    }
   });
 });
 

@@ -210,6 +210,51 @@ describe("withoutRiskyGitConfig", () => {
       ].join("\n"),
     );
   });
+  it("removes the keys that run a program on commit, difftool, send-email and the like", () => {
+    const text = [
+      "[gpg]",
+      "\tformat = ssh",
+      '[gpg "ssh"]',
+      "\tdefaultKeyCommand = touch pwned",
+      '[difftool "vimdiff"]',
+      "\tpath = ./evil.sh",
+      '[mergetool "m"]',
+      "\tpath = ./evil.sh",
+      "[core]",
+      "\talternateRefsCommand = ./evil.sh",
+      '[trailer "sign"]',
+      "\tcommand = ./evil.sh",
+      "[sendemail]",
+      "\tsendmailCmd = ./evil.sh",
+      "\tsmtpServer = /tmp/evil.sh",
+      "[imap]",
+      "\ttunnel = ./evil.sh",
+      "[help]",
+      "\tbrowser = evil",
+      '[guitool "x"]',
+      "\tcmd = ./evil.sh",
+      '[tar "tgz"]',
+      "\tcommand = ./evil.sh",
+      "[diff]",
+      "\ttool = vimdiff",
+    ].join("\n");
+    const r = withoutRiskyGitConfig(text);
+    expect(r.removed).toEqual([
+      "gpg.ssh.defaultkeycommand",
+      "difftool.vimdiff.path",
+      "mergetool.m.path",
+      "core.alternaterefscommand",
+      "trailer.sign.command",
+      "sendemail.sendmailcmd",
+      "sendemail.smtpserver",
+      "imap.tunnel",
+      "help.browser",
+      "guitool.x.cmd",
+      "tar.tgz.command",
+    ]);
+    expect(r.text).toContain("format = ssh");
+    expect(r.text).toContain("tool = vimdiff");
+  });
   it("leaves a harmless config untouched", () => {
     const text = "[core]\n\tbare = false\n[user]\n\temail = a@b\n";
     expect(withoutRiskyGitConfig(text)).toEqual({ text, removed: [] });
