@@ -2,7 +2,9 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { InvalidArgumentError } from "commander";
+import { ContextSchema } from "../agent/context.js";
 import { UsageError } from "../session/session.js";
+import { flagWords } from "./setting-flags.js";
 import { realWorkspace } from "../tools/workspace-path.js";
 
 /** A `--workspace` folder as its real path; a usage error when it is not an existing folder. */
@@ -18,18 +20,11 @@ export function workspaceFolder(dir: string): string {
   return real;
 }
 
-/** The flags that reach the model server a run was given on its command line (never the API key). */
-const SERVER_FLAGS = [
-  ["model", "-m"],
-  ["provider", "--provider"],
-  ["baseUrl", "--base-url"],
-  ["ollamaUrl", "--ollama-url"],
-] as const;
-
 /**
- * The flags that find a thread again from the folder keel runs in: the workspace where it is not
- * this folder, the store where one was given, and the model server the run was told to use (`given`:
- * the settings its flags gave); null for a store that keeps nothing (memory).
+ * The flags that go on with a thread from the folder keel runs in: the workspace where it is not
+ * this folder, the store where one was given, and every setting the run's flags gave (`given`:
+ * the model server, and what the run may do — a run started with `--approval plan` resumes with
+ * it), never a secret; null for a store that keeps nothing (memory).
  */
 export function threadFlags(
   flags: { checkpoints?: string },
@@ -40,9 +35,7 @@ export function threadFlags(
   return [
     ...(workspace === realpathSync(process.cwd()) ? [] : ["-w", workspace]),
     ...(flags.checkpoints ? ["--checkpoints", flags.checkpoints] : []),
-    ...SERVER_FLAGS.flatMap(([key, flag]) =>
-      typeof given[key] === "string" ? [flag, given[key]] : [],
-    ),
+    ...flagWords(ContextSchema, given),
   ];
 }
 

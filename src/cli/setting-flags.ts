@@ -72,6 +72,28 @@ export function flagSettings(cmd: Command): Record<string, unknown> {
   return out;
 }
 
+/**
+ * The words that give `settings` again on a command line, each flag as its short form where it has
+ * one (`-m qwen3:8b --approval plan --allow-read /data`): a secret and the run's own folder are left
+ * out (the folder is the caller's to give).
+ */
+export function flagWords(schema: z.ZodObject, settings: Record<string, unknown>): string[] {
+  const words: string[] = [];
+  for (const key of Object.keys(schema.shape)) {
+    const value = settings[key];
+    const meta = metaOf(schema, key);
+    if (value === undefined || !meta.flag || meta.secret || meta.location) continue;
+    const flag = /^-\w\b/.exec(meta.flag)?.[0] ?? /--[\w-]+/.exec(meta.flag)![0];
+    if (typeof value === "boolean") {
+      if (value) words.push(flag);
+      continue;
+    }
+    for (const v of Array.isArray(value) ? (value as unknown[]) : [value])
+      words.push(flag, typeof v === "string" ? v : JSON.stringify(v));
+  }
+  return words;
+}
+
 function nonEmptyPath(v: string): string {
   if (!v.trim()) throw new InvalidArgumentError("expected a path, not empty text");
   return v;

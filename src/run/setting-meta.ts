@@ -35,6 +35,8 @@ export interface SettingMeta {
   location?: boolean;
   /** A value other than the default, for the table's own test and the docs' examples. */
   example?: unknown;
+  /** Never repeated in a command keel prints (the resume hint): a password, a key. */
+  secret?: boolean;
 }
 
 /** Where the settings' entries are registered (one per zod field). */

@@ -88,6 +88,7 @@ export const ModelSettingsSchema = z.object({
       commands: [...SERVER_COMMANDS, "worker"],
       env: "OPENAI_API_KEY",
       example: "sk-1",
+      secret: true,
     },
   ),
   ollamaUrl: setting(

@@ -5,10 +5,17 @@
  * at write_file with the whole content (diff-style edits fail far more often than whole files on
  * small models).
  */
-import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { applyEdit, describePlaces, STEP_LABEL, type EditOutcome } from "./edit-match.js";
-import { contentHash, missingPath, PathArg, pathOf, sandboxed, statOrNull } from "./fs-tools.js";
+import {
+  contentHash,
+  missingPath,
+  PathArg,
+  pathOf,
+  readText,
+  sandboxed,
+  statOrNull,
+} from "./fs-tools.js";
 import { writeOwnFile } from "./own-file.js";
 import { defineTool, fail, ok, type ToolResult } from "./types.js";
 
@@ -37,7 +44,12 @@ export const editFileTool = defineTool({
     const st = await statOrNull(r.abs);
     if (!st) return missingPath("edit_file", r.rel);
     if (st.isDirectory()) return fail("wrong_tool", `edit_file: ${r.rel} is a directory.`);
-    const text = await readFile(r.abs, "utf8");
+    const { text, notUtf8 } = await readText(r.abs);
+    if (notUtf8)
+      return fail(
+        "refused",
+        `edit_file: ${r.rel} is not UTF-8 text (${notUtf8}); an edit would write every byte that is not UTF-8 back as U+FFFD. Change it with run_command and a tool that keeps its encoding (sed, iconv), or replace it whole with write_file if that is meant.`,
+      );
     const hash = contentHash(text);
     if (ctx.seen && !Object.hasOwn(ctx.seen, r.rel))
       return fail(

@@ -39,6 +39,44 @@ export function pathOf(workspace: string, p: string): string[] {
   return r.ok ? [r.rel] : [];
 }
 
+/** A file's text, and where it first is not UTF-8 (its bytes there show as U+FFFD in `text`). */
+export async function readText(abs: string): Promise<{ text: string; notUtf8?: string }> {
+  const bytes = await readFile(abs);
+  try {
+    return { text: STRICT_UTF8.decode(bytes) };
+  } catch {
+    const at = firstNonUtf8(bytes);
+    return {
+      text: bytes.toString("utf8"),
+      notUtf8: `byte 0x${bytes[at]!.toString(16).toUpperCase().padStart(2, "0")} at offset ${at}`,
+    };
+  }
+}
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+/** Where the first sequence that is not UTF-8 starts (the bytes `text` shows as U+FFFD). */
+function firstNonUtf8(bytes: Buffer): number {
+  // the longest prefix a streaming decoder takes without an error (one cut inside a sequence waits)
+  let lo = 0;
+  let hi = bytes.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    try {
+      new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, mid), { stream: true });
+      lo = mid;
+    } catch {
+      hi = mid - 1;
+    }
+  }
+  // the byte at `lo` breaks a sequence begun before it (0xE9 then a space) or is bad itself
+  for (let k = lo - 1; k >= Math.max(0, lo - 3); k--) {
+    const b = bytes[k]!;
+    if ((b & 0xc0) === 0x80) continue;
+    const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return k + length > lo ? k : lo;
+  }
+  return lo;
+}
+
 /** The message every read-only tool gives for a missing path (F3). */
 export function missingPath(tool: string, rel: string): ToolResult {
   return fail(
@@ -68,7 +106,7 @@ export const readFileTool = defineTool({
         `read_file: ${r.rel} is a directory; call list_dir to see its entries.`,
       );
     }
-    const text = await readFile(r.abs, "utf8");
+    const { text, notUtf8 } = await readText(r.abs);
     const lines = text.split("\n");
     const start = (offset ?? 1) - 1;
     const end = limit ? start + limit : lines.length;
@@ -77,6 +115,8 @@ export const readFileTool = defineTool({
       start > 0 || end < lines.length
         ? `[lines ${start + 1}-${Math.min(end, lines.length)} of ${lines.length}]\n`
         : "";
+    if (notUtf8)
+      note += `[${r.rel} is not UTF-8 text (${notUtf8}): such bytes show as \uFFFD. edit_file refuses it; change it with a command that keeps its encoding]\n`;
     if (body.length > ctx.outputLimit) {
       body = body.slice(0, ctx.outputLimit);
       note += `[truncated at ${ctx.outputLimit} characters; read further with offset/limit]\n`;

@@ -218,15 +218,34 @@ describe("the command keel says to resume with", () => {
     const down = `http://127.0.0.1:${await closedPort()}`;
     const given = ["-w", ws, "--checkpoints", "sqlite:store/k.db", "--thread", "t"];
     const r = await runKeel(
-      ["run", "Create a.txt", ...given, "--ollama-url", down, "-m", "qwen3:8b", "--retries", "0"],
+      [
+        "run",
+        "Create a.txt",
+        ...given,
+        "--ollama-url",
+        down,
+        "-m",
+        "qwen3:8b",
+        "--retries",
+        "0",
+        "--approval",
+        "edits",
+        "--allow-read",
+        "/usr/share",
+        "--api-key",
+        "sk-secret",
+      ],
       { cwd },
     );
     expect(r.code).toBe(3);
     const hint = /resume with: (keel run .*)$/m.exec(r.stdout)?.[1];
-    // the server flags it was given come along (a resume elsewhere would reach another server)
+    // every setting its flags gave comes along: the server (a resume elsewhere would reach another
+    // server) and what the run may do (a run started read-only must not resume able to write);
+    // never the API key
     expect(hint).toBe(
-      `keel run --thread t -w '${ws}' --checkpoints sqlite:store/k.db -m qwen3:8b --ollama-url ${down}`,
+      `keel run --thread t -w '${ws}' --checkpoints sqlite:store/k.db -m qwen3:8b --ollama-url ${down} --retries 0 --approval edits --allow-read /usr/share`,
     );
+    expect(r.stdout + r.stderr).not.toContain("sk-secret");
     // the hint as the shell reads it, run in the same folder once the server is up, resumes
     fake = await startFake({
       script: keelScript((req) =>

@@ -134,6 +134,35 @@ describe("file tools", () => {
   });
 });
 
+describe("a file that is not UTF-8", () => {
+  it("read_file says so and where; edit_file refuses it and leaves every byte as it was", async () => {
+    const ctx = context();
+    const bytes = Buffer.from("caf\xe9 na\xefve bytes\n", "latin1");
+    writeFileSync(path.join(ctx.workspace, "latin1.txt"), bytes);
+    const read = await run("read_file", { path: "latin1.txt" }, ctx);
+    expect(read.ok && read.output).toContain(
+      "[latin1.txt is not UTF-8 text (byte 0xE9 at offset 3)",
+    );
+    const edit = await run(
+      "edit_file",
+      { path: "latin1.txt", old_text: "bytes", new_text: "BYTES" },
+      { ...ctx, seen: read.ok ? read.seen : undefined },
+    );
+    expect(edit.ok).toBe(false);
+    expect(!edit.ok && edit.message).toContain(
+      "latin1.txt is not UTF-8 text (byte 0xE9 at offset 3)",
+    );
+    expect(readFileSync(path.join(ctx.workspace, "latin1.txt"))).toEqual(bytes);
+    // UTF-8 text is read and edited as before
+    writeFileSync(path.join(ctx.workspace, "u.txt"), "café bytes\n");
+    const u = await run("read_file", { path: "u.txt" }, ctx);
+    expect(u.ok && u.output).toBe("café bytes\n");
+    expect(
+      (await run("edit_file", { path: "u.txt", old_text: "bytes", new_text: "B" }, ctx)).ok,
+    ).toBe(true);
+  });
+});
+
 describe("run_command", () => {
   it("runs in the workspace and returns the exit code and output", async () => {
     const ctx = context();
