@@ -269,10 +269,22 @@ describe("truthful errors (OpenAI-compatible)", () => {
     expect((err as ModelServerError).kind).toBe("context_small");
     const message = (err as Error).message;
     expect(message).toMatch(/is 512 tokens, smaller than keel's minimum prompt of \d+ tokens/);
-    expect(message).toMatch(/llama-server -c 16384/);
+    // the context it advises takes the prompt: a long request is told a larger one
+    const advice = (m: string) => ({
+      floor: Number(/minimum prompt of (\d+) tokens/.exec(m)?.[1]),
+      need: Number(/needs a context of at least (\d+) tokens/.exec(m)?.[1]),
+    });
+    const short = advice(message);
+    expect(short.need).toBeGreaterThan(short.floor);
+    expect(message).toContain(`llama-server -c ${short.need} `);
     expect(message).not.toMatch(/lower --context-window/i);
     // Refused before a doomed model turn was sent.
     expect(f.chatBodies({ turnsOnly: true })).toEqual([]);
+    const long = await runOn(f, `Summarise this: ${"word ".repeat(40_000)}`).catch((e: Error) => e);
+    const big = advice((long as Error).message);
+    expect(big.floor).toBeGreaterThan(short.need);
+    expect(big.need).toBeGreaterThan(big.floor);
+    expect((long as Error).message).toContain(`llama-server -c ${big.need} `);
   });
 
   it("exceed_context_size_error: its n_prompt_tokens and n_ctx are read and the prompt refitted", async () => {

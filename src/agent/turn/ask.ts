@@ -300,13 +300,27 @@ function checkFloor(
   );
   if (floor <= promptBudget(window)) return;
   const openai = env.settings.provider === "openai";
+  // the smallest power-of-two context that takes this prompt and a reply
+  let need: number | undefined = 4096;
+  while (need !== undefined && floor > promptBudget(need))
+    need = need < 2 ** 21 ? need * 2 : undefined;
+  const needs = need
+    ? `; it needs a context of at least ${need} tokens (a shorter request needs less)`
+    : "";
   throw new ModelServerError(
     "context_small",
     env.settings.serverUrl,
     env.settings.model,
-    `the ${openai ? "server's context (n_ctx of a slot)" : "window (num_ctx)"} is ${window} tokens, smaller than keel's minimum prompt of ${floor} tokens (its system prompt, tool definitions and the request) and room for a reply (${window - promptBudget(window)} tokens)`,
+    `the ${openai ? "server's context (n_ctx of a slot)" : "window (num_ctx)"} is ${window} tokens, smaller than keel's minimum prompt of ${floor} tokens (its system prompt, tool definitions and the request) and room for a reply (${window - promptBudget(window)} tokens)${needs}`,
     1,
-    { provider: env.settings.provider },
+    {
+      provider: env.settings.provider,
+      ...(need && openai
+        ? {
+            fix: `Start the server with a context of at least ${need} tokens, e.g. llama-server -c ${need} (its slots share -c: with -np 4 each slot gets a quarter), vLLM --max-model-len ${need}, or LM Studio's context length; a smaller --context-window cannot help`,
+          }
+        : {}),
+    },
   );
 }
 

@@ -60,7 +60,7 @@ export function createPlanNode(deps: GraphDeps) {
       fit = answer.fit;
       const text = typeof answer.reply.content === "string" ? answer.reply.content : "";
       const checked = parsePlan(text);
-      if (checked.success) steps = checked.data.steps;
+      if (checked.success) steps = withoutNumbers(checked.data.steps);
       else
         history = [
           ...history,
@@ -83,4 +83,15 @@ export function createPlanNode(deps: GraphDeps) {
       ...fitUpdate(state.fit, fit),
     };
   };
+}
+
+/**
+ * Steps without the list markers a model copies from the plan it was shown (`1. 1. Create…` after
+ * a re-plan): the plan note numbers them itself. A step that was only a marker is dropped.
+ */
+export function withoutNumbers(steps: readonly string[]): string[] | undefined {
+  const out = steps
+    .map((s) => s.replace(/^\s*(?:(?:\d+[.):]|[-*•]|\[[ x]\])(?:\s+|$))+/i, "").trim())
+    .filter(Boolean);
+  return out.length > 0 ? out : undefined;
 }
