@@ -2,9 +2,7 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { InvalidArgumentError } from "commander";
-import { ContextSchema } from "../agent/context.js";
 import { UsageError } from "../session/session.js";
-import { flagWords } from "./setting-flags.js";
 import { realWorkspace } from "../tools/workspace-path.js";
 
 /** A `--workspace` folder as its real path; a usage error when it is not an existing folder. */
@@ -22,20 +20,20 @@ export function workspaceFolder(dir: string): string {
 
 /**
  * The flags that go on with a thread from the folder keel runs in: the workspace where it is not
- * this folder, the store where one was given, and every setting the run's flags gave (`given`:
- * the model server, and what the run may do — a run started with `--approval plan` resumes with
- * it), never a secret; null for a store that keeps nothing (memory).
+ * this folder, the store where one was given, and `settings`, the words of every setting the run's
+ * flags gave (`flagWords`: the model server, and what the run may do — a run started with
+ * `--approval plan` resumes with it); null for a store that keeps nothing (memory).
  */
 export function threadFlags(
   flags: { checkpoints?: string },
   workspace: string,
-  given: Record<string, unknown> = {},
+  settings: readonly string[] = [],
 ): string[] | null {
   if (flags.checkpoints?.trim() === "memory") return null;
   return [
     ...(workspace === realpathSync(process.cwd()) ? [] : ["-w", workspace]),
     ...(flags.checkpoints ? ["--checkpoints", flags.checkpoints] : []),
-    ...flagWords(ContextSchema, given),
+    ...settings,
   ];
 }
 

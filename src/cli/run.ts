@@ -8,7 +8,8 @@ import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { installCtrlC } from "./interrupt.js";
 import { threadFlags, threadId, workspaceFolder } from "./options.js";
 import { checkSettingsFiles } from "./server-options.js";
-import { addSettingFlags, flagSettings } from "./setting-flags.js";
+import { addSettingFlags, flagSettings, flagWords } from "./setting-flags.js";
+import { recordRun } from "../undo/journal.js";
 import { resumeCommand } from "../session/resume-command.js";
 import type { RunOutcome } from "../session/outcome.js";
 import { runSession } from "../session/session.js";
@@ -84,7 +85,8 @@ async function runCommand(
     : undefined;
   const stop = installCtrlC((line) => process.stderr.write(`\n${line}\n`));
   const log = (line: string) => (flags.json ? process.stderr : process.stdout).write(`${line}\n`);
-  const where = threadFlags(flags, workspace, settings);
+  const words = flagWords(ContextSchema, settings);
+  const where = threadFlags(flags, workspace, words);
   try {
     const outcome = await runSession({
       request,
@@ -97,6 +99,8 @@ async function runCommand(
       control: stop.control,
       where: where ?? [],
     });
+    // what `keel undo` says to go on with the thread repeats these flags too
+    if (where) await recordRun(workspace, outcome.thread_id, words);
     printOutcome(outcome, flags.json, where);
     return stop.exitCode(outcome.exitCode);
   } finally {

@@ -18,6 +18,7 @@ import { lockThread } from "../persistence/thread-lock.js";
 import { describeAction } from "../undo/plan.js";
 import { rewindTo } from "../agent/rewind.js";
 import { resumeCommand } from "../session/resume-command.js";
+import { readJournal, runFlags } from "../undo/journal.js";
 import { threadFlags, threadId, workspaceFolder } from "./options.js";
 import {
   applyUndo,
@@ -110,6 +111,7 @@ async function runUndo(flags: UndoFlags): Promise<number> {
     await unlock();
   }
   const kept = plan.actions.length - changes.length;
+  const again = threadFlags(flags, workspace, runFlags(await readJournal(workspace), plan.thread));
   const summary = {
     thread: plan.thread,
     steps: plan.steps.map((s) => s.step),
@@ -124,7 +126,7 @@ async function runUndo(flags: UndoFlags): Promise<number> {
       [
         `${pc.green("undone")}: ${summary.restored.length} restored, ${summary.removed.length} removed${kept ? `, ${kept} left as they are` : ""}`,
         rewound
-          ? `the conversation is back before step ${plan.steps[0]!.step}; continue with: ${resumeCommand(plan.thread, threadFlags(flags, workspace) ?? [])}`
+          ? `the conversation is back before step ${plan.steps[0]!.step}; continue with: ${resumeCommand(plan.thread, again ?? [])}`
           : pc.dim(
               `(the conversation was not rewound: no checkpoint of thread ${plan.thread} before step ${plan.steps[0]!.step} in the checkpoints)`,
             ),

@@ -4,7 +4,7 @@
  * shadow repository. Commands cannot write there (`.keel` is protected in the sandbox).
  */
 import { existsSync } from "node:fs";
-import { appendFile, readFile } from "node:fs/promises";
+import { appendFile, mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { SHADOW_DIR, type FileChange } from "./shadow.js";
 
@@ -31,7 +31,18 @@ export interface UndoRecord {
   at: string;
 }
 
-export type JournalLine = StepRecord | UndoRecord;
+/**
+ * A `keel run` of a thread: the flags its settings were given on the command line, so that what
+ * keel later says to go on with the thread (after `keel undo`) is the same run (never a secret).
+ */
+export interface RunRecord {
+  kind: "run";
+  thread: string;
+  flags: string[];
+  at: string;
+}
+
+export type JournalLine = StepRecord | UndoRecord | RunRecord;
 
 /** The journal's lines, each thread's steps numbered from 1 in the order they were written. */
 export async function readJournal(workspace: string): Promise<JournalLine[]> {
@@ -60,9 +71,26 @@ export async function readJournal(workspace: string): Promise<JournalLine[]> {
 /** Appends a line (a step's number is given when the journal is read, so none is written). */
 export async function appendJournal(
   workspace: string,
-  line: UndoRecord | Omit<StepRecord, "step">,
+  line: UndoRecord | RunRecord | Omit<StepRecord, "step">,
 ): Promise<void> {
+  await mkdir(path.dirname(path.join(workspace, JOURNAL)), { recursive: true });
   await appendFile(path.join(workspace, JOURNAL), JSON.stringify(line) + "\n");
+}
+
+/** Records a run of `thread` and its flags; a journal that cannot be written costs only the record. */
+export async function recordRun(workspace: string, thread: string, flags: string[]) {
+  await appendJournal(workspace, {
+    kind: "run",
+    thread,
+    flags,
+    at: new Date().toISOString(),
+  }).catch(() => undefined);
+}
+
+/** The flags of the thread's last run (`RunRecord`), or none. */
+export function runFlags(lines: readonly JournalLine[], thread: string): string[] {
+  const runs = lines.filter((l): l is RunRecord => l.kind === "run" && l.thread === thread);
+  return runs.at(-1)?.flags ?? [];
 }
 
 /** A thread's steps not undone yet, in order. */

@@ -151,9 +151,10 @@ describe("edits and undo through keel run", () => {
     expect(readFileSync(path.join(ws, "config.json"), "utf8")).toBe(
       '{ "debug": true, "mine": 1 }\n',
     );
-    // from keel's folder, the workspace is part of the command that continues the thread
+    // from keel's folder, the workspace is part of the command that continues the thread, and so
+    // is the server the run was given (a bare `keel run --thread` would reach another one)
     expect(undo.stdout).toMatch(
-      new RegExp(`continue with: keel run --thread t-edit -w ${ws}$`, "m"),
+      new RegExp(`continue with: keel run --thread t-edit -w ${ws} --ollama-url ${fake.url}$`, "m"),
     );
 
     // nothing left to undo
