@@ -66,7 +66,12 @@ export function cutAtBudget(reply: Pick<AIMessage, "response_metadata">, seen?: 
  * writing (the last one it started: native, dropped by the client as unreadable, or as text) and
  * how much of its arguments arrived.
  */
-export function describeCut(reply: AIMessage, budget: number, seen?: WireSeen): string {
+export function describeCut(
+  reply: AIMessage,
+  budget: number,
+  seen?: WireSeen,
+  contextEnd?: number,
+): string {
   const raw = (reply.additional_kwargs?.tool_calls ?? []) as Array<{
     function?: { name?: string; arguments?: string };
   }>;
@@ -87,5 +92,9 @@ export function describeCut(reply: AIMessage, budget: number, seen?: WireSeen): 
     : /<tool_call>|<function|\[TOOL_CALLS\]|"name"\s*:/.test(text)
       ? "while writing a tool call as text"
       : "mid-answer";
-  return `your reply was cut at the generation budget of ${budget} tokens ${writing}; nothing in it was run`;
+  const where =
+    contextEnd !== undefined
+      ? `ran into the end of the server's context (${contextEnd} tokens, the prompt included) before its budget of ${budget} tokens`
+      : `was cut at the generation budget of ${budget} tokens`;
+  return `your reply ${where} ${writing}; nothing in it was run`;
 }

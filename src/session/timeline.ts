@@ -33,7 +33,7 @@ export const FAILURE_LABEL: Record<Failure["kind"], string> = {
   prose: "prose instead of action",
   unmet: "final answer without the requested effect",
   unparseable: "a tool call keel could not read",
-  cut: "reply cut at the generation budget (not run)",
+  cut: "reply cut at its budget or the context's end (not run)",
   repetition: "the model repeats itself",
   budget: "turn budget spent",
   tool_error: "tool error",

@@ -406,4 +406,40 @@ describe("a reply the end of the context cut", () => {
     expect(state.strikes.cut ?? 0).toBe(0);
     expect(state.status).toBe("done");
   });
+
+  it("is not sent again as it was when its prompt already leaves that room; the model is told the context's end", async () => {
+    const big = prose(3000, "written");
+    const script = keelScript((req) =>
+      req.toolResults.some((t) => t.content.includes("end of the server's context"))
+        ? { content: "The file is too big for this server's context." }
+        : calls(call("write_file", { path: "big.txt", content: big })),
+    );
+    const served = await serve("openai", script, {
+      models: { "qwen2.5-coder-7b-instruct": { contextLength: 4096 } },
+    });
+    const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
+    await graph.invoke(
+      { messages: [new HumanMessage("Write big.txt")] },
+      runConfig(`edge-end-${++counter}`, {
+        ...served.settings,
+        workspace: tempWorkspace(),
+        retryBaseMs: 5,
+        contextWindow: 4096,
+        maxTurns: 3,
+      }),
+    );
+    const answers = served.fake!.answers;
+    const bodies = served.fake!.chatBodies();
+    const cutAt = answers.findIndex((a) => a.finish === "length");
+    expect(cutAt).toBeGreaterThanOrEqual(0);
+    expect(answers[cutAt]!.usage.prompt_tokens + answers[cutAt]!.usage.completion_tokens).toBe(
+      4096,
+    );
+    // the next request is the next turn, with the cut told, not the same prompt again
+    const next = JSON.stringify(bodies[cutAt + 1]!.messages);
+    expect(next).not.toBe(JSON.stringify(bodies[cutAt]!.messages));
+    expect(next).toContain(
+      "ran into the end of the server's context (4096 tokens, the prompt included) before its budget of 8192 tokens while writing a call to write_file",
+    );
+  });
 });

@@ -215,11 +215,17 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       );
     }
     const cut = cutAtBudget(reply, wire.seen);
-    if (cut && !reserve && cutByContext(counts.prompt, counts.generated, window, budget)) {
-      // The end of the context, not the budget, stopped this reply: never run, asked again with
-      // the room its budget allows (the fold moves; the record keeps its shape).
-      reserve = roomyReserve(window, budget);
-      continue;
+    const atContextEnd = cut && cutByContext(counts.prompt, counts.generated, window, budget);
+    if (atContextEnd && !reserve) {
+      // The end of the context, not the budget, stopped this reply: never run, and asked again
+      // with the room its budget allows (the fold moves; the record keeps its shape) — when a
+      // fold can make that room. A prompt that already leaves it would be sent again as it was
+      // and run into the same end (a real llama-server at -c 4096: 61 s, twice).
+      const roomy = roomyReserve(window, budget);
+      if (counts.prompt! > promptBudget(window, roomy)) {
+        reserve = roomy;
+        continue;
+      }
     }
     const refused =
       shifting !== undefined && fitted.compacted !== undefined && counts.cached !== undefined
@@ -244,14 +250,22 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       ...(fallback ? { fallback } : {}),
       fit,
       ...usageOf(counts, reusedEstimate(r.fit, key, fixed, fitted) / estimated),
-      ...(cut ? { cut: cutOf(reply, budget, wire.seen ?? {}) } : {}),
+      ...(cut
+        ? { cut: cutOf(reply, budget, wire.seen ?? {}, atContextEnd ? window : undefined) }
+        : {}),
     };
   }
 }
 
-/** What stopped a cut reply: the budget, or a loop keel stopped as it streamed. */
-function cutOf(reply: AIMessage, budget: number, seen: WireSeen): NonNullable<TurnAnswer["cut"]> {
-  if (seen.looped === undefined) return { budget, detail: describeCut(reply, budget, seen) };
+/** What stopped a cut reply: the budget, the end of the context, or a loop keel stopped as it streamed. */
+function cutOf(
+  reply: AIMessage,
+  budget: number,
+  seen: WireSeen,
+  contextEnd?: number,
+): NonNullable<TurnAnswer["cut"]> {
+  if (seen.looped === undefined)
+    return { budget, detail: describeCut(reply, budget, seen, contextEnd) };
   const unit = seen.looped.trim().slice(0, 80) || JSON.stringify(seen.looped.slice(0, 20));
   return {
     budget,
