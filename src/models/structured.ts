@@ -27,9 +27,28 @@ export async function structuredCall<S extends z.ZodObject>(
   for (let attempt = 0; attempt < 2; attempt++) {
     const wire: WireTurn = { thinking: [], seen: {}, ...(maxTokens ? { maxTokens } : {}) };
     const out = await withModelRetry(
-      () => withWireTurn(wire, () => runnable.invoke(messages, { signal: policy.signal })),
+      () =>
+        withWireTurn(wire, () => runnable.invoke(messages, { signal: policy.signal })).catch(
+          (e: unknown) => {
+            // The OpenAI client parses a JSON-schema answer itself and throws on one that is not
+            // JSON (prose, or JSON cut at the budget). The server did answer (its finish reason
+            // arrived): that is the model's answer, not a fault of the server to retry.
+            if (wire.seen?.finishReason !== undefined && unreadableAnswer(e)) return undefined;
+            throw e;
+          },
+        ),
       policy,
     );
+    if (out === undefined) {
+      messages.push(
+        new HumanMessage(
+          wire.seen?.finishReason === "length"
+            ? `That answer was cut at the generation budget of ${maxTokens} tokens. Reply again with shorter JSON matching the schema only.`
+            : "That answer was not JSON. Reply again with JSON matching the schema only.",
+        ),
+      );
+      continue;
+    }
     const checked = schema.safeParse(out.parsed);
     if (checked.success) return checked.data;
     messages.push(
@@ -43,6 +62,16 @@ export async function structuredCall<S extends z.ZodObject>(
   }
   return null;
 }
+
+/**
+ * The OpenAI client's errors for an answer it could not parse: not JSON (`SyntaxError`), or cut
+ * at the budget before its JSON closed (`LengthFinishReasonError`).
+ */
+const unreadableAnswer = (e: unknown) =>
+  e instanceof SyntaxError ||
+  (e instanceof Error &&
+    (e.constructor.name === "LengthFinishReasonError" ||
+      /length limit was reached/.test(e.message)));
 
 /** The one repair turn's message: what was wrong with an answer that did not validate. */
 export function repairNote(error: z.ZodError, sent: unknown): string {
