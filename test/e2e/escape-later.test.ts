@@ -57,6 +57,22 @@ beforeAll(() => {
   execFileSync("git", ["init", "-q", ws]);
 });
 
+/** The user's own git, later and outside the sandbox, with no config of theirs that could hide a plant. */
+const userGit = (cwd: string, ...args: string[]) =>
+  spawnSync("git", args, {
+    cwd,
+    env: {
+      ...process.env,
+      GIT_CONFIG_GLOBAL: "/dev/null",
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_AUTHOR_NAME: "Ann",
+      GIT_AUTHOR_EMAIL: "ann@example.com",
+      GIT_COMMITTER_NAME: "Ann",
+      GIT_COMMITTER_EMAIL: "ann@example.com",
+    },
+    encoding: "utf8",
+  });
+
 const cmd = (command: string): ScriptedCall => call("run_command", { command });
 /** A command that writes a file without a shell redirection (keel refuses those). */
 const put = (file: string, text: string) =>
@@ -191,28 +207,14 @@ describe("what the agent leaves behind", () => {
 
     // later, outside the sandbox: the user's git in every repository the model made runs nothing
     // (whether each succeeds does not matter: what matters is that none runs a planted program)
-    const git = (cwd: string, ...args: string[]) =>
-      spawnSync("git", args, {
-        cwd,
-        env: {
-          ...process.env,
-          GIT_CONFIG_GLOBAL: "/dev/null",
-          GIT_CONFIG_NOSYSTEM: "1",
-          GIT_AUTHOR_NAME: "Ann",
-          GIT_AUTHOR_EMAIL: "ann@example.com",
-          GIT_COMMITTER_NAME: "Ann",
-          GIT_COMMITTER_EMAIL: "ann@example.com",
-        },
-        encoding: "utf8",
-      });
-    expect(git(ws, "status").status).toBe(0);
-    expect(git(at("sub"), "status").status).toBe(0);
-    expect(git(at("sub"), "st").stderr).toMatch(/'st' is not a git command/);
-    git(at("sub2"), "status");
-    git(at("plant"), "status");
-    expect(git(ws, "commit", "-qm", "x", "--allow-empty").status).toBe(0);
-    expect(git(at("sub"), "commit", "-qm", "x", "--allow-empty").status).toBe(0);
-    expect(git(at("sub"), "checkout", "-q", "-b", "x").status).toBe(0);
+    expect(userGit(ws, "status").status).toBe(0);
+    expect(userGit(at("sub"), "status").status).toBe(0);
+    expect(userGit(at("sub"), "st").stderr).toMatch(/'st' is not a git command/);
+    userGit(at("sub2"), "status");
+    userGit(at("plant"), "status");
+    expect(userGit(ws, "commit", "-qm", "x", "--allow-empty").status).toBe(0);
+    expect(userGit(at("sub"), "commit", "-qm", "x", "--allow-empty").status).toBe(0);
+    expect(userGit(at("sub"), "checkout", "-q", "-b", "x").status).toBe(0);
     // no unapproved server: the .mcp.json is gone, and none would start if it were there
     writeFileSync(
       at(".mcp.json"),
@@ -373,23 +375,9 @@ describe("what the agent leaves behind: look-alike names, unusual repositories, 
     // keel never followed a link out when it cleaned a repository
     expect.soft(readdirSync(path.join(dir, "victim"))).toEqual(["keep.txt"]);
     // the user's git in every repository made runs nothing planted
-    const git = (cwd: string, ...args: string[]) =>
-      spawnSync("git", args, {
-        cwd,
-        env: {
-          ...process.env,
-          GIT_CONFIG_GLOBAL: "/dev/null",
-          GIT_CONFIG_NOSYSTEM: "1",
-          GIT_AUTHOR_NAME: "Ann",
-          GIT_AUTHOR_EMAIL: "ann@example.com",
-          GIT_COMMITTER_NAME: "Ann",
-          GIT_COMMITTER_EMAIL: "ann@example.com",
-        },
-        encoding: "utf8",
-      });
     for (const repo of ["noconf", "linked", "wt", "lhk", "lcfg"]) {
-      git(at(repo), "status");
-      git(at(repo), "commit", "-qm", "x", "--allow-empty");
+      userGit(at(repo), "status");
+      userGit(at(repo), "commit", "-qm", "x", "--allow-empty");
     }
     expect(readdirSync(dir).filter((n) => n.startsWith("pwned"))).toEqual([]);
   }, 240_000);
@@ -453,23 +441,9 @@ describe("what the agent leaves behind: where git goes, hard links, more start-u
       expect.soft(existsSync(at(p)), p).toBe(false);
     // the file tool wrote its own name, not the repository's config
     expect.soft(readFileSync(at("notes.ini"), "utf8")).toContain("fsmonitor");
-    const git = (cwd: string, ...args: string[]) =>
-      spawnSync("git", args, {
-        cwd,
-        env: {
-          ...process.env,
-          GIT_CONFIG_GLOBAL: "/dev/null",
-          GIT_CONFIG_NOSYSTEM: "1",
-          GIT_AUTHOR_NAME: "Ann",
-          GIT_AUTHOR_EMAIL: "ann@example.com",
-          GIT_COMMITTER_NAME: "Ann",
-          GIT_COMMITTER_EMAIL: "ann@example.com",
-        },
-        encoding: "utf8",
-      });
     for (const repo of ["cd", "gf", "sig", "hl"]) {
-      git(at(repo), "status");
-      git(at(repo), "commit", "-qm", "x", "--allow-empty");
+      userGit(at(repo), "status");
+      userGit(at(repo), "commit", "-qm", "x", "--allow-empty");
     }
     expect(readdirSync(dir).filter((n) => n.startsWith("pwned"))).toEqual([]);
   }, 240_000);
