@@ -98,3 +98,23 @@ export function describeCut(
       : `was cut at the generation budget of ${budget} tokens`;
   return `your reply ${where} ${writing}; nothing in it was run`;
 }
+
+/** What stopped a cut reply, for the model and the timeline (`TurnAnswer.cut`). */
+export interface Cut {
+  budget: number;
+  detail: string;
+  /** keel stopped the streamed reply in a loop: the unit it repeated. */
+  looped?: string;
+}
+
+/** What stopped a cut reply: the budget, the end of the context, or a loop keel stopped as it streamed. */
+export function cutOf(reply: AIMessage, budget: number, seen: WireSeen, contextEnd?: number): Cut {
+  if (seen.looped === undefined)
+    return { budget, detail: describeCut(reply, budget, seen, contextEnd) };
+  const unit = seen.looped.trim().slice(0, 80) || JSON.stringify(seen.looped.slice(0, 20));
+  return {
+    budget,
+    detail: `your reply fell into a loop, writing "${unit}" over and over; keel stopped it there and ran none of it`,
+    looped: seen.looped,
+  };
+}

@@ -197,6 +197,8 @@ export function classifyModelError(err: unknown): ClassifiedError {
 export interface ServerOrigin {
   provider?: Provider;
   fix?: string;
+  /** The context the prompt needs (`context_small`), for the advice. */
+  need?: number;
   /** An over-context refusal's numbers, for keel to refit by. */
   context?: OverContext;
 }
@@ -214,7 +216,7 @@ export class ModelServerError extends Error {
   ) {
     super(
       origin.provider === "openai"
-        ? describeOpenAIError(kind, url, model, detail, attempts, origin.fix)
+        ? describeOpenAIError(kind, url, model, detail, attempts, origin)
         : describeModelError(kind, url, model, detail, attempts),
     );
   }
@@ -227,7 +229,7 @@ export function describeOpenAIError(
   model: string,
   detail: string,
   attempts: number,
-  fix: string | undefined,
+  { fix, need }: Pick<ServerOrigin, "fix" | "need"> = {},
 ): string {
   const tries = attempts > 1 ? ` (after ${attempts} attempts)` : "";
   const server = `the OpenAI-compatible server at ${url}`;
@@ -242,8 +244,7 @@ export function describeOpenAIError(
     protocol: "Check that --base-url points at the server's /v1 root",
     truncated:
       "Start the server with a larger context (llama-server -c, vLLM --max-model-len, LM Studio's context length)",
-    context_small:
-      "Start the server with a larger context, e.g. llama-server -c 16384 (its slots share -c: with -np 4 each slot gets a quarter), vLLM --max-model-len 16384, or LM Studio's context length; a smaller --context-window cannot help",
+    context_small: `Start the server with ${need ? `a context of at least ${need} tokens` : "a larger context"}, e.g. llama-server -c ${need ?? 16384} (its slots share -c: with -np 4 each slot gets a quarter), vLLM --max-model-len ${need ?? 16384}, or LM Studio's context length; a smaller --context-window cannot help`,
     auth: "Give the server's API key with --api-key or OPENAI_API_KEY (keel sends it as a Bearer token)",
     schema:
       "Run with --tool-mode prompt (tools described in the prompt need no grammar), or remove the tool whose schema the server cannot convert",

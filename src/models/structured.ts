@@ -43,7 +43,7 @@ export async function structuredCall<S extends z.ZodObject>(
       messages.push(
         new HumanMessage(
           wire.seen?.finishReason === "length"
-            ? `That answer was cut at the generation budget of ${maxTokens} tokens. Reply again with shorter JSON matching the schema only.`
+            ? cutNote(maxTokens)
             : "That answer was not JSON. Reply again with JSON matching the schema only.",
         ),
       );
@@ -55,13 +55,17 @@ export async function structuredCall<S extends z.ZodObject>(
       out.raw,
       new HumanMessage(
         cutAtBudget(out.raw, wire.seen)
-          ? `That answer was cut at the generation budget of ${maxTokens} tokens. Reply again with shorter JSON matching the schema only.`
+          ? cutNote(maxTokens)
           : repairNote(checked.error, out.raw.content),
       ),
     );
   }
   return null;
 }
+
+/** The repair turn's message for an answer cut at its budget. */
+const cutNote = (maxTokens?: number) =>
+  `That answer was cut at the generation budget of ${maxTokens} tokens. Reply again with shorter JSON matching the schema only.`;
 
 /**
  * The OpenAI client's errors for an answer it could not parse: not JSON (`SyntaxError`), or cut

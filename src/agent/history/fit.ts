@@ -170,6 +170,16 @@ export function estimatePrompt(
 export const promptBudget = (window: number, reserve = replyReserve(window)) => window - reserve;
 
 /**
+ * The smallest power-of-two window (4,096 to 2,097,152 tokens) whose prompt budget takes a prompt of
+ * `tokens`, or undefined when none does: the context to advise a server too small for it.
+ */
+export function windowFor(tokens: number): number | undefined {
+  for (let window = 4096; window <= 2 ** 21; window *= 2)
+    if (tokens <= promptBudget(window)) return window;
+  return undefined;
+}
+
+/**
  * Fits `history` into the window (see the module comment). Work per turn is bounded by what is
  * kept, not by the length of the thread.
  */

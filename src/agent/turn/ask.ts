@@ -9,7 +9,13 @@ import { createHash } from "node:crypto";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import { judgePrompt, judgeRefusal, refusedPrompt, scalesOf } from "../history/calibrate.js";
-import { estimatePrompt, fitToWindow, promptBudget, promptProfile } from "../history/fit.js";
+import {
+  estimatePrompt,
+  fitToWindow,
+  promptBudget,
+  promptProfile,
+  windowFor,
+} from "../history/fit.js";
 import { cutByContext, roomyReserve } from "../../guard/context-budget.js";
 import { weighProfile } from "../../guard/token-estimate.js";
 import { toPromptHistory } from "../history/prompt-form.js";
@@ -17,8 +23,8 @@ import { recordIndex } from "../history/record.js";
 import type { ToolMode } from "../../models/capabilities.js";
 import { structuredOptions } from "../../models/chat-model.js";
 import { ModelServerError } from "../../models/errors.js";
-import { withWireTurn, type WireSeen, type WireTurn } from "../../models/wire.js";
-import { cutAtBudget, describeCut, type CallKind } from "../../models/budget.js";
+import { withWireTurn, type WireTurn } from "../../models/wire.js";
+import { cutAtBudget, cutOf, type CallKind, type Cut } from "../../models/budget.js";
 import { withModelRetry } from "../../models/retry.js";
 import type { FormatName } from "../../models/tool-calls/types.js";
 import type { toolDefinition } from "../../tools/registry.js";
@@ -76,7 +82,7 @@ export interface TurnAnswer {
    * The server stopped the reply at its generation budget, or keel stopped it in a loop (`looped`:
    * the unit it repeated): any call in it is cut (budget.ts).
    */
-  cut?: { budget: number; detail: string; looped?: string };
+  cut?: Cut;
 }
 
 /** Identifies what sits before the conversation: a change there invalidates the server's cache. */
@@ -257,23 +263,6 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
   }
 }
 
-/** What stopped a cut reply: the budget, the end of the context, or a loop keel stopped as it streamed. */
-function cutOf(
-  reply: AIMessage,
-  budget: number,
-  seen: WireSeen,
-  contextEnd?: number,
-): NonNullable<TurnAnswer["cut"]> {
-  if (seen.looped === undefined)
-    return { budget, detail: describeCut(reply, budget, seen, contextEnd) };
-  const unit = seen.looped.trim().slice(0, 80) || JSON.stringify(seen.looped.slice(0, 20));
-  return {
-    budget,
-    detail: `your reply fell into a loop, writing "${unit}" over and over; keel stopped it there and ran none of it`,
-    looped: seen.looped,
-  };
-}
-
 /**
  * A fold laid out for a server that shifts its cache, answered without a shift: the server served
  * under half of what sat before the record (`kept`: the kept turns, still in its cache further on).
@@ -314,10 +303,7 @@ function checkFloor(
   );
   if (floor <= promptBudget(window)) return;
   const openai = env.settings.provider === "openai";
-  // the smallest power-of-two context that takes this prompt and a reply
-  let need: number | undefined = 4096;
-  while (need !== undefined && floor > promptBudget(need))
-    need = need < 2 ** 21 ? need * 2 : undefined;
+  const need = windowFor(floor);
   const needs = need
     ? `; it needs a context of at least ${need} tokens (a shorter request needs less)`
     : "";
@@ -327,14 +313,7 @@ function checkFloor(
     env.settings.model,
     `the ${openai ? "server's context (n_ctx of a slot)" : "window (num_ctx)"} is ${window} tokens, smaller than keel's minimum prompt of ${floor} tokens (its system prompt, tool definitions and the request) and room for a reply (${window - promptBudget(window)} tokens)${needs}`,
     1,
-    {
-      provider: env.settings.provider,
-      ...(need && openai
-        ? {
-            fix: `Start the server with a context of at least ${need} tokens, e.g. llama-server -c ${need} (its slots share -c: with -np 4 each slot gets a quarter), vLLM --max-model-len ${need}, or LM Studio's context length; a smaller --context-window cannot help`,
-          }
-        : {}),
-    },
+    { provider: env.settings.provider, ...(need ? { need } : {}) },
   );
 }
 
