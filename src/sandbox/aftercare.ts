@@ -1,17 +1,26 @@
 /**
  * Around a sandboxed command: what the sandbox cannot hold by itself. Before it runs, the workspace
- * is looked over for protected paths deeper than its top level (the sandbox then holds those too)
- * and for git repositories (a `.git` folder, a bare repository, the target of a `.git` file or link,
- * the folder a `commondir` names — in `node_modules` too). After it, what it made that would run
- * code outside the sandbox later is undone: a protected path it created below the top level is
- * removed, and a repository it created or changed loses its hooks, the config keys that make git
- * run a program (`RISKY_GIT_CONFIG`), and a config or hooks folder that is a link (symbolic, or a
- * hard link shared with another name, through which a file tool would write it).
+ * is looked over for protected paths deeper than its top level (the sandbox then holds those too),
+ * a Jujutsu `.jj/repo` that is a file, and git repositories (a `.git` folder, a bare repository, the
+ * target of a `.git` file or link, the folder a `commondir` names — in `node_modules` too). After
+ * it, what it made that would run code outside the sandbox later is undone: a protected path it
+ * created below the top level is removed, and a repository it created or changed loses its new
+ * hooks, the config keys it added that `SAFE_GIT_CONFIG` does not list (git has many that run a
+ * program), and a config or hooks folder that is a link (symbolic, or a hard link shared with
+ * another name, through which a file tool would write it).
  */
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  type Dirent,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
-import { withoutRiskyGitConfig } from "./policy.js";
+import { gitConfigKeys, withoutUnsafeGitConfig } from "./policy.js";
 import { removedWhenMade } from "./protected.js";
 
 /**
@@ -29,8 +38,11 @@ export interface WorkspaceMarks {
   nested: string[];
   /** The look stopped at `MAX_ENTRIES`: what lies past it was not seen. */
   incomplete?: true;
-  /** Workspace-relative git folder → a fingerprint of its config and hooks, and its hooks. */
-  repos: Map<string, { print: string; hooks: string[]; links: string[] }>;
+  /** Workspace-relative git folder → a fingerprint of its configs and hooks, its hooks, links and configs' text. */
+  repos: Map<
+    string,
+    { print: string; hooks: string[]; links: string[]; configs: (string | undefined)[] }
+  >;
 }
 
 /**
@@ -47,10 +59,12 @@ export function markWorkspace(workspace: string, limit = MAX_ENTRIES): Workspace
   const addRepo = (rel: string) => {
     if (marks.repos.has(rel)) return;
     const gitDir = path.join(workspace, rel);
+    const configs = CONFIGS.map((name) => readConfig(path.join(gitDir, name)));
     marks.repos.set(rel, {
-      print: fingerprint(gitDir),
+      print: fingerprint(gitDir, configs),
       hooks: hooksOf(gitDir),
       links: linksOf(gitDir),
+      configs,
     });
   };
   const addRepoWithCommon = (rel: string) => {
@@ -75,7 +89,7 @@ export function markWorkspace(workspace: string, limit = MAX_ENTRIES): Workspace
         return;
       }
       const child = rel ? `${rel}/${e.name}` : e.name;
-      if (removedWhenMade(child)) marks.nested.push(child);
+      if (removedWhenMade(child) || jjRedirect(rel, e)) marks.nested.push(child);
       // a `.git` file or link sends git to a repository anywhere (`node_modules` too)
       if (e.name.toLowerCase() === ".git" && !e.isDirectory()) {
         const target = gitFileTarget(workspace, child, e.isSymbolicLink());
@@ -87,6 +101,14 @@ export function markWorkspace(workspace: string, limit = MAX_ENTRIES): Workspace
   walk("");
   return marks;
 }
+
+/**
+ * A Jujutsu workspace's `.jj/repo` that is a file (or a link), not a folder: jj reads the config of
+ * the repository it names, anywhere. jj writes the folder form in every command, so only this form
+ * is held (and removed when a command makes it).
+ */
+const jjRedirect = (rel: string, e: Dirent) =>
+  e.name === "repo" && !e.isDirectory() && path.basename(rel).toLowerCase() === ".jj";
 
 /** A path in the workspace, workspace-relative with `/`, or undefined when it leads out. */
 function inWorkspace(workspace: string, real: string): string | undefined {
@@ -143,16 +165,19 @@ export function nestedDenies(marks: WorkspaceMarks, workspace: string): string[]
   return [...out];
 }
 
-/** A git folder's configs and hooks, hashed: any change shows. */
-function fingerprint(gitDir: string): string {
+/** A config's text, or none when it cannot be read as a file. */
+function readConfig(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** A git folder's configs (their texts, in `CONFIGS` order) and hooks, hashed: any change shows. */
+function fingerprint(gitDir: string, configs: (string | undefined)[]): string {
   const h = createHash("sha1");
-  for (const name of CONFIGS)
-    try {
-      h.update(`\0${name}\0`);
-      h.update(readFileSync(path.join(gitDir, name)));
-    } catch {
-      h.update("none");
-    }
+  CONFIGS.forEach((name, i) => h.update(`\0${name}\0${configs[i] ?? "none"}`));
   for (const name of hooksOf(gitDir)) h.update(`\0${name}`);
   for (const name of linksOf(gitDir)) h.update(`\0link ${name}`);
   return h.digest("hex");
@@ -186,8 +211,8 @@ const linksOf = (gitDir: string): string[] =>
 
 /**
  * After a command: removes the protected paths it created below the top level, and cleans every
- * repository it created or changed (hooks other than git's samples removed, risky config keys
- * removed; hooks it had before stay). Returns what was removed, workspace-relative. Never throws.
+ * repository it created or changed (hooks other than git's samples removed, config keys
+ * `SAFE_GIT_CONFIG` does not list removed; hooks and key lines it had before stay). Returns what was removed, workspace-relative. Never throws.
  */
 export function cleanAfter(
   workspace: string,
@@ -217,15 +242,16 @@ export function cleanAfter(
         rmSync(path.join(gitDir, "hooks", name), { recursive: true, force: true });
         removed.push(at(`hooks/${name}`));
       }
-      for (const name of CONFIGS) {
+      CONFIGS.forEach((name, i) => {
         const config = path.join(gitDir, name);
-        if (!lstatSync(config, { throwIfNoEntry: false })?.isFile()) continue;
-        const clean = withoutRiskyGitConfig(readFileSync(config, "utf8"));
+        if (!lstatSync(config, { throwIfNoEntry: false })?.isFile()) return;
+        const kept = gitConfigKeys(was?.configs[i] ?? "");
+        const clean = withoutUnsafeGitConfig(readFileSync(config, "utf8"), kept);
         if (clean.removed.length > 0) {
           writeFileSync(config, clean.text);
           removed.push(...clean.removed.map((k) => `${k} from ${at(name)}`));
         }
-      }
+      });
     }
   } catch (e) {
     removed.push(`(keel could not finish checking the workspace: ${(e as Error).message})`);

@@ -175,7 +175,7 @@ export interface CommandTrace {
   output: string;
   /** Hosts the sandbox's proxy refused while it ran. */
   blockedHosts: string[];
-  /** Git hooks and config keys keel removed after the command (see `RISKY_GIT_CONFIG`). */
+  /** Git hooks and config keys keel removed after the command (see `SAFE_GIT_CONFIG`). */
   removed: string[];
 }
 
@@ -241,39 +241,87 @@ export function sandboxNotes(
 }
 
 /**
- * Keys of a git config that make git run a program: a repository a command created (where
- * `.git/config` could not be protected yet) is cleaned of them. Matched on `section.key`, lower case.
+ * The keys a repository a command created or changed may keep in its git config (`section.key`,
+ * lower case, a subsection in the middle): those git writes itself (`init`, `clone`, `submodule`,
+ * `worktree`, `remote`, `branch`), who commits, and settings that change only how git shows or
+ * merges. Every other key a command added is removed: git has dozens that run a program
+ * (`core.fsmonitor`, `alias.*`, filter drivers, `gpg.ssh.defaultKeyCommand`…), and a list of
+ * those is never finished.
  */
-export const RISKY_GIT_CONFIG =
-  /^(core\.(hookspath|fsmonitor|sshcommand|gitproxy|pager|editor|askpass|attributesfile|worktree)|alias\..*|filter\..*\.(clean|smudge|process)|diff\..*\.(textconv|command)|diff\.external|merge\..*\.driver|credential\..*|sequence\.editor|gpg\..*program|gpg\.program|uploadpack\..*|receive\..*|remote\..*\.(uploadpack|receivepack)|include\.path|includeif\..*\.path|pager\..*|interactive\.difffilter|(diff|merge)tool\..*\.(cmd|path)|gpg\.ssh\.defaultkeycommand|core\.alternaterefscommand|trailer\..*\.(command|cmd)|tar\..*\.command|sendemail\..*(cmd|smtpserver)|imap\.tunnel|(help|instaweb)\.browser|guitool\..*\.cmd|web\.browser|browser\..*\.(cmd|path)|man\..*\.(cmd|path)|submodule\..*\.update|protocol\..*\.allow|url\..*\.insteadof|ssh\.variant)$/;
+export const SAFE_GIT_CONFIG =
+  /^(core\.(repositoryformatversion|filemode|bare|logallrefupdates|ignorecase|precomposeunicode|symlinks|autocrlf|eol|safecrlf|quotepath|compression|whitespace|abbrev|checkstat|trustctime|untrackedcache|splitindex|commitgraph|multipackindex|sparsecheckout|sparsecheckoutcone|longpaths)|extensions\.(objectformat|worktreeconfig|refstorage|partialclone|preciousobjects)|(user|author|committer)\.(name|email)|remote\..+\.(url|pushurl|fetch|push|mirror|tagopt|prune|promisor|partialclonefilter)|branch\..+\.(remote|merge|rebase|pushremote|description)|submodule\..+\.(url|active|branch)|submodule\.active|lfs\.repositoryformatversion|init\.defaultbranch|pull\.(rebase|ff)|push\.(default|autosetupremote)|fetch\.prune|merge\.(ff|conflictstyle)|rebase\.autostash|rerere\.enabled|diff\.(algorithm|renames)|status\.showuntrackedfiles|log\.date|color\..+|advice\..+|gc\.auto)$/;
 
 /**
- * A git config's text without the risky keys, and the keys removed. Understands git's INI form:
- * `[section]`, `[section "sub"]`, `key = value`; continuation lines of a removed key go with it.
+ * A URL naming a remote helper (`<transport>::<address>`): git runs `git-remote-<transport>`,
+ * found on a PATH that may hold the workspace's `node_modules/.bin`.
  */
-export function withoutRiskyGitConfig(text: string): { text: string; removed: string[] } {
+const HELPER_URL = /^\s*(url|pushurl)\s*=\s*"?[A-Za-z0-9+.-]+::/i;
+
+/**
+ * A git config's text without the keys `SAFE_GIT_CONFIG` does not list, and the keys removed. A key
+ * line (in its section) that is in `kept` stays: a config a command changed keeps what it had
+ * before. Understands git's INI form (`[section]`, `[section "sub"]`, `key = value`). A line it
+ * cannot read as a header, a comment or a listed key goes; so does a line that ends in a backslash,
+ * and the lines git would read as that value's continuation: every line left is read by git as it
+ * is read here, whatever line came before it.
+ */
+export function withoutUnsafeGitConfig(
+  text: string,
+  kept: ReadonlySet<string> = new Set(),
+): { text: string; removed: string[] } {
   const removed: string[] = [];
   const out: string[] = [];
-  let section = "";
-  let continued = false; // a removed value that ends in a backslash goes on
-  for (const line of text.split("\n")) {
-    if (continued) {
-      continued = line.endsWith("\\");
+  for (const { line, head, name, continued } of gitConfigLines(text)) {
+    if (continued) continue;
+    const rest = head ? line.slice(head.length) : line;
+    const note = name === undefined && /^\s*([#;][^\n]*)?$/.test(rest);
+    const allowed =
+      note ||
+      (name !== undefined &&
+        ((SAFE_GIT_CONFIG.test(name) && !HELPER_URL.test(rest)) || kept.has(`${name}\0${line}`)));
+    if (allowed && !endsInBackslash(line)) {
+      out.push(line);
       continue;
     }
-    const head = /^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]/.exec(line);
-    if (head) section = (head[2] !== undefined ? `${head[1]}.${head[2]}` : head[1]!).toLowerCase();
-    // A key may follow its section header on the same line.
-    const body = head ? line.slice(head[0].length) : line;
-    const key = /^\s*([A-Za-z][A-Za-z0-9-]*)\s*(=|$)/.exec(body)?.[1];
-    const name = key && `${section}.${key.toLowerCase()}`;
-    if (name && RISKY_GIT_CONFIG.test(name)) {
-      removed.push(name);
-      continued = line.endsWith("\\");
-      if (head) out.push(head[0]);
-    } else out.push(line);
+    if (!note) removed.push(name ?? `a line git may read as a key ("${line.trim().slice(0, 40)}")`);
+    if (head) out.push(head);
   }
   return { text: out.join("\n"), removed };
+}
+
+/** Each key line of a git config as `section.key\0line`: what `withoutUnsafeGitConfig` keeps. */
+export function gitConfigKeys(text: string): Set<string> {
+  const keys = new Set<string>();
+  for (const { line, name } of gitConfigLines(text)) if (name) keys.add(`${name}\0${line}`);
+  return keys;
+}
+
+const endsInBackslash = (line: string) => line.replace(/\r$/, "").endsWith("\\");
+
+/**
+ * A git config's lines, each with its section header (when it starts with one) and the key it sets
+ * (`section.key`, lower case), or whether it continues the line before (which ends in a backslash).
+ */
+function* gitConfigLines(text: string) {
+  let section = "";
+  let continued = false;
+  for (const line of text.split("\n")) {
+    const m = continued
+      ? null
+      : /^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]/.exec(line);
+    if (m) section = (m[2] !== undefined ? `${m[1]}.${m[2]}` : m[1]!).toLowerCase();
+    // A key may follow its section header on the same line.
+    const key = continued
+      ? undefined
+      : /^\s*([A-Za-z][A-Za-z0-9-]*)\s*(=|$)/.exec(m ? line.slice(m[0].length) : line)?.[1];
+    yield {
+      line,
+      head: m?.[0],
+      name: key && `${section}.${key.toLowerCase()}`,
+      continued,
+    };
+    continued = endsInBackslash(line);
+  }
 }
 
 const PATH_TOKEN = /(?:^|[\s'"=:(<>|;&`])((?:~|\.\.|\/)[^\s'"():;,|&<>`]*)/g;

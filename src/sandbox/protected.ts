@@ -73,6 +73,10 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   },
   { path: ".lefthook-local.yml", why: "lefthook runs its commands in your next git commit" },
   { path: ".hg/hgrc", why: "Mercurial runs its hooks and extensions in your next hg command" },
+  {
+    path: ".hg/sharedpath",
+    why: "Mercurial reads the hooks and extensions of the repository it names (any folder)",
+  },
   { path: ".jj/repo/config.toml", why: "Jujutsu config names programs (pager, fix tools)" },
   { path: ".bashrc", why: "shell start-up file" },
   { path: ".bash_profile", why: "shell start-up file" },

@@ -208,6 +208,47 @@ describe("keel's own clean-up and undo never follow a link", () => {
     expect(readFileSync(path.join(w, "s/.git/ x/config"), "utf8")).not.toContain("fsmonitor");
   });
 
+  it("aftercare keeps only the git config a repository may keep, and the user's own lines", () => {
+    const dir = tempWorkspace("keel-links-config-");
+    const w = path.join(dir, "ws");
+    mkdirSync(w);
+    // the user's repository, config and all, before the command (the sandbox holds its config;
+    // here the command's change is written directly)
+    execFileSync("git", ["init", "-q", path.join(w, "mine")]);
+    const config = path.join(w, "mine/.git/config");
+    execFileSync("git", ["config", "-f", config, "alias.co", "checkout"]);
+    execFileSync("git", ["config", "-f", config, "core.editor", "vim"]);
+    const before = markWorkspace(w);
+    execFileSync("git", ["config", "-f", config, "alias.st", "!touch pwned"]);
+    // keys newer git runs (no list of risky keys had them), in a repository the command made
+    execFileSync("git", ["init", "-q", path.join(w, "new")]);
+    const made = path.join(w, "new/.git/config");
+    execFileSync("git", ["config", "-f", made, "gc.recentObjectsHook", "touch pwned"]);
+    execFileSync("git", ["config", "-f", made, "hook.lint.command", "touch pwned"]);
+    execFileSync("git", ["config", "-f", made, "user.name", "Model"]);
+    // Mercurial and Jujutsu sent to another folder's config
+    mkdirSync(path.join(w, "h/.hg"), { recursive: true });
+    writeFileSync(path.join(w, "h/.hg/sharedpath"), "../../evil");
+    mkdirSync(path.join(w, "j/.jj"), { recursive: true });
+    writeFileSync(path.join(w, "j/.jj/repo"), "../../evil");
+    const removed = cleanAfter(w, before);
+    expect(removed.sort()).toEqual([
+      "alias.st from mine/.git/config",
+      "gc.recentobjectshook from new/.git/config",
+      "h/.hg/sharedpath",
+      "hook.lint.command from new/.git/config",
+      "j/.jj/repo",
+    ]);
+    const keys = (file: string) =>
+      execFileSync("git", ["config", "-f", file, "--list"], { encoding: "utf8" });
+    expect(keys(config)).toMatch(/core\.editor=vim\nalias\.co=checkout\n$/);
+    expect(keys(config)).not.toContain("alias.st");
+    expect(keys(made)).toContain("user.name=Model");
+    expect(keys(made)).not.toMatch(/hook|pwned/);
+    // git still reads both (the user's alias works)
+    execFileSync("git", ["-C", path.join(w, "mine"), "co", "-q", "-b", "x"]);
+  });
+
   it("a workspace too big to look over whole is said to be, not passed over in silence", () => {
     const dir = tempWorkspace("keel-links-flood-");
     const w = path.join(dir, "ws");

@@ -9,7 +9,8 @@ import {
   NO_GRANTS,
   readableRoots,
   sandboxNotes,
-  withoutRiskyGitConfig,
+  gitConfigKeys,
+  withoutUnsafeGitConfig,
   type Machine,
 } from "../../src/sandbox/policy.js";
 
@@ -168,8 +169,8 @@ describe("sandboxNotes", () => {
   });
 });
 
-describe("withoutRiskyGitConfig", () => {
-  it("removes keys that make git run a program, keeps the rest", () => {
+describe("withoutUnsafeGitConfig", () => {
+  it("keeps only the keys git writes itself and harmless settings", () => {
     const text = [
       "[core]",
       "\trepositoryformatversion = 0",
@@ -186,14 +187,19 @@ describe("withoutRiskyGitConfig", () => {
       "\tclean = evil %f",
       "\trequired = true",
       "[core] sshCommand = ssh -i key",
+      '[remote "origin"]',
+      "\turl = https://example.com/r.git",
+      "\tfetch = +refs/heads/*:refs/remotes/origin/*",
+      "# a comment stays",
     ].join("\n");
-    const r = withoutRiskyGitConfig(text);
+    const r = withoutUnsafeGitConfig(text);
     expect(r.removed).toEqual([
       "core.hookspath",
       "core.fsmonitor",
       "alias.st",
       "alias.co",
       "filter.lfs.clean",
+      "filter.lfs.required",
       "core.sshcommand",
     ]);
     expect(r.text).toBe(
@@ -205,12 +211,15 @@ describe("withoutRiskyGitConfig", () => {
         '[alias "x"]',
         "[alias]",
         '[filter "lfs"]',
-        "\trequired = true",
         "[core]",
+        '[remote "origin"]',
+        "\turl = https://example.com/r.git",
+        "\tfetch = +refs/heads/*:refs/remotes/origin/*",
+        "# a comment stays",
       ].join("\n"),
     );
   });
-  it("removes the keys that run a program on commit, difftool, send-email and the like", () => {
+  it("removes keys no list of risky keys names (the kind, not the cases)", () => {
     const text = [
       "[gpg]",
       "\tformat = ssh",
@@ -218,45 +227,72 @@ describe("withoutRiskyGitConfig", () => {
       "\tdefaultKeyCommand = touch pwned",
       '[difftool "vimdiff"]',
       "\tpath = ./evil.sh",
-      '[mergetool "m"]',
-      "\tpath = ./evil.sh",
       "[core]",
       "\talternateRefsCommand = ./evil.sh",
+      "\tsomeFutureCommand = ./evil.sh",
       '[trailer "sign"]',
       "\tcommand = ./evil.sh",
       "[sendemail]",
       "\tsendmailCmd = ./evil.sh",
-      "\tsmtpServer = /tmp/evil.sh",
-      "[imap]",
-      "\ttunnel = ./evil.sh",
-      "[help]",
-      "\tbrowser = evil",
-      '[guitool "x"]',
-      "\tcmd = ./evil.sh",
-      '[tar "tgz"]',
-      "\tcommand = ./evil.sh",
+      '[tool "new"]',
+      "\trun = ./evil.sh",
       "[diff]",
-      "\ttool = vimdiff",
+      "\talgorithm = histogram",
     ].join("\n");
-    const r = withoutRiskyGitConfig(text);
+    const r = withoutUnsafeGitConfig(text);
     expect(r.removed).toEqual([
+      "gpg.format",
       "gpg.ssh.defaultkeycommand",
       "difftool.vimdiff.path",
-      "mergetool.m.path",
       "core.alternaterefscommand",
+      "core.somefuturecommand",
       "trailer.sign.command",
       "sendemail.sendmailcmd",
-      "sendemail.smtpserver",
-      "imap.tunnel",
-      "help.browser",
-      "guitool.x.cmd",
-      "tar.tgz.command",
+      "tool.new.run",
     ]);
-    expect(r.text).toContain("format = ssh");
-    expect(r.text).toContain("tool = vimdiff");
+    expect(r.text).toContain("algorithm = histogram");
+    expect(r.text).not.toMatch(/evil|pwned/);
+  });
+  it("removes a remote helper's URL (git runs git-remote-<name> from PATH)", () => {
+    const text = '[remote "o"]\n\turl = evil::x\n\tpushurl = "ext::sh -c x"\n\turl = git@h:r.git';
+    const r = withoutUnsafeGitConfig(text);
+    expect(r.removed).toEqual(["remote.o.url", "remote.o.pushurl"]);
+    expect(r.text).toBe('[remote "o"]\n\turl = git@h:r.git');
+  });
+  it("leaves no line git would read as something else than it is read here", () => {
+    // A value that ends in a backslash goes on in the next line for git, but not after a comment
+    // (`;\`): both lines go, so what is left never depends on the line before it.
+    const text = [
+      "[user]",
+      "\tname = x ;\\",
+      "[core] sshCommand = evil",
+      "\temail = a@b \\",
+      "\tfsmonitor = evil",
+      "# note \\",
+      "\tpager = evil",
+      "[core]\r",
+      "\tsshCommand\r",
+      "\tgarbage here",
+      "\tbare = false\r",
+    ].join("\n");
+    const r = withoutUnsafeGitConfig(text);
+    expect(r.text).toBe(["[user]", "[core]\r", "\tbare = false\r"].join("\n"));
+    expect(r.removed).toEqual([
+      "user.name",
+      "user.email",
+      "core.sshcommand",
+      'a line git may read as a key ("garbage here")',
+    ]);
+  });
+  it("keeps the key lines a config had before, in their section", () => {
+    const before = "[alias]\n\tco = checkout\n[core]\n\teditor = vim";
+    const after = `${before}\n\tpager = evil\n[user]\n\teditor = vim\n[alias]\n\tst = !evil`;
+    const r = withoutUnsafeGitConfig(after, gitConfigKeys(before));
+    expect(r.removed).toEqual(["core.pager", "user.editor", "alias.st"]);
+    expect(r.text).toBe(`${before}\n[user]\n[alias]`);
   });
   it("leaves a harmless config untouched", () => {
     const text = "[core]\n\tbare = false\n[user]\n\temail = a@b\n";
-    expect(withoutRiskyGitConfig(text)).toEqual({ text, removed: [] });
+    expect(withoutUnsafeGitConfig(text)).toEqual({ text, removed: [] });
   });
 });
