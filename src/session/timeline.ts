@@ -76,7 +76,9 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
         lines.push(
           `${pc.yellow("salvage")}  the model wrote its call as text; keel read it as a real call`,
         );
-      if (update.failure?.kind === "budget")
+      if (update.failure?.summarized)
+        lines.push(`${pc.cyan("act")}      ${turn} → summary (no tools offered)`);
+      else if (update.failure?.kind === "budget")
         lines.push(`${pc.yellow("act")}      ${update.failure.detail}`);
       else if (ai?.tool_calls?.length) {
         for (const c of ai.tool_calls)

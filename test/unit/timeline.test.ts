@@ -21,6 +21,18 @@ describe("describeUpdate for act", () => {
     if (kind !== "prose") expect(lines.join("\n")).not.toMatch(/prose instead of action/);
   });
 
+  it("the summary turn after a spent budget says it is the summary, not that the budget is spent again", () => {
+    const spent = { kind: "budget", detail: "the turn budget (3 model turns) is spent" } as const;
+    expect(describeUpdate("act", { failure: spent }).join("\n")).toMatch(/budget .* is spent/);
+    const lines = describeUpdate("act", {
+      messages: [new AIMessage({ content: "I read three files; the rest is left." })],
+      turns: 4,
+      failure: { ...spent, summarized: true },
+    }).join("\n");
+    expect(lines).toMatch(/turn 4 → summary \(no tools offered\)/);
+    expect(lines).not.toMatch(/spent/);
+  });
+
   it("has a label for every failure kind", () => {
     expect(Object.keys(FAILURE_LABEL).sort()).toEqual([...FailureSchema.shape.kind.options].sort());
   });
