@@ -76,11 +76,21 @@ Examples:
 
 async function runUndo(flags: UndoFlags): Promise<number> {
   const workspace = workspaceFolder(flags.workspace);
+  const say = (line: string) => (flags.json ? process.stderr : process.stdout).write(`${line}\n`);
   const plan = await planThreadUndo(workspace, {
     ...(flags.thread ? { thread: flags.thread } : {}),
     ...(flags.to ? { from: flags.to } : {}),
+  }).catch((err: unknown) => {
+    // all undone already: asked again, the undo is done (exit 0, as `rm -f` is)
+    if (err instanceof NothingToUndoError && err.undoneThread !== undefined) return err;
+    throw err;
   });
-  const say = (line: string) => (flags.json ? process.stderr : process.stdout).write(`${line}\n`);
+  if (plan instanceof NothingToUndoError) {
+    const none = { thread: plan.undoneThread, steps: [], restored: [], removed: [], kept: [] };
+    if (flags.json) process.stdout.write(`${JSON.stringify({ ...none, rewound: false })}\n`);
+    say(`nothing to undo: ${plan.message}`);
+    return 0;
+  }
   say(preview(plan));
   const changes = plan.actions.filter((a) => a.action !== "keep");
   if (flags.dryRun) return 0;

@@ -20,6 +20,12 @@ export class UndoError extends Error {
 /** Nothing is left to undo or show: not a usage error, only nothing to do. */
 export class NothingToUndoError extends UndoError {
   override name = "NothingToUndoError";
+  /** The thread whose changes are all undone already (an undo asked again is done), if that is the reason. */
+  readonly undoneThread?: string;
+  constructor(message: string, undoneThread?: string) {
+    super(message);
+    if (undoneThread !== undefined) this.undoneThread = undoneThread;
+  }
 }
 
 export interface UndoPlan {
@@ -147,7 +153,8 @@ async function threadSteps(workspace: string, threadId?: string) {
   }
   if (live.length === 0)
     throw new NothingToUndoError(
-      `thread ${thread} has no file changes left to undo in ${workspace}`,
+      `thread ${thread} has no file changes left in ${workspace}: all of them were undone`,
+      thread,
     );
   return { thread, live };
 }

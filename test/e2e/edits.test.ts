@@ -157,13 +157,27 @@ describe("edits and undo through keel run", () => {
       new RegExp(`continue with: keel run --thread t-edit -w ${ws} --ollama-url ${fake.url}$`, "m"),
     );
 
-    // nothing left to undo
+    // nothing left to undo: asked again, the undo is done (exit 0), and the diff is empty
     const again = await runKeel(["undo", "-w", ws, "--yes"]);
-    expect(again.code).toBe(1);
-    expect(again.stderr).toContain("thread t-edit has no file changes left to undo");
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(
+      "nothing to undo: thread t-edit has no file changes left in " +
+        `${ws}: all of them were undone`,
+    );
+    const againJson = await runKeel(["undo", "-w", ws, "--yes", "--json"]);
+    expect(againJson.code).toBe(0);
+    expect(JSON.parse(againJson.stdout)).toEqual({
+      thread: "t-edit",
+      steps: [],
+      restored: [],
+      removed: [],
+      kept: [],
+      rewound: false,
+    });
     const empty = await runKeel(["diff", "-w", ws]);
     expect(empty.code).toBe(0);
-    expect(empty.stdout).toContain("thread t-edit has no file changes left to undo");
+    expect(empty.stdout).toContain("thread t-edit has no file changes left in");
+    expect(empty.stdout).not.toContain("to undo");
     expect(JSON.parse((await runKeel(["diff", "-w", ws, "--json"])).stdout)).toMatchObject({
       steps: [],
       patch: "",
