@@ -74,7 +74,11 @@ export function hintFor(kind: FailureKind, strike: number, detail: string): stri
     case "cut":
       return `${detail[0]!.toUpperCase()}${detail.slice(1)}. Do the same in smaller pieces: write a large file in parts (write_file with its first part, then edit_file to add the rest after its last lines), or keep the content shorter; give one tool call per reply.`;
     case "unmet":
-      return `You gave a final answer, but the request is not done: ${detail}. Do it now with write_file (the full content), then give your final answer.`;
+      return `You gave a final answer, but the request is not done: ${detail}. ${
+        /command to be run/.test(detail)
+          ? "Run it now with run_command, as a plain command (no shell redirection: write files with write_file); if it cannot run, say why in your final answer."
+          : "Do it now with write_file (the full content), then give your final answer."
+      }`;
     case "unparseable":
       return `Your last message tried to call a tool, but the call could not be read: ${detail}`;
     case "unknown_tool":

@@ -125,6 +125,63 @@ describe("a question that asks for a file", () => {
   });
 });
 
+describe("a request that asks for something to be run", () => {
+  const RUN = "Create hi.sh that prints hi, then run it";
+  const runIt = (ws: string) =>
+    runKeel(["run", RUN, "-w", ws, "--ollama-url", fake!.url, "--json", "--yes"]);
+  const said = (req: { messages: Array<{ content: string }> }, text: string) =>
+    req.messages.some((m) => m.content.includes(text));
+
+  it("is not done while its command never ran (refused), and is once the model runs it", async () => {
+    fake = await startFake({
+      script: keelScript((req) => {
+        if (!answered(req, "write_file"))
+          return calls(call("write_file", { path: "hi.sh", content: "echo hi\n" }));
+        if (!answered(req, "run_command"))
+          return calls(call("run_command", { command: "bash hi.sh > out.txt" }));
+        if (!said(req, "none ran")) return { content: "Done: hi.sh prints hi." };
+        if (!said(req, "exit code 0")) return calls(call("run_command", { command: "bash hi.sh" }));
+        return { content: "hi.sh prints hi; running it printed hi." };
+      }),
+    });
+    const ws = tempWorkspace();
+    const r = await runIt(ws);
+    const json = r.json as Outcome;
+    expect(json.failures).toContainEqual(expect.objectContaining({ stage: "turn", kind: "unmet" }));
+    expect(json.status).toBe("done");
+    expect(r.code).toBe(0);
+    // the model was told why, and ran it the second time
+    const bodies = fake.chatBodies({ turnsOnly: true });
+    expect(
+      bodies.some((b) =>
+        (b.messages ?? []).some((m) =>
+          m.content.includes(
+            "the request asks for a command to be run, and none ran (the run_command call was refused)",
+          ),
+        ),
+      ),
+    ).toBe(true);
+    expect(existsSync(path.join(ws, "out.txt"))).toBe(false);
+  });
+
+  it("a model that never gets it to run: not done, and the report says so", async () => {
+    fake = await startFake({
+      script: keelScript((req) =>
+        answered(req, "write_file")
+          ? { content: "Done: hi.sh prints hi." }
+          : calls(call("write_file", { path: "hi.sh", content: "echo hi\n" })),
+      ),
+    });
+    const ws = tempWorkspace();
+    const r = await runIt(ws);
+    const json = r.json as Outcome;
+    expect(readFileSync(path.join(ws, "hi.sh"), "utf8")).toBe("echo hi\n");
+    expect(json.status).not.toBe("done");
+    expect(r.code).toBe(1);
+    expect(json.summary).toMatch(/Not done: the request asks for a command to be run, and none ran/);
+  });
+});
+
 type Outcome = {
   status: string;
   summary: string;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { classifyByRules } from "../../src/agent/nodes/intent-classify/rules.js";
+import { unmetEffect } from "../../src/agent/nodes/act/effect.js";
+import { asksToRun, classifyByRules } from "../../src/agent/nodes/intent-classify/rules.js";
 import { requestedEffect, unwritten } from "../../src/agent/requested-effect.js";
 import { toolsForIntent } from "../../src/tools/registry.js";
 
@@ -105,5 +106,62 @@ describe("notes that are not instructions", () => {
     expect(requestedEffect("Explain the parser. Note that the grammar is in parser.y").writes).toBe(
       false,
     );
+  });
+});
+
+describe("asksToRun: a request that asks for something to be run", () => {
+  it.each([
+    "Create hi.sh that prints hi, then run it",
+    "Fix the failing test in parse.py and run the tests",
+    "can you run the tests?",
+    "Install lodash and use it in utils.js",
+    "Write hello.py and execute it",
+    "Erstelle hallo.py und führe es aus",
+    "Create a branch called feature-x",
+  ])("asks: %s", (request) => expect(asksToRun(request)).toBe(true));
+  it.each([
+    "How do I run the tests?",
+    "Explain how to run the tests",
+    "What does npm test run?",
+    "Write a Makefile with install and test targets",
+    "Write a function that runs the tests",
+    "Install instructions: write them to INSTALL.md",
+    "Stop using var in app.js",
+    "npm test fails, fix it",
+  ])("does not: %s", (request) => expect(asksToRun(request)).toBe(false));
+});
+
+describe("unmetEffect: a run that asked for a command", () => {
+  const entry = (ok: boolean, kind?: "refused" | "failed" | "needs_approval") => ({
+    id: "c",
+    name: "run_command",
+    signature: "s",
+    toolClass: "command" as const,
+    ok,
+    ...(kind ? { kind } : {}),
+  });
+  const state = (trail: ReturnType<typeof entry>[], intent: "build" | "chat" = "build") => ({
+    request: "Create hi.sh that prints hi, then run it",
+    filesWritten: ["hi.sh"],
+    trail,
+    intent: { intent, source: "rules" as const, confidence: 0.9 },
+  });
+  it("is not done while every command was refused, and is once one ran (a failing one too)", () => {
+    expect(unmetEffect(state([entry(false, "refused")]), "/nowhere")).toBe(
+      "the request asks for a command to be run, and none ran (the run_command call was refused)",
+    );
+    expect(unmetEffect(state([]), "/nowhere")).toBe(
+      "the request asks for a command to be run, and none ran",
+    );
+    expect(unmetEffect(state([entry(false, "refused"), entry(false, "failed")]), "/nowhere")).toBe(
+      undefined,
+    );
+    expect(unmetEffect(state([entry(true)]), "/nowhere")).toBe(undefined);
+  });
+  it("asks nothing more once a person declined the command (or none was there to approve it)", () => {
+    expect(unmetEffect(state([entry(false, "needs_approval")]), "/nowhere")).toBe(undefined);
+  });
+  it("asks nothing of a run that was offered no run_command (chat, analysis)", () => {
+    expect(unmetEffect(state([], "chat"), "/nowhere")).toBe(undefined);
   });
 });

@@ -5,6 +5,7 @@ import { settingsFrom } from "../context.js";
 import type { CoderStateUpdate, CoderStateValue } from "../state.js";
 import { unansweredCalls } from "../conversation.js";
 import { requestedEffect, unwritten } from "../requested-effect.js";
+import { unrunCommand } from "./act/effect.js";
 
 /** The message keel puts into the model's context; marked so a person reading the thread sees who spoke. */
 export const keelNote = (text: string) =>
@@ -24,6 +25,8 @@ export function buildReport(state: CoderStateValue, reason: string, modelSummary
   const missing = unwritten(requestedEffect(state.request).paths, state.filesWritten);
   if (missing.length)
     lines.push(`Not done: the request asks for ${missing.join(", ")} to be written.`);
+  const unrun = unrunCommand(state);
+  if (unrun) lines.push(`Not done: ${unrun}.`);
   if (failed.length)
     lines.push(
       `Failures: ${failed

@@ -4,28 +4,62 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { changesThings } from "../../../tools/registry.js";
+import type { TrailEntry } from "../../../guard/loop.js";
 import { requestedEffect, unwritten } from "../../requested-effect.js";
 import type { CoderStateValue } from "../../state.js";
+import { asksToRun } from "../intent-classify/rules.js";
+
+/** Whether a command ran this run: one that ran and failed still ran; a refused one did not. */
+export const ranCommand = (trail: readonly TrailEntry[]): boolean =>
+  trail.some(
+    (t) =>
+      t.toolClass === "command" &&
+      (t.ok || t.kind === "failed" || t.kind === "timeout" || t.kind === "interrupted"),
+  );
 
 /**
  * What the request asked for and the run has not done, as a sentence for the failure's detail, or
  * undefined when nothing is missing. A named file counts as written when write_file or edit_file
  * wrote it this run, or when a command ran this run and the file is on disk (`cp`, a generator);
- * a request for "a file" without a name is met by any write.
+ * a request for "a file" without a name is met by any write. A request that asks for something to
+ * be run is met by a command that ran (whatever its exit code).
  */
 export function unmetEffect(
+  state: Pick<CoderStateValue, "request" | "filesWritten" | "trail" | "intent">,
+  workspace: string,
+): string | undefined {
+  return unwrittenEffect(state, workspace) ?? unrunCommand(state);
+}
+
+/**
+ * A request that asks for something to be run ("… and run it"), in a run offered run_command,
+ * where no command ran: every one was refused (a shell redirection, a rule) or none was tried. A
+ * command a person declined (or that no person was there to approve) is the user's decision, not
+ * the model's to get round: the run may end with it unrun.
+ */
+export function unrunCommand(state: Pick<CoderStateValue, "request" | "trail" | "intent">) {
+  if (!state.intent || !changesThings(state.intent.intent)) return undefined;
+  if (!asksToRun(state.request) || ranCommand(state.trail)) return undefined;
+  const commands = state.trail.filter((t) => t.toolClass === "command");
+  if (commands.some((t) => t.kind === "needs_approval")) return undefined;
+  const tried = commands.length;
+  return `the request asks for a command to be run, and none ran${tried ? ` (${tried === 1 ? "the run_command call was" : `all ${tried} run_command calls were`} refused)` : ""}`;
+}
+
+function unwrittenEffect(
   state: Pick<CoderStateValue, "request" | "filesWritten" | "trail">,
   workspace: string,
 ): string | undefined {
   const effect = requestedEffect(state.request);
   if (!effect.writes) return undefined;
-  const ranCommand = state.trail.some((t) => t.toolClass === "command" && t.ok);
+  const commandOk = state.trail.some((t) => t.toolClass === "command" && t.ok);
   const missing = unwritten(effect.paths, state.filesWritten).filter(
-    (p) => !(ranCommand && existsSync(path.resolve(workspace, p))),
+    (p) => !(commandOk && existsSync(path.resolve(workspace, p))),
   );
   if (missing.length > 0)
     return `the request asks for ${missing.join(", ")} to be written, and ${missing.length > 1 ? "they were" : "it was"} not`;
-  if (effect.paths.length === 0 && state.filesWritten.length === 0 && !ranCommand)
+  if (effect.paths.length === 0 && state.filesWritten.length === 0 && !commandOk)
     return "the request asks for the result to be written to a file, and no file was written";
   return undefined;
 }

@@ -13,7 +13,7 @@ import { askTurn, fitUpdate, type TurnAnswer } from "../../turn/ask.js";
 import type { TurnSetup } from "../../turn/setup.js";
 import { readReply } from "./channel.js";
 import { classifyReply, visibleText } from "./classify.js";
-import { unmetEffect } from "./effect.js";
+import { ranCommand, unmetEffect } from "./effect.js";
 import { turnMetadata } from "./metadata.js";
 
 /** Failures of the server's own tool-call parser after which the run stays in prompt mode. */
@@ -108,12 +108,7 @@ export async function toolTurn(
  * command (a command that ran and failed still ran; a refused one did not).
  */
 export function hasActed(state: Pick<CoderStateValue, "trail">): boolean {
-  return state.trail.some(
-    (t) =>
-      (t.toolClass === "mutate" && t.ok) ||
-      (t.toolClass === "command" &&
-        (t.ok || t.kind === "failed" || t.kind === "timeout" || t.kind === "interrupted")),
-  );
+  return state.trail.some((t) => t.toolClass === "mutate" && t.ok) || ranCommand(state.trail);
 }
 
 /**

@@ -146,6 +146,24 @@ export function classifyByRules(request: string): RuleVerdict {
     : { intent: "build", confidence: 0.85 };
 }
 
+/**
+ * Whether the request asks, in a sentence that is not a question (or is a polite request: "can you
+ * run the tests?"), for something to be run: "run it", "… and run the tests", "install lodash".
+ * A run that offered run_command and never ran one is not done (act/effect.ts).
+ */
+export function asksToRun(request: string): boolean {
+  const sentences = sentencesOf(request);
+  return actsOf(sentences).some(
+    (f) =>
+      f.act === "run" &&
+      f.strong &&
+      (!sentences[f.sentence]!.question || sentences[f.sentence]!.modal) &&
+      // a label ("Install instructions:"), a habit to drop ("stop using var")
+      !/:\s*$/.test(f.clause) &&
+      !/^stop \p{L}+ing\b/u.test(f.clause),
+  );
+}
+
 /** Decides the intent from the wording alone, or returns an unsure verdict (confidence < 0.7). */
 function classifyByWording(request: string): RuleVerdict {
   const sentences = sentencesOf(request);
