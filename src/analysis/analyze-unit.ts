@@ -29,7 +29,7 @@ export interface Budgeted {
   policy: RetryPolicy;
   /** Context window in tokens. */
   window: number;
-  /** Called with the estimated size of every request, for the largest-request figure. */
+  /** Called with the size of every request (the server's count, else keel's estimate), for the largest-request figure. */
   onRequest?: (tokens: number) => void;
   /** The generation budget of one unit's call (settings `generationBudget.analyze`). */
   maxTokens?: number;
@@ -73,8 +73,20 @@ async function ask<S extends Parameters<typeof structuredCall>[1]>(
   system: string,
   user: string,
 ) {
-  b.onRequest?.(estimateTokens(system + user) + 16);
-  return structuredCall(b.model, schema, system, user, b.policy, b.maxTokens);
+  // The server's count of each prompt where it reports one (keel's estimate misses the template
+  // and the schema the request carries), else keel's estimate.
+  let counted = false;
+  try {
+    return await structuredCall(b.model, schema, system, user, b.policy, {
+      ...(b.maxTokens !== undefined ? { maxTokens: b.maxTokens } : {}),
+      onPrompt: (tokens) => {
+        counted = true;
+        b.onRequest?.(tokens);
+      },
+    });
+  } finally {
+    if (!counted) b.onRequest?.(estimateTokens(system + user) + 16);
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import type { z } from "zod";
 import { cutAtBudget } from "./budget.js";
+import { serverCounts } from "./server-counts.js";
 import { withModelRetry, type RetryPolicy } from "./retry.js";
 import { withWireTurn, type WireTurn } from "./wire.js";
 
@@ -18,7 +19,15 @@ export async function structuredCall<S extends z.ZodObject>(
   system: string,
   user: string,
   policy: RetryPolicy,
-  maxTokens?: number,
+  {
+    maxTokens,
+    onPrompt,
+  }: {
+    /** The answer's generation budget (settings `generationBudget`). */
+    maxTokens?: number;
+    /** Called with the server's count of each prompt it evaluated, where it reports one. */
+    onPrompt?: (tokens: number) => void;
+  } = {},
 ): Promise<z.infer<S> | null> {
   // A JSON schema on every provider (Ollama's `format`, OpenAI's `response_format`), never a forced
   // tool call: servers without auto tool choice reject those.
@@ -39,6 +48,8 @@ export async function structuredCall<S extends z.ZodObject>(
         ),
       policy,
     );
+    const prompt = serverCounts(out?.raw, wire.seen).prompt;
+    if (prompt !== undefined) onPrompt?.(prompt);
     if (out === undefined) {
       messages.push(
         new HumanMessage(

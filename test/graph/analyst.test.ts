@@ -105,6 +105,8 @@ describe("analyst", () => {
       expect(b.options?.num_ctx).toBe(2048);
     }
     expect(first.state.largestRequest).toBeLessThanOrEqual(2048);
+    // the largest request is the server's own count of the prompts it was sent (prompt_eval_count)
+    expect(first.state.largestRequest).toBe(Math.max(...fake.prefill.map((r) => r.promptTokens)));
 
     // change two files, re-run: model calls for those two, the folders above them, and the report.
     writeFileSync(path.join(target, "src/api/sub0/m0.ts"), "export const value0 = 42;\n");

@@ -33,7 +33,7 @@ async function ask(reply: string, maxTokens = 256) {
     "Answer in JSON.",
     "What does a.ts do?",
     policy,
-    maxTokens,
+    { maxTokens },
   );
   const bodies = f.chatBodies();
   return { answer, bodies, last: JSON.stringify(bodies.at(-1)?.messages ?? []) };

@@ -31,7 +31,8 @@ import type { toolDefinition } from "../../tools/registry.js";
 import type { NodeEnv } from "../runtime.js";
 import type { FitState, TurnUsage } from "../state.js";
 import { TOOLS_IN_PROMPT } from "./tool-prompt.js";
-import { reusedEstimate, serverCounts, usageOf } from "./usage.js";
+import { serverCounts } from "../../models/server-counts.js";
+import { reusedEstimate, usageOf } from "./usage.js";
 
 /** Refits after a cut prompt before the run stops with an error naming the truncation. */
 const TRUNCATION_REFITS = 2;

@@ -62,7 +62,7 @@ export function createIntentClassifyNode(deps: GraphDeps) {
         INTENT_SYSTEM,
         request,
         env.policy,
-        env.settings.generationBudget.classify,
+        { maxTokens: env.settings.generationBudget.classify },
       );
       if (answer) intent = { intent: answer.intent, confidence: 0.8, source: "model" };
     }
