@@ -142,7 +142,7 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
       status,
       thread_id: threadId,
       target,
-      model: s.modelMode === "model" ? (o.settings.model ?? null) : null,
+      model: s.modelMode === "model" ? run.context.model : null,
       ...(s.noModelReason ? { no_model_reason: s.noModelReason } : {}),
       units: s.total ?? 0,
       analyzed: s.analyzed ?? 0,
@@ -179,7 +179,7 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
         const e = (chunk as Record<string, Partial<AnalystStateValue>>).enumerate!;
         say(
           e.modelMode === "model"
-            ? `${e.total} units, ${e.folderTotal} folders; analysing with ${o.settings.model}`
+            ? `${e.total} units, ${e.folderTotal} folders; analysing with ${run.context.model}`
             : pc.yellow(
                 `${e.total} units, ${e.folderTotal} folders. NO MODEL IS USED: ${e.noModelReason?.replace(/\.$/, "")}. Writing the structural report.`,
               ),
@@ -190,8 +190,9 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     return await outcome("done", 0);
   } catch (err) {
     progress.stop();
-    if (err instanceof ModelServerError) return outcome("error", 3, err.message);
-    if (isGraphDrained(err) || o.signal?.aborted) return outcome("interrupted", 130);
+    // awaited here: the finally below closes the store the outcome reads
+    if (err instanceof ModelServerError) return await outcome("error", 3, err.message);
+    if (isGraphDrained(err) || o.signal?.aborted) return await outcome("interrupted", 130);
     throw err;
   } finally {
     await dist?.queue.close();

@@ -116,6 +116,27 @@ describe("keel analyze", () => {
     ).toEqual(info.units);
   });
 
+  it("Ctrl-C stops after the step in flight: exit 130, the outcome as JSON, and the same command resumes", async () => {
+    fake = await startFake({ script: analystScript() });
+    const target = copy();
+    const args = ["analyze", target, "--ollama-url", fake.url, "--concurrency", "1", "--json"];
+    let asked = 0;
+    const stopped = await runKeel(args, {
+      onSpawn: (child) =>
+        fake!.onChat(() => {
+          if (++asked === 5) child.kill("SIGINT");
+        }),
+    });
+    expect(stopped.stderr).not.toMatch(/unexpected failure|TypeError|at /);
+    expect(stopped.code).toBe(130);
+    expect(stopped.json).toMatchObject({ status: "interrupted", model: "qwen3:8b", units: 320 });
+    fake.onChat(() => undefined);
+    const resumed = await runKeel(args);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toContain("resuming analysis thread");
+    expect(resumed.json).toMatchObject({ status: "done", model: "qwen3:8b", units: 320 });
+  });
+
   it("without Ollama writes the structural report, says so, and exits 0", async () => {
     const target = copy();
     const r = await runKeel(["analyze", target, "--ollama-url", "http://127.0.0.1:9", "--json"]);
