@@ -6,6 +6,7 @@
 import pc from "picocolors";
 import { settingsFrom } from "../agent/context.js";
 import { createInterface } from "node:readline/promises";
+import { question } from "./question.js";
 import { readEnv } from "../env.js";
 import {
   approvalsFile,
@@ -62,7 +63,8 @@ export async function approveMcp(
   try {
     for (const [name, config] of wanted) {
       say(describeEntry(name, config));
-      const answer = await rl.question(
+      const answer = await question(
+        rl,
         `Start this server in ${workspace} (in the OS sandbox) from now on? [y/N] `,
       );
       if (/^y(es)?$/i.test(answer.trim())) {

@@ -1,5 +1,6 @@
 /** `keel run`: the coder agent on a request, or a thread resumed; the outcome printed for people or as JSON. */
 import { createInterface } from "node:readline/promises";
+import { question } from "./question.js";
 import { Command } from "commander";
 import pc from "picocolors";
 import { ContextSchema } from "../agent/context.js";
@@ -94,7 +95,7 @@ async function runCommand(
       checkpoints: flags.checkpoints ?? defaultCheckpoints(workspace),
       settings: { workspace, ...settings },
       log,
-      ask: rl ? (q) => rl.question(`${pc.cyan("?")} ${q}\n> `) : undefined,
+      ask: rl ? (q) => question(rl, `${pc.cyan("?")} ${q}\n> `) : undefined,
       signal: stop.signal,
       control: stop.control,
       where: where ?? [],

@@ -4,6 +4,7 @@
  * last step, and rewinds the thread's conversation to the undone step.
  */
 import { createInterface } from "node:readline/promises";
+import { question } from "./question.js";
 import { Command, InvalidArgumentError } from "commander";
 import pc from "picocolors";
 import { createCoderGraph } from "../agent/graph.js";
@@ -101,7 +102,7 @@ async function runUndo(flags: UndoFlags): Promise<number> {
       return 1;
     }
     const rl = createInterface({ input: process.stdin, output: process.stderr });
-    const answer = await rl.question(`${pc.cyan("?")} Apply? [y/N] `);
+    const answer = await question(rl, `${pc.cyan("?")} Apply? [y/N] `);
     rl.close();
     if (!/^y(es)?$/i.test(answer.trim())) {
       say("nothing changed");

@@ -252,6 +252,10 @@ describe("project MCP servers need a person's approval", () => {
       /server "calc":\n {2}runs: .*mcp-server\.mjs[\s\S]*not approved: "calc"/,
     );
     expect((await runKeel(["mcp", "-w", ws, "--json"])).json?.unapproved).toEqual(["calc"]);
+    // input that ends before an answer (a closed pipe, Ctrl-D) is a no, not a silent exit 13
+    const ended = await runKeel(["mcp", "approve", "-w", ws], { input: "" });
+    expect(ended.code).toBe(0);
+    expect(ended.stderr).toContain('not approved: "calc"');
     await approve(ws);
     expect((await runKeel(["mcp", "-w", ws, "--json"])).json?.unapproved).toEqual([]);
     const approvals = readFileSync(
