@@ -164,6 +164,39 @@ describe("a request that asks for something to be run", () => {
     expect(existsSync(path.join(ws, "out.txt"))).toBe(false);
   });
 
+  it("a command that needs approval with no one to give it: not done at once, and the report says how", async () => {
+    fake = await startFake({
+      script: keelScript((req) => {
+        if (!answered(req, "write_file"))
+          return calls(call("write_file", { path: "hi.sh", content: "echo hi\n" }));
+        if (!answered(req, "run_command"))
+          return calls(call("run_command", { command: "bash hi.sh" }));
+        return { content: "Done: created hi.sh and ran it; it printed hi." };
+      }),
+    });
+    const ws = tempWorkspace();
+    const r = await runKeel([
+      "run",
+      RUN,
+      "-w",
+      ws,
+      "--ollama-url",
+      fake.url,
+      "--json",
+      "--approval",
+      "edits",
+    ]);
+    const json = r.json as Outcome;
+    expect(json.status).toBe("gave_up");
+    expect(r.code).toBe(1);
+    expect(json.summary).toMatch(
+      /^Stopped: the request asks for a command to be run, and none ran: run_command needs a person's approval and no one was there to give it \(run keel in a terminal, or with --yes\)\./,
+    );
+    expect(json.summary).toContain("The model's summary: Done: created hi.sh and ran it");
+    // no hint was sent after the final answer: the model was asked three times in all
+    expect(fake.chatBodies({ turnsOnly: true })).toHaveLength(3);
+  });
+
   it("a model that never gets it to run: not done, and the report says so", async () => {
     fake = await startFake({
       script: keelScript((req) =>
@@ -178,7 +211,9 @@ describe("a request that asks for something to be run", () => {
     expect(readFileSync(path.join(ws, "hi.sh"), "utf8")).toBe("echo hi\n");
     expect(json.status).not.toBe("done");
     expect(r.code).toBe(1);
-    expect(json.summary).toMatch(/Not done: the request asks for a command to be run, and none ran/);
+    expect(json.summary).toMatch(
+      /Not done: the request asks for a command to be run, and none ran/,
+    );
   });
 });
 

@@ -146,22 +146,28 @@ describe("unmetEffect: a run that asked for a command", () => {
     trail,
     intent: { intent, source: "rules" as const, confidence: 0.9 },
   });
+  const alone = { workspace: "/nowhere", interactive: false };
   it("is not done while every command was refused, and is once one ran (a failing one too)", () => {
-    expect(unmetEffect(state([entry(false, "refused")]), "/nowhere")).toBe(
-      "the request asks for a command to be run, and none ran (the run_command call was refused)",
-    );
-    expect(unmetEffect(state([]), "/nowhere")).toBe(
-      "the request asks for a command to be run, and none ran",
-    );
-    expect(unmetEffect(state([entry(false, "refused"), entry(false, "failed")]), "/nowhere")).toBe(
-      undefined,
-    );
-    expect(unmetEffect(state([entry(true)]), "/nowhere")).toBe(undefined);
+    expect(unmetEffect(state([entry(false, "refused")]), alone)).toEqual({
+      detail:
+        "the request asks for a command to be run, and none ran (the run_command call was refused)",
+    });
+    expect(unmetEffect(state([]), alone)).toEqual({
+      detail: "the request asks for a command to be run, and none ran",
+    });
+    const failed = [entry(false, "refused"), entry(false, "failed")];
+    expect(unmetEffect(state(failed), alone)).toBe(undefined);
+    expect(unmetEffect(state([entry(true)]), alone)).toBe(undefined);
   });
-  it("asks nothing more once a person declined the command (or none was there to approve it)", () => {
-    expect(unmetEffect(state([entry(false, "needs_approval")]), "/nowhere")).toBe(undefined);
+  it("a command that needed approval: a person's no stands; with no one to ask the run ends not done", () => {
+    const unapproved = state([entry(false, "needs_approval")]);
+    expect(unmetEffect(unapproved, { ...alone, interactive: true })).toBe(undefined);
+    expect(unmetEffect(unapproved, alone)).toEqual({
+      detail: expect.stringMatching(/none ran: run_command needs a person's approval .*--yes/),
+      final: true,
+    });
   });
   it("asks nothing of a run that was offered no run_command (chat, analysis)", () => {
-    expect(unmetEffect(state([], "chat"), "/nowhere")).toBe(undefined);
+    expect(unmetEffect(state([], "chat"), alone)).toBe(undefined);
   });
 });

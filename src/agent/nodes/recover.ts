@@ -12,7 +12,12 @@ export const keelNote = (text: string) =>
   new HumanMessage({ content: `[keel] ${text}`, name: "keel" });
 
 /** An honest account of the run: what was done, what failed, why it stopped, and the model's own summary. */
-export function buildReport(state: CoderStateValue, reason: string, modelSummary?: string): string {
+export function buildReport(
+  state: CoderStateValue,
+  reason: string,
+  modelSummary: string | undefined,
+  interactive: boolean,
+): string {
   const ok = state.trail.filter((t) => t.ok).length;
   const failed = state.trail.filter((t) => !t.ok);
   const lines = [
@@ -25,8 +30,8 @@ export function buildReport(state: CoderStateValue, reason: string, modelSummary
   const missing = unwritten(requestedEffect(state.request).paths, state.filesWritten);
   if (missing.length)
     lines.push(`Not done: the request asks for ${missing.join(", ")} to be written.`);
-  const unrun = unrunCommand(state);
-  if (unrun) lines.push(`Not done: ${unrun}.`);
+  const unrun = unrunCommand(state, interactive)?.detail;
+  if (unrun && !reason.includes(unrun)) lines.push(`Not done: ${unrun}.`);
   if (failed.length)
     lines.push(
       `Failures: ${failed
@@ -116,7 +121,12 @@ export function createRecoverNode() {
         ...base,
         messages: skipped,
         status: "needs_human",
-        summary: buildReport(state, `${failure.detail}; no human guidance was given`, modelSummary),
+        summary: buildReport(
+          state,
+          `${failure.detail}; no human guidance was given`,
+          modelSummary,
+          settings.interactive,
+        ),
         recoverTo: "end",
       };
     }
@@ -124,7 +134,7 @@ export function createRecoverNode() {
       ...base,
       messages: skipped,
       status: "gave_up",
-      summary: buildReport(state, failure.detail, modelSummary),
+      summary: buildReport(state, failure.detail, modelSummary, settings.interactive),
       recoverTo: "end",
     };
   };

@@ -27,24 +27,38 @@ export const ranCommand = (trail: readonly TrailEntry[]): boolean =>
  */
 export function unmetEffect(
   state: Pick<CoderStateValue, "request" | "filesWritten" | "trail" | "intent">,
-  workspace: string,
-): string | undefined {
-  return unwrittenEffect(state, workspace) ?? unrunCommand(state);
+  where: { workspace: string; interactive: boolean },
+): { detail: string; final?: true } | undefined {
+  const unwritten = unwrittenEffect(state, where.workspace);
+  return unwritten ? { detail: unwritten } : unrunCommand(state, where.interactive);
 }
 
 /**
  * A request that asks for something to be run ("… and run it"), in a run offered run_command,
  * where no command ran: every one was refused (a shell redirection, a rule) or none was tried. A
- * command a person declined (or that no person was there to approve) is the user's decision, not
- * the model's to get round: the run may end with it unrun.
+ * command that needed a person's approval is not the model's to get round: where a person was
+ * asked and said no, the run may end without it (their decision); where none could be asked, the
+ * run is not done, and no hint can change that (`final`: it ends at once, with a report).
  */
-export function unrunCommand(state: Pick<CoderStateValue, "request" | "trail" | "intent">) {
+export function unrunCommand(
+  state: Pick<CoderStateValue, "request" | "trail" | "intent">,
+  interactive: boolean,
+): { detail: string; final?: true } | undefined {
   if (!state.intent || !changesThings(state.intent.intent)) return undefined;
   if (!asksToRun(state.request) || ranCommand(state.trail)) return undefined;
   const commands = state.trail.filter((t) => t.toolClass === "command");
-  if (commands.some((t) => t.kind === "needs_approval")) return undefined;
+  const unapproved = commands.some((t) => t.kind === "needs_approval");
+  if (unapproved && interactive) return undefined;
+  const asks = "the request asks for a command to be run, and none ran";
+  if (unapproved)
+    return {
+      detail: `${asks}: run_command needs a person's approval and no one was there to give it (run keel in a terminal, or with --yes)`,
+      final: true,
+    };
   const tried = commands.length;
-  return `the request asks for a command to be run, and none ran${tried ? ` (${tried === 1 ? "the run_command call was" : `all ${tried} run_command calls were`} refused)` : ""}`;
+  return {
+    detail: `${asks}${tried ? ` (${tried === 1 ? "the run_command call was" : `all ${tried} run_command calls were`} refused)` : ""}`,
+  };
 }
 
 function unwrittenEffect(

@@ -93,10 +93,16 @@ export async function toolTurn(
   // "done" means done: a final answer without the file the request asked for is a failure.
   const unmet =
     kind === "final" && env.settings.approval !== "plan"
-      ? unmetEffect(state, env.workspace)
+      ? unmetEffect(state, { workspace: env.workspace, interactive: env.settings.interactive })
       : undefined;
-  if (unmet) update.failure = { kind: "unmet", detail: unmet };
-  else if (kind === "final") {
+  if (unmet) {
+    update.failure = { kind: "unmet", detail: unmet.detail };
+    // no rung can help: the answer stands as the model's summary, and the run ends with a report
+    if (unmet.final) {
+      update.failure.summarized = true;
+      update.summary = visibleText(read.content);
+    }
+  } else if (kind === "final") {
     update.status = "done";
     update.summary = visibleText(read.content);
   }
