@@ -88,17 +88,27 @@ async function runUndo(flags: UndoFlags): Promise<number> {
   });
   if (plan instanceof NothingToUndoError) {
     const none = { thread: plan.undoneThread, steps: [], restored: [], removed: [], kept: [] };
-    if (flags.json) process.stdout.write(`${JSON.stringify({ ...none, rewound: false })}\n`);
+    if (flags.json)
+      process.stdout.write(`${JSON.stringify({ ...none, applied: false, rewound: false })}\n`);
     say(`nothing to undo: ${plan.message}`);
     return 0;
   }
+  // with --json, stdout's last line is what was done (or would be), whatever the path
+  const result = (applied: boolean, rewound = false) => {
+    if (flags.json)
+      process.stdout.write(`${JSON.stringify({ ...outcomeOf(plan), applied, rewound })}\n`);
+  };
   say(preview(plan));
   const changes = plan.actions.filter((a) => a.action !== "keep");
-  if (flags.dryRun) return 0;
+  if (flags.dryRun) {
+    result(false);
+    return 0;
+  }
   if (!flags.yes) {
     const env = readEnv();
     if (!process.stdin.isTTY || env.ci) {
       say(pc.yellow("not applied: run again with --yes to apply (or --dry-run to only look)"));
+      result(false);
       return 1;
     }
     const rl = createInterface({ input: process.stdin, output: process.stderr });
@@ -106,6 +116,7 @@ async function runUndo(flags: UndoFlags): Promise<number> {
     rl.close();
     if (!/^y(es)?$/i.test(answer.trim())) {
       say("nothing changed");
+      result(false);
       return 1;
     }
   }
@@ -123,15 +134,8 @@ async function runUndo(flags: UndoFlags): Promise<number> {
   }
   const kept = plan.actions.length - changes.length;
   const again = threadFlags(flags, workspace, runFlags(await readJournal(workspace), plan.thread));
-  const summary = {
-    thread: plan.thread,
-    steps: plan.steps.map((s) => s.step),
-    restored: plan.actions.filter((a) => a.action === "restore").map((a) => a.path),
-    removed: plan.actions.filter((a) => a.action === "remove").map((a) => a.path),
-    kept: plan.actions.filter((a) => a.action === "keep").map((a) => a.path),
-    rewound,
-  };
-  if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+  const summary = outcomeOf(plan);
+  if (flags.json) result(true, rewound);
   else
     say(
       [
@@ -145,6 +149,15 @@ async function runUndo(flags: UndoFlags): Promise<number> {
     );
   return 0;
 }
+
+/** A plan as --json says it: the thread, its steps, and the files restored, removed and kept. */
+const outcomeOf = (plan: UndoPlan) => ({
+  thread: plan.thread,
+  steps: plan.steps.map((s) => s.step),
+  restored: plan.actions.filter((a) => a.action === "restore").map((a) => a.path),
+  removed: plan.actions.filter((a) => a.action === "remove").map((a) => a.path),
+  kept: plan.actions.filter((a) => a.action === "keep").map((a) => a.path),
+});
 
 function preview(plan: UndoPlan): string {
   const steps = plan.steps.map((s) => `  ${pc.dim(`step ${s.step}`)}  ${s.label}`);

@@ -103,9 +103,15 @@ export function liveSteps(lines: readonly JournalLine[], thread: string): StepRe
   );
 }
 
-/** The thread whose step ran last (the default of keel undo and keel diff). */
+/**
+ * The default of keel undo and keel diff: the thread whose newest step that is not undone ran last
+ * (undoing again goes on to the thread before), else the thread whose step ran last.
+ */
 export function lastThread(lines: readonly JournalLine[]): string | undefined {
-  for (let i = lines.length - 1; i >= 0; i--)
-    if (lines[i]!.kind === "step") return lines[i]!.thread;
-  return undefined;
+  const undone = new Set(
+    lines.flatMap((l) => (l.kind === "undo" ? l.steps.map((s) => `${l.thread}\0${s}`) : [])),
+  );
+  const steps = lines.filter((l): l is StepRecord => l.kind === "step");
+  const live = steps.findLast((l) => !undone.has(`${l.thread}\0${l.step}`));
+  return (live ?? steps.at(-1))?.thread;
 }

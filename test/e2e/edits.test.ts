@@ -137,6 +137,21 @@ describe("edits and undo through keel run", () => {
     expect(preview.code).toBe(1); // no terminal and no --yes: shown, not applied
     expect(preview.stdout).toContain("run again with --yes");
     expect(readFileSync(path.join(ws, "app.py"), "utf8")).toBe(edited);
+    // with --json, what would be done is stdout's JSON, applied or not
+    const planned = {
+      thread: "t-edit",
+      steps: [1, 2, 3],
+      restored: ["app.py"],
+      removed: ["lib/util.py"],
+      kept: ["config.json"],
+      applied: false,
+      rewound: false,
+    };
+    for (const more of [["--dry-run"], []]) {
+      const r = await runKeel(["undo", "-w", ws, "--json", ...more]);
+      expect(JSON.parse(r.stdout)).toEqual(planned);
+    }
+    expect(readFileSync(path.join(ws, "app.py"), "utf8")).toBe(edited);
 
     const undo = await runKeel(["undo", "-w", ws, "--yes"]);
     expect(undo.code).toBe(0);
@@ -172,6 +187,7 @@ describe("edits and undo through keel run", () => {
       restored: [],
       removed: [],
       kept: [],
+      applied: false,
       rewound: false,
     });
     const empty = await runKeel(["diff", "-w", ws]);

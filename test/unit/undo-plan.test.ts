@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { StepRecord } from "../../src/undo/journal.js";
+import { lastThread, type StepRecord, type UndoRecord } from "../../src/undo/journal.js";
 import { planUndo } from "../../src/undo/plan.js";
 import { blobId, ShadowRepo } from "../../src/undo/shadow.js";
 import { tempWorkspace } from "../support/harness.js";
@@ -81,5 +81,32 @@ describe("the shadow repository", () => {
       { path: "x.txt", before: id, after: blobId(Buffer.from("two\n")) },
       { path: "y.txt", before: null, after: blobId(Buffer.from("y\n")) },
     ]);
+  });
+});
+
+describe("the thread keel undo and keel diff take by default", () => {
+  const step = (thread: string, n: number): StepRecord => ({
+    kind: "step",
+    thread,
+    step: n,
+    callId: `${thread}-${n}`,
+    messages: 2,
+    label: "write_file a.txt",
+    at: "2026-11-27T00:00:00Z",
+    files: [],
+  });
+  const undo = (thread: string, steps: number[]): UndoRecord => ({
+    kind: "undo",
+    thread,
+    steps,
+    at: "2026-11-27T00:00:00Z",
+  });
+  it("is the thread with the newest step not undone: undoing again goes on to the thread before", () => {
+    const lines = [step("a", 1), step("a", 2), step("b", 1)];
+    expect(lastThread(lines)).toBe("b");
+    expect(lastThread([...lines, undo("b", [1])])).toBe("a");
+    expect(lastThread([...lines, undo("a", [2])])).toBe("b");
+    expect(lastThread([...lines, undo("b", [1]), undo("a", [1, 2])])).toBe("b");
+    expect(lastThread([])).toBe(undefined);
   });
 });
