@@ -45,6 +45,7 @@ export function printOutcome(
     o.files_written.length ? `files written: ${o.files_written.join(", ")}` : "",
     o.error ? pc.red(o.error) : "",
     o.summary,
+    ...(o.warnings ?? []).map((w) => pc.yellow(`note: ${w}`)),
     ...(where ? resumeHints(o, where) : [o.status === "error" ? pc.dim(NOTHING_KEPT) : ""]),
   ].filter(Boolean);
   process.stdout.write(`${out.join("\n")}\n`);

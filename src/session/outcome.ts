@@ -36,6 +36,11 @@ export interface RunOutcome {
     count: number;
     tool?: string;
   }>;
+  /**
+   * What a person should know that the status does not say: a run done whose last command failed
+   * (the model's answer may not reflect it). Absent when there is nothing.
+   */
+  warnings?: string[];
   /** The settings in force (secrets left out). */
   settings: Record<string, unknown>;
   /** 0 done, 1 not completed, 3 the model server failed, 130 interrupted (Ctrl-C, SIGTERM). */
@@ -90,6 +95,15 @@ export function settingsShown(context: Record<string, unknown>): Record<string, 
   };
 }
 
+/** The warnings of a run that ended (see `RunOutcome.warnings`). */
+function warningsOf(values: CoderStateValue | undefined, status: RunStatus): string[] {
+  const last = values?.trail.findLast((t) => t.toolClass === "command");
+  if (status !== "done" || !last || last.ok || last.kind === "needs_approval") return [];
+  return [
+    `the last command the model ran failed (${last.kind ?? "tool_error"}); check the answer against it`,
+  ];
+}
+
 export function outcome(
   values: CoderStateValue | undefined,
   threadId: string,
@@ -97,6 +111,7 @@ export function outcome(
   question?: string,
 ): RunOutcome {
   const summary = question ? `Waiting for a person: ${question}` : (values?.summary ?? "");
+  const warnings = warningsOf(values, status);
   return {
     status,
     intent: values?.intent?.intent ?? null,
@@ -108,6 +123,7 @@ export function outcome(
     summary,
     usage: usageOf(values),
     failures: failuresOf(values),
+    ...(warnings.length ? { warnings } : {}),
     settings: {},
     exitCode: status === "done" ? 0 : status === "error" ? 3 : status === "interrupted" ? 130 : 1,
   };

@@ -197,6 +197,34 @@ describe("a request that asks for something to be run", () => {
     expect(fake.chatBodies({ turnsOnly: true })).toHaveLength(3);
   });
 
+  it("a run done whose last command failed says so beside the model's answer", async () => {
+    fake = await startFake({
+      script: keelScript((req) => {
+        if (!answered(req, "write_file"))
+          return calls(call("write_file", { path: "hi.sh", content: "exit 3\n" }));
+        if (!answered(req, "run_command"))
+          return calls(call("run_command", { command: "bash hi.sh" }));
+        return { content: "hi.sh prints hi." };
+      }),
+    });
+    const ws = tempWorkspace();
+    const r = await runIt(ws);
+    expect(r.json).toMatchObject({
+      status: "done",
+      warnings: ["the last command the model ran failed (failed); check the answer against it"],
+    });
+    const text = await runKeel([
+      "run",
+      RUN,
+      "-w",
+      tempWorkspace(),
+      "--ollama-url",
+      fake.url,
+      "--yes",
+    ]);
+    expect(text.stdout).toContain("note: the last command the model ran failed");
+  });
+
   it("a model that never gets it to run: not done, and the report says so", async () => {
     fake = await startFake({
       script: keelScript((req) =>
