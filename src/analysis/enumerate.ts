@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { readFile, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
+import { KEEL_DIR } from "../sandbox/protected.js";
 import { languageOf } from "../tools/code-structure.js";
 
 /**
@@ -37,6 +38,10 @@ export interface Enumeration {
 }
 
 /** Folders that hold other people's code or build output. */
+/** Lines as `wc -l` and editors count them: a last line without its newline counts too. */
+export const lineCount = (text: string): number =>
+  text === "" ? 0 : text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
+
 const VENDORED = new Set([
   "node_modules",
   "vendor",
@@ -49,7 +54,6 @@ const VENDORED = new Set([
   ".git",
   ".hg",
   ".svn",
-  ".keel",
   ".idea",
   ".vscode",
   ".next",
@@ -109,6 +113,8 @@ export async function enumerateUnits(
       const rel = dir === "" ? e.name : `${dir}/${e.name}`;
       if (e.isSymbolicLink()) continue;
       if (e.isDirectory()) {
+        // keel's own folder (its reports, checkpoints) is no part of the project, not even skipped
+        if (dir === "" && e.name === KEEL_DIR) continue;
         if (VENDORED.has(e.name)) skipped.vendored++;
         else if (ignored(rel, true)) skipped.ignored++;
         else await walk(rel, scoped);
@@ -155,7 +161,7 @@ export async function enumerateUnits(
       files.push({
         path: rel,
         bytes: size,
-        lines: text === "" ? 0 : text.split("\n").length,
+        lines: lineCount(text),
         hash: createHash("sha1").update(buf).digest("hex"),
         language: languageOf(rel) ?? (path.extname(rel).slice(1) || "text"),
       });
