@@ -245,6 +245,54 @@ describe("a request that asks for something to be run", () => {
   });
 });
 
+describe("a follow-up that says to go on", () => {
+  it('"continue" takes the thread\'s request up again: its intent, and its file still to write', async () => {
+    let cooperate = false;
+    fake = await startFake({
+      script: keelScript((req) => {
+        const since = req.messages.findIndex((m) => m.content === "ok, continue");
+        const told =
+          since >= 0 && req.messages.slice(since).some((m) => m.content.startsWith("[keel] You"));
+        // the follow-up's first answer claims it is done; told otherwise, the model writes it
+        if (!cooperate || !told) return { content: "Done: the logger is exported by src/log.ts." };
+        if (!answered(req, "write_file"))
+          return calls(call("write_file", { path: "notes.md", content: "src/log.ts\n" }));
+        return { content: "The answer is in notes.md." };
+      }),
+    });
+    const ws = workspace();
+    const first = await run(ws, "--thread", "t-go-on", "--max-turns", "4");
+    expect(first.code).toBe(1);
+    cooperate = true;
+    const again = await runKeel([
+      "run",
+      "ok, continue",
+      "-w",
+      ws,
+      "--thread",
+      "t-go-on",
+      "--ollama-url",
+      fake.url,
+      "--json",
+    ]);
+    expect(again.json).toMatchObject({
+      status: "done",
+      intent: "build",
+      files_written: ["notes.md"],
+    });
+    // its "Done" without the file was not taken for done (a failure of the turn, then the file)
+    expect((again.json as Outcome).failures.some((f) => f.stage === "turn")).toBe(true);
+    expect(readFileSync(path.join(ws, "notes.md"), "utf8")).toBe("src/log.ts\n");
+    // the model saw the follow-up as it was said, after the request it continues
+    const last = fake
+      .chatBodies({ turnsOnly: true })
+      .at(-1)!
+      .messages!.map((m) => m.content);
+    expect(last).toContain("ok, continue");
+    expect(last).toContain(REQUEST);
+  });
+});
+
 type Outcome = {
   status: string;
   summary: string;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { classifyByRules } from "../../src/agent/nodes/intent-classify/rules.js";
+import { GO_ON } from "../../src/agent/nodes/intent-classify/words.js";
 
 /** Phrasings people actually type, with the intent the rules must give (confidence ≥ 0.7). */
 const TABLE: Array<[string, string]> = [
@@ -320,4 +321,22 @@ describe("classifyByRules", () => {
       expect(classifyByRules(text).confidence).toBeLessThan(0.7);
     },
   );
+});
+
+describe("GO_ON: a follow-up that only says to go on", () => {
+  it.each([
+    "continue",
+    "ok, continue",
+    "Keep going please",
+    "try again",
+    "weiter",
+    "continúa.",
+    "go on!",
+  ])("goes on: %s", (text) => expect(GO_ON.test(text)).toBe(true));
+  it.each([
+    "continue the parser so it handles errors",
+    "go on and explain the cache",
+    "try again with a smaller file",
+    "resume the download in fetch.ts",
+  ])("is a request of its own: %s", (text) => expect(GO_ON.test(text)).toBe(false));
 });

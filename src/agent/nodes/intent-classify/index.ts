@@ -4,12 +4,13 @@ import { HumanMessage } from "@langchain/core/messages";
 import { readdir } from "node:fs/promises";
 import { Overwrite, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { structuredCall } from "../../../models/structured.js";
-import { nodeEnv } from "../../runtime.js";
+import { nodeEnv, type NodeEnv } from "../../runtime.js";
 import { readInstructions } from "../../instructions.js";
 import { modelFitOf, type GraphDeps } from "../../../run/model.js";
 import type { CoderStateUpdate, CoderStateValue, IntentResult } from "../../state.js";
 import { INTENT_SYSTEM } from "./prompt.js";
 import { classifyByRules } from "./rules.js";
+import { GO_ON } from "./words.js";
 import { IntentAnswer } from "./schema.js";
 
 const SURE = 0.7;
@@ -51,21 +52,16 @@ export function createIntentClassifyNode(deps: GraphDeps) {
     state: CoderStateValue,
     config: LangGraphRunnableConfig,
   ): Promise<CoderStateUpdate> => {
-    const { at: requestAt, text: request } = newestHuman(state.messages);
-    const rules = classifyByRules(request);
-    let intent: IntentResult = { ...rules, source: "rules" };
+    const newest = newestHuman(state.messages);
+    // "continue" on a thread takes its request up again: the same effect to produce, the same
+    // intent (and toolset), the files it wrote still counted
+    const goOn =
+      state.intent && state.request && GO_ON.test(newest.text.trim()) ? state.intent : undefined;
+    const { at: requestAt, text: request } = goOn
+      ? { at: state.requestAt, text: state.request }
+      : newest;
     const env = nodeEnv(config, deps);
-    if (rules.confidence < SURE && request.trim()) {
-      const answer = await structuredCall(
-        env.model((await modelFitOf(env, deps)).fit),
-        IntentAnswer,
-        INTENT_SYSTEM,
-        request,
-        env.policy,
-        { maxTokens: env.settings.generationBudget.classify },
-      );
-      if (answer) intent = { intent: answer.intent, confidence: 0.8, source: "model" };
-    }
+    const intent = goOn ?? (await classify(request, env, deps));
     // One listing serves the prompt's description and the look for instruction files.
     const listing = await readdir(env.workspace).catch(() => [] as string[]);
     const { window } = await modelFitOf(env, deps);
@@ -95,10 +91,28 @@ export function createIntentClassifyNode(deps: GraphDeps) {
     const update = Object.fromEntries(
       Object.entries(fresh).filter(([k, v]) => !sameValue(state[k as keyof CoderStateValue], v)),
     ) as CoderStateUpdate;
+    if (goOn) return update;
     if (state.trail.length > 0) update.trail = new Overwrite([]);
     if (state.filesWritten.length > 0) update.filesWritten = new Overwrite([]);
     return update;
   };
+}
+
+/** The rules' intent when they are sure, else the model's structured answer (else the rules' guess). */
+async function classify(request: string, env: NodeEnv, deps: GraphDeps): Promise<IntentResult> {
+  const rules = classifyByRules(request);
+  if (rules.confidence >= SURE || !request.trim()) return { ...rules, source: "rules" };
+  const answer = await structuredCall(
+    env.model((await modelFitOf(env, deps)).fit),
+    IntentAnswer,
+    INTENT_SYSTEM,
+    request,
+    env.policy,
+    { maxTokens: env.settings.generationBudget.classify },
+  );
+  return answer
+    ? { intent: answer.intent, confidence: 0.8, source: "model" }
+    : { ...rules, source: "rules" };
 }
 
 /** The lines this request's tool descriptions get from the model's ledger (learning/lessons.ts). */

@@ -188,3 +188,10 @@ export const INSTEAD = words(
 export const VERB_ONLY = words(
   /^(fix|repair|correct|resolve|solve|add|remove|delete|rename|refactor|create|write|implement|replace|simplify|improve|rewrite|optimi[sz]e|clean up|generate)\b/,
 );
+
+/**
+ * A follow-up that only says to go on with the thread's request ("continue", "keep going", "try
+ * again", "weiter", "continúa"): the run takes that request up again, its intent and effect too.
+ */
+export const GO_ON =
+  /^(?:(?:ok(?:ay)?|yes|yeah|sure|please|pls|now|then|so|alright|right|good)[,!.]?\s+)*(?:continue|go on|keep going|carry on|resume|proceed|go ahead|try again|retry|finish(?: it| up| the (?:task|job|work))?|do it|keep at it|weiter(?:machen)?|mach weiter|fahre? fort|continuez|vas-y|continúa|sigue|continua|prosegui|vai avanti|continuar)(?:[,]?\s+(?:please|pls|then|now|bitte|por favor|s'il te plaît|per favore))?[\s.!…]*$/i;
