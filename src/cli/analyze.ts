@@ -291,7 +291,10 @@ Examples:
         if (flags.workers && !flags.postgres)
           throw new UsageError("--workers needs --postgres URL: the workers share its queue");
         checkSettingsFiles(path.resolve(dir));
-        const stop = installCtrlC((line) => process.stderr.write(`\n${line}\n`));
+        const stop = installCtrlC(
+          (line) => process.stderr.write(`\n${line}\n`),
+          (flags.postgres ?? flags.checkpoints ?? "") !== "memory",
+        );
         try {
           const outcome = await runAnalyze({
             dir,

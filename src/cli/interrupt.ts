@@ -33,19 +33,25 @@ export function stopRunsNow(exit: number): boolean {
   return running.size > 0;
 }
 
-export function installCtrlC(say: (line: string) => void): StopHandle {
+/**
+ * Handles Ctrl-C and SIGTERM for one run. `kept`: the run's checkpoints outlive the process (not
+ * `--checkpoints memory`), so what is said about resuming is true.
+ */
+export function installCtrlC(say: (line: string) => void, kept = true): StopHandle {
   const control = new RunControl();
   const abort = new AbortController();
   let stoppedWith: number | undefined;
+  const resumes = kept
+    ? "the thread is checkpointed and resumes with the same command"
+    : "--checkpoints memory keeps nothing to resume";
   const onSigint = () => {
     if (!control.drainRequested) {
       say(
-        pc.yellow(
-          "stopping after the step in flight (press Ctrl-C again to stop now); the thread is checkpointed and resumes with the same command",
-        ),
+        pc.yellow(`stopping after the step in flight (press Ctrl-C again to stop now); ${resumes}`),
       );
       control.requestDrain("ctrl-c");
     } else {
+      say(pc.yellow("stopping now (the step in flight is cut short)"));
       abort.abort();
     }
   };
@@ -57,7 +63,7 @@ export function installCtrlC(say: (line: string) => void): StopHandle {
     if (stoppedWith !== undefined) process.exit(SIGTERM_EXIT);
     say(
       pc.yellow(
-        "SIGTERM: stopping now (the step in flight reruns on resume); the thread is checkpointed and resumes with the same command",
+        `SIGTERM: stopping now${kept ? " (the step in flight reruns on resume)" : ""}; ${resumes}`,
       ),
     );
     stopNow(SIGTERM_EXIT);

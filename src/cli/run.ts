@@ -7,6 +7,7 @@ import { ContextSchema } from "../agent/context.js";
 import { readEnv } from "../env.js";
 import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { installCtrlC } from "./interrupt.js";
+import { plural } from "./table.js";
 import { threadFlags, threadId, workspaceFolder } from "./options.js";
 import { checkSettingsFiles } from "./server-options.js";
 import { addSettingFlags, flagSettings, flagWords } from "./setting-flags.js";
@@ -41,7 +42,7 @@ export function printOutcome(
   const heading = o.status.toUpperCase();
   const out = [
     "",
-    `${color(pc.bold(heading))}  ${pc.dim(`thread ${o.thread_id} · intent ${o.intent ?? "?"}${o.intent_source ? ` (${o.intent_source})` : ""} · ${o.turns} turns · ${o.tool_calls.length} tool calls`)}`,
+    `${color(pc.bold(heading))}  ${pc.dim(`thread ${o.thread_id} · intent ${o.intent ?? "?"}${o.intent_source ? ` (${o.intent_source})` : ""} · ${plural(o.turns, "turn")} · ${plural(o.tool_calls.length, "tool call")}`)}`,
     o.files_written.length ? `files written: ${o.files_written.join(", ")}` : "",
     o.error ? pc.red(o.error) : "",
     o.summary,
@@ -85,7 +86,10 @@ async function runCommand(
   const rl = interactive
     ? createInterface({ input: process.stdin, output: process.stderr })
     : undefined;
-  const stop = installCtrlC((line) => process.stderr.write(`\n${line}\n`));
+  const stop = installCtrlC(
+    (line) => process.stderr.write(`\n${line}\n`),
+    (flags.checkpoints ?? "") !== "memory",
+  );
   const log = (line: string) => (flags.json ? process.stderr : process.stdout).write(`${line}\n`);
   const words = flagWords(ContextSchema, settings);
   const where = threadFlags(flags, workspace, words);

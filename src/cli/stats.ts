@@ -20,7 +20,7 @@ import {
   TOOL_COLUMNS,
   type Stats,
 } from "../stats/runs.js";
-import { table } from "./table.js";
+import { plural, table } from "./table.js";
 import { threadId, workspaceFolder } from "./options.js";
 
 interface StatsFlags {
@@ -105,8 +105,6 @@ Examples:
       process.stdout.write(`${flags.json ? JSON.stringify(stats) : formatStats(stats)}\n`);
     });
 }
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 export function formatStats(s: Stats): string {
   if (s.runs === 0)

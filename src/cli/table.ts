@@ -1,4 +1,4 @@
-/** Terminal tables: columns padded to their widest cell, the header in bold. */
+/** Terminal tables (columns padded to their widest cell, the header in bold) and counted words. */
 import pc from "picocolors";
 
 /** The header line (bold) and the rows, each column as wide as its widest cell. */
@@ -11,3 +11,6 @@ export function table(head: readonly string[], rows: ReadonlyArray<readonly stri
       .trimEnd();
   return [pc.bold(line(head)), ...rows.map(line)];
 }
+
+/** "1 turn", "2 turns": a count with its word. */
+export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;

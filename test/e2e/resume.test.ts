@@ -224,10 +224,27 @@ describe("Ctrl-C", () => {
     expect(first.code).toBe(130);
     expect(first.stdout).toMatch(/^INTERRUPTED {2}thread ctrlc/m);
     expect(first.stdout).not.toContain("GAVE_UP");
+    expect(first.stderr).toContain("the thread is checkpointed and resumes with the same command");
     // A request given to a thread with unfinished work is ignored: no hint offers one.
     expect(first.stdout.match(/keel run --thread ctrlc.*$/gm)).toEqual([
       `keel run --thread ctrlc -w ${ws} --ollama-url ${fake.url}`,
     ]);
+  });
+
+  it("with --checkpoints memory, Ctrl-C does not promise a resume it cannot keep", async () => {
+    fake = await startFake({ script });
+    const ws = tempWorkspace();
+    const args = ["run", "Create the parts", "-w", ws, "--ollama-url", fake.url];
+    const first = await runKeel([...args, "--checkpoints", "memory"], {
+      onSpawn: (child) =>
+        fake!.onChat((req) => {
+          if (!req.structured && req.turn === 1) child.kill("SIGINT");
+        }),
+    });
+    fake.onChat(undefined);
+    expect(first.code).toBe(130);
+    expect(first.stderr).toContain("--checkpoints memory keeps nothing to resume");
+    expect(first.stderr).not.toContain("resumes with the same command");
   });
 
   it("a reader that goes away (keel run … | head) stops the run at once: no stack trace, exit 141, resumable", async () => {
