@@ -8,7 +8,8 @@ import { readableRoots } from "../sandbox/policy.js";
 import type { Provider } from "../models/provider.js";
 import { machine, probeSandbox, type SandboxStatus } from "../sandbox/runtime.js";
 import { ServerHttpError } from "../models/capabilities.js";
-import { discoverServer } from "../models/openai/probe.js";
+import { describeOllamaModel } from "../models/ollama/probe.js";
+import { describeOpenAIModel, discoverServer } from "../models/openai/probe.js";
 import { QUIRKS, type ServerKind } from "../models/openai/quirks.js";
 import { storeExists } from "../persistence/checkpointer.js";
 import { openPersistence } from "../persistence/open.js";
@@ -28,12 +29,16 @@ export interface DoctorReport {
     /** What keel remembers of it (the store of the workspace): request arguments it rejected. */
     dropped?: string[];
   };
+  /** Whether the server has the model a run would ask for (checked when the server answers). */
+  model?: { name: string; available: boolean; detail: string };
 }
 
 /** The server to check, and the store where keel remembers servers (if there is one). */
 export interface DoctorTarget {
   provider: Provider;
   url: string;
+  /** The model a run would ask for (settings, --model, or the default). */
+  model: string;
   apiKey?: string;
   /** `--checkpoints` URL of the store to read (default: the workspace's). */
   checkpoints?: string;
@@ -46,12 +51,37 @@ export async function runDoctor(server: DoctorTarget): Promise<DoctorReport> {
     pingServer(server),
     remembered(server),
   ]);
+  const model = reached.reachable ? await modelThere(server) : undefined;
   return {
     node: process.version,
     sandbox,
     readable: readableRoots(machine()),
     server: { ...reached, ...(dropped?.length ? { dropped } : {}) },
+    ...(model ? { model } : {}),
   };
+}
+
+/**
+ * Whether the server has the model, asked as a run asks (the provider's description of it: a
+ * llama-server with one model answers under any name); a run would end with exit 3 without it.
+ */
+async function modelThere(s: DoctorTarget): Promise<DoctorReport["model"]> {
+  const describe = s.provider === "openai" ? describeOpenAIModel : describeOllamaModel;
+  const timed: typeof fetch = (input, init) =>
+    fetch(input, { ...init, signal: AbortSignal.timeout(3000) });
+  try {
+    await describe(timed, s.url, s.model, s.apiKey);
+    return { name: s.model, available: true, detail: "the server has it" };
+  } catch (e) {
+    const missing = e instanceof ServerHttpError && e.status_code === 404;
+    return {
+      name: s.model,
+      available: false,
+      detail: missing
+        ? `the server has no model "${s.model}": ${s.provider === "ollama" ? `ollama pull ${s.model}, or ` : ""}choose another with --model (keel models lists them)`
+        : `could not ask about it (${(e as Error).message})`,
+    };
+  }
 }
 
 /** The arguments the store remembers the server rejecting; nothing when there is no store. */
@@ -131,6 +161,8 @@ export function formatDoctor(r: DoctorReport): string {
     );
   }
   lines.push(`server    ${mark(r.server.reachable)}  ${r.server.url}: ${r.server.detail}`);
+  if (r.model)
+    lines.push(`model     ${mark(r.model.available)}  ${r.model.name}: ${r.model.detail}`);
   if (r.server.dropped?.length)
     lines.push(
       `          remembered: the server rejects ${r.server.dropped.join(", ")}; keel leaves ${r.server.dropped.length > 1 ? "them" : "it"} out of its requests`,

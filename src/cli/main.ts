@@ -120,7 +120,7 @@ Examples:
   const doctor = cli
     .command("doctor")
     .description(
-      "Check this machine: the OS sandbox for commands (with a real sandboxed command), what commands may read, and the model server",
+      "Check this machine: the OS sandbox for commands (with a real sandboxed command), what commands may read, the model server, and whether it has the model a run would ask for",
     );
   addSettingFlags(doctor, "doctor", ModelSettingsSchema)
     .option("-w, --workspace <dir>", "the workspace whose store keel remembers servers in", ".")

@@ -47,7 +47,7 @@ export const modelSetting = (describe: string, flagHelp = "model as the server l
       .describe(describe),
     {
       flag: "-m, --model <name>",
-      commands: ["run", "analyze", "eval"],
+      commands: ["run", "analyze", "eval", "doctor"],
       flagHelp,
       env: "KEEL_MODEL",
       example: "qwen2.5-coder:7b",

@@ -98,6 +98,20 @@ describe("keel on an OpenAI-compatible server", () => {
     expect(doctor.json).toMatchObject({
       server: { reachable: true, kind: "lmstudio", detail: "LM Studio, 2 models" },
     });
+    // the model a run would ask for: there, or named as missing before a run fails on it
+    const doctorFor = (model: string) =>
+      runKeel(["doctor", "--provider", "openai", "--base-url", f.baseUrl, "-m", model, "--json"]);
+    expect((await doctorFor(MODEL)).json).toMatchObject({
+      model: { name: MODEL, available: true },
+    });
+    expect((await doctorFor("qwen9:70b")).json).toMatchObject({
+      model: {
+        name: "qwen9:70b",
+        available: false,
+        detail:
+          'the server has no model "qwen9:70b": choose another with --model (keel models lists them)',
+      },
+    });
     const help = await runKeel(["models", "--help"]);
     expect(help.stdout).toMatch(/llama-server -m model\.gguf --jinja/);
     expect(help.stdout).toMatch(/--enable-auto-tool-choice/);
