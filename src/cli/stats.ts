@@ -81,8 +81,12 @@ Examples:
         );
       const persistence = await openPersistence(url);
       let stats: Stats;
+      /** With no run matching the filters: the models the store has runs of. */
+      let stored: string[] = [];
       try {
-        const runs = filterRuns(await collectRuns(persistence.checkpointer, flags.thread), flags);
+        const all = await collectRuns(persistence.checkpointer, flags.thread);
+        const runs = filterRuns(all, flags);
+        if (runs.length === 0) stored = [...new Set(all.map((r) => r.model))];
         const lessons = (await allLessons(persistence.store)).filter(
           (l) => !flags.model || l.model === flags.model,
         );
@@ -102,13 +106,16 @@ Examples:
         });
         process.stderr.write(`wrote ${flags.html}\n`);
       }
-      process.stdout.write(`${flags.json ? JSON.stringify(stats) : formatStats(stats)}\n`);
+      process.stdout.write(`${flags.json ? JSON.stringify(stats) : formatStats(stats, stored)}\n`);
     });
 }
 
-export function formatStats(s: Stats): string {
+/** The report people read; `stored`: with no run shown, the models the store has runs of. */
+export function formatStats(s: Stats, stored: readonly string[] = []): string {
   if (s.runs === 0)
-    return "No coder runs in this store yet (keel run writes them; see --checkpoints).";
+    return stored.length > 0
+      ? `No coder runs match (--model, --thread, --since, --until); the store has runs of ${stored.join(", ")}.`
+      : "No coder runs in this store yet (keel run writes them; see --checkpoints).";
   const models = table(
     [
       "model",

@@ -130,6 +130,10 @@ describe("keel stats", () => {
       (await runKeel(["stats", "-w", ws, "--json", "--since", "2999-01-01"])).stdout,
     ) as Stats;
     expect(none.runs).toBe(0);
+    // filters that match nothing say so, and which models the store has runs of
+    expect((await runKeel(["stats", "-w", ws, "-m", "nosuch:1b"])).stdout).toMatch(
+      /^No coder runs match \(--model, --thread, --since, --until\); the store has runs of (qwen3:8b, llama3\.1:8b|llama3\.1:8b, qwen3:8b)\.$/m,
+    );
     expect((await runKeel(["stats", "-w", ws])).stdout).toMatch(
       /qwen3:8b\s+make_dir\s+1\s+wrong_tool 1/,
     );
