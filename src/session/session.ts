@@ -21,7 +21,7 @@ import { lockThread } from "../persistence/thread-lock.js";
 import { isolationNotice } from "../sandbox/runtime.js";
 import { outcome, settingsShown, type RunOutcome, type RunStatus } from "./outcome.js";
 import { resumeCommand } from "./resume-command.js";
-import { createReplyPrinter, describeEvent, describeUpdate } from "./timeline.js";
+import { createReplyPrinter, describeEvent, describeUpdate, waitingAfter } from "./timeline.js";
 
 export interface SessionOptions {
   request?: string;
@@ -41,6 +41,39 @@ export interface SessionOptions {
    * commands keel suggests; none by default.
    */
   where?: readonly string[];
+  /** After this long without a line, the timeline says what the run waits for (default 20 s). */
+  quietMs?: number;
+}
+
+/**
+ * A line when the timeline has been quiet for `quietMs` (then every 30 s more): what the run is
+ * waiting for, so a slow prefill on a CPU server does not look like a hang. `touch` on each event.
+ */
+function quietNotices(log: (line: string) => void, quietMs: number) {
+  let since = Date.now();
+  let due = quietMs;
+  let waitingFor = waitingAfter({});
+  const timer = setInterval(
+    () => {
+      const quiet = Date.now() - since;
+      if (quiet < due) return;
+      due += 30_000;
+      log(
+        `… still waiting for ${waitingFor}: ${Math.round(quiet / 1000)} s so far (Ctrl-C stops after this step)`,
+      );
+    },
+    Math.min(1000, quietMs / 4),
+  );
+  timer.unref();
+  return {
+    /** An event arrived; `next` names what comes after it, when known. */
+    touch(next?: string) {
+      since = Date.now();
+      due = quietMs;
+      if (next) waitingFor = next;
+    },
+    stop: () => clearInterval(timer),
+  };
 }
 
 export const newThreadId = () =>
@@ -102,6 +135,7 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
     ...(opts.control ? { control: opts.control } : {}),
   };
   const settings = settingsShown(config.context);
+  let quietTimer: ReturnType<typeof quietNotices> | undefined;
   const report = (
     values: CoderStateValue | undefined,
     status: RunStatus,
@@ -149,12 +183,16 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
     const notice = await isolationNotice(config.context.runCommandsUnsandboxed);
     if (notice) opts.log(`⚠ ${notice}`);
     const reply = createReplyPrinter(opts.log);
+    const quiet = (quietTimer = quietNotices(opts.log, opts.quietMs ?? 20_000));
     for (;;) {
       const stream = await graph.stream(input as never, {
         ...config,
         streamMode: ["updates", "custom", "messages"],
       });
       for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+        quiet.touch(
+          mode === "updates" ? waitingAfter(chunk as Record<string, CoderStateUpdate>) : undefined,
+        );
         if (mode === "messages") {
           const [message, meta] = chunk as [
             { content?: unknown; getType?: () => string },
@@ -219,6 +257,7 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
     }
     throw err;
   } finally {
+    quietTimer?.stop();
     await unlock();
     await persistence.close();
   }

@@ -132,6 +132,16 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
   return lines;
 }
 
+/** What a run waits for after a step's updates: the tool call act asked for, else the model. */
+export function waitingAfter(chunk: Record<string, CoderStateUpdate | undefined>): string {
+  const calls = asList(chunk[NODE.act]?.messages).flatMap((m) =>
+    AIMessage.isInstance(m) ? (m.tool_calls ?? []) : [],
+  );
+  return calls[0]
+    ? `${calls[0].name} to finish`
+    : "the model's reply (a long prompt is read first)";
+}
+
 /**
  * One turn's tokens: prompt (new vs reused: the server's own cache count, or `~N reused`, keel's
  * estimate, where the server reports none), generated, speed.
