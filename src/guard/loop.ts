@@ -24,6 +24,8 @@ export interface TrailEntry {
   repaired?: string;
   /** Hash of the result text (absent for calls that were not run). */
   result?: string;
+  /** A change whose check (settings `checkCommand`) failed. */
+  checkFailed?: true;
   /** The call's normalised path argument, if any. */
   target?: string;
   /** Signature of the non-path arguments. */

@@ -38,7 +38,8 @@ export interface RunOutcome {
   }>;
   /**
    * What a person should know that the status does not say: a run done whose last command failed
-   * (the model's answer may not reflect it). Absent when there is nothing.
+   * (the model's answer may not reflect it), or whose last change failed its check (settings
+   * `checkCommand`). Absent when there is nothing.
    */
   warnings?: string[];
   /** The settings in force (secrets left out). */
@@ -97,11 +98,19 @@ export function settingsShown(context: Record<string, unknown>): Record<string, 
 
 /** The warnings of a run that ended (see `RunOutcome.warnings`). */
 function warningsOf(values: CoderStateValue | undefined, status: RunStatus): string[] {
-  const last = values?.trail.findLast((t) => t.toolClass === "command");
-  if (status !== "done" || !last || last.ok || last.kind === "needs_approval") return [];
-  return [
-    `the last command the model ran failed (${last.kind ?? "tool_error"}); check the answer against it`,
-  ];
+  if (status !== "done") return [];
+  const out: string[] = [];
+  const command = values?.trail.findLast((t) => t.toolClass === "command");
+  if (command && !command.ok && command.kind !== "needs_approval")
+    out.push(
+      `the last command the model ran failed (${command.kind ?? "tool_error"}); check the answer against it`,
+    );
+  const change = values?.trail.findLast((t) => t.toolClass === "mutate" && t.ok);
+  if (change?.checkFailed)
+    out.push(
+      `the check after the last change${change.target ? ` (${change.target})` : ""} failed; the change stands`,
+    );
+  return out;
 }
 
 export function outcome(

@@ -35,5 +35,6 @@ export async function withCheck(
   return {
     ...result,
     output: `${result.output}\n\n${verdict}${output && output !== "(no output)" ? `\n${output}` : ""}`,
+    ...(check.ok ? {} : { checkFailed: true as const }),
   };
 }

@@ -33,6 +33,8 @@ export type ToolResult =
       filesWritten?: string[];
       /** Files whose content the model now knows (read or written), by content hash. */
       seen?: Record<string, string>;
+      /** The check after the change (settings `checkCommand`) failed; the change stands. */
+      checkFailed?: true;
     }
   | { ok: false; kind: ToolFailureKind; message: string };
 

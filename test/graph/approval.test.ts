@@ -9,6 +9,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import type { SettingsInput } from "../../src/agent/context.js";
 import { SettingsFileError } from "../../src/run/settings-file.js";
+import { outcome } from "../../src/session/outcome.js";
 import {
   call,
   calls,
@@ -213,10 +214,14 @@ describe("the check after an edit", () => {
       }),
     });
     const ws = tempWorkspace();
-    await runCoder(fake, "Create bad.js", {
+    const run = await runCoder(fake, "Create bad.js", {
       workspace: ws,
       context: { runCommandsUnsandboxed: true, checkCommand: "node --check {file}" },
     });
+    // done, and the outcome says the last change failed its check
+    expect(outcome(run.state, run.threadId, "done").warnings).toEqual([
+      "the check after the last change (bad.js) failed; the change stands",
+    ]);
     const result = toolMessages(fake.chatBodies({ turnsOnly: true })[1])[0]!.content;
     expect(result).toMatch(
       /^created bad\.js \(11 bytes\)\n\ncheck `node --check bad.js` FAILED; the change was made, fix what it reports:\nexit code 1\n/,

@@ -253,6 +253,7 @@ async function answer(
     ...resolved,
     ok: result.ok,
     ...(result.ok ? {} : { kind: result.kind }),
+    ...(result.ok && result.checkFailed ? { checkFailed: true as const } : {}),
     ...(result.ok || result.kind !== "loop" ? { result: resultHash(text) } : {}),
   };
   const streak = result.ok ? 0 : state.errorStreak + 1;
