@@ -157,7 +157,9 @@ describe("keel run", () => {
     ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/intent\s+chat \(rules/);
-    expect(r.stdout).toMatch(/DONE {2}thread \S+ · intent chat \(rules\) · 1 turn · 0 tool calls$/m);
+    expect(r.stdout).toMatch(
+      /DONE {2}thread \S+ · intent chat \(rules\) · 1 turn · 0 tool calls$/m,
+    );
     expect(r.stdout).toContain("Hi! Ask me about your code.");
   });
 
