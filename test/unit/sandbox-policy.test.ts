@@ -10,6 +10,7 @@ import {
   readableRoots,
   sandboxNotes,
   gitConfigKeys,
+  gitValue,
   withoutUnsafeGitConfig,
   type Machine,
 } from "../../src/sandbox/policy.js";
@@ -281,8 +282,56 @@ describe("withoutUnsafeGitConfig", () => {
       "user.name",
       "user.email",
       "core.sshcommand",
-      'a line git may read as a key ("garbage here")',
+      'a line git may read otherwise ("garbage here")',
     ]);
+  });
+  it('drops a line with a control character: git ends a name at a NUL (remote "x.uploadpack\\0" is remote.x.uploadpack)', () => {
+    const text = [
+      '[remote "evil.uploadpack\u0000"]',
+      "\turl = touch pwned",
+      '[submodule "s.update\u0000"]',
+      "\turl = !touch pwned",
+      "[core]",
+      "\t\u000bbare = true",
+      "\tbare = false",
+    ].join("\n");
+    const r = withoutUnsafeGitConfig(text);
+    expect(r.text).toBe("[core]\n\tbare = false");
+    expect([...r.text].filter((c) => c < " " && c !== "\t" && c !== "\n")).toEqual([]);
+    expect(r.removed).toHaveLength(5);
+  });
+  it("reads a URL's value as git does (quotes, escapes) and keeps only transports git serves itself", () => {
+    const urls = [
+      'url = p"w"n::x',
+      'url = ""pwn::x',
+      "url = pwn://example.com/x",
+      "url = evil::x",
+      'url = "ext::sh -c x" ; a comment',
+      "url = https://example.com/r.git",
+      "url = git@example.com:r.git",
+      "url = ../other",
+      "url = ssh://git@example.com/r.git",
+      "url = git+ssh://example.com/r.git",
+    ];
+    const text = ['[remote "o"]', ...urls.map((u) => `\t${u}`)].join("\n");
+    const r = withoutUnsafeGitConfig(text);
+    expect(r.removed).toEqual(Array(5).fill("remote.o.url"));
+    expect(r.text.split("\n").slice(1)).toEqual(urls.slice(5).map((u) => `\t${u}`));
+    expect(gitValue(' "a b" ; c')).toBe("a b");
+    expect(gitValue(" x\\ty # c")).toBe("x\ty");
+  });
+  it("does not keep a partial clone's promisor remote (an object a command deleted would be fetched on git status)", () => {
+    const r = withoutUnsafeGitConfig(
+      '[extensions]\n\tpartialclone = evil\n[remote "evil"]\n\tpromisor = true',
+    );
+    expect(r.removed).toEqual(["extensions.partialclone", "remote.evil.promisor"]);
+  });
+  it("keeps a line it had before only in the same subsection, case and all", () => {
+    const before = '[remote "Origin"]\n\tuploadpack = my-pack';
+    const after = `${before}\n[remote "origin"]\n\tuploadpack = my-pack`;
+    const r = withoutUnsafeGitConfig(after, gitConfigKeys(before));
+    expect(r.removed).toEqual(["remote.origin.uploadpack"]);
+    expect(r.text).toBe(`${before}\n[remote "origin"]`);
   });
   it("keeps the key lines a config had before, in their section", () => {
     const before = "[alias]\n\tco = checkout\n[core]\n\teditor = vim";
