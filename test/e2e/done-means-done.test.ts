@@ -129,6 +129,17 @@ describe("a request that asks for something to be run", () => {
   const RUN = "Create hi.sh that prints hi, then run it";
   const runIt = (ws: string) =>
     runKeel(["run", RUN, "-w", ws, "--ollama-url", fake!.url, "--json", "--yes"]);
+  /** A model that writes hi.sh with `script`, runs `bash hi.sh`, then answers `answer`. */
+  const writeThenRun = (script: string, answer: string) =>
+    startFake({
+      script: keelScript((req) => {
+        if (!answered(req, "write_file"))
+          return calls(call("write_file", { path: "hi.sh", content: script }));
+        if (!answered(req, "run_command"))
+          return calls(call("run_command", { command: "bash hi.sh" }));
+        return { content: answer };
+      }),
+    });
   const said = (req: { messages: Array<{ content: string }> }, text: string) =>
     req.messages.some((m) => m.content.includes(text));
 
@@ -165,15 +176,7 @@ describe("a request that asks for something to be run", () => {
   });
 
   it("a command that needs approval with no one to give it: not done at once, and the report says how", async () => {
-    fake = await startFake({
-      script: keelScript((req) => {
-        if (!answered(req, "write_file"))
-          return calls(call("write_file", { path: "hi.sh", content: "echo hi\n" }));
-        if (!answered(req, "run_command"))
-          return calls(call("run_command", { command: "bash hi.sh" }));
-        return { content: "Done: created hi.sh and ran it; it printed hi." };
-      }),
-    });
+    fake = await writeThenRun("echo hi\n", "Done: created hi.sh and ran it; it printed hi.");
     const ws = tempWorkspace();
     const r = await runKeel([
       "run",
@@ -198,15 +201,7 @@ describe("a request that asks for something to be run", () => {
   });
 
   it("a run done whose last command failed says so beside the model's answer", async () => {
-    fake = await startFake({
-      script: keelScript((req) => {
-        if (!answered(req, "write_file"))
-          return calls(call("write_file", { path: "hi.sh", content: "exit 3\n" }));
-        if (!answered(req, "run_command"))
-          return calls(call("run_command", { command: "bash hi.sh" }));
-        return { content: "hi.sh prints hi." };
-      }),
-    });
+    fake = await writeThenRun("exit 3\n", "hi.sh prints hi.");
     const ws = tempWorkspace();
     const r = await runIt(ws);
     expect(r.json).toMatchObject({
