@@ -20,7 +20,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
-import { gitConfigKeys, withoutUnsafeGitConfig } from "./policy.js";
+import { gitConfigKeys, withoutUnsafeGitConfig } from "./git-config.js";
 import { removedWhenMade } from "./protected.js";
 
 /**
