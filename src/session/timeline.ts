@@ -76,7 +76,8 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
         lines.push(
           `${pc.yellow("salvage")}  the model wrote its call as text; keel read it as a real call`,
         );
-      if (update.failure?.summarized)
+      // the summary turn clears the request for it (a final answer that ends the run does not)
+      if (update.summaryFor === null && update.failure?.summarized)
         lines.push(`${pc.cyan("act")}      ${turn} → summary (no tools offered)`);
       else if (update.failure?.kind === "budget")
         lines.push(`${pc.yellow("act")}      ${update.failure.detail}`);

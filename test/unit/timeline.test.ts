@@ -27,10 +27,18 @@ describe("describeUpdate for act", () => {
     const lines = describeUpdate("act", {
       messages: [new AIMessage({ content: "I read three files; the rest is left." })],
       turns: 4,
+      summaryFor: null, // as the summary turn writes it
       failure: { ...spent, summarized: true },
     }).join("\n");
     expect(lines).toMatch(/turn 4 → summary \(no tools offered\)/);
     expect(lines).not.toMatch(/spent/);
+    // a final answer that ends the run at once (its command could not be approved) is that answer
+    const final = describeUpdate("act", {
+      messages: [new AIMessage({ content: "Done." })],
+      turns: 3,
+      failure: { kind: "unmet", detail: "x", summarized: true },
+    }).join("\n");
+    expect(final).toMatch(/turn 3 → final answer without the requested effect/);
   });
 
   it("has a label for every failure kind", () => {
