@@ -64,6 +64,9 @@ const EMPTY_NUDGES = [
   "Your reply was empty again. You must either call one of the tools now or write your final answer. Another empty reply ends the run.",
 ];
 
+/** How an `unmet` failure's detail begins when the missing effect is a command that never ran. */
+export const UNRUN = "the request asks for a command to be run, and none ran";
+
 /** The message injected into the model's context for a hint (or with a re-plan). */
 export function hintFor(kind: FailureKind, strike: number, detail: string): string {
   switch (kind) {
@@ -75,7 +78,7 @@ export function hintFor(kind: FailureKind, strike: number, detail: string): stri
       return `${detail[0]!.toUpperCase()}${detail.slice(1)}. Do the same in smaller pieces: write a large file in parts (write_file with its first part, then edit_file to add the rest after its last lines), or keep the content shorter; give one tool call per reply.`;
     case "unmet":
       return `You gave a final answer, but the request is not done: ${detail}. ${
-        /command to be run/.test(detail)
+        detail.startsWith(UNRUN)
           ? "Run it now with run_command, as a plain command (no shell redirection: write files with write_file); if it cannot run, say why in your final answer."
           : "Do it now with write_file (the full content), then give your final answer."
       }`;

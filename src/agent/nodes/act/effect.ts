@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { changesThings } from "../../../tools/registry.js";
+import { UNRUN } from "../../../guard/ladder.js";
 import type { TrailEntry } from "../../../guard/loop.js";
 import { requestedEffect, unwritten } from "../../requested-effect.js";
 import type { CoderStateValue } from "../../state.js";
@@ -49,15 +50,14 @@ export function unrunCommand(
   const commands = state.trail.filter((t) => t.toolClass === "command");
   const unapproved = commands.some((t) => t.kind === "needs_approval");
   if (unapproved && interactive) return undefined;
-  const asks = "the request asks for a command to be run, and none ran";
   if (unapproved)
     return {
-      detail: `${asks}: run_command needs a person's approval and no one was there to give it (run keel in a terminal, or with --yes)`,
+      detail: `${UNRUN}: run_command needs a person's approval and no one was there to give it (run keel in a terminal, or with --yes)`,
       final: true,
     };
   const tried = commands.length;
   return {
-    detail: `${asks}${tried ? ` (${tried === 1 ? "the run_command call was" : `all ${tried} run_command calls were`} refused)` : ""}`,
+    detail: `${UNRUN}${tried ? ` (${tried === 1 ? "the run_command call was" : `all ${tried} run_command calls were`} refused)` : ""}`,
   };
 }
 
