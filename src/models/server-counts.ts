@@ -2,7 +2,6 @@
 import type { AIMessage } from "@langchain/core/messages";
 import type { WireSeen } from "./wire.js";
 
-/** What the server counted for one answer, whichever API it speaks. */
 export interface ServerCounts {
   prompt?: number;
   generated?: number;
