@@ -1,9 +1,14 @@
 /** The timeline names each failure kind of a turn as what it is (it printed "prose instead of action" for all). */
 import { AIMessage } from "@langchain/core/messages";
+import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
 import { FailureSchema } from "../../src/agent/state.js";
 import { keelNote } from "../../src/agent/nodes/recover.js";
-import { describeUpdate, FAILURE_LABEL } from "../../src/session/timeline.js";
+import { describeUpdate as describeColored, FAILURE_LABEL } from "../../src/session/timeline.js";
+
+/** The lines as read, whether or not this terminal colours them (CI's does). */
+const describeUpdate = (...args: Parameters<typeof describeColored>) =>
+  describeColored(...args).map((line) => stripVTControlCharacters(line));
 
 describe("describeUpdate for act", () => {
   it.each([
