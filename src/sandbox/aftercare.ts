@@ -1,13 +1,14 @@
 /**
  * Around a sandboxed command: what the sandbox cannot hold by itself. Before it runs, the workspace
- * is looked over for protected paths deeper than its top level (the sandbox then holds those too),
- * a Jujutsu `.jj/repo` that is a file, and git repositories (a `.git` folder, a bare repository, the
- * target of a `.git` file or link, the folder a `commondir` names — in `node_modules` too). After
- * it, what it made that would run code outside the sandbox later is undone: a protected path it
- * created below the top level is removed, and a repository it created or changed loses its new
- * hooks, the config keys it added that `SAFE_GIT_CONFIG` does not list (git has many that run a
- * program), and a config or hooks folder that is a link (symbolic, or a hard link shared with
- * another name, through which a file tool would write it).
+ * is looked over for protected paths deeper than its top level and those the person's git config
+ * names (git-named.ts; the sandbox then holds those too), a Jujutsu `.jj/repo` that is a file, and
+ * git repositories (a `.git` folder, a bare repository, the target of a `.git` file or link, the
+ * folder a `commondir` names — in `node_modules` too). After it, what it made that would run code
+ * outside the sandbox later is undone: a protected path it created below the top level, or one the
+ * git config names, is removed, and a repository it created or changed loses its new hooks, the
+ * config keys it added that `SAFE_GIT_CONFIG` does not list (git has many that run a program), and
+ * a config or hooks folder that is a link (symbolic, or a hard link shared with another name,
+ * through which a file tool would write it).
  */
 import { createHash } from "node:crypto";
 import {
@@ -21,6 +22,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { gitConfigKeys, withoutUnsafeGitConfig } from "./git-config.js";
+import { gitNamedPaths } from "./git-named.js";
 import { removedWhenMade } from "./protected.js";
 
 /**
@@ -36,6 +38,8 @@ const CONFIGS = ["config", "config.worktree"];
 /** What the look found: protected paths below the top level, and each repository's fingerprint. */
 export interface WorkspaceMarks {
   nested: string[];
+  /** The paths the person's git config names (git-named.ts), and whether each was there. */
+  named: Array<{ path: string; there: boolean }>;
   /** The look stopped at `MAX_ENTRIES`: what lies past it was not seen. */
   incomplete?: true;
   /** Workspace-relative git folder → a fingerprint of its configs and hooks, its hooks, links and configs' text. */
@@ -55,7 +59,11 @@ const isGitDir = (names: ReadonlySet<string>) =>
 
 /** Looks the workspace over (see the module's comment), up to `limit` entries. Never throws. */
 export function markWorkspace(workspace: string, limit = MAX_ENTRIES): WorkspaceMarks {
-  const marks: WorkspaceMarks = { nested: [], repos: new Map() };
+  const named = gitNamedPaths(workspace).map(({ path: rel }) => ({
+    path: rel,
+    there: lstatSync(path.join(workspace, rel), { throwIfNoEntry: false }) !== undefined,
+  }));
+  const marks: WorkspaceMarks = { nested: [], named, repos: new Map() };
   const addRepo = (rel: string) => {
     if (marks.repos.has(rel)) return;
     const gitDir = path.join(workspace, rel);
@@ -153,10 +161,10 @@ function commonDirOf(workspace: string, rel: string): string | undefined {
 
 /**
  * What the sandbox holds read-only besides the top-level list: the protected paths found deeper,
- * and each repository's hooks and config (workspace-relative).
+ * those the person's git config names, and each repository's hooks and config (workspace-relative).
  */
 export function nestedDenies(marks: WorkspaceMarks, workspace: string): string[] {
-  const out = new Set(marks.nested);
+  const out = new Set([...marks.nested, ...marks.named.filter((n) => n.there).map((n) => n.path)]);
   for (const rel of marks.repos.keys())
     for (const part of ["hooks", ...CONFIGS]) {
       const p = rel === "." ? part : `${rel}/${part}`;
@@ -210,9 +218,11 @@ const linksOf = (gitDir: string): string[] =>
   });
 
 /**
- * After a command: removes the protected paths it created below the top level, and cleans every
- * repository it created or changed (hooks other than git's samples removed, config keys
- * `SAFE_GIT_CONFIG` does not list removed; hooks and key lines it had before stay). Returns what was removed, workspace-relative. Never throws.
+ * After a command: removes the protected paths it created below the top level and those the git
+ * config names that were not there before it, and cleans every repository it created or changed
+ * (hooks other than git's samples removed, config keys `SAFE_GIT_CONFIG` does not list removed;
+ * hooks and key lines it had before stay). Returns what was removed, workspace-relative. Never
+ * throws.
  */
 export function cleanAfter(
   workspace: string,
@@ -228,6 +238,11 @@ export function cleanAfter(
       rmSync(path.join(workspace, rel), { recursive: true, force: true });
       removed.push(rel);
     }
+    for (const { path: rel } of before.named.filter((n) => !n.there))
+      if (lstatSync(path.join(workspace, rel), { throwIfNoEntry: false })) {
+        rmSync(path.join(workspace, rel), { recursive: true, force: true });
+        removed.push(rel);
+      }
     for (const [rel, { print }] of after.repos) {
       const was = before.repos.get(rel);
       if (was?.print === print) continue;

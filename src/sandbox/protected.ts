@@ -220,10 +220,19 @@ export function sameName(segment: string, name: string): boolean {
 /**
  * The protected entry a workspace-relative path is at or under, at any depth (`sub/.vscode/x` is
  * `.vscode`'s); the most specific one. Names are compared as a folding file system would
- * (`sameName`): `.VSCode/tasks.json` is `.vscode`'s. Undefined for an ordinary path.
+ * (`sameName`): `.VSCode/tasks.json` is `.vscode`'s. Then `named`, paths this workspace's own
+ * config names (git-named.ts), from the workspace's top only. Undefined for an ordinary path.
  */
-export function protectedEntry(rel: string): ProtectedPath | undefined {
+export function protectedEntry(
+  rel: string,
+  named: readonly ProtectedPath[] = [],
+): ProtectedPath | undefined {
   const parts = segments(rel.replace(/\\/g, "/"));
+  const fromTop = named.find((entry) => {
+    const want = segments(entry.path);
+    return want.length <= parts.length && want.every((w, k) => sameName(parts[k]!, w));
+  });
+  if (fromTop) return fromTop;
   let best: ProtectedPath | undefined;
   for (const entry of PROTECTED_PATHS) {
     const want = entry.path.split("/");

@@ -24,7 +24,7 @@
  * tried on the whole command and on each part between `&&`, `||`, `;`, `|`.
  */
 import picomatch from "picomatch";
-import { isKeelOwn, protectedEntry } from "../sandbox/protected.js";
+import { isKeelOwn, protectedEntry, type ProtectedPath } from "../sandbox/protected.js";
 import type { ToolClass } from "./types.js";
 
 export const APPROVAL_MODES = ["plan", "ask", "edits", "auto"] as const;
@@ -139,6 +139,8 @@ export interface Policy {
   rules: Rules;
   /** `--yes`: a person's "yes" to every question but the ones only a person may answer. */
   autoApprove: boolean;
+  /** Workspace paths the person's own config names as code it runs (sandbox/git-named.ts): protected too. */
+  named?: readonly ProtectedPath[];
 }
 
 /** The decision on a call at the gate, before it runs. */
@@ -172,7 +174,9 @@ export function decideCall(call: CallFacts, policy: Policy): Decision {
   const verdict = decide(call, policy.mode, policy.rules);
   if (verdict.decision === "deny") return { decision: "deny", reason: verdict.reason };
   const guarded =
-    call.toolClass === "mutate" && call.path !== undefined ? protectedEntry(call.path) : undefined;
+    call.toolClass === "mutate" && call.path !== undefined
+      ? protectedEntry(call.path, policy.named)
+      : undefined;
   if (guarded)
     return {
       decision: "ask",

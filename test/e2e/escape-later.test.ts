@@ -448,3 +448,62 @@ describe("what the agent leaves behind: where git goes, hard links, more start-u
     expect(readdirSync(dir).filter((n) => n.startsWith("pwned"))).toEqual([]);
   }, 240_000);
 });
+
+/**
+ * Paths no fixed list can know: the person's own git config names files in the workspace — an
+ * included config, the hooks folder (`core.hooksPath = .githooks`), the script an alias runs —
+ * some there, some not yet. A file the agent writes there would run in the person's next git
+ * command; the gate asks a person, the sandbox holds those there, aftercare removes those made.
+ */
+describe("what the agent leaves behind: paths the person's git config names", () => {
+  it("plants nothing the person's own includes, hooks folder or aliases would run", async () => {
+    const dir = tempWorkspace("keel-later4-");
+    const w = path.join(dir, "ws");
+    mkdirSync(path.join(w, ".githooks"), { recursive: true });
+    mkdirSync(path.join(w, "scripts"));
+    writeFileSync(path.join(w, "notes.txt"), "inside\n");
+    const lint = "#!/bin/sh\necho lint ok\n";
+    writeFileSync(path.join(w, "scripts/lint.sh"), lint, { mode: 0o755 });
+    writeFileSync(path.join(w, ".githooks/pre-commit"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    execFileSync("git", ["init", "-q", w]);
+    const config = (...args: string[]) => execFileSync("git", ["-C", w, "config", ...args]);
+    config("--add", "include.path", "../team.gitconfig");
+    config("includeIf.onbranch:feat.path", "../feat.gitconfig");
+    config("core.hooksPath", ".githooks");
+    config("alias.lint", "!./scripts/lint.sh");
+    config("alias.fmt", "!sh tools/fmt.sh");
+    const out = path.join(dir, "pwned");
+    const fsmonitor = `[core]\\n\\tfsmonitor = touch ${out}-include\\n`;
+    const list: ScriptedCall[] = [
+      call("write_file", { path: "team.gitconfig", content: fsmonitor.replace(/\\\\n/g, "\n") }),
+      call("write_file", { path: ".githooks/post-checkout", content: `touch ${out}-hook` }),
+      call("edit_file", {
+        path: "scripts/lint.sh",
+        old_text: "echo lint ok",
+        new_text: `touch ${out}-lint`,
+      }),
+      put("team.gitconfig", fsmonitor),
+      put("feat.gitconfig", fsmonitor),
+      put(".githooks/post-checkout", `#!/bin/sh\\ntouch ${out}-hook\\n`),
+      put("scripts/lint.sh", `#!/bin/sh\\ntouch ${out}-lint\\n`),
+      cmd(`mkdir -p tools && cp scripts/lint.sh tools/fmt.sh`),
+      call("list_dir", { path: "." }),
+    ];
+    const { results } = await plantAll(list, w);
+    expect.soft(results[0]).toMatch(/team\.gitconfig is protected: your git config includes it/);
+    expect.soft(results[3]).toContain("keel removed team.gitconfig");
+    expect.soft(results[5]).toMatch(/EROFS|read-only/);
+    const at = (p: string) => path.join(w, p);
+    for (const p of ["team.gitconfig", "feat.gitconfig", ".githooks/post-checkout", "tools/fmt.sh"])
+      expect.soft(existsSync(at(p)), p).toBe(false);
+    expect.soft(readFileSync(at("scripts/lint.sh"), "utf8")).toBe(lint);
+    // the person's git, with their config, later: nothing planted runs
+    expect(userGit(w, "status").status).toBe(0);
+    expect(userGit(w, "commit", "-qm", "x", "--allow-empty").status).toBe(0);
+    expect(userGit(w, "checkout", "-q", "-b", "feat").status).toBe(0);
+    userGit(w, "status");
+    expect(userGit(w, "lint").stdout).toContain("lint ok");
+    userGit(w, "fmt");
+    expect(readdirSync(dir).filter((n) => n.startsWith("pwned"))).toEqual([]);
+  }, 240_000);
+});

@@ -8,7 +8,8 @@ import { interrupt } from "@langchain/langgraph";
 import type { TrailEntry } from "../../guard/loop.js";
 import { pathOf } from "../../tools/fs-tools.js";
 import { answeredByYes, decideCall, type CallFacts, type Policy } from "../../tools/permissions.js";
-import { KEEL_DIR } from "../../sandbox/protected.js";
+import { gitNamedPaths } from "../../sandbox/git-named.js";
+import { KEEL_DIR, type ProtectedPath } from "../../sandbox/protected.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import type { NodeEnv } from "../runtime.js";
 import { rulesOf } from "../context.js";
@@ -62,7 +63,8 @@ export function changePreview(tool: KeelTool, args: unknown): string {
  * call is refused with what would allow it.
  */
 export function gate(facts: CallFacts, env: NodeEnv, preview = ""): GateVerdict {
-  const d = decideCall(facts, policyOf(env));
+  const named = facts.toolClass === "mutate" ? gitNamedOf(env) : [];
+  const d = decideCall(facts, { ...policyOf(env), named });
   if (d.decision === "allow") return { run: true, approved: d.approved };
   if (d.decision === "deny")
     return {
@@ -116,6 +118,18 @@ const policyOf = (env: NodeEnv): Policy => ({
   rules: rulesOf(env.settings),
   autoApprove: env.settings.autoApprove,
 });
+
+/**
+ * The workspace paths the person's git config names (sandbox/git-named.ts), asked of git once per
+ * run (per settings object): the agent cannot change that config, and a file change need not wait
+ * for git each time.
+ */
+const gitNamed = new WeakMap<object, ProtectedPath[]>();
+function gitNamedOf(env: NodeEnv): ProtectedPath[] {
+  let named = gitNamed.get(env.settings);
+  if (named === undefined) gitNamed.set(env.settings, (named = gitNamedPaths(env.workspace)));
+  return named;
+}
 
 /** Whether the check command after a file change may run without asking (tools/post-edit). */
 export function checkAllowed(env: NodeEnv) {
