@@ -33,7 +33,7 @@ export function printOutcome(
   json: boolean | undefined,
   where: readonly string[] | null,
 ): void {
-  const { exitCode, ...fields } = o;
+  const { exitCode, answerShown, ...fields } = o;
   if (json) {
     process.stdout.write(`${JSON.stringify(fields)}\n`);
     return;
@@ -45,7 +45,7 @@ export function printOutcome(
     `${color(pc.bold(heading))}  ${pc.dim(`thread ${o.thread_id} · intent ${o.intent ?? "?"}${o.intent_source ? ` (${o.intent_source})` : ""} · ${plural(o.turns, "turn")} · ${plural(o.tool_calls.length, "tool call")}`)}`,
     o.files_written.length ? `files written: ${o.files_written.join(", ")}` : "",
     o.error ? pc.red(o.error) : "",
-    o.summary,
+    answerShown ? pc.dim("(the answer is above)") : o.summary,
     ...(o.warnings ?? []).map((w) => pc.yellow(`note: ${w}`)),
     ...(where ? resumeHints(o, where) : [o.status === "error" ? pc.dim(NOTHING_KEPT) : ""]),
   ].filter(Boolean);

@@ -46,6 +46,11 @@ export interface RunOutcome {
   settings: Record<string, unknown>;
   /** 0 done, 1 not completed, 3 the model server failed, 130 interrupted (Ctrl-C, SIGTERM). */
   exitCode: 0 | 1 | 3 | 130;
+  /**
+   * The summary is the model's last reply, which the timeline showed in full as it streamed: the
+   * report for people does not print it twice. Not part of the JSON outcome.
+   */
+  answerShown?: true;
 }
 
 /** The usage of this run's turns: the AI messages after the run's request. */

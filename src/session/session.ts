@@ -220,8 +220,8 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
       const snap = await graph.getState(config);
       const pending = snap.tasks.flatMap((t) => t.interrupts);
       const values = snap.values as CoderStateValue;
-      if (pending.length === 0)
-        return report(
+      if (pending.length === 0) {
+        const o = report(
           values,
           values.status === "done"
             ? "done"
@@ -229,6 +229,9 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
               ? "gave_up"
               : values.status,
         );
+        const shown = o.summary.trim() !== "" && o.summary.trim() === reply.lastShown();
+        return shown ? { ...o, answerShown: true } : o;
+      }
       if (!opts.ask) return report(values, "needs_human", questionOf(pending[0]?.value));
       input = new Command({ resume: await opts.ask(questionOf(pending[0]?.value)) });
     }

@@ -214,7 +214,11 @@ export function createReplyPrinter(log: (line: string) => void) {
   let line = "";
   /** Whether any of the reply streamed: its complete message then shows nothing more. */
   let streamed = false;
+  /** What of the current reply was shown, and of the last complete one (`lastShown`). */
+  let shown = "";
+  let lastShown = "";
   const emit = (text: string) => {
+    shown += text;
     line += text;
     const parts = line.split("\n");
     line = parts.pop() ?? "";
@@ -236,9 +240,13 @@ export function createReplyPrinter(log: (line: string) => void) {
     flush: () => {
       emit(filter.end());
       if (line.trim()) log(`${pc.dim("  │")} ${line}`);
+      if (shown.trim()) lastShown = shown.trim();
       line = "";
+      shown = "";
       streamed = false;
       filter = createStreamFilter();
     },
+    /** The last reply shown in full, trimmed ("" before any). */
+    lastShown: () => lastShown,
   };
 }

@@ -75,6 +75,9 @@ describe("streaming timeline", () => {
     expect(r.stdout).not.toContain("<tool_call>");
     expect(r.stdout).not.toContain('"arguments"');
     expect(readFileSync(path.join(ws, "a.txt"), "utf8")).toBe("A");
+    // the final answer streamed in full is not printed again in the report
+    expect(r.stdout.split("All done: a.txt holds A.").length - 1).toBe(1);
+    expect(r.stdout).toMatch(/DONE[^\n]*\n(.*\n)*\(the answer is above\)/);
   });
 });
 
