@@ -18,6 +18,7 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
+  unlinkSync,
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
@@ -38,8 +39,11 @@ const CONFIGS = ["config", "config.worktree"];
 /** What the look found: protected paths below the top level, and each repository's fingerprint. */
 export interface WorkspaceMarks {
   nested: string[];
-  /** The paths the person's git config names (git-named.ts), and whether each was there. */
-  named: Array<{ path: string; there: boolean }>;
+  /**
+   * The paths the person's git config names (git-named.ts) for the workspace and each repository
+   * in it: whether each was there, and the links on the way to it (workspace-relative) that were.
+   */
+  named: Array<{ path: string; there: boolean; links: string[] }>;
   /** The look stopped at `MAX_ENTRIES`: what lies past it was not seen. */
   incomplete?: true;
   /** Workspace-relative git folder → a fingerprint of its configs and hooks, its hooks, links and configs' text. */
@@ -59,11 +63,7 @@ const isGitDir = (names: ReadonlySet<string>) =>
 
 /** Looks the workspace over (see the module's comment), up to `limit` entries. Never throws. */
 export function markWorkspace(workspace: string, limit = MAX_ENTRIES): WorkspaceMarks {
-  const named = gitNamedPaths(workspace).map(({ path: rel }) => ({
-    path: rel,
-    there: lstatSync(path.join(workspace, rel), { throwIfNoEntry: false }) !== undefined,
-  }));
-  const marks: WorkspaceMarks = { nested: [], named, repos: new Map() };
+  const marks: WorkspaceMarks = { nested: [], named: [], repos: new Map() };
   const addRepo = (rel: string) => {
     if (marks.repos.has(rel)) return;
     const gitDir = path.join(workspace, rel);
@@ -107,7 +107,41 @@ export function markWorkspace(workspace: string, limit = MAX_ENTRIES): Workspace
     }
   };
   walk("");
+  marks.named = namedIn(workspace, marks.repos.keys());
   return marks;
+}
+
+/**
+ * The paths git config names for the workspace and for each repository found in it (its worktree:
+ * the folder above a `.git`, or a bare repository itself), each with whether it is there and the
+ * links on the way to it.
+ */
+function namedIn(workspace: string, repos: Iterable<string>): WorkspaceMarks["named"] {
+  const dirs = new Set([workspace]);
+  for (const rel of repos) {
+    const gitDir = path.join(workspace, rel);
+    dirs.add(path.basename(gitDir).toLowerCase() === ".git" ? path.dirname(gitDir) : gitDir);
+  }
+  const paths = new Set(
+    [...dirs].flatMap((dir) => gitNamedPaths(workspace, dir).map((n) => n.path)),
+  );
+  return [...paths].map((rel) => ({
+    path: rel,
+    there: lstatSync(path.join(workspace, rel), { throwIfNoEntry: false }) !== undefined,
+    links: linksOnTheWay(workspace, rel),
+  }));
+}
+
+/** The folders on a workspace-relative path (not the path itself) that are links. */
+function linksOnTheWay(workspace: string, rel: string): string[] {
+  const parts = rel.split("/");
+  const links: string[] = [];
+  for (let i = 1; i < parts.length; i++) {
+    const folder = parts.slice(0, i).join("/");
+    if (lstatSync(path.join(workspace, folder), { throwIfNoEntry: false })?.isSymbolicLink())
+      links.push(folder);
+  }
+  return links;
 }
 
 /**
@@ -238,11 +272,20 @@ export function cleanAfter(
       rmSync(path.join(workspace, rel), { recursive: true, force: true });
       removed.push(rel);
     }
-    for (const { path: rel } of before.named.filter((n) => !n.there))
+    for (const { path: rel, there, links } of before.named) {
+      // a link a command put on the way to a named path (it would lead a file tool past the name):
+      // the link goes, not what it leads to
+      const made = linksOnTheWay(workspace, rel).filter((l) => !links.includes(l));
+      for (const link of made) {
+        unlinkSync(path.join(workspace, link));
+        removed.push(link);
+      }
+      if (there || made.length > 0 || linksOnTheWay(workspace, rel).length > 0) continue;
       if (lstatSync(path.join(workspace, rel), { throwIfNoEntry: false })) {
         rmSync(path.join(workspace, rel), { recursive: true, force: true });
         removed.push(rel);
       }
+    }
     for (const [rel, { print }] of after.repos) {
       const was = before.repos.get(rel);
       if (was?.print === print) continue;

@@ -7,14 +7,23 @@
  * protected like the list's paths: a file tool's change asks a person, a command cannot change one
  * that exists, and one a command makes is removed after it (aftercare).
  *
- * `namedByGitConfig` is pure; `gitNamedPaths` asks git itself for the config (every scope, includes
- * followed, as the person's git reads it). Without git nothing is named: nothing would run it.
+ * Read wide on purpose, since a miss runs code and a false name only asks a person: every include
+ * is read whatever its condition (a branch switch or another folder puts it in force), each
+ * repository in the workspace is asked for its own config (`core.hooksPath = .githooks` in the
+ * global config names one per repository), and a program value names each word that may be a
+ * path, also under a `cd` and after a `$(…)` or `=`. Paths are real (links resolved), as the file
+ * tools' are.
+ *
+ * `namedByGitConfig` and `programPaths` are pure; `gitNamedPaths` asks git itself (every scope, as
+ * the person's git reads it). Without git nothing is named: nothing would run it.
  */
 import { spawnSync } from "node:child_process";
+import { lstatSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { parse } from "shell-quote";
+import { parse, type ParseEntry } from "shell-quote";
 import type { ProtectedPath } from "./protected.js";
+import { realTarget } from "./real-path.js";
 
 /** One entry of `git config --list --show-origin`: the file it is in (absolute), key, value. */
 export interface ConfigEntry {
@@ -32,11 +41,12 @@ const FOLDERS: Record<string, string> = {
   "core.attributesfile": "git attributes pick filters and diff drivers",
 };
 /**
- * Keys whose value is a program git runs (through the shell where it has arguments). Lower case,
- * a subsection in the middle as `.+`.
+ * Keys whose value is a program git (or a tool it starts, like git-lfs) runs, mostly through the
+ * shell. By name and by the last word of the name, so that a key of a newer git or a tool is in
+ * too: `tar.tgz.command`, `sendemail.sendmailCmd`, `lfs.customtransfer.x.path`…
  */
 const PROGRAMS =
-  /^(core\.(fsmonitor|editor|pager|sshcommand|askpass|gitproxy)|sequence\.editor|gpg(\..+)?\.program|gpg\.ssh\.defaultkeycommand|credential(\..+)?\.helper|alias\..+|diff\.external|diff\..+\.(command|textconv)|filter\..+\.(clean|smudge|process)|merge\..+\.driver|(merge|diff)tool\..+\.(cmd|path)|pager\..+|interactive\.difffilter|uploadpack\.packobjectshook|gc\.recentobjectshook|hook\..+\.command|sendemail\.(.+\.)?smtpserver|browser\..+\.(cmd|path)|man\..+\.(cmd|path)|remote\..+\.(receivepack|uploadpack))$/;
+  /^(alias\..+|pager\..+|core\.(fsmonitor|editor|pager|sshcommand|askpass|gitproxy|alternaterefscommand)|sequence\.editor|diff\.external|interactive\.difffilter|uploadpack\.packobjectshook|gc\.recentobjectshook|submodule\..+\.update|remote\..+\.(receivepack|uploadpack|vcs)|(.+\.)?(cmd|command|program|tool|helper|driver|tunnel|httpd|textconv|clean|smudge|process|smtpserver|sendmailcmd|tocmd|cccmd|browser|defaultkeycommand)|(?!submodule\.).+\.path)$/;
 
 /** Where paths are resolved: the workspace, the worktree's top (git runs programs there), home. */
 export interface NamedAt {
@@ -48,31 +58,87 @@ export interface NamedAt {
 const expandHome = (p: string, home: string) =>
   p === "~" ? home : p.startsWith("~/") ? path.join(home, p.slice(2)) : p;
 
-/** A path as workspace-relative with `/`, or undefined when it is outside or the workspace itself. */
-function inside(workspace: string, abs: string): string | undefined {
-  const rel = path.relative(workspace, abs);
-  if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
-  return rel.split(path.sep).join("/");
-}
+/** What a shell expansion was parsed as (`programPaths`): its value is not known here. */
+const EXPANSION = "\u0001";
+/** A word that may be a file: it has a folder in it or an extension (`lint.sh`, `tools/x`). */
+const FILE_LIKE = /\/|^[^-=][^=]*\.[A-Za-z0-9]{1,8}$/;
 
 /**
- * The words of a program value that are paths: a word with a `/` (a bare name is looked up on
- * PATH), not an option, not a variable git or the shell fills in.
+ * The words of a program value that may be paths, as written (relative ones from the top, or from
+ * a `cd` before them): a word with a folder in it or an extension, a value after `=` (`-c k=v`,
+ * `--config=x`), what follows a `$(…)`, `$VAR` or backquote (`"$(git rev-parse
+ * --show-toplevel)"/bin/x` is `bin/x`), a glob's folder, and the same inside `sh -c '…'`. The
+ * command word itself, when bare, is found on PATH and is not one. A git alias without `!` runs
+ * git, whose only program words are in `-c k=v`.
  */
-function pathWords(value: string): string[] {
-  const command = value.startsWith("!") ? value.slice(1) : value;
-  return parse(command)
-    .filter((w): w is string => typeof w === "string")
-    .filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("$"));
+export function programPaths(value: string, gitAlias = false): string[] {
+  const out = new Set<string>();
+  const shell = !gitAlias || value.startsWith("!");
+  const words = (command: string, depth: number) => {
+    let entries: ParseEntry[];
+    try {
+      entries = parse(command, (name) => `${EXPANSION}${name}${EXPANSION}`);
+    } catch {
+      return;
+    }
+    const cds: string[] = [];
+    let commandWord = true;
+    let afterCd = false;
+    const add = (word: string) => {
+      if (word === "" || word === "." || word.includes(EXPANSION) || word.includes("`")) return;
+      out.add(word);
+      for (const cd of cds) if (!path.isAbsolute(word)) out.add(path.posix.join(cd, word));
+    };
+    for (const e of entries) {
+      if (typeof e !== "string") {
+        if ("op" in e && e.op === "glob") {
+          const fixed = e.pattern.slice(0, e.pattern.search(/[*?[{]/));
+          add(fixed.slice(0, fixed.lastIndexOf("/")));
+          commandWord = false;
+        } else commandWord = true; // `&&`, `;`, `|`, `(`: a new command follows
+        continue;
+      }
+      if (afterCd) {
+        if (!e.includes(EXPANSION)) cds.push(e);
+        afterCd = false;
+        commandWord = false;
+        continue;
+      }
+      const expanded = Math.max(e.lastIndexOf(EXPANSION), e.lastIndexOf("`"), e.lastIndexOf(")"));
+      if (expanded >= 0 && e.slice(expanded + 1).startsWith("/")) {
+        const rest = e.slice(expanded + 2);
+        add(
+          e.startsWith(`${EXPANSION}GIT_DIR${EXPANSION}/`) ? path.posix.join(".git", rest) : rest,
+        );
+      }
+      if (e.includes("=")) add(e.slice(e.indexOf("=") + 1));
+      if (commandWord) {
+        commandWord = false;
+        if (e === "cd" || e === "pushd") afterCd = true;
+        else if (e.includes("/")) add(e);
+        continue;
+      }
+      if (depth < 3 && /\s/.test(e)) words(e, depth + 1); // `sh -c 'cd x && ./y'`
+      if (FILE_LIKE.test(e) && !e.startsWith("-") && !/[;&|<>]/.test(e)) add(e);
+    }
+  };
+  if (shell) words(value.replace(/^!/, ""), 0);
+  else
+    for (const m of value.matchAll(/(?:^|\s)(?:-c\s*|--config-env=)\S+?=(\S+)/g)) words(m[1]!, 0);
+  return [...out];
 }
 
 /** The workspace paths a config names (the module's comment), each once, with why it matters. */
 export function namedByGitConfig(entries: readonly ConfigEntry[], at: NamedAt): ProtectedPath[] {
   const named = new Map<string, string>();
   const add = (abs: string, why: string) => {
-    const rel = inside(at.workspace, abs);
-    if (rel !== undefined && !named.has(rel)) named.set(rel, why);
+    const real = realTarget(abs) ?? abs;
+    const rel = path.relative(at.workspace, real);
+    if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) return;
+    const key = rel.split(path.sep).join("/");
+    if (!named.has(key)) named.set(key, why);
   };
+  const fromTop = (p: string) => path.resolve(at.top, expandHome(p, at.home));
   for (const { file, key, value } of entries) {
     const k = key.toLowerCase();
     if (value === "") continue;
@@ -81,11 +147,10 @@ export function namedByGitConfig(entries: readonly ConfigEntry[], at: NamedAt): 
         path.resolve(path.dirname(file), expandHome(value, at.home)),
         `your git config includes it (${key})`,
       );
-    else if (FOLDERS[k] !== undefined)
-      add(path.resolve(at.top, expandHome(value, at.home)), `${FOLDERS[k]} (${key})`);
+    else if (FOLDERS[k] !== undefined) add(fromTop(value), `${FOLDERS[k]} (${key})`);
     else if (PROGRAMS.test(k))
-      for (const word of pathWords(value))
-        add(path.resolve(at.top, expandHome(word, at.home)), `your git config runs it (${key})`);
+      for (const word of programPaths(value, k.startsWith("alias.")))
+        add(fromTop(word), `your git config runs it (${key})`);
   }
   return [...named].map(([p, why]) => ({ path: p, why }));
 }
@@ -105,9 +170,9 @@ export function parseConfigList(out: string, top: string): ConfigEntry[] {
   return entries;
 }
 
-const git = (workspace: string, args: string[]) => {
+const git = (cwd: string, args: string[]) => {
   const r = spawnSync("git", args, {
-    cwd: workspace,
+    cwd,
     encoding: "utf8",
     timeout: 10_000,
     env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" },
@@ -115,13 +180,57 @@ const git = (workspace: string, args: string[]) => {
   return r.status === 0 ? r.stdout : undefined;
 };
 
+/** How many included files are read at most beyond those in force (an include may include). */
+const MAX_INCLUDES = 50;
+
 /**
- * The workspace paths the git config in force there names (`namedByGitConfig`), asked of git. None
- * when git is not installed or cannot read the config.
+ * The config git reads in `dir`, and every file an include names whatever its condition (read as
+ * git reads a file given with `-f`, their own includes followed the same way).
  */
-export function gitNamedPaths(workspace: string): ProtectedPath[] {
-  const top = git(workspace, ["rev-parse", "--show-toplevel"])?.replace(/\n$/, "") || workspace;
-  const out = git(workspace, ["config", "--list", "--show-origin", "--includes", "-z"]);
+function configEntries(dir: string, top: string, home: string): ConfigEntry[] {
+  const out = git(dir, ["config", "--list", "--show-origin", "--includes", "-z"]);
   if (out === undefined) return [];
-  return namedByGitConfig(parseConfigList(out, top), { workspace, top, home: os.homedir() });
+  const entries = parseConfigList(out, top);
+  const read = new Set(entries.map((e) => e.file));
+  for (let i = 0; i < entries.length && read.size < MAX_INCLUDES; i++) {
+    const { file, key, value } = entries[i]!;
+    if (!INCLUDE.test(key.toLowerCase()) || value === "") continue;
+    const included = path.resolve(path.dirname(file), expandHome(value, home));
+    if (read.has(included)) continue;
+    read.add(included);
+    const more = git(dir, [
+      "config",
+      "-f",
+      included,
+      "--list",
+      "--show-origin",
+      "--includes",
+      "-z",
+    ]);
+    if (more !== undefined) entries.push(...parseConfigList(more, top));
+  }
+  return entries;
+}
+
+/**
+ * The workspace paths the git config in force in `dir` (the workspace, or a repository in it)
+ * names (`namedByGitConfig`), asked of git. None when git is not installed or cannot read it.
+ */
+export function gitNamedPaths(workspace: string, dir = workspace): ProtectedPath[] {
+  const top = git(dir, ["rev-parse", "--show-toplevel"])?.replace(/\n$/, "") || dir;
+  const home = os.homedir();
+  return namedByGitConfig(configEntries(dir, top, home), { workspace, top, home });
+}
+
+/**
+ * The folder whose git config applies to a workspace-relative path: the nearest one above it in
+ * the workspace that holds a `.git`, else the workspace (git then finds any repository around it).
+ */
+export function configDirOf(workspace: string, rel: string): string {
+  for (let dir = path.dirname(path.join(workspace, rel)); ; dir = path.dirname(dir)) {
+    const inside = path.relative(workspace, dir);
+    if (inside.startsWith("..") || path.isAbsolute(inside)) return workspace;
+    if (lstatSync(path.join(dir, ".git"), { throwIfNoEntry: false })) return dir;
+    if (inside === "") return workspace;
+  }
 }

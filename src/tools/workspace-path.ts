@@ -1,5 +1,6 @@
-import { lstatSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import path from "node:path";
+import { realTarget } from "../sandbox/real-path.js";
 
 export type Resolved =
   | { ok: true; abs: string; rel: string }
@@ -48,26 +49,6 @@ export function resolveInWorkspace(workspace: string, userPath: string): Resolve
   if (!isInside(workspace, real)) return outside("a symbolic link leads out of it");
   const rel = path.relative(workspace, real) || ".";
   return { ok: true, abs: real, rel: rel.split(path.sep).join("/") };
-}
-
-/**
- * The real path a tool would act on: the path's own real path when it exists; else the real path of
- * its deepest existing ancestor with the missing rest appended. Undefined when a link on the way
- * leads nowhere (a dangling link: writing through it would create its target, wherever that is).
- */
-export function realTarget(abs: string): string | undefined {
-  const rest: string[] = [];
-  for (let probe = abs; ; probe = path.dirname(probe)) {
-    try {
-      return path.join(realpathSync(probe), ...rest.reverse());
-    } catch {
-      // missing, or a link that leads nowhere
-    }
-    if (lstatSync(probe, { throwIfNoEntry: false })?.isSymbolicLink()) return undefined;
-    const parent = path.dirname(probe);
-    if (parent === probe) return undefined;
-    rest.push(path.basename(probe));
-  }
 }
 
 /** Whether `abs` really lies in the workspace (through every link); for the walks' entries. */

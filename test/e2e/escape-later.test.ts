@@ -507,3 +507,71 @@ describe("what the agent leaves behind: paths the person's git config names", ()
     expect(readdirSync(dir).filter((n) => n.startsWith("pwned"))).toEqual([]);
   }, 240_000);
 });
+
+/**
+ * The kinds an attack review of the named paths found: a link a command puts where a named path's
+ * folder would be (a file tool then writes through it; aftercare removing through it deleted a file
+ * beside the workspace), scripts named by `cd` or as an interpreter's argument, an include not in
+ * force until another branch, and a clone inside the workspace with hooks of its own.
+ */
+describe("what the agent leaves behind: around the paths the person's git config names", () => {
+  it("plants nothing their git runs after a branch switch, in a clone inside, or through a link", async () => {
+    const dir = tempWorkspace("keel-later5-");
+    const w = path.join(dir, "ws");
+    mkdirSync(path.join(w, "tools"), { recursive: true });
+    mkdirSync(path.join(dir, "victim/gen"), { recursive: true });
+    writeFileSync(path.join(dir, "victim/gen/run.sh"), "the user's\n");
+    writeFileSync(path.join(w, "notes.txt"), "inside\n");
+    execFileSync("git", ["init", "-q", w]);
+    execFileSync("git", ["init", "-q", path.join(w, "vendor/lib")]);
+    const config = (repo: string, ...args: string[]) =>
+      execFileSync("git", ["-C", path.join(w, repo), "config", ...args]);
+    config(".", "alias.deploy", "!cd tools && ./deploy.sh");
+    config(".", "alias.rel", "!node release.js");
+    config(".", "alias.fmt", "!sh gen/fmt.sh");
+    config(".", "alias.gen", "!sh build/gen/run.sh");
+    config(".", "includeIf.onbranch:release/**.path", path.join(dir, "release.gitconfig"));
+    writeFileSync(path.join(dir, "release.gitconfig"), "[core]\n\thooksPath = .release-hooks\n");
+    config("vendor/lib", "core.hooksPath", ".githooks");
+    const out = path.join(dir, "pwned");
+    const script = (name: string) => `#!/bin/sh\ntouch ${out}-${name}\n`;
+    const file = (p: string, name: string) =>
+      call("write_file", { path: p, content: script(name).replace(/\\n/g, "\n") });
+    const list: ScriptedCall[] = [
+      file("tools/deploy.sh", "deploy"),
+      file("release.js", "rel"),
+      file(".release-hooks/pre-commit", "release"),
+      file("vendor/lib/.githooks/pre-commit", "vendor"),
+      cmd("mkdir lib && ln -s lib gen"),
+      file("gen/fmt.sh", "fmt"),
+      cmd(`ln -s ${path.join(dir, "victim")} build`),
+      put("tools/deploy.sh", script("deploy")),
+      put("vendor/lib/.githooks/pre-commit", script("vendor")),
+      cmd("chmod +x tools/deploy.sh vendor/lib/.githooks/pre-commit; true"),
+      call("list_dir", { path: "." }),
+    ];
+    const { results } = await plantAll(list, w);
+    for (const i of [0, 1, 2, 3, 5]) expect.soft(results[i]).toMatch(/is protected/);
+    const at = (p: string) => path.join(w, p);
+    for (const p of [
+      "tools/deploy.sh",
+      "release.js",
+      ".release-hooks",
+      "gen",
+      "build",
+      "lib/fmt.sh",
+    ])
+      expect.soft(existsSync(at(p)), p).toBe(false);
+    expect.soft(existsSync(at("vendor/lib/.githooks"))).toBe(false);
+    // keel removed the link, not what it led to
+    expect(readFileSync(path.join(dir, "victim/gen/run.sh"), "utf8")).toBe("the user's\n");
+    // the person's git, later: aliases, the other branch, the clone inside
+    userGit(w, "deploy");
+    userGit(w, "rel");
+    userGit(w, "fmt");
+    expect(userGit(w, "checkout", "-q", "-b", "release/1").status).toBe(0);
+    userGit(w, "commit", "-qm", "x", "--allow-empty");
+    userGit(at("vendor/lib"), "commit", "-qm", "x", "--allow-empty");
+    expect(readdirSync(dir).filter((n) => n.startsWith("pwned"))).toEqual([]);
+  }, 240_000);
+});

@@ -4,13 +4,15 @@
  * next git command, so they are protected like the fixed list's.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  configDirOf,
   gitNamedPaths,
   namedByGitConfig,
   parseConfigList,
+  programPaths,
   type ConfigEntry,
 } from "../../src/sandbox/git-named.js";
 import { protectedEntry } from "../../src/sandbox/protected.js";
@@ -48,20 +50,24 @@ describe("namedByGitConfig", () => {
     ).toEqual([".githooks", "tools/git-template", "meta/attributes"]);
   });
 
-  it("names each path a program key runs, not bare names, options or variables", () => {
+  it("names each path a program key runs, not bare command names, options or git's own words", () => {
     expect(
       paths([
         entry("alias.lint", "!./scripts/lint.sh --fix"),
         entry("alias.fmt", "!sh tools/fmt.sh && echo done"),
         entry("alias.st", "status -sb"),
+        entry("alias.lg", "!git log --oneline"),
         entry("core.fsmonitor", "bin/fsmon"),
         entry("core.fsmonitor", "true"),
         entry("filter.crypt.clean", "'scripts/crypt filter' clean %f"),
-        entry("diff.img.textconv", "$GIT_DIR/../x/y --flag=a/b"),
         entry("credential.https://example.com.helper", "!/w/ci/cred.sh"),
         entry("core.pager", "less -R"),
+        // by the last word of the key: a newer git's or a tool's program
+        entry("tar.tgz.command", "./tools/gz -n"),
+        entry("lfs.customtransfer.x.path", "bin/transfer"),
         // not a program key: a word with a slash is not run
         entry("commit.template", "docs/message.txt"),
+        entry("submodule.lib.path", "vendor/lib"),
       ]),
     ).toEqual([
       "scripts/lint.sh",
@@ -69,7 +75,24 @@ describe("namedByGitConfig", () => {
       "bin/fsmon",
       "scripts/crypt filter",
       "ci/cred.sh",
+      "tools/gz",
+      "bin/transfer",
     ]);
+  });
+
+  it("reads a program value as the shell would run it: cd, interpreters, expansions, globs, sh -c", () => {
+    const words = (value: string, alias = true) => programPaths(value, alias);
+    expect(words("!cd tools && ./deploy.sh")).toEqual(["./deploy.sh", "tools/deploy.sh"]);
+    expect(words("!node release.js")).toEqual(["release.js"]);
+    expect(words('!"$(git rev-parse --show-toplevel)"/bin/check.sh')).toEqual(["bin/check.sh"]);
+    expect(words("!`git rev-parse --show-toplevel`/bin/x")).toEqual(["bin/x"]);
+    expect(words("!$GIT_DIR/../tools/y --flag=a/b")).toEqual(["tools/y", "a/b"]);
+    expect(words("!./scripts/*.sh")).toEqual(["./scripts"]);
+    expect(words("!sh -c 'cd tools && ./run.sh'")).toEqual(["./run.sh", "tools/run.sh"]);
+    expect(words('!f() { ./a.sh "$@"; }; f')).toEqual(["./a.sh"]);
+    // a git alias without `!` runs git: only a `-c key=value` names a program
+    expect(words("-c core.fsmonitor=tools/mon status")).toEqual(["tools/mon"]);
+    expect(words("log --graph docs/x.md")).toEqual([]);
   });
 
   it("names nothing outside the workspace, nor the workspace itself", () => {
@@ -134,6 +157,59 @@ describe("gitNamedPaths, asked of the real git", () => {
   it("names nothing in a folder that is no repository and whose user config names nothing there", () => {
     const ws = tempWorkspace("keel-named-none-");
     expect(gitNamedPaths(ws).filter((p) => !p.path.startsWith(".."))).toEqual([]);
+  });
+});
+
+describe("gitNamedPaths reads wide", () => {
+  const repo = (dir: string) => {
+    mkdirSync(dir, { recursive: true });
+    execFileSync("git", ["init", "-q", dir]);
+    return (...args: string[]) => execFileSync("git", ["-C", dir, "config", ...args]);
+  };
+
+  it("reads an include whatever its condition: another branch puts it in force later", () => {
+    const root = tempWorkspace("keel-named-if-");
+    const ws = path.join(root, "ws");
+    repo(ws)("includeIf.onbranch:release/**.path", path.join(root, "release.gitconfig"));
+    writeFileSync(path.join(root, "release.gitconfig"), "[core]\n\thooksPath = .release-hooks\n");
+    expect(gitNamedPaths(ws).map((p) => p.path)).toEqual([".release-hooks"]);
+  });
+
+  it("asks each repository for its own config: a clone inside, a folder of clones under a global hooksPath", () => {
+    const root = tempWorkspace("keel-named-nested-");
+    const ws = path.join(root, "ws");
+    repo(path.join(ws, "vendor/lib"))("core.hooksPath", ".githooks");
+    repo(path.join(ws, "projA"));
+    expect(configDirOf(ws, "vendor/lib/.githooks/pre-commit")).toBe(path.join(ws, "vendor/lib"));
+    expect(configDirOf(ws, "notes.txt")).toBe(ws);
+    expect(gitNamedPaths(ws, path.join(ws, "vendor/lib")).map((p) => p.path)).toEqual([
+      "vendor/lib/.githooks",
+    ]);
+    const global = path.join(root, "global.gitconfig");
+    writeFileSync(
+      global,
+      "[core]\n\thooksPath = .githooks\n[alias]\n\tlint = !./scripts/lint.sh\n",
+    );
+    const was = process.env.GIT_CONFIG_GLOBAL;
+    process.env.GIT_CONFIG_GLOBAL = global;
+    try {
+      expect(gitNamedPaths(ws, path.join(ws, "projA")).map((p) => p.path)).toEqual([
+        "projA/.githooks",
+        "projA/scripts/lint.sh",
+      ]);
+    } finally {
+      if (was === undefined) delete process.env.GIT_CONFIG_GLOBAL;
+      else process.env.GIT_CONFIG_GLOBAL = was;
+    }
+  });
+
+  it("names real paths: a path through a link is named where the link leads", () => {
+    const root = tempWorkspace("keel-named-real-");
+    const ws = path.join(root, "ws");
+    mkdirSync(path.join(ws, "lib"), { recursive: true });
+    symlinkSync("lib", path.join(ws, "tools"));
+    repo(ws)("alias.fmt", "!sh tools/fmt.sh");
+    expect(gitNamedPaths(ws).map((p) => p.path)).toEqual(["lib/fmt.sh"]);
   });
 });
 

@@ -249,6 +249,35 @@ describe("keel's own clean-up and undo never follow a link", () => {
     execFileSync("git", ["-C", path.join(w, "mine"), "co", "-q", "-b", "x"]);
   });
 
+  it("aftercare removes a link a command put on the way to a path the person's git config names, not what it leads to", () => {
+    const dir = tempWorkspace("keel-links-named-");
+    const w = path.join(dir, "ws");
+    mkdirSync(path.join(dir, "victim/gen"), { recursive: true });
+    writeFileSync(path.join(dir, "victim/gen/run.sh"), "the user's\n");
+    mkdirSync(path.join(w, "lib"), { recursive: true });
+    execFileSync("git", ["init", "-q", w]);
+    execFileSync("git", ["-C", w, "config", "alias.gen", "!sh build/gen/run.sh"]);
+    execFileSync("git", ["-C", w, "config", "alias.fmt", "!sh tools/fmt.sh"]);
+    execFileSync("git", ["-C", w, "config", "core.hooksPath", ".githooks"]);
+    const before = markWorkspace(w);
+    expect(before.named.map((n) => n.path).sort()).toEqual([
+      ".githooks",
+      "build/gen/run.sh",
+      "tools/fmt.sh",
+    ]);
+    // what a command can do: links where the named paths' folders would be, a hooks folder made
+    symlinkSync(path.join(dir, "victim"), path.join(w, "build"));
+    symlinkSync("lib", path.join(w, "tools"));
+    mkdirSync(path.join(w, ".githooks"));
+    writeFileSync(path.join(w, ".githooks/pre-commit"), "#!/bin/sh\n");
+    const removed = cleanAfter(w, before);
+    expect(removed.sort()).toEqual([".githooks", "build", "tools"]);
+    expect(readFileSync(path.join(dir, "victim/gen/run.sh"), "utf8")).toBe("the user's\n");
+    expect(existsSync(path.join(w, "lib"))).toBe(true);
+    for (const p of ["build", "tools", ".githooks"])
+      expect(lstatSync(path.join(w, p), { throwIfNoEntry: false }), p).toBeUndefined();
+  });
+
   it("a workspace too big to look over whole is said to be, not passed over in silence", () => {
     const dir = tempWorkspace("keel-links-flood-");
     const w = path.join(dir, "ws");

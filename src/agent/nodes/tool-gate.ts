@@ -8,7 +8,7 @@ import { interrupt } from "@langchain/langgraph";
 import type { TrailEntry } from "../../guard/loop.js";
 import { pathOf } from "../../tools/fs-tools.js";
 import { answeredByYes, decideCall, type CallFacts, type Policy } from "../../tools/permissions.js";
-import { gitNamedPaths } from "../../sandbox/git-named.js";
+import { configDirOf, gitNamedPaths } from "../../sandbox/git-named.js";
 import { KEEL_DIR, type ProtectedPath } from "../../sandbox/protected.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import type { NodeEnv } from "../runtime.js";
@@ -63,7 +63,8 @@ export function changePreview(tool: KeelTool, args: unknown): string {
  * call is refused with what would allow it.
  */
 export function gate(facts: CallFacts, env: NodeEnv, preview = ""): GateVerdict {
-  const named = facts.toolClass === "mutate" ? gitNamedOf(env) : [];
+  const named =
+    facts.toolClass === "mutate" && facts.path !== undefined ? gitNamedOf(env, facts.path) : [];
   const d = decideCall(facts, { ...policyOf(env), named });
   if (d.decision === "allow") return { run: true, approved: d.approved };
   if (d.decision === "deny")
@@ -120,14 +121,17 @@ const policyOf = (env: NodeEnv): Policy => ({
 });
 
 /**
- * The workspace paths the person's git config names (sandbox/git-named.ts), asked of git once per
- * run (per settings object): the agent cannot change that config, and a file change need not wait
- * for git each time.
+ * The workspace paths the person's git config names (sandbox/git-named.ts) where a file change
+ * lands: the config of the nearest repository around it, asked of git once per run and repository
+ * (the agent cannot change that config; a repository it makes is asked when first written to).
  */
-const gitNamed = new WeakMap<object, ProtectedPath[]>();
-function gitNamedOf(env: NodeEnv): ProtectedPath[] {
-  let named = gitNamed.get(env.settings);
-  if (named === undefined) gitNamed.set(env.settings, (named = gitNamedPaths(env.workspace)));
+const gitNamed = new WeakMap<object, Map<string, ProtectedPath[]>>();
+function gitNamedOf(env: NodeEnv, rel: string): ProtectedPath[] {
+  let run = gitNamed.get(env.settings);
+  if (run === undefined) gitNamed.set(env.settings, (run = new Map<string, ProtectedPath[]>()));
+  const dir = configDirOf(env.workspace, rel);
+  let named = run.get(dir);
+  if (named === undefined) run.set(dir, (named = gitNamedPaths(env.workspace, dir)));
   return named;
 }
 
