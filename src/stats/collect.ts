@@ -6,6 +6,7 @@
  */
 import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph";
 import { createCoderGraph } from "../agent/graph.js";
+import { UNDONE_NOTE } from "../agent/rewind.js";
 import type { CoderStateValue } from "../agent/state.js";
 import { runRecord, type RunRecord } from "../agent/learning/run-record.js";
 
@@ -28,15 +29,21 @@ export async function collectRuns(
       const run = runRecord(thread, end.checkpoint.ts, snap.values as Partial<CoderStateValue>);
       if (!run) continue;
       const failed = snap.tasks.find((t) => t.error !== undefined);
-      runs.push(
-        run.status === "running" && failed
-          ? { ...run, status: "stopped", error: errorText(failed.error) }
-          : run,
-      );
+      if (run.status === "running" && failed)
+        runs.push({ ...run, status: "stopped", error: errorText(failed.error) });
+      else if (run.status === "running" && rewound(snap.values as Partial<CoderStateValue>))
+        runs.push({ ...run, status: "undone" });
+      else runs.push(run);
     }
   }
   return runs.sort((a, b) => a.at.localeCompare(b.at) || a.thread.localeCompare(b.thread));
 }
+
+/** Whether a thread waits where `keel undo` rewound it: its last message is the undone note. */
+const rewound = (values: Partial<CoderStateValue>) => {
+  const last = values.messages?.at(-1);
+  return last?.getType() === "tool" && last.content === UNDONE_NOTE;
+};
 
 const errorText = (e: unknown): string =>
   typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e);

@@ -24,6 +24,7 @@ const OUTCOME_COLORS = {
   needs_human: "#30638e",
   running: "#8c8c8c",
   stopped: "#d1495b",
+  undone: "#8f5fa8",
 };
 
 const esc = (s: string) =>

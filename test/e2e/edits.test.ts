@@ -172,6 +172,12 @@ describe("edits and undo through keel run", () => {
       new RegExp(`continue with: keel run --thread t-edit -w ${ws} --ollama-url ${fake.url}$`, "m"),
     );
 
+    // the stats say the run was undone and waits, not that it is running
+    const stats = JSON.parse((await runKeel(["stats", "-w", ws, "--json"])).stdout) as {
+      models: Array<{ outcomes: Record<string, number> }>;
+    };
+    expect(stats.models.map((m) => m.outcomes)).toEqual([{ undone: 1 }]);
+
     // nothing left to undo: asked again, the undo is done (exit 0), and the diff is empty
     const again = await runKeel(["undo", "-w", ws, "--yes"]);
     expect(again.code).toBe(0);

@@ -37,9 +37,10 @@ export interface RunRecord {
   intent: string | null;
   /**
    * The run's status; "stopped" when it ended on an error (the model server down, a crash) and was
-   * not resumed: its state still says "running" and the failed step is pending (see `error`).
+   * not resumed: its state still says "running" and the failed step is pending (see `error`);
+   * "undone" when `keel undo` rewound it to before an undone step, where it waits to be resumed.
    */
-  status: CoderStatus | "stopped";
+  status: CoderStatus | "stopped" | "undone";
   /** The error a stopped run ended on. */
   error?: string;
   turns: number;
