@@ -14,11 +14,13 @@ export type JournalEntry =
 
 export class CallJournal {
   private readonly ns: string[];
-  constructor(
-    private readonly store: BaseStore,
-    threadId: string,
-  ) {
+  private readonly store: BaseStore;
+  constructor(store: BaseStore, threadId: string) {
     this.ns = ["keel", "journal", threadId];
+    // The store a node is given queues writes for a timer that stops with the run: a record made
+    // as the run is stopped would never land. The store under it writes when called (SQLite).
+    const batched = store as BaseStore & { lg_name?: string; store?: BaseStore };
+    this.store = batched.lg_name === "AsyncBatchedStore" && batched.store ? batched.store : store;
   }
   async get(callId: string): Promise<JournalEntry | undefined> {
     return (await this.store.get(this.ns, callId))?.value as JournalEntry | undefined;
@@ -74,6 +76,9 @@ export async function settleOrphan(
   return "ended";
 }
 
-/** What the model is told about a command that was cut off by a crash. */
+/**
+ * What the model is told about a command whose result keel never recorded: keel stopped while it
+ * ran (a crash, a kill) and did not see it end.
+ */
 export const INTERRUPTED_CALL =
-  "this command was started before keel stopped unexpectedly, so it may have run fully, partly or not at all; keel did not run it again. Check its effect (list or read the files it touches) before deciding to run it again.";
+  "this command was started before keel stopped without recording its result (a crash or a kill), so it may have run fully, partly or not at all; keel did not run it again. Check its effect (list or read the files it touches) before deciding to run it again.";

@@ -97,7 +97,14 @@ function refusal(reason: string, unsandboxed: boolean): string {
   return `run_command refused: ${reason}, and no one approved it. (${allow}) Do the task without it, or finish and explain what command is needed.`;
 }
 
-/** Runs a prepared command in its own process group, bounded in time and output. */
+/** What the model is told of a command keel stopped because keel itself was stopped. */
+export const STOPPED_WITH_KEEL =
+  "run_command: stopped before it finished, when the user stopped keel (Ctrl-C or SIGTERM); it may have run partly. Check its effect (list or read the files it touches) before running it again.";
+
+/**
+ * Runs a prepared command in its own process group, bounded in time and output; stopped with
+ * keel (the run's signal).
+ */
 function spawnCommand(
   prepared: PreparedCommand,
   timeout: number,
@@ -128,7 +135,11 @@ function spawnCommand(
       timedOut = true;
       killGroup();
     }, timeout);
-    const onAbort = () => killGroup();
+    let stopped = false;
+    const onAbort = () => {
+      stopped = true;
+      killGroup();
+    };
     ctx.signal?.addEventListener("abort", onAbort, { once: true });
     child.on("error", (e) => {
       clearTimeout(timer);
@@ -141,7 +152,9 @@ function spawnCommand(
       const seen = out.text().trimEnd();
       const text = prepared.shown?.(seen) ?? seen;
       const output = [text || "(no output)", prepared.finish(seen)].filter(Boolean).join("\n");
-      if (timedOut) {
+      if (stopped) {
+        resolve(fail("interrupted", `${STOPPED_WITH_KEEL}\nOutput so far:\n${output}`));
+      } else if (timedOut) {
         resolve(
           fail(
             "timeout",

@@ -16,7 +16,9 @@ import {
   SLOW_COMMAND,
   slowStep,
   tempWorkspace,
+  toolMessages,
 } from "../support/harness.js";
+import { STOPPED_WITH_KEEL } from "../../src/tools/run-command.js";
 
 const STEPS = 4;
 
@@ -292,7 +294,12 @@ describe("Ctrl-C", () => {
     expect(String(first.json?.summary)).toContain("keel run --thread term");
     await new Promise((r) => setTimeout(r, 3500));
     expect(readFileSync(log, "utf8")).toBe("start\n"); // the command did not outlive keel
+    const asked = fake.chatBodies().length;
     const second = await runKeel([...args, "--thread", "term", "--json"]);
     expect(second.json).toMatchObject({ status: "done", summary: "Ran it." });
+    // the model is told the user stopped it, not that keel crashed, and it was not run again
+    const told = toolMessages(fake.chatBodies()[asked]).at(-1)!;
+    expect(told.content).toContain(STOPPED_WITH_KEEL);
+    expect(readFileSync(log, "utf8")).toBe("start\n");
   });
 });

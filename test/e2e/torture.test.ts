@@ -35,7 +35,7 @@ const script = keelScript((req: ChatView) => {
   if (!last) return calls(call("run_command", { command: command(0) }));
   if (
     last.name === "run_command" &&
-    lastResult.includes("started before keel stopped unexpectedly")
+    lastResult.includes("started before keel stopped without recording its result")
   )
     return calls(call("read_file", { path: "effects.log" }));
   if (last.name === "read_file") {
@@ -181,7 +181,9 @@ describe("side-effect journal", () => {
       .chatBodies({ turnsOnly: true })
       .at(-1)!
       .messages!.find((m) => m.role === "tool")!;
-    expect(told.content).toMatch(/started before keel stopped unexpectedly.*did not run it again/);
+    expect(told.content).toMatch(
+      /started before keel stopped without recording its result.*did not run it again/,
+    );
   });
 });
 

@@ -8,6 +8,7 @@ import { modelFitOf, type GraphDeps } from "../../run/model.js";
 import { EXACT_COUNT_FROM, serverTokenCounter } from "../../models/token-count.js";
 import { lookupTool, toolsForIntent, validateArgs } from "../../tools/registry.js";
 import { withCheck } from "../../tools/post-edit.js";
+import { STOPPED_WITH_KEEL } from "../../tools/run-command.js";
 import { fail, type KeelTool, type ToolContext, type ToolResult } from "../../tools/types.js";
 import { recordStep } from "../../undo/record.js";
 import { isolationOf, loopSettingsOf } from "../context.js";
@@ -200,6 +201,10 @@ async function runOnce(
     approved,
   };
   const run = () => tool.run(args, ctx);
+  // keel stopped (Ctrl-C, SIGTERM) while the command runs: recorded at once, as the process may end
+  // before the command's own end is seen; a resume then tells the model what stopped it
+  const onStop = () => void journal?.finish(callId, fail("interrupted", STOPPED_WITH_KEEL));
+  if (journal) config.signal?.addEventListener("abort", onStop, { once: true });
   let result: ToolResult;
   try {
     result =
@@ -221,9 +226,12 @@ async function runOnce(
     // Paused for approval before anything ran: the call is not "started".
     await journal?.clear(callId);
     throw err;
+  } finally {
+    config.signal?.removeEventListener("abort", onStop);
   }
   await recordPid; // the "done" record must land after the pid record
-  await journal?.finish(callId, result);
+  // stopped with keel: its record landed when it was stopped, and the store may be closed by now
+  if (!config.signal?.aborted) await journal?.finish(callId, result);
   const check = env.settings.checkCommand;
   return check && tool.toolClass === "mutate"
     ? withCheck(result, check, ctx, checkAllowed(env))
