@@ -12,18 +12,20 @@
  */
 import { createHash } from "node:crypto";
 import {
+  chmodSync,
   type Dirent,
   lstatSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   realpathSync,
   rmSync,
-  unlinkSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
 import { gitConfigKeys, withoutUnsafeGitConfig } from "./git-config.js";
-import { gitNamedPaths } from "./git-named.js";
+import { gitNamedPaths, type ConfigEntry } from "./git-named.js";
 import { removedWhenMade } from "./protected.js";
 
 /**
@@ -33,6 +35,19 @@ import { removedWhenMade } from "./protected.js";
 const MAX_ENTRIES = 1_000_000;
 /** Folders never looked into (they hold other people's code, and a lot of it). */
 const SKIP = new Set(["node_modules"]);
+/**
+ * An entry's own stats, or none when it is missing or cannot be looked at: a command can make a
+ * file of a folder on the way (ENOTDIR), a folder no one may enter (EACCES) or a link loop (ELOOP),
+ * and the look must not stop there.
+ */
+const lstatOf = (p: string) => {
+  try {
+    return lstatSync(p, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+};
+
 /** A repository's files that can make git run a program (its hooks are a folder beside them). */
 const CONFIGS = ["config", "config.worktree"];
 
@@ -43,7 +58,13 @@ export interface WorkspaceMarks {
    * The paths the person's git config names (git-named.ts) for the workspace and each repository
    * in it: whether each was there, and the links on the way to it (workspace-relative) that were.
    */
-  named: Array<{ path: string; there: boolean; links: string[] }>;
+  named: Array<{
+    path: string;
+    there: boolean;
+    links: string[];
+    /** What it led to when it was itself a link (the person's): kept as it was. */
+    linkTo?: string;
+  }>;
   /** The look stopped at `MAX_ENTRIES`: what lies past it was not seen. */
   incomplete?: true;
   /** Workspace-relative git folder → a fingerprint of its configs and hooks, its hooks, links and configs' text. */
@@ -82,6 +103,8 @@ export function markWorkspace(workspace: string, limit = MAX_ENTRIES): Workspace
     if (common !== undefined) addRepo(common);
   };
   let budget = limit;
+  /** Folders holding a `.git` (folder, file or link): each is a worktree whose git config applies. */
+  const worktrees = new Set<string>();
   const walk = (rel: string) => {
     let entries;
     try {
@@ -98,6 +121,7 @@ export function markWorkspace(workspace: string, limit = MAX_ENTRIES): Workspace
       }
       const child = rel ? `${rel}/${e.name}` : e.name;
       if (removedWhenMade(child) || jjRedirect(rel, e)) marks.nested.push(child);
+      if (e.name.toLowerCase() === ".git") worktrees.add(rel || ".");
       // a `.git` file or link sends git to a repository anywhere (`node_modules` too)
       if (e.name.toLowerCase() === ".git" && !e.isDirectory()) {
         const target = gitFileTarget(workspace, child, e.isSymbolicLink());
@@ -107,30 +131,54 @@ export function markWorkspace(workspace: string, limit = MAX_ENTRIES): Workspace
     }
   };
   walk("");
-  marks.named = namedIn(workspace, marks.repos.keys());
+  marks.named = namedIn(workspace, worktrees, marks.repos.keys());
   return marks;
 }
 
 /**
- * The paths git config names for the workspace and for each repository found in it (its worktree:
- * the folder above a `.git`, or a bare repository itself), each with whether it is there and the
- * links on the way to it.
+ * The paths git config names for the workspace, each worktree in it (a folder holding a `.git`)
+ * and each bare repository, each with whether it is there, the links on the way to it, and where
+ * it led if it was a link. An include file is read once for them all.
  */
-function namedIn(workspace: string, repos: Iterable<string>): WorkspaceMarks["named"] {
-  const dirs = new Set([workspace]);
-  for (const rel of repos) {
-    const gitDir = path.join(workspace, rel);
-    dirs.add(path.basename(gitDir).toLowerCase() === ".git" ? path.dirname(gitDir) : gitDir);
+function namedIn(
+  workspace: string,
+  worktrees: Iterable<string>,
+  repos: Iterable<string>,
+): WorkspaceMarks["named"] {
+  const tops = new Map<string, string | undefined>([[workspace, undefined]]);
+  for (const rel of worktrees) {
+    const dir = path.join(workspace, rel);
+    tops.set(dir, dir);
   }
+  for (const rel of repos)
+    if (!rel.split("/").some((part) => part.toLowerCase() === ".git")) {
+      const dir = path.join(workspace, rel); // a bare repository: hooks run in it
+      tops.set(dir, dir);
+    }
+  const includes = new Map<string, ConfigEntry[]>();
   const paths = new Set(
-    [...dirs].flatMap((dir) => gitNamedPaths(workspace, dir).map((n) => n.path)),
+    [...tops].flatMap(([dir, top]) =>
+      gitNamedPaths(workspace, dir, { top, includes }).map((n) => n.path),
+    ),
   );
-  return [...paths].map((rel) => ({
-    path: rel,
-    there: lstatSync(path.join(workspace, rel), { throwIfNoEntry: false }) !== undefined,
-    links: linksOnTheWay(workspace, rel),
-  }));
+  return [...paths].map((rel) => {
+    const st = lstatOf(path.join(workspace, rel));
+    return {
+      path: rel,
+      there: st !== undefined,
+      links: linksOnTheWay(workspace, rel),
+      ...(st?.isSymbolicLink() ? { linkTo: readLink(path.join(workspace, rel)) } : {}),
+    };
+  });
 }
+
+const readLink = (p: string) => {
+  try {
+    return readlinkSync(p);
+  } catch {
+    return undefined;
+  }
+};
 
 /** The folders on a workspace-relative path (not the path itself) that are links. */
 function linksOnTheWay(workspace: string, rel: string): string[] {
@@ -138,8 +186,7 @@ function linksOnTheWay(workspace: string, rel: string): string[] {
   const links: string[] = [];
   for (let i = 1; i < parts.length; i++) {
     const folder = parts.slice(0, i).join("/");
-    if (lstatSync(path.join(workspace, folder), { throwIfNoEntry: false })?.isSymbolicLink())
-      links.push(folder);
+    if (lstatOf(path.join(workspace, folder))?.isSymbolicLink()) links.push(folder);
   }
   return links;
 }
@@ -173,7 +220,7 @@ function gitFileTarget(workspace: string, rel: string, link: boolean): string | 
       target = path.resolve(path.dirname(at), text.slice(8).replace(/[\r\n]+$/, ""));
     }
     const real = realpathSync(target);
-    return lstatSync(real).isDirectory() ? inWorkspace(workspace, real) : undefined;
+    return lstatOf(real)?.isDirectory() ? inWorkspace(workspace, real) : undefined;
   } catch {
     return undefined;
   }
@@ -187,7 +234,8 @@ function commonDirOf(workspace: string, rel: string): string | undefined {
   try {
     const gitDir = path.join(workspace, rel);
     const named = readFileSync(path.join(gitDir, "commondir"), "utf8").replace(/[\r\n]+$/, "");
-    return inWorkspace(workspace, realpathSync(path.resolve(gitDir, named)));
+    const real = realpathSync(path.resolve(gitDir, named));
+    return lstatOf(real)?.isDirectory() ? inWorkspace(workspace, real) : undefined;
   } catch {
     return undefined;
   }
@@ -202,7 +250,7 @@ export function nestedDenies(marks: WorkspaceMarks, workspace: string): string[]
   for (const rel of marks.repos.keys())
     for (const part of ["hooks", ...CONFIGS]) {
       const p = rel === "." ? part : `${rel}/${part}`;
-      if (lstatSync(path.join(workspace, p), { throwIfNoEntry: false })) out.add(p);
+      if (lstatOf(path.join(workspace, p))) out.add(p);
     }
   return [...out];
 }
@@ -231,7 +279,7 @@ function fingerprint(gitDir: string, configs: (string | undefined)[]): string {
  */
 const hooksOf = (gitDir: string): string[] => {
   const hooks = path.join(gitDir, "hooks");
-  if (!lstatSync(hooks, { throwIfNoEntry: false })?.isDirectory()) return [];
+  if (!lstatOf(hooks)?.isDirectory()) return [];
   try {
     return readdirSync(hooks)
       .filter((n) => !n.endsWith(".sample"))
@@ -247,7 +295,7 @@ const hooksOf = (gitDir: string): string[] => {
  */
 const linksOf = (gitDir: string): string[] =>
   ["hooks", ...CONFIGS].filter((n) => {
-    const st = lstatSync(path.join(gitDir, n), { throwIfNoEntry: false });
+    const st = lstatOf(path.join(gitDir, n));
     return st !== undefined && (st.isSymbolicLink() || (st.isFile() && st.nlink > 1));
   });
 
@@ -264,59 +312,96 @@ export function cleanAfter(
   limit = MAX_ENTRIES,
 ): string[] {
   const removed: string[] = [];
-  const after = markWorkspace(workspace, limit);
-  try {
-    const had = new Set(before.nested);
-    for (const rel of after.nested) {
-      if (had.has(rel) || [...had].some((h) => rel.startsWith(`${h}/`))) continue;
-      rmSync(path.join(workspace, rel), { recursive: true, force: true });
-      removed.push(rel);
+  /** Does one part of the clean-up; one that fails is said, and the rest still runs. */
+  const attempt = (what: string, act: () => void) => {
+    try {
+      act();
+    } catch (e) {
+      removed.push(
+        `(keel could not clean ${what}: ${(e as Error).message}; check it before you use git or open the folder)`,
+      );
     }
-    for (const { path: rel, there, links } of before.named) {
-      // a link a command put on the way to a named path (it would lead a file tool past the name):
-      // the link goes, not what it leads to
-      const made = linksOnTheWay(workspace, rel).filter((l) => !links.includes(l));
-      for (const link of made) {
-        unlinkSync(path.join(workspace, link));
-        removed.push(link);
-      }
-      if (there || made.length > 0 || linksOnTheWay(workspace, rel).length > 0) continue;
-      if (lstatSync(path.join(workspace, rel), { throwIfNoEntry: false })) {
-        rmSync(path.join(workspace, rel), { recursive: true, force: true });
-        removed.push(rel);
-      }
-    }
-    for (const [rel, { print }] of after.repos) {
-      const was = before.repos.get(rel);
-      if (was?.print === print) continue;
-      const gitDir = path.join(workspace, rel);
-      const at = (p: string) => (rel === "." ? p : `${rel}/${p}`);
-      // a link in place of the hooks folder or a config: removed (the link, not what it leads to)
-      for (const name of linksOf(gitDir).filter((n) => !was?.links.includes(n))) {
-        rmSync(path.join(gitDir, name), { force: true });
-        removed.push(at(name));
-      }
-      for (const name of hooksOf(gitDir).filter((n) => !was?.hooks.includes(n))) {
-        rmSync(path.join(gitDir, "hooks", name), { recursive: true, force: true });
-        removed.push(at(`hooks/${name}`));
-      }
-      CONFIGS.forEach((name, i) => {
-        const config = path.join(gitDir, name);
-        if (!lstatSync(config, { throwIfNoEntry: false })?.isFile()) return;
+  };
+  const remove = (rel: string, shown = rel) =>
+    attempt(shown, () => {
+      removeHard(path.join(workspace, rel));
+      removed.push(shown);
+    });
+  let after: WorkspaceMarks | undefined;
+  attempt("the workspace", () => {
+    after = markWorkspace(workspace, limit);
+  });
+  if (!after) return removed;
+  const had = new Set(before.nested);
+  for (const rel of after.nested)
+    if (!had.has(rel) && ![...had].some((h) => rel.startsWith(`${h}/`))) remove(rel);
+  for (const { path: rel, there, links, linkTo } of before.named) {
+    const at = path.join(workspace, rel);
+    // a link a command put on the way to a named path (it would lead a file tool past the name):
+    // the link goes, not what it leads to
+    const made = linksOnTheWay(workspace, rel).filter((l) => !links.includes(l));
+    for (const link of made) remove(link);
+    if (made.length > 0 || linksOnTheWay(workspace, rel).length > 0) continue;
+    const st = lstatOf(at);
+    if (linkTo !== undefined) {
+      // the person's own link, replaced or removed: put back as it was
+      if (st?.isSymbolicLink() && readLink(at) === linkTo) continue;
+      attempt(rel, () => {
+        if (st) removeHard(at);
+        symlinkSync(linkTo, at);
+        removed.push(`${rel} (put back as the link it was)`);
+      });
+    } else if (!there && st) remove(rel);
+  }
+  for (const [rel, { print }] of after.repos) {
+    const was = before.repos.get(rel);
+    if (was?.print === print) continue;
+    const gitDir = path.join(workspace, rel);
+    const at = (p: string) => (rel === "." ? p : `${rel}/${p}`);
+    // a link in place of the hooks folder or a config: removed (the link, not what it leads to)
+    for (const name of linksOf(gitDir).filter((n) => !was?.links.includes(n)))
+      remove(path.join(rel, name), at(name));
+    for (const name of hooksOf(gitDir).filter((n) => !was?.hooks.includes(n)))
+      remove(path.join(rel, "hooks", name), at(`hooks/${name}`));
+    CONFIGS.forEach((name, i) => {
+      const config = path.join(gitDir, name);
+      if (!lstatOf(config)?.isFile()) return;
+      attempt(at(name), () => {
         const kept = gitConfigKeys(was?.configs[i] ?? "");
         const clean = withoutUnsafeGitConfig(readFileSync(config, "utf8"), kept);
-        if (clean.removed.length > 0) {
-          writeFileSync(config, clean.text);
-          removed.push(...clean.removed.map((k) => `${k} from ${at(name)}`));
-        }
+        if (clean.removed.length === 0) return;
+        chmodSync(config, lstatSync(config).mode | 0o200); // a command may have made it read-only
+        writeFileSync(config, clean.text);
+        removed.push(...clean.removed.map((k) => `${k} from ${at(name)}`));
       });
-    }
-  } catch (e) {
-    removed.push(`(keel could not finish checking the workspace: ${(e as Error).message})`);
+    });
   }
   if (after.incomplete)
     removed.push(
       `(keel checked only the first ${limit.toLocaleString("en")} entries of the workspace: files past them that run code later were not looked for)`,
     );
   return removed;
+}
+
+/**
+ * Removes an entry (a link itself, never what it leads to), first making writable what a command
+ * made read-only in the way: its folder, and the folders inside it.
+ */
+function removeHard(abs: string): void {
+  try {
+    rmSync(abs, { recursive: true, force: true });
+    return;
+  } catch {
+    // a folder on the way or inside was made read-only: open them up and try once more
+  }
+  const writable = (p: string) => chmodSync(p, lstatSync(p).mode | 0o700);
+  writable(path.dirname(abs));
+  const open = (p: string) => {
+    const st = lstatOf(p);
+    if (!st?.isDirectory()) return;
+    writable(p);
+    for (const name of readdirSync(p)) open(path.join(p, name));
+  };
+  open(abs);
+  rmSync(abs, { recursive: true, force: true });
 }

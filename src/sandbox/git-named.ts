@@ -46,7 +46,7 @@ const FOLDERS: Record<string, string> = {
  * too: `tar.tgz.command`, `sendemail.sendmailCmd`, `lfs.customtransfer.x.path`…
  */
 const PROGRAMS =
-  /^(alias\..+|pager\..+|core\.(fsmonitor|editor|pager|sshcommand|askpass|gitproxy|alternaterefscommand)|sequence\.editor|diff\.external|interactive\.difffilter|uploadpack\.packobjectshook|gc\.recentobjectshook|submodule\..+\.update|remote\..+\.(receivepack|uploadpack|vcs)|(.+\.)?(cmd|command|program|tool|helper|driver|tunnel|httpd|textconv|clean|smudge|process|smtpserver|sendmailcmd|tocmd|cccmd|browser|defaultkeycommand)|(?!submodule\.).+\.path)$/;
+  /^(alias\..+|pager\..+|core\.(fsmonitor|editor|pager|sshcommand|askpass|gitproxy|alternaterefscommand)|sequence\.editor|diff\.external|interactive\.difffilter|uploadpack\.packobjectshook|gc\.recentobjectshook|submodule\..+\.update|remote\..+\.(receivepack|uploadpack|vcs)|(.+\.)?(cmd|command|program|tool|helper|driver|tunnel|httpd|textconv|clean|smudge|process|smtpserver|sendmailcmd|tocmd|cccmd|browser|defaultkeycommand|authorsprog)|(?!submodule\.).+\.path)$/;
 
 /** Where paths are resolved: the workspace, the worktree's top (git runs programs there), home. */
 export interface NamedAt {
@@ -84,6 +84,10 @@ export function programPaths(value: string, gitAlias = false): string[] {
     const cds: string[] = [];
     let commandWord = true;
     let afterCd = false;
+    /** The word before: an option (`-F`, `--rcfile`) whose argument may be a file. */
+    let option = "";
+    /** A redirection came before: the next word is a file, not a command. */
+    let redirect = false;
     const add = (word: string) => {
       if (word === "" || word === "." || word.includes(EXPANSION) || word.includes("`")) return;
       out.add(word);
@@ -95,7 +99,14 @@ export function programPaths(value: string, gitAlias = false): string[] {
           const fixed = e.pattern.slice(0, e.pattern.search(/[*?[{]/));
           add(fixed.slice(0, fixed.lastIndexOf("/")));
           commandWord = false;
-        } else commandWord = true; // `&&`, `;`, `|`, `(`: a new command follows
+        } else if ("op" in e && /^[<>]/.test(e.op)) redirect = true;
+        else commandWord = true; // `&&`, `;`, `|`, `(`: a new command follows
+        option = "";
+        continue;
+      }
+      if (redirect) {
+        redirect = false;
+        add(e);
         continue;
       }
       if (afterCd) {
@@ -119,24 +130,35 @@ export function programPaths(value: string, gitAlias = false): string[] {
         continue;
       }
       if (depth < 3 && /\s/.test(e)) words(e, depth + 1); // `sh -c 'cd x && ./y'`
-      if (FILE_LIKE.test(e) && !e.startsWith("-") && !/[;&|<>]/.test(e)) add(e);
+      const plain = !e.startsWith("-") && !/[;&|<>]/.test(e);
+      if (plain && (FILE_LIKE.test(e) || (option !== "" && option !== "-c"))) add(e);
+      // `python -m tools.fmt` runs tools/fmt.py (or the package tools/fmt)
+      if (plain && option === "-m" && /^[\w.]+$/.test(e)) {
+        add(`${e.replace(/\./g, "/")}.py`);
+        add(e.replace(/\./g, "/"));
+      }
+      option = e.startsWith("-") && !e.includes("=") ? e : "";
     }
   };
   if (shell) words(value.replace(/^!/, ""), 0);
+  // git's own options that name a folder it runs programs from or reads config in
   else
-    for (const m of value.matchAll(/(?:^|\s)(?:-c\s*|--config-env=)\S+?=(\S+)/g)) words(m[1]!, 0);
+    for (const m of value.matchAll(/(?:^|\s)(?:--exec-path=|--git-dir=|--work-tree=|-C\s+)(\S+)/g))
+      out.add(m[1]!);
   return [...out];
 }
 
 /** The workspace paths a config names (the module's comment), each once, with why it matters. */
 export function namedByGitConfig(entries: readonly ConfigEntry[], at: NamedAt): ProtectedPath[] {
   const named = new Map<string, string>();
+  // as written and where its links lead: replacing a link must not unname what it stood for
   const add = (abs: string, why: string) => {
-    const real = realTarget(abs) ?? abs;
-    const rel = path.relative(at.workspace, real);
-    if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) return;
-    const key = rel.split(path.sep).join("/");
-    if (!named.has(key)) named.set(key, why);
+    for (const p of [path.normalize(abs), realTarget(abs)]) {
+      const rel = p === undefined ? ".." : path.relative(at.workspace, p);
+      if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) continue;
+      const key = rel.split(path.sep).join("/");
+      if (!named.has(key)) named.set(key, why);
+    }
   };
   const fromTop = (p: string) => path.resolve(at.top, expandHome(p, at.home));
   for (const { file, key, value } of entries) {
@@ -148,9 +170,16 @@ export function namedByGitConfig(entries: readonly ConfigEntry[], at: NamedAt): 
         `your git config includes it (${key})`,
       );
     else if (FOLDERS[k] !== undefined) add(fromTop(value), `${FOLDERS[k]} (${key})`);
-    else if (PROGRAMS.test(k))
-      for (const word of programPaths(value, k.startsWith("alias.")))
+    else if (PROGRAMS.test(k)) {
+      const alias = k.startsWith("alias.") && !value.startsWith("!");
+      for (const word of programPaths(value, alias))
         add(fromTop(word), `your git config runs it (${key})`);
+      // a git alias's own config (`-c core.hooksPath=.ci-hooks commit`) is config like any other
+      if (alias)
+        for (const [, k2, v2] of value.matchAll(/(?:^|\s)-c\s*([^=\s]+)=(\S+)/g))
+          for (const n of namedByGitConfig([{ file, key: k2!, value: v2! }], at))
+            if (!named.has(n.path)) named.set(n.path, `${n.why}, through ${key}`);
+    }
   }
   return [...named].map(([p, why]) => ({ path: p, why }));
 }
@@ -161,11 +190,17 @@ export function parseConfigList(out: string, top: string): ConfigEntry[] {
   const fields = out.split("\0");
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const origin = fields[i]!;
-    if (!origin.startsWith("file:")) continue;
+    // a file, or the person's environment (GIT_CONFIG_COUNT…, `command line:`), read from the top
+    const file = origin.startsWith("file:")
+      ? path.resolve(top, origin.slice(5))
+      : origin.startsWith("command line:")
+        ? path.join(top, "(environment)")
+        : undefined;
+    if (file === undefined) continue;
     const nl = fields[i + 1]!.indexOf("\n");
     const [key, value] =
       nl < 0 ? [fields[i + 1]!, ""] : [fields[i + 1]!.slice(0, nl), fields[i + 1]!.slice(nl + 1)];
-    entries.push({ file: path.resolve(top, origin.slice(5)), key, value });
+    entries.push({ file, key, value });
   }
   return entries;
 }
@@ -185,9 +220,15 @@ const MAX_INCLUDES = 50;
 
 /**
  * The config git reads in `dir`, and every file an include names whatever its condition (read as
- * git reads a file given with `-f`, their own includes followed the same way).
+ * git reads a file given with `-f`, their own includes followed the same way). `includes`: the
+ * entries of include files already read, shared by the repositories of one look.
  */
-function configEntries(dir: string, top: string, home: string): ConfigEntry[] {
+function configEntries(
+  dir: string,
+  top: string,
+  home: string,
+  includes: Map<string, ConfigEntry[]>,
+): ConfigEntry[] {
   const out = git(dir, ["config", "--list", "--show-origin", "--includes", "-z"]);
   if (out === undefined) return [];
   const entries = parseConfigList(out, top);
@@ -198,28 +239,38 @@ function configEntries(dir: string, top: string, home: string): ConfigEntry[] {
     const included = path.resolve(path.dirname(file), expandHome(value, home));
     if (read.has(included)) continue;
     read.add(included);
-    const more = git(dir, [
-      "config",
-      "-f",
-      included,
-      "--list",
-      "--show-origin",
-      "--includes",
-      "-z",
-    ]);
-    if (more !== undefined) entries.push(...parseConfigList(more, top));
+    let more = includes.get(included);
+    if (more === undefined) {
+      const list = git(dir, [
+        "config",
+        "-f",
+        included,
+        "--list",
+        "--show-origin",
+        "--includes",
+        "-z",
+      ]);
+      includes.set(included, (more = list === undefined ? [] : parseConfigList(list, top)));
+    }
+    entries.push(...more);
   }
   return entries;
 }
 
 /**
  * The workspace paths the git config in force in `dir` (the workspace, or a repository in it)
- * names (`namedByGitConfig`), asked of git. None when git is not installed or cannot read it.
+ * names (`namedByGitConfig`), asked of git. `top`: the worktree's top when known (else git is
+ * asked); `includes`: include files read before. None when git is not installed or cannot read it.
  */
-export function gitNamedPaths(workspace: string, dir = workspace): ProtectedPath[] {
-  const top = git(dir, ["rev-parse", "--show-toplevel"])?.replace(/\n$/, "") || dir;
+export function gitNamedPaths(
+  workspace: string,
+  dir = workspace,
+  known: { top?: string; includes?: Map<string, ConfigEntry[]> } = {},
+): ProtectedPath[] {
+  const top = known.top ?? (git(dir, ["rev-parse", "--show-toplevel"])?.replace(/\n$/, "") || dir);
   const home = os.homedir();
-  return namedByGitConfig(configEntries(dir, top, home), { workspace, top, home });
+  const entries = configEntries(dir, top, home, known.includes ?? new Map<string, ConfigEntry[]>());
+  return namedByGitConfig(entries, { workspace, top, home });
 }
 
 /**

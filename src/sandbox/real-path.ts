@@ -15,9 +15,18 @@ export function realTarget(abs: string): string | undefined {
     } catch {
       // missing, or a link that leads nowhere
     }
-    if (lstatSync(probe, { throwIfNoEntry: false })?.isSymbolicLink()) return undefined;
+    if (isLink(probe)) return undefined;
     const parent = path.dirname(probe);
     if (parent === probe) return undefined;
     rest.push(path.basename(probe));
+  }
+}
+
+/** Whether a path is a link; not when it cannot be looked at (a file on the way: ENOTDIR). */
+function isLink(p: string): boolean {
+  try {
+    return lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() ?? false;
+  } catch {
+    return false;
   }
 }

@@ -90,9 +90,24 @@ describe("namedByGitConfig", () => {
     expect(words("!./scripts/*.sh")).toEqual(["./scripts"]);
     expect(words("!sh -c 'cd tools && ./run.sh'")).toEqual(["./run.sh", "tools/run.sh"]);
     expect(words('!f() { ./a.sh "$@"; }; f')).toEqual(["./a.sh"]);
-    // a git alias without `!` runs git: only a `-c key=value` names a program
-    expect(words("-c core.fsmonitor=tools/mon status")).toEqual(["tools/mon"]);
-    expect(words("log --graph docs/x.md")).toEqual([]);
+    // an option's argument, a module, a redirection
+    expect(words("ssh -F sshconf", false)).toEqual(["sshconf"]);
+    expect(words("!python3 -m tools.fmt")).toEqual(["tools.fmt", "tools/fmt.py", "tools/fmt"]);
+    expect(words("!sh < deploy")).toEqual(["deploy"]);
+    // a git alias without `!` runs git: its folder options only (its `-c` pairs: below)
+    expect(words("--exec-path=tools frob", true)).toEqual(["tools"]);
+    expect(words("log --graph docs/x.md", true)).toEqual([]);
+  });
+
+  it("reads a git alias's own -c pairs as config", () => {
+    expect(
+      paths([
+        entry("alias.ci", "-c core.hooksPath=.ci-hooks commit"),
+        entry("alias.m", "-c core.fsmonitor=tools/mon status"),
+        entry("alias.x", "-c alias.y=!./z.sh y"),
+        entry("svn.authorsProg", "./authors.sh"),
+      ]),
+    ).toEqual([".ci-hooks", "tools/mon", "z.sh", "authors.sh"]);
   });
 
   it("names nothing outside the workspace, nor the workspace itself", () => {
@@ -128,6 +143,7 @@ describe("parseConfigList", () => {
     expect(parseConfigList(out, "/w")).toEqual([
       { file: "/w/.git/config", key: "core.bare", value: "false" },
       { file: "/home/ann/.gitconfig", key: "alias.x", value: "!a\nb" },
+      { file: "/w/(environment)", key: "x.y", value: "z" },
       { file: "/w/.git/config", key: "flag.only", value: "" },
     ]);
   });
@@ -203,13 +219,13 @@ describe("gitNamedPaths reads wide", () => {
     }
   });
 
-  it("names real paths: a path through a link is named where the link leads", () => {
+  it("names a path through a link as written and where the link leads", () => {
     const root = tempWorkspace("keel-named-real-");
     const ws = path.join(root, "ws");
     mkdirSync(path.join(ws, "lib"), { recursive: true });
     symlinkSync("lib", path.join(ws, "tools"));
     repo(ws)("alias.fmt", "!sh tools/fmt.sh");
-    expect(gitNamedPaths(ws).map((p) => p.path)).toEqual(["lib/fmt.sh"]);
+    expect(gitNamedPaths(ws).map((p) => p.path)).toEqual(["tools/fmt.sh", "lib/fmt.sh"]);
   });
 });
 

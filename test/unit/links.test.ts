@@ -11,6 +11,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -276,6 +277,67 @@ describe("keel's own clean-up and undo never follow a link", () => {
     expect(existsSync(path.join(w, "lib"))).toBe(true);
     for (const p of ["build", "tools", ".githooks"])
       expect(lstatSync(path.join(w, p), { throwIfNoEntry: false }), p).toBeUndefined();
+  });
+
+  it("aftercare never stops where a command made a path it cannot look into, and cleans the rest", () => {
+    const w = path.join(tempWorkspace("keel-links-notdir-"), "ws");
+    mkdirSync(path.join(w, "tools"), { recursive: true });
+    writeFileSync(path.join(w, "notes.txt"), "inside\n");
+    execFileSync("git", ["init", "-q", w]);
+    execFileSync("git", ["-C", w, "config", "alias.fmt", "!sh tools/fmt.sh"]);
+    execFileSync("git", ["-C", w, "config", "core.hooksPath", ".githooks"]);
+    const before = markWorkspace(w);
+    // a git folder whose commondir names a file, a named path's folder made a file, a hook planted
+    mkdirSync(path.join(w, "x/objects"), { recursive: true });
+    writeFileSync(path.join(w, "x/HEAD"), "ref: refs/heads/main\n");
+    writeFileSync(path.join(w, "x/commondir"), "../notes.txt\n");
+    rmSync(path.join(w, "tools"), { recursive: true });
+    writeFileSync(path.join(w, "tools"), "a file now\n");
+    mkdirSync(path.join(w, ".githooks"));
+    writeFileSync(path.join(w, ".githooks/pre-commit"), "#!/bin/sh\n");
+    expect(() => markWorkspace(w)).not.toThrow();
+    expect(cleanAfter(w, before)).toEqual([".githooks"]);
+    expect(existsSync(path.join(w, ".githooks"))).toBe(false);
+  });
+
+  it("aftercare puts back the person's own link at a named path, and asks each worktree's config", () => {
+    const dir = tempWorkspace("keel-links-named-link-");
+    const w = path.join(dir, "ws");
+    mkdirSync(path.join(dir, "shared-hooks"), { recursive: true });
+    mkdirSync(path.join(w, "tools"), { recursive: true });
+    execFileSync("git", ["init", "-q", w]);
+    execFileSync("git", ["-C", w, "commit", "-q", "--allow-empty", "-m", "x"], {
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: "a",
+        GIT_AUTHOR_EMAIL: "a@b",
+        GIT_COMMITTER_NAME: "a",
+        GIT_COMMITTER_EMAIL: "a@b",
+      },
+    });
+    execFileSync("git", ["-C", w, "worktree", "add", "-q", "wt/feature"]);
+    symlinkSync(path.join(dir, "shared-hooks"), path.join(w, "tools/hooks"));
+    execFileSync("git", ["-C", w, "config", "core.hooksPath", "tools/hooks"]);
+    execFileSync("git", ["-C", w, "config", "alias.lint", "!./scripts/lint.sh"]);
+    const before = markWorkspace(w);
+    expect(before.named.map((n) => n.path)).toEqual(
+      expect.arrayContaining(["tools/hooks", "scripts/lint.sh", "wt/feature/scripts/lint.sh"]),
+    );
+    // the person's link replaced by a folder of hooks; a script planted in the worktree
+    unlinkSync(path.join(w, "tools/hooks"));
+    mkdirSync(path.join(w, "tools/hooks"));
+    writeFileSync(path.join(w, "tools/hooks/pre-commit"), "#!/bin/sh\n");
+    mkdirSync(path.join(w, "wt/feature/scripts"));
+    writeFileSync(path.join(w, "wt/feature/scripts/lint.sh"), "#!/bin/sh\n");
+    const removed = cleanAfter(w, before);
+    expect(removed).toEqual(
+      expect.arrayContaining([
+        "tools/hooks (put back as the link it was)",
+        "wt/feature/scripts/lint.sh",
+      ]),
+    );
+    expect(readlinkSync(path.join(w, "tools/hooks"))).toBe(path.join(dir, "shared-hooks"));
+    expect(readdirSync(path.join(dir, "shared-hooks"))).toEqual([]);
   });
 
   it("a workspace too big to look over whole is said to be, not passed over in silence", () => {

@@ -99,6 +99,21 @@ describe("resolveInWorkspace", () => {
   });
 });
 
+describe("a path through a file", () => {
+  it("is resolved without throwing, and write_file says what is wrong", async () => {
+    expect(resolveInWorkspace(ws, "src/ok.txt/inner.txt")).toMatchObject({
+      ok: true,
+      rel: "src/ok.txt/inner.txt",
+    });
+    const write = ALL_TOOLS.find((t) => t.name === "write_file")!;
+    const r = await write.run(
+      write.schema.parse({ path: "src/ok.txt/inner.txt", content: "x" }),
+      ctx,
+    );
+    expect(r.ok).toBe(false);
+  });
+});
+
 describe("every path-taking tool refuses escapes", () => {
   const argsFor: Record<string, (p: string) => Record<string, unknown>> = {
     read_file: (p) => ({ path: p }),
