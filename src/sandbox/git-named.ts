@@ -60,16 +60,36 @@ const expandHome = (p: string, home: string) =>
 
 /** What a shell expansion was parsed as (`programPaths`): its value is not known here. */
 const EXPANSION = "\u0001";
-/** A word that may be a file: it has a folder in it or an extension (`lint.sh`, `tools/x`). */
-const FILE_LIKE = /\/|^[^-=][^=]*\.[A-Za-z0-9]{1,8}$/;
+/**
+ * A word that may be a file: it has a folder in it, an extension, or a leading dot (`tools/x`,
+ * `lint.sh`, `.ci-hooks`). A bare word (`src`, `build`) is not: naming the project's folders would
+ * hold them read-only for every command.
+ */
+const FILE_LIKE = /\/|^[^-=][^=]*\.[A-Za-z0-9]{1,8}$|^\.[\w.-]+$/;
+/** Options whose argument is a file of settings or commands (`ssh -F`, `vim -u`, `bash --rcfile`). */
+const FILE_OPTIONS = new Set([
+  "-F",
+  "-u",
+  "-x",
+  "-f",
+  "--file",
+  "--rcfile",
+  "--init-file",
+  "--config",
+  "--config-file",
+  "--justfile",
+  "--homedir",
+  "--settings",
+]);
 
 /**
  * The words of a program value that may be paths, as written (relative ones from the top, or from
- * a `cd` before them): a word with a folder in it or an extension, a value after `=` (`-c k=v`,
- * `--config=x`), what follows a `$(…)`, `$VAR` or backquote (`"$(git rev-parse
- * --show-toplevel)"/bin/x` is `bin/x`), a glob's folder, and the same inside `sh -c '…'`. The
- * command word itself, when bare, is found on PATH and is not one. A git alias without `!` runs
- * git, whose only program words are in `-c k=v`.
+ * a `cd` before them): a command word with a folder in it, an argument that looks like a file
+ * (`FILE_LIKE`) or follows an option that takes one (`FILE_OPTIONS`), a file-like value after `=`,
+ * a redirection's file, a module `-m` runs, what follows a `$(…)`, `$VAR` or backquote (`"$(git
+ * rev-parse --show-toplevel)"/bin/x` is `bin/x`), a glob's folder, and the same inside `sh -c '…'`.
+ * A bare command word is found on PATH and is not one. A git alias without `!` runs git: only its
+ * `--exec-path` (its `-c` pairs are read as config by `namedByGitConfig`).
  */
 export function programPaths(value: string, gitAlias = false): string[] {
   const out = new Set<string>();
@@ -122,7 +142,8 @@ export function programPaths(value: string, gitAlias = false): string[] {
           e.startsWith(`${EXPANSION}GIT_DIR${EXPANSION}/`) ? path.posix.join(".git", rest) : rest,
         );
       }
-      if (e.includes("=")) add(e.slice(e.indexOf("=") + 1));
+      const assigned = e.slice(e.indexOf("=") + 1);
+      if (e.includes("=") && FILE_LIKE.test(assigned)) add(assigned);
       if (commandWord) {
         commandWord = false;
         if (e === "cd" || e === "pushd") afterCd = true;
@@ -131,7 +152,7 @@ export function programPaths(value: string, gitAlias = false): string[] {
       }
       if (depth < 3 && /\s/.test(e)) words(e, depth + 1); // `sh -c 'cd x && ./y'`
       const plain = !e.startsWith("-") && !/[;&|<>]/.test(e);
-      if (plain && (FILE_LIKE.test(e) || (option !== "" && option !== "-c"))) add(e);
+      if (plain && (FILE_LIKE.test(e) || FILE_OPTIONS.has(option))) add(e);
       // `python -m tools.fmt` runs tools/fmt.py (or the package tools/fmt)
       if (plain && option === "-m" && /^[\w.]+$/.test(e)) {
         add(`${e.replace(/\./g, "/")}.py`);
@@ -141,10 +162,8 @@ export function programPaths(value: string, gitAlias = false): string[] {
     }
   };
   if (shell) words(value.replace(/^!/, ""), 0);
-  // git's own options that name a folder it runs programs from or reads config in
-  else
-    for (const m of value.matchAll(/(?:^|\s)(?:--exec-path=|--git-dir=|--work-tree=|-C\s+)(\S+)/g))
-      out.add(m[1]!);
+  // the folder git runs its programs from
+  else for (const m of value.matchAll(/(?:^|\s)--exec-path=(\S+)/g)) out.add(m[1]!);
   return [...out];
 }
 
@@ -171,10 +190,10 @@ export function namedByGitConfig(entries: readonly ConfigEntry[], at: NamedAt): 
       );
     else if (FOLDERS[k] !== undefined) add(fromTop(value), `${FOLDERS[k]} (${key})`);
     else if (PROGRAMS.test(k)) {
-      const alias = k.startsWith("alias.") && !value.startsWith("!");
+      const alias = k.startsWith("alias.");
       for (const word of programPaths(value, alias))
         add(fromTop(word), `your git config runs it (${key})`);
-      // a git alias's own config (`-c core.hooksPath=.ci-hooks commit`) is config like any other
+      // a git alias's own config (`-c core.hooksPath=.ci-hooks commit`, `!git -c …`) is config
       if (alias)
         for (const [, k2, v2] of value.matchAll(/(?:^|\s)-c\s*([^=\s]+)=(\S+)/g))
           for (const n of namedByGitConfig([{ file, key: k2!, value: v2! }], at))

@@ -97,6 +97,8 @@ describe("namedByGitConfig", () => {
     // a git alias without `!` runs git: its folder options only (its `-c` pairs: below)
     expect(words("--exec-path=tools frob", true)).toEqual(["tools"]);
     expect(words("log --graph docs/x.md", true)).toEqual([]);
+    // the project's folders are not named (they would be held read-only for every command)
+    expect(words("!make -C src && npm --prefix web run dev --dir=build")).toEqual([]);
   });
 
   it("reads a git alias's own -c pairs as config", () => {
@@ -105,9 +107,10 @@ describe("namedByGitConfig", () => {
         entry("alias.ci", "-c core.hooksPath=.ci-hooks commit"),
         entry("alias.m", "-c core.fsmonitor=tools/mon status"),
         entry("alias.x", "-c alias.y=!./z.sh y"),
+        entry("alias.c", "!git -c core.hooksPath=.shell-hooks commit"),
         entry("svn.authorsProg", "./authors.sh"),
       ]),
-    ).toEqual([".ci-hooks", "tools/mon", "z.sh", "authors.sh"]);
+    ).toEqual([".ci-hooks", "tools/mon", "z.sh", ".shell-hooks", "authors.sh"]);
   });
 
   it("names nothing outside the workspace, nor the workspace itself", () => {
