@@ -64,6 +64,8 @@ export interface WorkspaceMarks {
     links: string[];
     /** What it led to when it was itself a link (the person's): kept as it was. */
     linkTo?: string;
+    /** A file's name (`ProtectedPath.exact`): a folder of that name is not held nor removed. */
+    exact?: true;
   }>;
   /** The look stopped at `MAX_ENTRIES`: what lies past it was not seen. */
   incomplete?: true;
@@ -156,21 +158,25 @@ function namedIn(
       tops.set(dir, dir);
     }
   const includes = new Map<string, ConfigEntry[]>();
-  const paths = new Set(
-    [...tops].flatMap(([dir, top]) =>
-      gitNamedPaths(workspace, dir, { top, includes }).map((n) => n.path),
-    ),
-  );
-  return [...paths].map((rel) => {
+  const named = new Map<string, boolean>(); // path → exact (a folder of another repo's wins)
+  for (const [dir, top] of tops)
+    for (const n of gitNamedPaths(workspace, dir, { top, includes }))
+      named.set(n.path, (named.get(n.path) ?? true) && n.exact === true);
+  return [...named].map(([rel, exact]) => {
     const st = lstatOf(path.join(workspace, rel));
     return {
       path: rel,
       there: st !== undefined,
       links: linksOnTheWay(workspace, rel),
       ...(st?.isSymbolicLink() ? { linkTo: readLink(path.join(workspace, rel)) } : {}),
+      ...(exact ? { exact: true as const } : {}),
     };
   });
 }
+
+/** Whether a workspace path is a folder (not a link to one). */
+const isFolder = (workspace: string, rel: string) =>
+  lstatOf(path.join(workspace, rel))?.isDirectory() === true;
 
 const readLink = (p: string) => {
   try {
@@ -246,7 +252,8 @@ function commonDirOf(workspace: string, rel: string): string | undefined {
  * those the person's git config names, and each repository's hooks and config (workspace-relative).
  */
 export function nestedDenies(marks: WorkspaceMarks, workspace: string): string[] {
-  const out = new Set([...marks.nested, ...marks.named.filter((n) => n.there).map((n) => n.path)]);
+  const held = marks.named.filter((n) => n.there && !(n.exact && isFolder(workspace, n.path)));
+  const out = new Set([...marks.nested, ...held.map((n) => n.path)]);
   for (const rel of marks.repos.keys())
     for (const part of ["hooks", ...CONFIGS]) {
       const p = rel === "." ? part : `${rel}/${part}`;
@@ -335,7 +342,7 @@ export function cleanAfter(
   const had = new Set(before.nested);
   for (const rel of after.nested)
     if (!had.has(rel) && ![...had].some((h) => rel.startsWith(`${h}/`))) remove(rel);
-  for (const { path: rel, there, links, linkTo } of before.named) {
+  for (const { path: rel, there, links, linkTo, exact } of before.named) {
     const at = path.join(workspace, rel);
     // a link a command put on the way to a named path (it would lead a file tool past the name):
     // the link goes, not what it leads to
@@ -351,7 +358,7 @@ export function cleanAfter(
         symlinkSync(linkTo, at);
         removed.push(`${rel} (put back as the link it was)`);
       });
-    } else if (!there && st) remove(rel);
+    } else if (!there && st && !(exact && st.isDirectory())) remove(rel);
   }
   for (const [rel, { print }] of after.repos) {
     const was = before.repos.get(rel);

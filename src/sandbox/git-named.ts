@@ -117,7 +117,7 @@ export function programPaths(value: string, gitAlias = false): string[] {
       if (typeof e !== "string") {
         if ("op" in e && e.op === "glob") {
           const fixed = e.pattern.slice(0, e.pattern.search(/[*?[{]/));
-          add(fixed.slice(0, fixed.lastIndexOf("/")));
+          if (fixed.includes("/")) add(fixed.slice(0, fixed.lastIndexOf("/") + 1)); // a folder
           commandWord = false;
         } else if ("op" in e && /^[<>]/.test(e.op)) redirect = true;
         else commandWord = true; // `&&`, `;`, `|`, `(`: a new command follows
@@ -156,27 +156,28 @@ export function programPaths(value: string, gitAlias = false): string[] {
       // `python -m tools.fmt` runs tools/fmt.py (or the package tools/fmt)
       if (plain && option === "-m" && /^[\w.]+$/.test(e)) {
         add(`${e.replace(/\./g, "/")}.py`);
-        add(e.replace(/\./g, "/"));
+        add(`${e.replace(/\./g, "/")}/__main__.py`);
       }
       option = e.startsWith("-") && !e.includes("=") ? e : "";
     }
   };
   if (shell) words(value.replace(/^!/, ""), 0);
   // the folder git runs its programs from
-  else for (const m of value.matchAll(/(?:^|\s)--exec-path=(\S+)/g)) out.add(m[1]!);
+  else for (const m of value.matchAll(/(?:^|\s)--exec-path=(\S+)/g)) out.add(`${m[1]!}/`);
   return [...out];
 }
 
 /** The workspace paths a config names (the module's comment), each once, with why it matters. */
 export function namedByGitConfig(entries: readonly ConfigEntry[], at: NamedAt): ProtectedPath[] {
-  const named = new Map<string, string>();
-  // as written and where its links lead: replacing a link must not unname what it stood for
-  const add = (abs: string, why: string) => {
+  const named = new Map<string, ProtectedPath>();
+  // as written and where its links lead: replacing a link must not unname what it stood for;
+  // `folder`: what is under it is protected too, else only the file itself (`exact`)
+  const add = (abs: string, why: string, folder = false) => {
     for (const p of [path.normalize(abs), realTarget(abs)]) {
       const rel = p === undefined ? ".." : path.relative(at.workspace, p);
       if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) continue;
       const key = rel.split(path.sep).join("/");
-      if (!named.has(key)) named.set(key, why);
+      if (!named.has(key)) named.set(key, { path: key, why, ...(folder ? {} : { exact: true }) });
     }
   };
   const fromTop = (p: string) => path.resolve(at.top, expandHome(p, at.home));
@@ -188,19 +189,20 @@ export function namedByGitConfig(entries: readonly ConfigEntry[], at: NamedAt): 
         path.resolve(path.dirname(file), expandHome(value, at.home)),
         `your git config includes it (${key})`,
       );
-    else if (FOLDERS[k] !== undefined) add(fromTop(value), `${FOLDERS[k]} (${key})`);
+    else if (FOLDERS[k] !== undefined)
+      add(fromTop(value), `${FOLDERS[k]} (${key})`, k !== "core.attributesfile");
     else if (PROGRAMS.test(k)) {
       const alias = k.startsWith("alias.");
       for (const word of programPaths(value, alias))
-        add(fromTop(word), `your git config runs it (${key})`);
+        add(fromTop(word), `your git config runs it (${key})`, word.endsWith("/"));
       // a git alias's own config (`-c core.hooksPath=.ci-hooks commit`, `!git -c …`) is config
       if (alias)
         for (const [, k2, v2] of value.matchAll(/(?:^|\s)-c\s*([^=\s]+)=(\S+)/g))
           for (const n of namedByGitConfig([{ file, key: k2!, value: v2! }], at))
-            if (!named.has(n.path)) named.set(n.path, `${n.why}, through ${key}`);
+            if (!named.has(n.path)) named.set(n.path, { ...n, why: `${n.why}, through ${key}` });
     }
   }
-  return [...named].map(([p, why]) => ({ path: p, why }));
+  return [...named.values()];
 }
 
 /** `git config --list --show-origin -z` output as entries; a relative origin is from `top`. */

@@ -87,15 +87,19 @@ describe("namedByGitConfig", () => {
     expect(words('!"$(git rev-parse --show-toplevel)"/bin/check.sh')).toEqual(["bin/check.sh"]);
     expect(words("!`git rev-parse --show-toplevel`/bin/x")).toEqual(["bin/x"]);
     expect(words("!$GIT_DIR/../tools/y --flag=a/b")).toEqual(["tools/y", "a/b"]);
-    expect(words("!./scripts/*.sh")).toEqual(["./scripts"]);
+    expect(words("!./scripts/*.sh")).toEqual(["./scripts/"]); // a folder: all under it
     expect(words("!sh -c 'cd tools && ./run.sh'")).toEqual(["./run.sh", "tools/run.sh"]);
     expect(words('!f() { ./a.sh "$@"; }; f')).toEqual(["./a.sh"]);
     // an option's argument, a module, a redirection
     expect(words("ssh -F sshconf", false)).toEqual(["sshconf"]);
-    expect(words("!python3 -m tools.fmt")).toEqual(["tools.fmt", "tools/fmt.py", "tools/fmt"]);
+    expect(words("!python3 -m tools.fmt")).toEqual([
+      "tools.fmt",
+      "tools/fmt.py",
+      "tools/fmt/__main__.py",
+    ]);
     expect(words("!sh < deploy")).toEqual(["deploy"]);
     // a git alias without `!` runs git: its folder options only (its `-c` pairs: below)
-    expect(words("--exec-path=tools frob", true)).toEqual(["tools"]);
+    expect(words("--exec-path=tools frob", true)).toEqual(["tools/"]);
     expect(words("log --graph docs/x.md", true)).toEqual([]);
     // the project's folders are not named (they would be held read-only for every command)
     expect(words("!make -C src && npm --prefix web run dev --dir=build")).toEqual([]);
@@ -234,6 +238,15 @@ describe("gitNamedPaths reads wide", () => {
 
 describe("a named path at the gate", () => {
   const named = [{ path: ".githooks", why: "git runs the hooks in it (core.hooksPath)" }];
+  it("is the file itself when a config names a file: a folder of that name stays the project's", () => {
+    const [file] = namedByGitConfig([entry("alias.x", "!./web/app --serve")], at);
+    expect(file).toMatchObject({ path: "web/app", exact: true });
+    expect(protectedEntry("web/app", [file!])).toBeDefined();
+    expect(protectedEntry("web/app/index.js", [file!])).toBeUndefined();
+    const [hooks] = namedByGitConfig([entry("core.hooksPath", ".githooks")], at);
+    expect(hooks!.exact).toBeUndefined();
+  });
+
   it("is protected from the top, with its folding names, and only from the top", () => {
     expect(protectedEntry(".githooks/pre-commit", named)?.why).toMatch(/core\.hooksPath/);
     expect(protectedEntry(".GitHooks/pre-commit", named)).toBeDefined();

@@ -26,7 +26,7 @@ import { enumerateUnits } from "../../src/analysis/enumerate.js";
 import { ALL_TOOLS } from "../../src/tools/registry.js";
 import type { ToolContext, ToolResult } from "../../src/tools/types.js";
 import { resolveInWorkspace } from "../../src/tools/workspace-path.js";
-import { cleanAfter, markWorkspace } from "../../src/sandbox/aftercare.js";
+import { cleanAfter, markWorkspace, nestedDenies } from "../../src/sandbox/aftercare.js";
 import { recordStep } from "../../src/undo/record.js";
 import { applyUndo, planThreadUndo, UndoError } from "../../src/undo/undo.js";
 import { tempWorkspace } from "../support/harness.js";
@@ -338,6 +338,22 @@ describe("keel's own clean-up and undo never follow a link", () => {
     );
     expect(readlinkSync(path.join(w, "tools/hooks"))).toBe(path.join(dir, "shared-hooks"));
     expect(readdirSync(path.join(dir, "shared-hooks"))).toEqual([]);
+  });
+
+  it("aftercare neither holds nor removes a folder where a config names a file", () => {
+    const w = path.join(tempWorkspace("keel-links-exact-"), "ws");
+    mkdirSync(path.join(w, "web"), { recursive: true });
+    execFileSync("git", ["init", "-q", w]);
+    execFileSync("git", ["-C", w, "config", "alias.serve", "!./web/app --port 3000"]);
+    execFileSync("git", ["-C", w, "config", "alias.up", "!sh ./web/up.sh"]);
+    const before = markWorkspace(w);
+    // a command scaffolds web/app/ (a folder: runs nothing) and plants web/up.sh (runs)
+    mkdirSync(path.join(w, "web/app"));
+    writeFileSync(path.join(w, "web/app/index.js"), "x\n");
+    writeFileSync(path.join(w, "web/up.sh"), "#!/bin/sh\n");
+    expect(cleanAfter(w, before)).toEqual(["web/up.sh"]);
+    expect(readFileSync(path.join(w, "web/app/index.js"), "utf8")).toBe("x\n");
+    expect(nestedDenies(markWorkspace(w), w)).not.toContain("web/app");
   });
 
   it("a workspace too big to look over whole is said to be, not passed over in silence", () => {
