@@ -20,12 +20,13 @@ import {
   readlinkSync,
   realpathSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
 import { gitConfigKeys, withoutUnsafeGitConfig } from "./git-config.js";
-import { gitNamedPaths, type ConfigEntry } from "./git-named.js";
+import { gitNamedPaths, newLook } from "./git-named.js";
 import { removedWhenMade } from "./protected.js";
 
 /**
@@ -64,11 +65,19 @@ export interface WorkspaceMarks {
     links: string[];
     /** What it led to when it was itself a link (the person's): kept as it was. */
     linkTo?: string;
-    /** A file's name (`ProtectedPath.exact`): a folder of that name is not held nor removed. */
-    exact?: true;
   }>;
+  /**
+   * Entries no program should meet where git or a person looks (workspace-relative as bytes' hex:
+   * their names need not be UTF-8): a FIFO, socket or device (opening one blocks: a `.git` or a
+   * config that is one hangs git, and keel's own look), a `.git` link that leads nowhere, and a
+   * name that is not UTF-8 (the look cannot name, and so cannot look into, what is under it).
+   * One a command made is removed.
+   */
+  odd: Map<string, Buffer>;
   /** The look stopped at `MAX_ENTRIES`: what lies past it was not seen. */
   incomplete?: true;
+  /** git did not answer in time for every repository: what their config names is not all known. */
+  namedIncomplete?: true;
   /** Workspace-relative git folder → a fingerprint of its configs and hooks, its hooks, links and configs' text. */
   repos: Map<
     string,
@@ -84,9 +93,18 @@ export interface WorkspaceMarks {
 const isGitDir = (names: ReadonlySet<string>) =>
   names.has("HEAD") && (names.has("objects") || names.has("commondir"));
 
-/** Looks the workspace over (see the module's comment), up to `limit` entries. Never throws. */
-export function markWorkspace(workspace: string, limit = MAX_ENTRIES): WorkspaceMarks {
-  const marks: WorkspaceMarks = { nested: [], named: [], repos: new Map() };
+/**
+ * Looks the workspace over (see the module's comment), up to `limit` entries; `named`: also asks
+ * git what the person's config names (the look after a command need not: its clean-up goes by the
+ * look before, and a FIFO the command left where an include points would make git wait). Never
+ * throws.
+ */
+export function markWorkspace(
+  workspace: string,
+  limit = MAX_ENTRIES,
+  named = true,
+): WorkspaceMarks {
+  const marks: WorkspaceMarks = { nested: [], named: [], odd: new Map(), repos: new Map() };
   const addRepo = (rel: string) => {
     if (marks.repos.has(rel)) return;
     const gitDir = path.join(workspace, rel);
@@ -110,18 +128,31 @@ export function markWorkspace(workspace: string, limit = MAX_ENTRIES): Workspace
   const walk = (rel: string) => {
     let entries;
     try {
-      entries = readdirSync(path.join(workspace, rel), { withFileTypes: true });
+      entries = readdirSync(path.join(workspace, rel), { withFileTypes: true, encoding: "buffer" });
     } catch {
       return;
     }
-    const names = new Set(entries.map((e) => e.name));
+    const names = new Set(entries.map((e) => e.name.toString("utf8")));
     if (isGitDir(names)) addRepoWithCommon(rel || ".");
-    for (const e of entries) {
+    for (const raw of entries) {
       if (--budget < 0) {
         marks.incomplete = true;
         return;
       }
-      const child = rel ? `${rel}/${e.name}` : e.name;
+      const name = raw.name.toString("utf8");
+      const bytes = Buffer.concat([Buffer.from(rel ? `${rel}/` : ""), raw.name]);
+      if (!Buffer.from(name).equals(raw.name) || special(raw)) {
+        marks.odd.set(bytes.toString("hex"), bytes);
+        continue;
+      }
+      const e = Object.assign(raw, { name }) as unknown as Dirent;
+      const child = rel ? `${rel}/${name}` : name;
+      if (
+        name.toLowerCase() === ".git" &&
+        e.isSymbolicLink() &&
+        !resolves(path.join(workspace, child))
+      )
+        marks.odd.set(bytes.toString("hex"), bytes);
       if (removedWhenMade(child) || jjRedirect(rel, e)) marks.nested.push(child);
       if (e.name.toLowerCase() === ".git") worktrees.add(rel || ".");
       // a `.git` file or link sends git to a repository anywhere (`node_modules` too)
@@ -133,7 +164,7 @@ export function markWorkspace(workspace: string, limit = MAX_ENTRIES): Workspace
     }
   };
   walk("");
-  marks.named = namedIn(workspace, worktrees, marks.repos.keys());
+  if (named) marks.named = namedIn(workspace, worktrees, marks.repos.keys(), marks);
   return marks;
 }
 
@@ -146,6 +177,7 @@ function namedIn(
   workspace: string,
   worktrees: Iterable<string>,
   repos: Iterable<string>,
+  marks: WorkspaceMarks,
 ): WorkspaceMarks["named"] {
   const tops = new Map<string, string | undefined>([[workspace, undefined]]);
   for (const rel of worktrees) {
@@ -157,26 +189,36 @@ function namedIn(
       const dir = path.join(workspace, rel); // a bare repository: hooks run in it
       tops.set(dir, dir);
     }
-  const includes = new Map<string, ConfigEntry[]>();
-  const named = new Map<string, boolean>(); // path → exact (a folder of another repo's wins)
+  for (const dir of tops.keys()) if (!askable(dir)) tops.delete(dir);
+  const look = newLook();
+  const named = new Set<string>();
   for (const [dir, top] of tops)
-    for (const n of gitNamedPaths(workspace, dir, { top, includes }))
-      named.set(n.path, (named.get(n.path) ?? true) && n.exact === true);
-  return [...named].map(([rel, exact]) => {
+    for (const n of gitNamedPaths(workspace, dir, top, look)) named.add(n.path);
+  if (look.slow) marks.namedIncomplete = true;
+  return [...named].map((rel) => {
     const st = lstatOf(path.join(workspace, rel));
     return {
       path: rel,
       there: st !== undefined,
       links: linksOnTheWay(workspace, rel),
       ...(st?.isSymbolicLink() ? { linkTo: readLink(path.join(workspace, rel)) } : {}),
-      ...(exact ? { exact: true as const } : {}),
     };
   });
 }
 
-/** Whether a workspace path is a folder (not a link to one). */
-const isFolder = (workspace: string, rel: string) =>
-  lstatOf(path.join(workspace, rel))?.isDirectory() === true;
+/**
+ * Whether git may be asked in a folder without waiting: its `.git` and config are folders, files
+ * or links that lead somewhere (a FIFO there is removed as odd, and git would wait on it).
+ */
+function askable(dir: string): boolean {
+  const plain = (p: string): boolean => {
+    const st = lstatOf(p);
+    if (st === undefined) return true;
+    if (st.isSymbolicLink()) return resolves(p) && plain(realpathSync(p));
+    return st.isDirectory() || st.isFile();
+  };
+  return [".git", ".git/config", "config", "commondir"].every((p) => plain(path.join(dir, p)));
+}
 
 const readLink = (p: string) => {
   try {
@@ -205,6 +247,40 @@ function linksOnTheWay(workspace: string, rel: string): string[] {
 const jjRedirect = (rel: string, e: Dirent) =>
   e.name === "repo" && !e.isDirectory() && path.basename(rel).toLowerCase() === ".jj";
 
+/** A FIFO, socket or device: opening one can block (`WorkspaceMarks.odd`). */
+const special = (e: {
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+}) => e.isFIFO() || e.isSocket() || e.isCharacterDevice() || e.isBlockDevice();
+
+/** Whether a link leads somewhere (not nowhere, not round in a loop). */
+const resolves = (p: string) => {
+  try {
+    realpathSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The most a git file keel reads may hold: a `.git` file, `commondir`, a config. */
+const MAX_READ = 1 << 20;
+
+/**
+ * A small regular file's text (through links, as git reads it), or none: never a FIFO or device,
+ * whose opening blocks until something writes to it.
+ */
+function readSmall(file: string): string | undefined {
+  try {
+    const st = statSync(file);
+    return st.isFile() && st.size <= MAX_READ ? readFileSync(file, "utf8") : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A path in the workspace, workspace-relative with `/`, or undefined when it leads out. */
 function inWorkspace(workspace: string, real: string): string | undefined {
   const inside = path.relative(workspace, real);
@@ -221,8 +297,8 @@ function gitFileTarget(workspace: string, rel: string, link: boolean): string | 
     const at = path.join(workspace, rel);
     let target = at;
     if (!link) {
-      const text = readFileSync(at, "utf8");
-      if (!text.startsWith("gitdir: ")) return undefined;
+      const text = readSmall(at);
+      if (!text?.startsWith("gitdir: ")) return undefined;
       target = path.resolve(path.dirname(at), text.slice(8).replace(/[\r\n]+$/, ""));
     }
     const real = realpathSync(target);
@@ -239,7 +315,8 @@ function gitFileTarget(workspace: string, rel: string, link: boolean): string | 
 function commonDirOf(workspace: string, rel: string): string | undefined {
   try {
     const gitDir = path.join(workspace, rel);
-    const named = readFileSync(path.join(gitDir, "commondir"), "utf8").replace(/[\r\n]+$/, "");
+    const named = readSmall(path.join(gitDir, "commondir"))?.replace(/[\r\n]+$/, "");
+    if (named === undefined) return undefined;
     const real = realpathSync(path.resolve(gitDir, named));
     return lstatOf(real)?.isDirectory() ? inWorkspace(workspace, real) : undefined;
   } catch {
@@ -252,8 +329,7 @@ function commonDirOf(workspace: string, rel: string): string | undefined {
  * those the person's git config names, and each repository's hooks and config (workspace-relative).
  */
 export function nestedDenies(marks: WorkspaceMarks, workspace: string): string[] {
-  const held = marks.named.filter((n) => n.there && !(n.exact && isFolder(workspace, n.path)));
-  const out = new Set([...marks.nested, ...held.map((n) => n.path)]);
+  const out = new Set([...marks.nested, ...marks.named.filter((n) => n.there).map((n) => n.path)]);
   for (const rel of marks.repos.keys())
     for (const part of ["hooks", ...CONFIGS]) {
       const p = rel === "." ? part : `${rel}/${part}`;
@@ -263,13 +339,7 @@ export function nestedDenies(marks: WorkspaceMarks, workspace: string): string[]
 }
 
 /** A config's text, or none when it cannot be read as a file. */
-function readConfig(file: string): string | undefined {
-  try {
-    return readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
-}
+const readConfig = readSmall;
 
 /** A git folder's configs (their texts, in `CONFIGS` order) and hooks, hashed: any change shows. */
 function fingerprint(gitDir: string, configs: (string | undefined)[]): string {
@@ -336,13 +406,26 @@ export function cleanAfter(
     });
   let after: WorkspaceMarks | undefined;
   attempt("the workspace", () => {
-    after = markWorkspace(workspace, limit);
+    after = markWorkspace(workspace, limit, false);
   });
   if (!after) return removed;
+  for (const [hex, bytes] of after.odd)
+    if (!before.odd.has(hex))
+      attempt(`an entry under ${path.dirname(bytes.toString("utf8"))}`, () => {
+        rmSync(Buffer.concat([Buffer.from(`${workspace}/`), bytes]), {
+          recursive: true,
+          force: true,
+        });
+        removed.push(
+          `${bytes.toString("utf8")} (a FIFO, device, dangling .git link or a name that is not UTF-8)`,
+        );
+      });
+  // past the first look's limit, what was there before is not known: nothing there is removed
   const had = new Set(before.nested);
-  for (const rel of after.nested)
-    if (!had.has(rel) && ![...had].some((h) => rel.startsWith(`${h}/`))) remove(rel);
-  for (const { path: rel, there, links, linkTo, exact } of before.named) {
+  if (!before.incomplete)
+    for (const rel of after.nested)
+      if (!had.has(rel) && ![...had].some((h) => rel.startsWith(`${h}/`))) remove(rel);
+  for (const { path: rel, there, links, linkTo } of before.named) {
     const at = path.join(workspace, rel);
     // a link a command put on the way to a named path (it would lead a file tool past the name):
     // the link goes, not what it leads to
@@ -358,7 +441,7 @@ export function cleanAfter(
         symlinkSync(linkTo, at);
         removed.push(`${rel} (put back as the link it was)`);
       });
-    } else if (!there && st && !(exact && st.isDirectory())) remove(rel);
+    } else if (!there && st) remove(rel);
   }
   for (const [rel, { print }] of after.repos) {
     const was = before.repos.get(rel);
@@ -383,6 +466,10 @@ export function cleanAfter(
       });
     });
   }
+  if (before.namedIncomplete)
+    removed.push(
+      "(git did not answer in time for every repository here, so what their config names was not all checked: look at their hooks folders and the scripts their aliases run before you use git there)",
+    );
   if (after.incomplete)
     removed.push(
       `(keel checked only the first ${limit.toLocaleString("en")} entries of the workspace: files past them that run code later were not looked for)`,

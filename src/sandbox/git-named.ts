@@ -18,7 +18,7 @@
  * the person's git reads it). Without git nothing is named: nothing would run it.
  */
 import { spawnSync } from "node:child_process";
-import { lstatSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse, type ParseEntry } from "shell-quote";
@@ -61,11 +61,15 @@ const expandHome = (p: string, home: string) =>
 /** What a shell expansion was parsed as (`programPaths`): its value is not known here. */
 const EXPANSION = "\u0001";
 /**
- * A word that may be a file: it has a folder in it, an extension, or a leading dot (`tools/x`,
- * `lint.sh`, `.ci-hooks`). A bare word (`src`, `build`) is not: naming the project's folders would
- * hold them read-only for every command.
+ * An argument that may be a file: it has an extension or a leading dot (`lint.sh`, `.ci-hooks`,
+ * `tools/x.py`). A word without (`src`, `build`, `web/app`) is taken for a folder: naming the
+ * project's folders would hold them read-only for every command. (A command word with a folder in
+ * it, and an interpreter's script, are named whatever they look like.)
  */
-const FILE_LIKE = /\/|^[^-=][^=]*\.[A-Za-z0-9]{1,8}$|^\.[\w.-]+$/;
+const FILE_LIKE = /^[^-=][^=]*\.[A-Za-z0-9]{1,8}$|^\.[\w.-]+$/;
+/** Programs whose first argument is the script they run (`sh x`, `node tools/gen`, `python3 y`). */
+const INTERPRETERS =
+  /^(sh|bash|zsh|dash|ksh|fish|node|nodejs|deno|bun|tsx|ts-node|python[\d.]*|pypy[\d.]*|ruby|perl|php|lua|Rscript|pwsh|osascript)$/;
 /** Options whose argument is a file of settings or commands (`ssh -F`, `vim -u`, `bash --rcfile`). */
 const FILE_OPTIONS = new Set([
   "-F",
@@ -108,6 +112,8 @@ export function programPaths(value: string, gitAlias = false): string[] {
     let option = "";
     /** A redirection came before: the next word is a file, not a command. */
     let redirect = false;
+    /** The command is an interpreter whose script has not come yet. */
+    let script = false;
     const add = (word: string) => {
       if (word === "" || word === "." || word.includes(EXPANSION) || word.includes("`")) return;
       out.add(word);
@@ -117,7 +123,7 @@ export function programPaths(value: string, gitAlias = false): string[] {
       if (typeof e !== "string") {
         if ("op" in e && e.op === "glob") {
           const fixed = e.pattern.slice(0, e.pattern.search(/[*?[{]/));
-          if (fixed.includes("/")) add(fixed.slice(0, fixed.lastIndexOf("/") + 1)); // a folder
+          add(fixed.slice(0, fixed.lastIndexOf("/") + 1)); // its folder
           commandWord = false;
         } else if ("op" in e && /^[<>]/.test(e.op)) redirect = true;
         else commandWord = true; // `&&`, `;`, `|`, `(`: a new command follows
@@ -148,11 +154,14 @@ export function programPaths(value: string, gitAlias = false): string[] {
         commandWord = false;
         if (e === "cd" || e === "pushd") afterCd = true;
         else if (e.includes("/")) add(e);
+        script = INTERPRETERS.test(path.posix.basename(e));
         continue;
       }
       if (depth < 3 && /\s/.test(e)) words(e, depth + 1); // `sh -c 'cd x && ./y'`
       const plain = !e.startsWith("-") && !/[;&|<>]/.test(e);
-      if (plain && (FILE_LIKE.test(e) || FILE_OPTIONS.has(option))) add(e);
+      if (plain && (FILE_LIKE.test(e) || FILE_OPTIONS.has(option) || (script && option === "")))
+        add(e);
+      if (plain && (option === "" || option === "-m")) script = false;
       // `python -m tools.fmt` runs tools/fmt.py (or the package tools/fmt)
       if (plain && option === "-m" && /^[\w.]+$/.test(e)) {
         add(`${e.replace(/\./g, "/")}.py`);
@@ -163,21 +172,21 @@ export function programPaths(value: string, gitAlias = false): string[] {
   };
   if (shell) words(value.replace(/^!/, ""), 0);
   // the folder git runs its programs from
-  else for (const m of value.matchAll(/(?:^|\s)--exec-path=(\S+)/g)) out.add(`${m[1]!}/`);
+  else for (const m of value.matchAll(/(?:^|\s)--exec-path=(\S+)/g)) out.add(m[1]!);
   return [...out];
 }
 
 /** The workspace paths a config names (the module's comment), each once, with why it matters. */
 export function namedByGitConfig(entries: readonly ConfigEntry[], at: NamedAt): ProtectedPath[] {
   const named = new Map<string, ProtectedPath>();
-  // as written and where its links lead: replacing a link must not unname what it stood for;
-  // `folder`: what is under it is protected too, else only the file itself (`exact`)
-  const add = (abs: string, why: string, folder = false) => {
+  // as written and where its links lead: replacing a link must not unname what it stood for; what
+  // is under it too (`node release.js` runs `release.js/index.js` when that is a folder)
+  const add = (abs: string, why: string) => {
     for (const p of [path.normalize(abs), realTarget(abs)]) {
       const rel = p === undefined ? ".." : path.relative(at.workspace, p);
       if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) continue;
       const key = rel.split(path.sep).join("/");
-      if (!named.has(key)) named.set(key, { path: key, why, ...(folder ? {} : { exact: true }) });
+      if (!named.has(key)) named.set(key, { path: key, why });
     }
   };
   const fromTop = (p: string) => path.resolve(at.top, expandHome(p, at.home));
@@ -189,12 +198,11 @@ export function namedByGitConfig(entries: readonly ConfigEntry[], at: NamedAt): 
         path.resolve(path.dirname(file), expandHome(value, at.home)),
         `your git config includes it (${key})`,
       );
-    else if (FOLDERS[k] !== undefined)
-      add(fromTop(value), `${FOLDERS[k]} (${key})`, k !== "core.attributesfile");
+    else if (FOLDERS[k] !== undefined) add(fromTop(value), `${FOLDERS[k]} (${key})`);
     else if (PROGRAMS.test(k)) {
       const alias = k.startsWith("alias.");
       for (const word of programPaths(value, alias))
-        add(fromTop(word), `your git config runs it (${key})`, word.endsWith("/"));
+        add(fromTop(word), `your git config runs it (${key})`);
       // a git alias's own config (`-c core.hooksPath=.ci-hooks commit`, `!git -c …`) is config
       if (alias)
         for (const [, k2, v2] of value.matchAll(/(?:^|\s)-c\s*([^=\s]+)=(\S+)/g))
@@ -226,31 +234,56 @@ export function parseConfigList(out: string, top: string): ConfigEntry[] {
   return entries;
 }
 
-const git = (cwd: string, args: string[]) => {
+/** What one look over a workspace shares: include files read, and its time for git. */
+export interface Look {
+  includes: Map<string, ConfigEntry[]>;
+  /** When git is asked no more (ms since the epoch): a config a command made can make git wait. */
+  deadline: number;
+  /** Set when git was cut off or not asked for lack of time: what it would have named is not known. */
+  slow?: true;
+}
+
+/** How long one look may spend in git, at most. */
+const LOOK_MS = 5_000;
+
+export const newLook = (): Look => ({ includes: new Map(), deadline: Date.now() + LOOK_MS });
+
+const git = (cwd: string, args: string[], look: Look) => {
+  const timeout = look.deadline - Date.now();
+  if (timeout <= 0) {
+    look.slow = true;
+    return undefined;
+  }
   const r = spawnSync("git", args, {
     cwd,
     encoding: "utf8",
-    timeout: 10_000,
+    timeout,
     env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" },
   });
+  if (r.error || r.signal) look.slow = true;
   return r.status === 0 ? r.stdout : undefined;
+};
+
+/** Whether a file is one git can read as config: a small regular file (never a FIFO or device). */
+const readable = (file: string) => {
+  try {
+    const st = statSync(file);
+    return st.isFile() && st.size <= 1 << 20;
+  } catch {
+    return false;
+  }
 };
 
 /** How many included files are read at most beyond those in force (an include may include). */
 const MAX_INCLUDES = 50;
 
 /**
- * The config git reads in `dir`, and every file an include names whatever its condition (read as
- * git reads a file given with `-f`, their own includes followed the same way). `includes`: the
- * entries of include files already read, shared by the repositories of one look.
+ * The config git reads in `dir`, and every file an include names whatever its condition, followed
+ * by keel (read as git reads a file given with `-f`), only when it is a small regular file: git
+ * would wait forever on a FIFO a command made.
  */
-function configEntries(
-  dir: string,
-  top: string,
-  home: string,
-  includes: Map<string, ConfigEntry[]>,
-): ConfigEntry[] {
-  const out = git(dir, ["config", "--list", "--show-origin", "--includes", "-z"]);
+function configEntries(dir: string, top: string, home: string, look: Look): ConfigEntry[] {
+  const out = git(dir, ["config", "--list", "--show-origin", "--no-includes", "-z"], look);
   if (out === undefined) return [];
   const entries = parseConfigList(out, top);
   const read = new Set(entries.map((e) => e.file));
@@ -260,18 +293,11 @@ function configEntries(
     const included = path.resolve(path.dirname(file), expandHome(value, home));
     if (read.has(included)) continue;
     read.add(included);
-    let more = includes.get(included);
+    let more = look.includes.get(included);
     if (more === undefined) {
-      const list = git(dir, [
-        "config",
-        "-f",
-        included,
-        "--list",
-        "--show-origin",
-        "--includes",
-        "-z",
-      ]);
-      includes.set(included, (more = list === undefined ? [] : parseConfigList(list, top)));
+      const args = ["config", "-f", included, "--list", "--show-origin", "--no-includes", "-z"];
+      const list = readable(included) ? git(dir, args, look) : undefined;
+      look.includes.set(included, (more = list === undefined ? [] : parseConfigList(list, top)));
     }
     entries.push(...more);
   }
@@ -281,17 +307,19 @@ function configEntries(
 /**
  * The workspace paths the git config in force in `dir` (the workspace, or a repository in it)
  * names (`namedByGitConfig`), asked of git. `top`: the worktree's top when known (else git is
- * asked); `includes`: include files read before. None when git is not installed or cannot read it.
+ * asked); `look`: what one look shares. None when git is not installed or cannot read it.
  */
 export function gitNamedPaths(
   workspace: string,
   dir = workspace,
-  known: { top?: string; includes?: Map<string, ConfigEntry[]> } = {},
+  top?: string,
+  look: Look = newLook(),
 ): ProtectedPath[] {
-  const top = known.top ?? (git(dir, ["rev-parse", "--show-toplevel"])?.replace(/\n$/, "") || dir);
+  const worktree =
+    top ?? (git(dir, ["rev-parse", "--show-toplevel"], look)?.replace(/\n$/, "") || dir);
   const home = os.homedir();
-  const entries = configEntries(dir, top, home, known.includes ?? new Map<string, ConfigEntry[]>());
-  return namedByGitConfig(entries, { workspace, top, home });
+  const entries = configEntries(dir, worktree, home, look);
+  return namedByGitConfig(entries, { workspace, top: worktree, home });
 }
 
 /**

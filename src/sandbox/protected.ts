@@ -29,11 +29,6 @@ export interface ProtectedPath {
    * it (aftercare). For files read only when their program starts.
    */
   unheld?: true;
-  /**
-   * Only the path itself, not what is under it: a file a config names (git-named.ts), where a
-   * folder of that name is the project's own and runs nothing.
-   */
-  exact?: true;
 }
 
 /** keel's own folder: settings, checkpoints, the undo journal and its shadow repository. */
@@ -235,8 +230,7 @@ export function protectedEntry(
   const parts = segments(rel.replace(/\\/g, "/"));
   const fromTop = named.find((entry) => {
     const want = segments(entry.path);
-    const fits = entry.exact ? want.length === parts.length : want.length <= parts.length;
-    return fits && want.every((w, k) => sameName(parts[k]!, w));
+    return want.length <= parts.length && want.every((w, k) => sameName(parts[k]!, w));
   });
   if (fromTop) return fromTop;
   let best: ProtectedPath | undefined;

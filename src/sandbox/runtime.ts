@@ -28,6 +28,15 @@ import {
   type SandboxGrants,
 } from "./policy.js";
 
+/** Whether a path leads to a folder; not when it cannot be looked at (a link loop a command made). */
+const isDirectory = (p: string) => {
+  try {
+    return statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  } catch {
+    return false;
+  }
+};
+
 /** Whether commands can run in the OS sandbox here, and what to install when they cannot. */
 export type SandboxStatus =
   | { ok: true; platform: NodeJS.Platform; detail: string }
@@ -301,7 +310,7 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
     const denied = sandboxDenyPaths(
       run.workspace,
       exists,
-      statSync(path.join(run.workspace, ".git"), { throwIfNoEntry: false })?.isDirectory() ?? false,
+      isDirectory(path.join(run.workspace, ".git")),
       nestedDenies(marks, run.workspace),
     );
     held = standIns(run.workspace, denied); // none on macOS: its profile needs no placeholders

@@ -86,7 +86,10 @@ describe("namedByGitConfig", () => {
     expect(words("!node release.js")).toEqual(["release.js"]);
     expect(words('!"$(git rev-parse --show-toplevel)"/bin/check.sh')).toEqual(["bin/check.sh"]);
     expect(words("!`git rev-parse --show-toplevel`/bin/x")).toEqual(["bin/x"]);
-    expect(words("!$GIT_DIR/../tools/y --flag=a/b")).toEqual(["tools/y", "a/b"]);
+    expect(words("!$GIT_DIR/../tools/y --flag=a/b.cfg --dir=web/app")).toEqual([
+      "tools/y",
+      "a/b.cfg",
+    ]);
     expect(words("!./scripts/*.sh")).toEqual(["./scripts/"]); // a folder: all under it
     expect(words("!sh -c 'cd tools && ./run.sh'")).toEqual(["./run.sh", "tools/run.sh"]);
     expect(words('!f() { ./a.sh "$@"; }; f')).toEqual(["./a.sh"]);
@@ -99,7 +102,7 @@ describe("namedByGitConfig", () => {
     ]);
     expect(words("!sh < deploy")).toEqual(["deploy"]);
     // a git alias without `!` runs git: its folder options only (its `-c` pairs: below)
-    expect(words("--exec-path=tools frob", true)).toEqual(["tools/"]);
+    expect(words("--exec-path=tools frob", true)).toEqual(["tools"]);
     expect(words("log --graph docs/x.md", true)).toEqual([]);
     // the project's folders are not named (they would be held read-only for every command)
     expect(words("!make -C src && npm --prefix web run dev --dir=build")).toEqual([]);
@@ -238,13 +241,15 @@ describe("gitNamedPaths reads wide", () => {
 
 describe("a named path at the gate", () => {
   const named = [{ path: ".githooks", why: "git runs the hooks in it (core.hooksPath)" }];
-  it("is the file itself when a config names a file: a folder of that name stays the project's", () => {
-    const [file] = namedByGitConfig([entry("alias.x", "!./web/app --serve")], at);
-    expect(file).toMatchObject({ path: "web/app", exact: true });
-    expect(protectedEntry("web/app", [file!])).toBeDefined();
-    expect(protectedEntry("web/app/index.js", [file!])).toBeUndefined();
-    const [hooks] = namedByGitConfig([entry("core.hooksPath", ".githooks")], at);
-    expect(hooks!.exact).toBeUndefined();
+  it("protects what is under a named script too; a folder an argument names is the project's", () => {
+    const named = namedByGitConfig(
+      [entry("alias.rel", "!node release.js"), entry("alias.dev", "!npm --prefix web/app run dev")],
+      at,
+    );
+    expect(named.map((n) => n.path)).toEqual(["release.js"]);
+    expect(protectedEntry("release.js/index.js", named)).toBeDefined(); // node runs it
+    expect(protectedEntry("web/app/index.js", named)).toBeUndefined();
+    expect(programPaths("!node tools/gen && sh ./x", true)).toEqual(["tools/gen", "./x"]);
   });
 
   it("is protected from the top, with its folding names, and only from the top", () => {

@@ -340,20 +340,54 @@ describe("keel's own clean-up and undo never follow a link", () => {
     expect(readdirSync(path.join(dir, "shared-hooks"))).toEqual([]);
   });
 
-  it("aftercare neither holds nor removes a folder where a config names a file", () => {
-    const w = path.join(tempWorkspace("keel-links-exact-"), "ws");
+  it("aftercare removes a folder made where a config names a script, and leaves the project's folders free", () => {
+    const w = path.join(tempWorkspace("keel-links-folders-"), "ws");
     mkdirSync(path.join(w, "web"), { recursive: true });
     execFileSync("git", ["init", "-q", w]);
-    execFileSync("git", ["-C", w, "config", "alias.serve", "!./web/app --port 3000"]);
-    execFileSync("git", ["-C", w, "config", "alias.up", "!sh ./web/up.sh"]);
+    execFileSync("git", ["-C", w, "config", "alias.dev", "!npm --prefix web/app run dev"]);
+    execFileSync("git", ["-C", w, "config", "alias.rel", "!node release.js"]);
     const before = markWorkspace(w);
-    // a command scaffolds web/app/ (a folder: runs nothing) and plants web/up.sh (runs)
+    // a command scaffolds web/app/ (the project's) and makes release.js a folder node would run
     mkdirSync(path.join(w, "web/app"));
     writeFileSync(path.join(w, "web/app/index.js"), "x\n");
-    writeFileSync(path.join(w, "web/up.sh"), "#!/bin/sh\n");
-    expect(cleanAfter(w, before)).toEqual(["web/up.sh"]);
+    mkdirSync(path.join(w, "release.js"));
+    writeFileSync(path.join(w, "release.js/index.js"), "planted\n");
+    expect(cleanAfter(w, before)).toEqual(["release.js"]);
     expect(readFileSync(path.join(w, "web/app/index.js"), "utf8")).toBe("x\n");
-    expect(nestedDenies(markWorkspace(w), w)).not.toContain("web/app");
+    expect(nestedDenies(markWorkspace(w), w).filter((p) => p.startsWith("web"))).toEqual([]);
+  });
+
+  it("aftercare never waits on a FIFO, and removes FIFOs, loops and names that are not UTF-8 a command made", () => {
+    const w = path.join(tempWorkspace("keel-links-fifo-"), "ws");
+    mkdirSync(w, { recursive: true });
+    execFileSync("git", ["init", "-q", w]);
+    execFileSync("git", ["-C", w, "config", "include.path", "../inc.cfg"]);
+    const before = markWorkspace(w);
+    // a FIFO where the person's include points: every git command there would wait on it
+    execFileSync("mkfifo", [path.join(w, "inc.cfg")]);
+    // what a command can leave: a .git FIFO, a repository whose config and commondir are FIFOs,
+    // a .git link to itself, and a repository under a name that is not UTF-8
+    mkdirSync(path.join(w, "sub"));
+    execFileSync("mkfifo", [path.join(w, "sub/.git")]);
+    mkdirSync(path.join(w, "r/objects"), { recursive: true });
+    writeFileSync(path.join(w, "r/HEAD"), "ref: refs/heads/main\n");
+    execFileSync("mkfifo", [path.join(w, "r/config"), path.join(w, "r/commondir")]);
+    mkdirSync(path.join(w, "loop"));
+    symlinkSync(".git", path.join(w, "loop/.git"));
+    const odd = Buffer.concat([Buffer.from(`${w}/x`), Buffer.from([0xff])]);
+    mkdirSync(Buffer.concat([odd, Buffer.from("/.git/hooks")]), { recursive: true });
+    writeFileSync(Buffer.concat([odd, Buffer.from("/.git/hooks/pre-commit")]), "#!/bin/sh\n");
+    const removed = cleanAfter(w, before);
+    expect(removed).toEqual(
+      expect.arrayContaining([
+        "sub/.git (a FIFO, device, dangling .git link or a name that is not UTF-8)",
+        "r/config (a FIFO, device, dangling .git link or a name that is not UTF-8)",
+        "loop/.git (a FIFO, device, dangling .git link or a name that is not UTF-8)",
+        "inc.cfg (a FIFO, device, dangling .git link or a name that is not UTF-8)",
+      ]),
+    );
+    expect(readdirSync(w).filter((n) => n.startsWith("x"))).toEqual([]);
+    expect(existsSync(path.join(w, "inc.cfg"))).toBe(false);
   });
 
   it("a workspace too big to look over whole is said to be, not passed over in silence", () => {
