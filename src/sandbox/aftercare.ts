@@ -412,10 +412,13 @@ export function cleanAfter(
   for (const [hex, bytes] of after.odd)
     if (!before.odd.has(hex))
       attempt(`an entry under ${path.dirname(bytes.toString("utf8"))}`, () => {
-        rmSync(Buffer.concat([Buffer.from(`${workspace}/`), bytes]), {
-          recursive: true,
-          force: true,
-        });
+        const name = bytes.toString("utf8");
+        if (Buffer.from(name).equals(bytes)) removeHard(path.join(workspace, name));
+        else
+          rmSync(Buffer.concat([Buffer.from(`${workspace}/`), bytes]), {
+            recursive: true,
+            force: true,
+          });
         removed.push(
           `${bytes.toString("utf8")} (a FIFO, device, dangling .git link or a name that is not UTF-8)`,
         );

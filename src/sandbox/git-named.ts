@@ -10,12 +10,15 @@
  * Read wide on purpose, since a miss runs code and a false name only asks a person: every include
  * is read whatever its condition (a branch switch or another folder puts it in force), each
  * repository in the workspace is asked for its own config (`core.hooksPath = .githooks` in the
- * global config names one per repository), and a program value names each word that may be a
- * path, also under a `cd` and after a `$(…)` or `=`. Paths are real (links resolved), as the file
- * tools' are.
+ * global config names one per repository), and a program value is read as the shell would run it
+ * (`programPaths`). One limit keeps the project's own folders free: an argument without the look
+ * of a file is not named. Paths are named as written and where their links lead (the file tools
+ * act on the latter).
  *
  * `namedByGitConfig` and `programPaths` are pure; `gitNamedPaths` asks git itself (every scope, as
- * the person's git reads it). Without git nothing is named: nothing would run it.
+ * the person's git reads it), never waiting long: includes are followed here, only when they are
+ * regular files, and one look gives git `LOOK_MS`. Without git nothing is named: nothing would run
+ * it.
  */
 import { spawnSync } from "node:child_process";
 import { lstatSync, statSync } from "node:fs";
@@ -260,7 +263,9 @@ const git = (cwd: string, args: string[], look: Look) => {
     timeout,
     env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" },
   });
-  if (r.error || r.signal) look.slow = true;
+  // cut off (not: git missing, which names nothing and is no one's wait)
+  const code = r.error && "code" in r.error ? r.error.code : undefined;
+  if (r.signal || code === "ETIMEDOUT") look.slow = true;
   return r.status === 0 ? r.stdout : undefined;
 };
 

@@ -390,6 +390,20 @@ describe("keel's own clean-up and undo never follow a link", () => {
     expect(existsSync(path.join(w, "inc.cfg"))).toBe(false);
   });
 
+  it("without git installed nothing is named, and the look does not say git was slow", () => {
+    const w = path.join(tempWorkspace("keel-links-nogit-"), "ws");
+    mkdirSync(w, { recursive: true });
+    const was = process.env.PATH;
+    process.env.PATH = path.join(w, "no-such-bin");
+    try {
+      const marks = markWorkspace(w);
+      expect(marks.named).toEqual([]);
+      expect(marks.namedIncomplete).toBeUndefined();
+    } finally {
+      process.env.PATH = was;
+    }
+  });
+
   it("a workspace too big to look over whole is said to be, not passed over in silence", () => {
     const dir = tempWorkspace("keel-links-flood-");
     const w = path.join(dir, "ws");
