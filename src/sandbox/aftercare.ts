@@ -13,7 +13,6 @@
 import { createHash } from "node:crypto";
 import {
   chmodSync,
-  type Dirent,
   lstatSync,
   readdirSync,
   readFileSync,
@@ -145,22 +144,22 @@ export function markWorkspace(
         marks.odd.set(bytes.toString("hex"), bytes);
         continue;
       }
-      const e = Object.assign(raw, { name }) as unknown as Dirent;
       const child = rel ? `${rel}/${name}` : name;
-      if (
-        name.toLowerCase() === ".git" &&
-        e.isSymbolicLink() &&
-        !resolves(path.join(workspace, child))
-      )
+      const [link, folder, git] = [
+        raw.isSymbolicLink(),
+        raw.isDirectory(),
+        name.toLowerCase() === ".git",
+      ];
+      if (git && link && !resolves(path.join(workspace, child)))
         marks.odd.set(bytes.toString("hex"), bytes);
-      if (removedWhenMade(child) || jjRedirect(rel, e)) marks.nested.push(child);
-      if (e.name.toLowerCase() === ".git") worktrees.add(rel || ".");
+      if (removedWhenMade(child) || jjRedirect(rel, name, folder)) marks.nested.push(child);
+      if (git) worktrees.add(rel || ".");
       // a `.git` file or link sends git to a repository anywhere (`node_modules` too)
-      if (e.name.toLowerCase() === ".git" && !e.isDirectory()) {
-        const target = gitFileTarget(workspace, child, e.isSymbolicLink());
+      if (git && !folder) {
+        const target = gitFileTarget(workspace, child, link);
         if (target !== undefined) addRepoWithCommon(target);
       }
-      if (e.isDirectory() && !SKIP.has(e.name)) walk(child);
+      if (folder && !SKIP.has(name)) walk(child);
     }
   };
   walk("");
@@ -244,8 +243,8 @@ function linksOnTheWay(workspace: string, rel: string): string[] {
  * the repository it names, anywhere. jj writes the folder form in every command, so only this form
  * is held (and removed when a command makes it).
  */
-const jjRedirect = (rel: string, e: Dirent) =>
-  e.name === "repo" && !e.isDirectory() && path.basename(rel).toLowerCase() === ".jj";
+const jjRedirect = (rel: string, name: string, folder: boolean) =>
+  name === "repo" && !folder && path.basename(rel).toLowerCase() === ".jj";
 
 /** A FIFO, socket or device: opening one can block (`WorkspaceMarks.odd`). */
 const special = (e: {
