@@ -15,17 +15,16 @@ import {
   chmodSync,
   lstatSync,
   readdirSync,
-  readFileSync,
   readlinkSync,
   realpathSync,
   rmSync,
-  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
 import { gitConfigKeys, withoutUnsafeGitConfig } from "./git-config.js";
-import { gitNamedPaths, newLook } from "./git-named.js";
+import { gitNamedPaths, namedInNewRepo, newLook, type ConfigEntry } from "./git-named.js";
+import { readSmall } from "./safe-read.js";
 import { removedWhenMade } from "./protected.js";
 
 /**
@@ -56,12 +55,13 @@ export interface WorkspaceMarks {
   nested: string[];
   /**
    * The paths the person's git config names (git-named.ts) for the workspace and each repository
-   * in it: whether each was there, and the links on the way to it (workspace-relative) that were.
+   * in it: whether each was there, and the links on the way to it (workspace-relative, with what
+   * each led to) that were.
    */
   named: Array<{
     path: string;
     there: boolean;
-    links: string[];
+    links: Array<{ path: string; to?: string }>;
     /** What it led to when it was itself a link (the person's): kept as it was. */
     linkTo?: string;
   }>;
@@ -77,6 +77,9 @@ export interface WorkspaceMarks {
   incomplete?: true;
   /** git did not answer in time for every repository: what their config names is not all known. */
   namedIncomplete?: true;
+  /** The person's own config as git read it (git-named.ts `Look.personal`), and when the look began. */
+  personal: ConfigEntry[];
+  at: number;
   /** Workspace-relative git folder → a fingerprint of its configs and hooks, its hooks, links and configs' text. */
   repos: Map<
     string,
@@ -103,7 +106,14 @@ export function markWorkspace(
   limit = MAX_ENTRIES,
   named = true,
 ): WorkspaceMarks {
-  const marks: WorkspaceMarks = { nested: [], named: [], odd: new Map(), repos: new Map() };
+  const marks: WorkspaceMarks = {
+    nested: [],
+    named: [],
+    odd: new Map(),
+    repos: new Map(),
+    personal: [],
+    at: Date.now(),
+  };
   const addRepo = (rel: string) => {
     if (marks.repos.has(rel)) return;
     const gitDir = path.join(workspace, rel);
@@ -193,17 +203,28 @@ function namedIn(
   const named = new Set<string>();
   for (const [dir, top] of tops)
     for (const n of gitNamedPaths(workspace, dir, top, look)) named.add(n.path);
-  if (look.slow) marks.namedIncomplete = true;
+  // out of time, the last complete look's names still hold (a command cannot unname them so)
+  marks.personal = look.personal ?? [];
+  if (look.slow) {
+    marks.namedIncomplete = true;
+    for (const rel of lastComplete.get(workspace) ?? []) named.add(rel);
+  } else lastComplete.set(workspace, named);
   return [...named].map((rel) => {
     const st = lstatOf(path.join(workspace, rel));
     return {
       path: rel,
       there: st !== undefined,
-      links: linksOnTheWay(workspace, rel),
+      links: linksOnTheWay(workspace, rel).map((l) => ({
+        path: l,
+        to: readLink(path.join(workspace, l)),
+      })),
       ...(st?.isSymbolicLink() ? { linkTo: readLink(path.join(workspace, rel)) } : {}),
     };
   });
 }
+
+/** Per workspace, the names of the last look git answered in full (`namedIn`). */
+const lastComplete = new Map<string, Set<string>>();
 
 /**
  * Whether git may be asked in a folder without waiting: its `.git` and config are folders, files
@@ -216,7 +237,15 @@ function askable(dir: string): boolean {
     if (st.isSymbolicLink()) return resolves(p) && plain(realpathSync(p));
     return st.isDirectory() || st.isFile();
   };
-  return [".git", ".git/config", "config", "commondir"].every((p) => plain(path.join(dir, p)));
+  if (![".git", ".git/config", "config", "commondir"].every((p) => plain(path.join(dir, p))))
+    return false;
+  // a `.git` that is no repository (an empty file, a folder without HEAD) costs git's time only:
+  // a command can make thousands to run a look out of time
+  const dotGit = path.join(dir, ".git");
+  const st = lstatOf(dotGit);
+  if (st === undefined) return true;
+  if (st.isFile()) return readSmall(dotGit)?.startsWith("gitdir: ") === true;
+  return lstatOf(path.join(dotGit, "HEAD")) !== undefined || resolves(path.join(dotGit, "HEAD"));
 }
 
 const readLink = (p: string) => {
@@ -263,22 +292,6 @@ const resolves = (p: string) => {
     return false;
   }
 };
-
-/** The most a git file keel reads may hold: a `.git` file, `commondir`, a config. */
-const MAX_READ = 1 << 20;
-
-/**
- * A small regular file's text (through links, as git reads it), or none: never a FIFO or device,
- * whose opening blocks until something writes to it.
- */
-function readSmall(file: string): string | undefined {
-  try {
-    const st = statSync(file);
-    return st.isFile() && st.size <= MAX_READ ? readFileSync(file, "utf8") : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** A path in the workspace, workspace-relative with `/`, or undefined when it leads out. */
 function inWorkspace(workspace: string, real: string): string | undefined {
@@ -427,23 +440,50 @@ export function cleanAfter(
   if (!before.incomplete)
     for (const rel of after.nested)
       if (!had.has(rel) && ![...had].some((h) => rel.startsWith(`${h}/`))) remove(rel);
-  for (const { path: rel, there, links, linkTo } of before.named) {
+  /** The person's own link, if a command removed, replaced or turned it: put back as it was. */
+  const putBack = (rel: string, to: string) => {
     const at = path.join(workspace, rel);
+    const st = lstatOf(at);
+    if (st?.isSymbolicLink() && readLink(at) === to) return;
+    attempt(rel, () => {
+      if (st) removeHard(at);
+      symlinkSync(to, at);
+      removed.push(`${rel} (put back as the link it was)`);
+    });
+  };
+  for (const { path: rel, there, links, linkTo } of before.named) {
+    // the person's first link on the way (deeper ones lie where it leads, not keel's to touch)
+    if (links[0]?.to !== undefined) putBack(links[0].path, links[0].to);
     // a link a command put on the way to a named path (it would lead a file tool past the name):
     // the link goes, not what it leads to
-    const made = linksOnTheWay(workspace, rel).filter((l) => !links.includes(l));
+    const made = linksOnTheWay(workspace, rel).filter((l) => !links.some((k) => k.path === l));
     for (const link of made) remove(link);
-    if (made.length > 0 || linksOnTheWay(workspace, rel).length > 0) continue;
-    const st = lstatOf(at);
-    if (linkTo !== undefined) {
-      // the person's own link, replaced or removed: put back as it was
-      if (st?.isSymbolicLink() && readLink(at) === linkTo) continue;
-      attempt(rel, () => {
-        if (st) removeHard(at);
-        symlinkSync(linkTo, at);
-        removed.push(`${rel} (put back as the link it was)`);
+    // through the person's links the path is named again where they lead (git-named.ts)
+    if (links.length > 0 || linksOnTheWay(workspace, rel).length > 0) continue;
+    const st = lstatOf(path.join(workspace, rel));
+    if (linkTo !== undefined) putBack(rel, linkTo);
+    else if (!there && st) remove(rel);
+  }
+  for (const rel of after.repos.keys()) {
+    if (before.repos.has(rel)) continue;
+    // a repository the command made: what the person's own config names in it, made since the look
+    const gitDir = path.join(workspace, rel);
+    const top = path.basename(gitDir).toLowerCase() === ".git" ? path.dirname(gitDir) : gitDir;
+    for (const { path: p } of namedInNewRepo(before.personal, workspace, top)) {
+      const st = lstatOf(path.join(workspace, p));
+      if (!st || linksOnTheWay(workspace, p).length > 0) continue;
+      const made = (s: { ctimeMs: number }) => s.ctimeMs >= before.at - 1;
+      if (!st.isDirectory()) {
+        if (made(st)) remove(p);
+        continue;
+      }
+      attempt(p, () => {
+        for (const name of readdirSync(path.join(workspace, p))) {
+          const inner = lstatOf(path.join(workspace, p, name));
+          if (inner && made(inner)) remove(`${p}/${name}`);
+        }
       });
-    } else if (!there && st) remove(rel);
+    }
   }
   for (const [rel, { print }] of after.repos) {
     const was = before.repos.get(rel);
@@ -459,8 +499,15 @@ export function cleanAfter(
       const config = path.join(gitDir, name);
       if (!lstatOf(config)?.isFile()) return;
       attempt(at(name), () => {
+        const text = readSmall(config);
+        if (text === undefined) {
+          // larger than keel reads (or unreadable): it cannot be cleaned, so it goes whole
+          removeHard(config);
+          removed.push(`${at(name)} (too large to check)`);
+          return;
+        }
         const kept = gitConfigKeys(was?.configs[i] ?? "");
-        const clean = withoutUnsafeGitConfig(readFileSync(config, "utf8"), kept);
+        const clean = withoutUnsafeGitConfig(text, kept);
         if (clean.removed.length === 0) return;
         chmodSync(config, lstatSync(config).mode | 0o200); // a command may have made it read-only
         writeFileSync(config, clean.text);

@@ -21,12 +21,13 @@
  * it.
  */
 import { spawnSync } from "node:child_process";
-import { lstatSync, statSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse, type ParseEntry } from "shell-quote";
 import type { ProtectedPath } from "./protected.js";
 import { realTarget } from "./real-path.js";
+import { isSmallFile } from "./safe-read.js";
 
 /** One entry of `git config --list --show-origin`: the file it is in (absolute), key, value. */
 export interface ConfigEntry {
@@ -244,6 +245,12 @@ export interface Look {
   deadline: number;
   /** Set when git was cut off or not asked for lack of time: what it would have named is not known. */
   slow?: true;
+  /**
+   * The person's own config, outside the workspace (global, system, the environment's), as the
+   * first repository asked read it: what it names in a repository a command makes later
+   * (`namedInNewRepo`).
+   */
+  personal?: ConfigEntry[];
 }
 
 /** How long one look may spend in git, at most. */
@@ -269,16 +276,6 @@ const git = (cwd: string, args: string[], look: Look) => {
   return r.status === 0 ? r.stdout : undefined;
 };
 
-/** Whether a file is one git can read as config: a small regular file (never a FIFO or device). */
-const readable = (file: string) => {
-  try {
-    const st = statSync(file);
-    return st.isFile() && st.size <= 1 << 20;
-  } catch {
-    return false;
-  }
-};
-
 /** How many included files are read at most beyond those in force (an include may include). */
 const MAX_INCLUDES = 50;
 
@@ -301,7 +298,7 @@ function configEntries(dir: string, top: string, home: string, look: Look): Conf
     let more = look.includes.get(included);
     if (more === undefined) {
       const args = ["config", "-f", included, "--list", "--show-origin", "--no-includes", "-z"];
-      const list = readable(included) ? git(dir, args, look) : undefined;
+      const list = isSmallFile(included) ? git(dir, args, look) : undefined;
       look.includes.set(included, (more = list === undefined ? [] : parseConfigList(list, top)));
     }
     entries.push(...more);
@@ -324,8 +321,19 @@ export function gitNamedPaths(
     top ?? (git(dir, ["rev-parse", "--show-toplevel"], look)?.replace(/\n$/, "") || dir);
   const home = os.homedir();
   const entries = configEntries(dir, worktree, home, look);
+  const inside = (file: string) => !path.relative(workspace, file).startsWith("..");
+  look.personal ??= entries.filter(
+    (e) => !inside(e.file) || path.basename(e.file) === "(environment)",
+  );
   return namedByGitConfig(entries, { workspace, top: worktree, home });
 }
+
+/**
+ * What the person's own config (`Look.personal`) names in a repository a command made, whose
+ * worktree is `top`: a global `core.hooksPath = .githooks` names `<top>/.githooks` there too.
+ */
+export const namedInNewRepo = (personal: readonly ConfigEntry[], workspace: string, top: string) =>
+  namedByGitConfig(personal, { workspace, top, home: os.homedir() });
 
 /**
  * The folder whose git config applies to a workspace-relative path: the nearest one above it in

@@ -27,6 +27,7 @@ import { ALL_TOOLS } from "../../src/tools/registry.js";
 import type { ToolContext, ToolResult } from "../../src/tools/types.js";
 import { resolveInWorkspace } from "../../src/tools/workspace-path.js";
 import { cleanAfter, markWorkspace, nestedDenies } from "../../src/sandbox/aftercare.js";
+import { readSmall } from "../../src/sandbox/safe-read.js";
 import { recordStep } from "../../src/undo/record.js";
 import { applyUndo, planThreadUndo, UndoError } from "../../src/undo/undo.js";
 import { tempWorkspace } from "../support/harness.js";
@@ -388,6 +389,69 @@ describe("keel's own clean-up and undo never follow a link", () => {
     );
     expect(readdirSync(w).filter((n) => n.startsWith("x"))).toEqual([]);
     expect(existsSync(path.join(w, "inc.cfg"))).toBe(false);
+  });
+
+  it("aftercare puts back the person's link on the way to a named script, replaced or turned", () => {
+    const w = path.join(tempWorkspace("keel-links-onway-"), "ws");
+    mkdirSync(path.join(w, "scripts"), { recursive: true });
+    writeFileSync(path.join(w, "scripts/lint.sh"), "echo lint\n");
+    symlinkSync("scripts", path.join(w, "bin"));
+    execFileSync("git", ["init", "-q", w]);
+    execFileSync("git", ["-C", w, "config", "alias.lint", "!./bin/lint.sh"]);
+    for (const turn of ["replaced", "turned"]) {
+      const before = markWorkspace(w);
+      if (turn === "replaced") {
+        unlinkSync(path.join(w, "bin"));
+        mkdirSync(path.join(w, "bin"));
+      } else {
+        mkdirSync(path.join(w, "other"));
+        unlinkSync(path.join(w, "bin"));
+        symlinkSync("other", path.join(w, "bin"));
+      }
+      writeFileSync(path.join(w, "bin/lint.sh"), "planted\n");
+      expect(cleanAfter(w, before), turn).toContain("bin (put back as the link it was)");
+      expect(readlinkSync(path.join(w, "bin"))).toBe("scripts");
+      expect(readFileSync(path.join(w, "bin/lint.sh"), "utf8")).toBe("echo lint\n");
+    }
+  });
+
+  it("aftercare cleans what the person's global config names in a repository a command made", () => {
+    const dir = tempWorkspace("keel-links-newrepo-");
+    const w = path.join(dir, "ws");
+    mkdirSync(w, { recursive: true });
+    const global = path.join(dir, "global.gitconfig");
+    writeFileSync(global, "[core]\n\thooksPath = .githooks\n");
+    const was = process.env.GIT_CONFIG_GLOBAL;
+    process.env.GIT_CONFIG_GLOBAL = global;
+    try {
+      const before = markWorkspace(w);
+      execFileSync("git", ["init", "-q", path.join(w, "app")]);
+      mkdirSync(path.join(w, "app/.githooks"));
+      writeFileSync(path.join(w, "app/.githooks/pre-commit"), "#!/bin/sh\n");
+      // and a repository whose config is too large to check
+      execFileSync("git", ["init", "-q", path.join(w, "big")]);
+      writeFileSync(path.join(w, "big/.git/config"), "\n".repeat(2 << 20), { flag: "a" });
+      const removed = cleanAfter(w, before);
+      expect(removed).toEqual(
+        expect.arrayContaining([
+          "app/.githooks/pre-commit",
+          "big/.git/config (too large to check)",
+        ]),
+      );
+      expect(readdirSync(path.join(w, "app/.githooks"))).toEqual([]);
+    } finally {
+      if (was === undefined) delete process.env.GIT_CONFIG_GLOBAL;
+      else process.env.GIT_CONFIG_GLOBAL = was;
+    }
+  });
+
+  it("keel never reads a kernel file a command links to (it would block and drain it)", () => {
+    const w = path.join(tempWorkspace("keel-links-kmsg-"), "ws");
+    mkdirSync(w, { recursive: true });
+    symlinkSync("/proc/kmsg", path.join(w, "k"));
+    expect(readSmall(path.join(w, "k"))).toBeUndefined();
+    writeFileSync(path.join(w, "ok"), "fine");
+    expect(readSmall(path.join(w, "ok"))).toBe("fine");
   });
 
   it("without git installed nothing is named, and the look does not say git was slow", () => {
