@@ -23,9 +23,9 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { gitConfigKeys, withoutUnsafeGitConfig } from "./git-config.js";
-import { gitNamedPaths, namedInNewRepo, newLook, type ConfigEntry } from "./git-named.js";
+import { gitNamedPaths, newLook, personalNames, type Look } from "./git-named.js";
 import { readSmall } from "./safe-read.js";
-import { removedWhenMade } from "./protected.js";
+import { removedWhenMade, sameName, type ProtectedPath } from "./protected.js";
 
 /**
  * How many entries the look reads at most (at any depth). A workspace with more is reported, not
@@ -77,9 +77,12 @@ export interface WorkspaceMarks {
   incomplete?: true;
   /** git did not answer in time for every repository: what their config names is not all known. */
   namedIncomplete?: true;
-  /** The person's own config as git read it (git-named.ts `Look.personal`), and when the look began. */
-  personal: ConfigEntry[];
-  at: number;
+  /**
+   * The names the person's own config gives in every repository (git-named.ts `personalNames`:
+   * `.githooks` of a global `core.hooksPath`), matched at any depth like the list's: what a command
+   * makes under one is removed, one there is held.
+   */
+  deep: string[];
   /** Workspace-relative git folder → a fingerprint of its configs and hooks, its hooks, links and configs' text. */
   repos: Map<
     string,
@@ -105,14 +108,14 @@ export function markWorkspace(
   workspace: string,
   limit = MAX_ENTRIES,
   named = true,
+  deep: readonly string[] = [],
 ): WorkspaceMarks {
   const marks: WorkspaceMarks = {
     nested: [],
     named: [],
     odd: new Map(),
     repos: new Map(),
-    personal: [],
-    at: Date.now(),
+    deep: [],
   };
   const addRepo = (rel: string) => {
     if (marks.repos.has(rel)) return;
@@ -130,6 +133,19 @@ export function markWorkspace(
     // git reads the config and runs the hooks of the folder `commondir` names
     const common = commonDirOf(workspace, rel);
     if (common !== undefined) addRepo(common);
+  };
+  const look = newLook();
+  // the workspace's own config first: the person's names at any depth are known before the walk
+  const top = named ? gitNamedPaths(workspace, workspace, undefined, look) : [];
+  marks.deep = named ? personalNames(look.personal ?? []).map((n) => n.path) : [...deep];
+  const deepNames = marks.deep.map((n) => n.split("/"));
+  const isDeep = (rel: string) => {
+    const parts = rel.split("/");
+    return deepNames.some(
+      (want) =>
+        want.length <= parts.length &&
+        want.every((w, k) => sameName(parts[parts.length - want.length + k]!, w)),
+    );
   };
   let budget = limit;
   /** Folders holding a `.git` (folder, file or link): each is a worktree whose git config applies. */
@@ -162,7 +178,8 @@ export function markWorkspace(
       ];
       if (git && link && !resolves(path.join(workspace, child)))
         marks.odd.set(bytes.toString("hex"), bytes);
-      if (removedWhenMade(child) || jjRedirect(rel, name, folder)) marks.nested.push(child);
+      if (removedWhenMade(child) || jjRedirect(rel, name, folder) || isDeep(child))
+        marks.nested.push(child);
       if (git) worktrees.add(rel || ".");
       // a `.git` file or link sends git to a repository anywhere (`node_modules` too)
       if (git && !folder) {
@@ -173,7 +190,7 @@ export function markWorkspace(
     }
   };
   walk("");
-  if (named) marks.named = namedIn(workspace, worktrees, marks.repos.keys(), marks);
+  if (named) marks.named = namedIn(workspace, worktrees, marks.repos.keys(), marks, look, top);
   return marks;
 }
 
@@ -187,8 +204,10 @@ function namedIn(
   worktrees: Iterable<string>,
   repos: Iterable<string>,
   marks: WorkspaceMarks,
+  look: Look,
+  atWorkspace: readonly ProtectedPath[],
 ): WorkspaceMarks["named"] {
-  const tops = new Map<string, string | undefined>([[workspace, undefined]]);
+  const tops = new Map<string, string>();
   for (const rel of worktrees) {
     const dir = path.join(workspace, rel);
     tops.set(dir, dir);
@@ -198,13 +217,12 @@ function namedIn(
       const dir = path.join(workspace, rel); // a bare repository: hooks run in it
       tops.set(dir, dir);
     }
+  tops.delete(workspace); // asked first (`markWorkspace`)
   for (const dir of tops.keys()) if (!askable(dir)) tops.delete(dir);
-  const look = newLook();
-  const named = new Set<string>();
+  const named = new Set(atWorkspace.map((n) => n.path));
   for (const [dir, top] of tops)
     for (const n of gitNamedPaths(workspace, dir, top, look)) named.add(n.path);
   // out of time, the last complete look's names still hold (a command cannot unname them so)
-  marks.personal = look.personal ?? [];
   if (look.slow) {
     marks.namedIncomplete = true;
     for (const rel of lastComplete.get(workspace) ?? []) named.add(rel);
@@ -227,20 +245,24 @@ function namedIn(
 const lastComplete = new Map<string, Set<string>>();
 
 /**
- * Whether git may be asked in a folder without waiting: its `.git` and config are folders, files
- * or links that lead somewhere (a FIFO there is removed as odd, and git would wait on it).
+ * Whether git may be asked in a folder without waiting, and is worth asking: no FIFO or device
+ * where git opens its `.git`, config or `commondir` (one a command made is removed as odd; a link
+ * that leads nowhere fails at once and is no reason to skip), and a `.git` that is a repository
+ * (an empty file, a folder without HEAD costs git's time only: a command can make thousands to run
+ * a look out of time).
  */
 function askable(dir: string): boolean {
-  const plain = (p: string): boolean => {
+  const waits = (p: string): boolean => {
     const st = lstatOf(p);
-    if (st === undefined) return true;
-    if (st.isSymbolicLink()) return resolves(p) && plain(realpathSync(p));
-    return st.isDirectory() || st.isFile();
+    if (st?.isSymbolicLink()) return resolves(p) && waits(realpathSync(p));
+    return st !== undefined && special(st);
   };
-  if (![".git", ".git/config", "config", "commondir"].every((p) => plain(path.join(dir, p))))
+  if (
+    [".git", ".git/config", ".git/commondir", "config", "commondir"].some((p) =>
+      waits(path.join(dir, p)),
+    )
+  )
     return false;
-  // a `.git` that is no repository (an empty file, a folder without HEAD) costs git's time only:
-  // a command can make thousands to run a look out of time
   const dotGit = path.join(dir, ".git");
   const st = lstatOf(dotGit);
   if (st === undefined) return true;
@@ -411,14 +433,18 @@ export function cleanAfter(
       );
     }
   };
+  /** Whether no folder on the way to `rel` is a link: what keel does there stays in the workspace. */
+  const direct = (rel: string) => linksOnTheWay(workspace, rel).length === 0;
   const remove = (rel: string, shown = rel) =>
-    attempt(shown, () => {
-      removeHard(path.join(workspace, rel));
-      removed.push(shown);
-    });
+    direct(rel)
+      ? attempt(shown, () => {
+          removeHard(path.join(workspace, rel));
+          removed.push(shown);
+        })
+      : removed.push(`(keel did not remove ${shown}: ${THROUGH_LINK})`);
   let after: WorkspaceMarks | undefined;
   attempt("the workspace", () => {
-    after = markWorkspace(workspace, limit, false);
+    after = markWorkspace(workspace, limit, false, before.deep);
   });
   if (!after) return removed;
   for (const [hex, bytes] of after.odd)
@@ -445,45 +471,28 @@ export function cleanAfter(
     const at = path.join(workspace, rel);
     const st = lstatOf(at);
     if (st?.isSymbolicLink() && readLink(at) === to) return;
+    if (!direct(rel)) return void removed.push(`(keel did not put back ${rel}: ${THROUGH_LINK})`);
     attempt(rel, () => {
       if (st) removeHard(at);
       symlinkSync(to, at);
       removed.push(`${rel} (put back as the link it was)`);
     });
   };
+  // first, a link a command put on the way to a named path (it would lead a file tool past the
+  // name) goes, the shallowest first: nothing after it acts through it
+  for (const { path: rel, links } of before.named)
+    for (const link of linksOnTheWay(workspace, rel))
+      if (!links.some((k) => k.path === link)) {
+        remove(link);
+        break;
+      }
   for (const { path: rel, there, links, linkTo } of before.named) {
     // the person's first link on the way (deeper ones lie where it leads, not keel's to touch)
     if (links[0]?.to !== undefined) putBack(links[0].path, links[0].to);
-    // a link a command put on the way to a named path (it would lead a file tool past the name):
-    // the link goes, not what it leads to
-    const made = linksOnTheWay(workspace, rel).filter((l) => !links.some((k) => k.path === l));
-    for (const link of made) remove(link);
     // through the person's links the path is named again where they lead (git-named.ts)
-    if (links.length > 0 || linksOnTheWay(workspace, rel).length > 0) continue;
-    const st = lstatOf(path.join(workspace, rel));
+    if (links.length > 0 || !direct(rel)) continue;
     if (linkTo !== undefined) putBack(rel, linkTo);
-    else if (!there && st) remove(rel);
-  }
-  for (const rel of after.repos.keys()) {
-    if (before.repos.has(rel)) continue;
-    // a repository the command made: what the person's own config names in it, made since the look
-    const gitDir = path.join(workspace, rel);
-    const top = path.basename(gitDir).toLowerCase() === ".git" ? path.dirname(gitDir) : gitDir;
-    for (const { path: p } of namedInNewRepo(before.personal, workspace, top)) {
-      const st = lstatOf(path.join(workspace, p));
-      if (!st || linksOnTheWay(workspace, p).length > 0) continue;
-      const made = (s: { ctimeMs: number }) => s.ctimeMs >= before.at - 1;
-      if (!st.isDirectory()) {
-        if (made(st)) remove(p);
-        continue;
-      }
-      attempt(p, () => {
-        for (const name of readdirSync(path.join(workspace, p))) {
-          const inner = lstatOf(path.join(workspace, p, name));
-          if (inner && made(inner)) remove(`${p}/${name}`);
-        }
-      });
-    }
+    else if (!there && lstatOf(path.join(workspace, rel))) remove(rel);
   }
   for (const [rel, { print }] of after.repos) {
     const was = before.repos.get(rel);
@@ -525,6 +534,10 @@ export function cleanAfter(
     );
   return removed;
 }
+
+/** Why keel left something it would have removed or put back. */
+const THROUGH_LINK =
+  "a folder on the way to it is a link now, and keel does not act through links; remove that link, then check it";
 
 /**
  * Removes an entry (a link itself, never what it leads to), first making writable what a command

@@ -181,12 +181,16 @@ export function programPaths(value: string, gitAlias = false): string[] {
 }
 
 /** The workspace paths a config names (the module's comment), each once, with why it matters. */
-export function namedByGitConfig(entries: readonly ConfigEntry[], at: NamedAt): ProtectedPath[] {
+export function namedByGitConfig(
+  entries: readonly ConfigEntry[],
+  at: NamedAt,
+  real = true,
+): ProtectedPath[] {
   const named = new Map<string, ProtectedPath>();
   // as written and where its links lead: replacing a link must not unname what it stood for; what
   // is under it too (`node release.js` runs `release.js/index.js` when that is a folder)
   const add = (abs: string, why: string) => {
-    for (const p of [path.normalize(abs), realTarget(abs)]) {
+    for (const p of [path.normalize(abs), real ? realTarget(abs) : undefined]) {
       const rel = p === undefined ? ".." : path.relative(at.workspace, p);
       if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) continue;
       const key = rel.split(path.sep).join("/");
@@ -210,7 +214,7 @@ export function namedByGitConfig(entries: readonly ConfigEntry[], at: NamedAt): 
       // a git alias's own config (`-c core.hooksPath=.ci-hooks commit`, `!git -c …`) is config
       if (alias)
         for (const [, k2, v2] of value.matchAll(/(?:^|\s)-c\s*([^=\s]+)=(\S+)/g))
-          for (const n of namedByGitConfig([{ file, key: k2!, value: v2! }], at))
+          for (const n of namedByGitConfig([{ file, key: k2!, value: v2! }], at, real))
             if (!named.has(n.path)) named.set(n.path, { ...n, why: `${n.why}, through ${key}` });
     }
   }
@@ -328,12 +332,19 @@ export function gitNamedPaths(
   return namedByGitConfig(entries, { workspace, top: worktree, home });
 }
 
+/** Where `personalNames` resolves relative names: a top no path on disk is under. */
+const ANY_TOP = path.join(path.sep, "\0keel-any-repository");
+
 /**
- * What the person's own config (`Look.personal`) names in a repository a command made, whose
- * worktree is `top`: a global `core.hooksPath = .githooks` names `<top>/.githooks` there too.
+ * The names the person's own config (`Look.personal`: global, system, the environment's) gives
+ * relative to a repository's top, for every repository there is or will be (a global
+ * `core.hooksPath = .githooks` names `.githooks` in each, `app/` a command makes later too):
+ * workspace-relative at any depth (`deep`). Names it gives as absolute paths are `named` already.
  */
-export const namedInNewRepo = (personal: readonly ConfigEntry[], workspace: string, top: string) =>
-  namedByGitConfig(personal, { workspace, top, home: os.homedir() });
+export const personalNames = (personal: readonly ConfigEntry[]): ProtectedPath[] =>
+  namedByGitConfig(personal, { workspace: ANY_TOP, top: ANY_TOP, home: os.homedir() }, false).map(
+    (n) => ({ ...n, deep: true }),
+  );
 
 /**
  * The folder whose git config applies to a workspace-relative path: the nearest one above it in

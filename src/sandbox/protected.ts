@@ -29,6 +29,11 @@ export interface ProtectedPath {
    * it (aftercare). For files read only when their program starts.
    */
   unheld?: true;
+  /**
+   * For a name the person's own config gives relative to any repository's top (git-named.ts
+   * `personalNames`): matched at any depth, as the list's names are, not from the top only.
+   */
+  deep?: true;
 }
 
 /** keel's own folder: settings, checkpoints, the undo journal and its shadow repository. */
@@ -228,9 +233,12 @@ export function protectedEntry(
   named: readonly ProtectedPath[] = [],
 ): ProtectedPath | undefined {
   const parts = segments(rel.replace(/\\/g, "/"));
+  const at = (want: string[], i: number) => want.every((w, k) => sameName(parts[i + k]!, w));
   const fromTop = named.find((entry) => {
     const want = segments(entry.path);
-    return want.length <= parts.length && want.every((w, k) => sameName(parts[k]!, w));
+    if (!entry.deep) return want.length <= parts.length && at(want, 0);
+    for (let i = 0; i + want.length <= parts.length; i++) if (at(want, i)) return true;
+    return false;
   });
   if (fromTop) return fromTop;
   let best: ProtectedPath | undefined;

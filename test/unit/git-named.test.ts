@@ -12,6 +12,7 @@ import {
   gitNamedPaths,
   namedByGitConfig,
   parseConfigList,
+  personalNames,
   programPaths,
   type ConfigEntry,
 } from "../../src/sandbox/git-named.js";
@@ -236,6 +237,25 @@ describe("gitNamedPaths reads wide", () => {
     symlinkSync("lib", path.join(ws, "tools"));
     repo(ws)("alias.fmt", "!sh tools/fmt.sh");
     expect(gitNamedPaths(ws).map((p) => p.path)).toEqual(["tools/fmt.sh", "lib/fmt.sh"]);
+  });
+});
+
+describe("personalNames", () => {
+  it("gives the person's own relative names at any depth, and not what lies outside", () => {
+    const home = "/home/ann/.gitconfig";
+    const names = personalNames([
+      entry("core.hooksPath", ".githooks", home),
+      entry("alias.lint", "!./scripts/lint.sh", home),
+      entry("include.path", "more.gitconfig", home),
+      entry("core.editor", "/usr/bin/vim", home),
+    ]);
+    expect(names.map((n) => [n.path, n.deep])).toEqual([
+      [".githooks", true],
+      ["scripts/lint.sh", true],
+    ]);
+    expect(protectedEntry("app/.githooks/pre-commit", names)?.why).toMatch(/hooks/);
+    expect(protectedEntry("a/b/scripts/lint.sh", names)).toBeDefined();
+    expect(protectedEntry("docs/githooks.md", names)).toBeUndefined();
   });
 });
 

@@ -12,6 +12,7 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  renameSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -415,7 +416,27 @@ describe("keel's own clean-up and undo never follow a link", () => {
     }
   });
 
-  it("aftercare cleans what the person's global config names in a repository a command made", () => {
+  it("aftercare never puts a link back, nor removes, through a link a command put in the way", () => {
+    const dir = tempWorkspace("keel-links-putback-");
+    const w = path.join(dir, "ws");
+    mkdirSync(path.join(dir, "lint-kit"), { recursive: true });
+    mkdirSync(path.join(dir, "victim/lint"), { recursive: true });
+    writeFileSync(path.join(dir, "victim/lint/precious.txt"), "the user's\n");
+    mkdirSync(path.join(w, "tools"), { recursive: true });
+    symlinkSync(path.join(dir, "lint-kit"), path.join(w, "tools/lint"));
+    execFileSync("git", ["init", "-q", w]);
+    execFileSync("git", ["-C", w, "config", "alias.lint", "!tools/lint/run.sh"]);
+    const before = markWorkspace(w);
+    // a command moves the person's folder aside and puts a link to a folder beside in its place
+    renameSync(path.join(w, "tools"), path.join(w, "tools.x"));
+    symlinkSync(path.join(dir, "victim"), path.join(w, "tools"));
+    const removed = cleanAfter(w, before);
+    expect(removed).toContain("tools");
+    expect(readFileSync(path.join(dir, "victim/lint/precious.txt"), "utf8")).toBe("the user's\n");
+    expect(lstatSync(path.join(dir, "victim/lint")).isDirectory()).toBe(true);
+  });
+
+  it("aftercare cleans what the person's global config names in any folder, a repository or not yet", () => {
     const dir = tempWorkspace("keel-links-newrepo-");
     const w = path.join(dir, "ws");
     mkdirSync(w, { recursive: true });
@@ -424,21 +445,28 @@ describe("keel's own clean-up and undo never follow a link", () => {
     const was = process.env.GIT_CONFIG_GLOBAL;
     process.env.GIT_CONFIG_GLOBAL = global;
     try {
+      // the person's own folder of that name: held read-only, never removed
+      mkdirSync(path.join(w, "mine/.githooks"), { recursive: true });
       const before = markWorkspace(w);
+      expect(nestedDenies(before, w)).toContain("mine/.githooks");
       execFileSync("git", ["init", "-q", path.join(w, "app")]);
       mkdirSync(path.join(w, "app/.githooks"));
       writeFileSync(path.join(w, "app/.githooks/pre-commit"), "#!/bin/sh\n");
+      // planted before a repository is there, to be one in a later command
+      mkdirSync(path.join(w, "notyet/.githooks"), { recursive: true });
       // and a repository whose config is too large to check
       execFileSync("git", ["init", "-q", path.join(w, "big")]);
       writeFileSync(path.join(w, "big/.git/config"), "\n".repeat(2 << 20), { flag: "a" });
       const removed = cleanAfter(w, before);
       expect(removed).toEqual(
         expect.arrayContaining([
-          "app/.githooks/pre-commit",
+          "app/.githooks",
+          "notyet/.githooks",
           "big/.git/config (too large to check)",
         ]),
       );
-      expect(readdirSync(path.join(w, "app/.githooks"))).toEqual([]);
+      expect(existsSync(path.join(w, "app/.githooks"))).toBe(false);
+      expect(existsSync(path.join(w, "mine/.githooks"))).toBe(true);
     } finally {
       if (was === undefined) delete process.env.GIT_CONFIG_GLOBAL;
       else process.env.GIT_CONFIG_GLOBAL = was;

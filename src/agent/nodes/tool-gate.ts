@@ -8,7 +8,7 @@ import { interrupt } from "@langchain/langgraph";
 import type { TrailEntry } from "../../guard/loop.js";
 import { pathOf } from "../../tools/fs-tools.js";
 import { answeredByYes, decideCall, type CallFacts, type Policy } from "../../tools/permissions.js";
-import { configDirOf, gitNamedPaths } from "../../sandbox/git-named.js";
+import { configDirOf, gitNamedPaths, newLook, personalNames } from "../../sandbox/git-named.js";
 import { KEEL_DIR, type ProtectedPath } from "../../sandbox/protected.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import type { NodeEnv } from "../runtime.js";
@@ -122,17 +122,27 @@ const policyOf = (env: NodeEnv): Policy => ({
 
 /**
  * The workspace paths the person's git config names (sandbox/git-named.ts) where a file change
- * lands: the config of the nearest repository around it, asked of git once per run and repository
- * (the agent cannot change that config; a repository it makes is asked when first written to).
+ * lands: the config of the nearest repository around it, and the names the person's own config
+ * gives in every repository (at any depth: a folder that is no repository yet may become one).
+ * Asked of git once per run and repository (the agent cannot change that config; a repository it
+ * makes is asked when first written to).
  */
-const gitNamed = new WeakMap<object, Map<string, ProtectedPath[]>>();
+const gitNamed = new WeakMap<
+  object,
+  { deep: ProtectedPath[]; byDir: Map<string, ProtectedPath[]> }
+>();
 function gitNamedOf(env: NodeEnv, rel: string): ProtectedPath[] {
   let run = gitNamed.get(env.settings);
-  if (run === undefined) gitNamed.set(env.settings, (run = new Map<string, ProtectedPath[]>()));
+  if (run === undefined) {
+    const look = newLook();
+    const top = gitNamedPaths(env.workspace, env.workspace, undefined, look);
+    run = { deep: personalNames(look.personal ?? []), byDir: new Map([[env.workspace, top]]) };
+    gitNamed.set(env.settings, run);
+  }
   const dir = configDirOf(env.workspace, rel);
-  let named = run.get(dir);
-  if (named === undefined) run.set(dir, (named = gitNamedPaths(env.workspace, dir)));
-  return named;
+  let named = run.byDir.get(dir);
+  if (named === undefined) run.byDir.set(dir, (named = gitNamedPaths(env.workspace, dir)));
+  return [...named, ...run.deep];
 }
 
 /** Whether the check command after a file change may run without asking (tools/post-edit). */
