@@ -187,6 +187,26 @@ export function markWorkspace(
         if (target !== undefined) addRepoWithCommon(target);
       }
       if (folder && !SKIP.has(name)) walk(child);
+      // a link to a folder with a `.git` (in `node_modules`, which is not walked): a person who
+      // enters the link runs git there
+      if (link && !git) linkedRepo(path.join(workspace, child));
+    }
+  };
+  const linkedRepo = (abs: string) => {
+    const real = resolves(abs) ? realpathSync(abs) : undefined;
+    const rel = real === undefined ? undefined : inWorkspace(workspace, real);
+    if (rel === undefined || !lstatOf(real!)?.isDirectory()) return;
+    const dotGit = lstatOf(path.join(real!, ".git"));
+    if (!dotGit) return;
+    worktrees.add(rel);
+    if (dotGit.isDirectory()) addRepoWithCommon(rel === "." ? ".git" : `${rel}/.git`);
+    else {
+      const target = gitFileTarget(
+        workspace,
+        rel === "." ? ".git" : `${rel}/.git`,
+        dotGit.isSymbolicLink(),
+      );
+      if (target !== undefined) addRepoWithCommon(target);
     }
   };
   walk("");
@@ -330,7 +350,8 @@ function gitFileTarget(workspace: string, rel: string, link: boolean): string | 
   try {
     const at = path.join(workspace, rel);
     let target = at;
-    if (!link) {
+    // a link to a gitdir file is read as that file (git follows it)
+    if (!link || !lstatOf(realpathSync(at))?.isDirectory()) {
       const text = readSmall(at);
       if (!text?.startsWith("gitdir: ")) return undefined;
       target = path.resolve(path.dirname(at), text.slice(8).replace(/[\r\n]+$/, ""));
@@ -366,11 +387,19 @@ export function nestedDenies(marks: WorkspaceMarks, workspace: string): string[]
   const out = new Set([...marks.nested, ...marks.named.filter((n) => n.there).map((n) => n.path)]);
   for (const rel of marks.repos.keys())
     for (const part of ["hooks", ...CONFIGS]) {
+      if (out.size >= MAX_HELD) return [...out]; // past it, the clean-up after the command holds
       const p = rel === "." ? part : `${rel}/${part}`;
       if (lstatOf(path.join(workspace, p))) out.add(p);
     }
   return [...out];
 }
+
+/**
+ * How many paths the sandbox holds read-only at most: one mount each, and bubblewrap takes a few
+ * thousand arguments (a command that made thousands of repositories made every later one fail).
+ * Repositories' hooks and configs past it are cleaned after the command instead (their prints).
+ */
+const MAX_HELD = 1_500;
 
 /** A config's text, or none when it cannot be read as a file. */
 const readConfig = readSmall;

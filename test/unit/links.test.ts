@@ -482,6 +482,41 @@ describe("keel's own clean-up and undo never follow a link", () => {
     expect(readSmall(path.join(w, "ok"))).toBe("fine");
   });
 
+  it("aftercare follows a link into node_modules to a repository, and a .git link to a gitdir file", () => {
+    const w = path.join(tempWorkspace("keel-links-nm-"), "ws");
+    mkdirSync(w, { recursive: true });
+    const before = markWorkspace(w);
+    // what one command can leave: a repository in node_modules (not walked) reached by a link,
+    // and a .git link to a gitdir file naming a repository in node_modules
+    execFileSync("git", ["init", "-q", path.join(w, "node_modules/x")]);
+    writeFileSync(path.join(w, "node_modules/x/.git/hooks/pre-commit"), "#!/bin/sh\n");
+    symlinkSync("node_modules/x", path.join(w, "app"));
+    execFileSync("git", ["init", "-q", "--bare", path.join(w, "node_modules/.cache/r")]);
+    writeFileSync(path.join(w, "node_modules/.cache/r/hooks/pre-commit"), "#!/bin/sh\n");
+    mkdirSync(path.join(w, "sub"));
+    writeFileSync(path.join(w, "sub/gf"), "gitdir: ../node_modules/.cache/r\n");
+    symlinkSync("gf", path.join(w, "sub/.git"));
+    const removed = cleanAfter(w, before);
+    expect(removed).toEqual(
+      expect.arrayContaining([
+        "node_modules/x/.git/hooks/pre-commit",
+        "node_modules/.cache/r/hooks/pre-commit",
+      ]),
+    );
+  });
+
+  it("the sandbox holds at most so many paths read-only: thousands of repositories do not stop every command", () => {
+    const w = path.join(tempWorkspace("keel-links-many-"), "ws");
+    const repos = new Map<string, never>();
+    for (let i = 0; i < 800; i++) {
+      mkdirSync(path.join(w, `r${i}/hooks`), { recursive: true });
+      writeFileSync(path.join(w, `r${i}/config`), "");
+      repos.set(`r${i}`, undefined as never);
+    }
+    const marks = { nested: [], named: [], odd: new Map(), repos, deep: [] };
+    expect(nestedDenies(marks, w).length).toBe(1_500);
+  });
+
   it("without git installed nothing is named, and the look does not say git was slow", () => {
     const w = path.join(tempWorkspace("keel-links-nogit-"), "ws");
     mkdirSync(w, { recursive: true });
