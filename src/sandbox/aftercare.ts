@@ -23,7 +23,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { gitConfigKeys, withoutUnsafeGitConfig } from "./git-config.js";
-import { gitNamedPaths, newLook, personalNames, type Look } from "./git-named.js";
+import { gitNamedPaths, newLook, personalConfig, personalNames, type Look } from "./git-named.js";
 import { readSmall } from "./safe-read.js";
 import { removedWhenMade, sameName, type ProtectedPath } from "./protected.js";
 
@@ -83,6 +83,11 @@ export interface WorkspaceMarks {
    * makes under one is removed, one there is held.
    */
   deep: string[];
+  /**
+   * When this process first looked at the workspace (ms since the epoch): a repository made since
+   * is the agent's, one older the person's.
+   */
+  since: number;
   /** Workspace-relative git folder → a fingerprint of its configs and hooks, its hooks, links and configs' text. */
   repos: Map<
     string,
@@ -116,6 +121,7 @@ export function markWorkspace(
     odd: new Map(),
     repos: new Map(),
     deep: [],
+    since: firstLook.get(workspace) ?? firstLook.set(workspace, Date.now()).get(workspace)!,
   };
   const addRepo = (rel: string) => {
     if (marks.repos.has(rel)) return;
@@ -137,7 +143,7 @@ export function markWorkspace(
   const look = newLook();
   // the workspace's own config first: the person's names at any depth are known before the walk
   const top = named ? gitNamedPaths(workspace, workspace, undefined, look) : [];
-  marks.deep = named ? personalNames(look.personal ?? []).map((n) => n.path) : [...deep];
+  marks.deep = named ? personalDeep(workspace, look) : [...deep];
   const deepNames = marks.deep.map((n) => n.split("/"));
   const isDeep = (rel: string) => {
     const parts = rel.split("/");
@@ -259,6 +265,18 @@ function namedIn(
       ...(st?.isSymbolicLink() ? { linkTo: readLink(path.join(workspace, rel)) } : {}),
     };
   });
+}
+
+/** Per workspace, the person's names at any depth of the last look git answered (`personalDeep`). */
+const lastDeep = new Map<string, string[]>();
+
+/** The person's names at any depth (git-named.ts `personalNames`), the last ones when git fails. */
+function personalDeep(workspace: string, look: Look): string[] {
+  const personal = personalConfig(look);
+  if (personal === undefined) return lastDeep.get(workspace) ?? [];
+  const names = personalNames(personal).map((n) => n.path);
+  lastDeep.set(workspace, names);
+  return names;
 }
 
 /** Per workspace, the names of the last look git answered in full (`namedIn`). */
@@ -384,22 +402,36 @@ function commonDirOf(workspace: string, rel: string): string | undefined {
  * those the person's git config names, and each repository's hooks and config (workspace-relative).
  */
 export function nestedDenies(marks: WorkspaceMarks, workspace: string): string[] {
-  const out = new Set([...marks.nested, ...marks.named.filter((n) => n.there).map((n) => n.path)]);
+  const out = new Set<string>();
+  // the list's paths first, then the named ones, then repositories' (past the cap, the clean-up
+  // after the command is what holds)
+  const hold = (p: string) => out.size < MAX_HELD && out.add(p);
+  for (const p of marks.nested) hold(p);
+  for (const n of marks.named) if (n.there) hold(n.path);
   for (const rel of marks.repos.keys())
     for (const part of ["hooks", ...CONFIGS]) {
-      if (out.size >= MAX_HELD) return [...out]; // past it, the clean-up after the command holds
       const p = rel === "." ? part : `${rel}/${part}`;
-      if (lstatOf(path.join(workspace, p))) out.add(p);
+      if (out.size < MAX_HELD && lstatOf(path.join(workspace, p))) hold(p);
     }
   return [...out];
 }
 
 /**
- * How many paths the sandbox holds read-only at most: one mount each, and bubblewrap takes a few
- * thousand arguments (a command that made thousands of repositories made every later one fail).
- * Repositories' hooks and configs past it are cleaned after the command instead (their prints).
+ * How many paths the sandbox holds read-only at most: sandbox-runtime mounts each and its folder,
+ * a few bubblewrap arguments apiece, and bubblewrap takes 9,000 (a command that made hundreds of
+ * repositories made every later one fail at about 1,400). Past it, repositories' hooks and configs
+ * are cleaned after the command instead (their prints).
  */
-const MAX_HELD = 1_500;
+const MAX_HELD = 500;
+
+/** Per workspace, when this process first looked at it (`WorkspaceMarks.since`). */
+const firstLook = new Map<string, number>();
+
+/** Whether a workspace-relative path lies in a folder the look does not walk (`SKIP`). */
+const unwalked = (rel: string) => rel.split("/").some((part) => SKIP.has(part));
+
+/** Whether an entry was made (or changed) since `at`: its ctime, which no command can set back. */
+const madeSince = (p: string, at: number) => (lstatOf(p)?.ctimeMs ?? Infinity) >= at;
 
 /** A config's text, or none when it cannot be read as a file. */
 const readConfig = readSmall;
@@ -526,6 +558,10 @@ export function cleanAfter(
   for (const [rel, { print }] of after.repos) {
     const was = before.repos.get(rel);
     if (was?.print === print) continue;
+    // one the look before could not see (in `node_modules`, reached through a link or a `.git`
+    // file): cleaned only when the command made it, never a checkout of the person's there
+    if (!was && unwalked(rel) && !madeSince(path.join(workspace, rel, "HEAD"), before.since))
+      continue;
     const gitDir = path.join(workspace, rel);
     const at = (p: string) => (rel === "." ? p : `${rel}/${p}`);
     // a link in place of the hooks folder or a config: removed (the link, not what it leads to)

@@ -21,7 +21,7 @@
  * it.
  */
 import { spawnSync } from "node:child_process";
-import { lstatSync } from "node:fs";
+import { lstatSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse, type ParseEntry } from "shell-quote";
@@ -249,12 +249,6 @@ export interface Look {
   deadline: number;
   /** Set when git was cut off or not asked for lack of time: what it would have named is not known. */
   slow?: true;
-  /**
-   * The person's own config, outside the workspace (global, system, the environment's), as the
-   * first repository asked read it: what it names in a repository a command makes later
-   * (`namedInNewRepo`).
-   */
-  personal?: ConfigEntry[];
 }
 
 /** How long one look may spend in git, at most. */
@@ -262,7 +256,7 @@ const LOOK_MS = 5_000;
 
 export const newLook = (): Look => ({ includes: new Map(), deadline: Date.now() + LOOK_MS });
 
-const git = (cwd: string, args: string[], look: Look) => {
+const git = (cwd: string, args: string[], look: Look, env: Record<string, string> = {}) => {
   const timeout = look.deadline - Date.now();
   if (timeout <= 0) {
     look.slow = true;
@@ -272,7 +266,7 @@ const git = (cwd: string, args: string[], look: Look) => {
     cwd,
     encoding: "utf8",
     timeout,
-    env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" },
+    env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C", ...env },
   });
   // cut off (not: git missing, which names nothing and is no one's wait)
   const code = r.error && "code" in r.error ? r.error.code : undefined;
@@ -288,9 +282,15 @@ const MAX_INCLUDES = 50;
  * by keel (read as git reads a file given with `-f`), only when it is a small regular file: git
  * would wait forever on a FIFO a command made.
  */
-function configEntries(dir: string, top: string, home: string, look: Look): ConfigEntry[] {
-  const out = git(dir, ["config", "--list", "--show-origin", "--no-includes", "-z"], look);
-  if (out === undefined) return [];
+function configEntries(
+  dir: string,
+  top: string,
+  home: string,
+  look: Look,
+  env: Record<string, string> = {},
+): ConfigEntry[] | undefined {
+  const out = git(dir, ["config", "--list", "--show-origin", "--no-includes", "-z"], look, env);
+  if (out === undefined) return undefined;
   const entries = parseConfigList(out, top);
   const read = new Set(entries.map((e) => e.file));
   for (let i = 0; i < entries.length && read.size < MAX_INCLUDES; i++) {
@@ -302,7 +302,7 @@ function configEntries(dir: string, top: string, home: string, look: Look): Conf
     let more = look.includes.get(included);
     if (more === undefined) {
       const args = ["config", "-f", included, "--list", "--show-origin", "--no-includes", "-z"];
-      const list = isSmallFile(included) ? git(dir, args, look) : undefined;
+      const list = isSmallFile(included) ? git(dir, args, look, env) : undefined;
       look.includes.set(included, (more = list === undefined ? [] : parseConfigList(list, top)));
     }
     entries.push(...more);
@@ -324,19 +324,31 @@ export function gitNamedPaths(
   const worktree =
     top ?? (git(dir, ["rev-parse", "--show-toplevel"], look)?.replace(/\n$/, "") || dir);
   const home = os.homedir();
-  const entries = configEntries(dir, worktree, home, look);
-  const inside = (file: string) => !path.relative(workspace, file).startsWith("..");
-  look.personal ??= entries.filter(
-    (e) => !inside(e.file) || path.basename(e.file) === "(environment)",
-  );
+  const entries = configEntries(dir, worktree, home, look) ?? [];
   return namedByGitConfig(entries, { workspace, top: worktree, home });
+}
+
+/**
+ * The person's own config (system, global, the environment's, their includes), read where no
+ * repository is — a fresh empty folder git may not look above — so that nothing a command leaves
+ * in the workspace (a `.git` git rejects) changes what is read. None when git did not answer.
+ */
+export function personalConfig(look: Look): ConfigEntry[] | undefined {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "keel-git-"));
+  try {
+    return configEntries(dir, dir, os.homedir(), look, {
+      GIT_CEILING_DIRECTORIES: path.dirname(dir),
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Where `personalNames` resolves relative names: a top no path on disk is under. */
 const ANY_TOP = path.join(path.sep, "\0keel-any-repository");
 
 /**
- * The names the person's own config (`Look.personal`: global, system, the environment's) gives
+ * The names the person's own config (`personalConfig`: global, system, the environment's) gives
  * relative to a repository's top, for every repository there is or will be (a global
  * `core.hooksPath = .githooks` names `.githooks` in each, `app/` a command makes later too):
  * workspace-relative at any depth (`deep`). Names it gives as absolute paths are `named` already.

@@ -436,6 +436,23 @@ describe("keel's own clean-up and undo never follow a link", () => {
     expect(lstatSync(path.join(dir, "victim/lint")).isDirectory()).toBe(true);
   });
 
+  it("the person's own config is read where the workspace cannot change it: a .git git rejects does not unname it", () => {
+    const dir = tempWorkspace("keel-links-garbage-");
+    const w = path.join(dir, "ws");
+    mkdirSync(w, { recursive: true });
+    writeFileSync(path.join(w, ".git"), "garbage\n");
+    const global = path.join(dir, "global.gitconfig");
+    writeFileSync(global, "[core]\n\thooksPath = .githooks\n");
+    const was = process.env.GIT_CONFIG_GLOBAL;
+    process.env.GIT_CONFIG_GLOBAL = global;
+    try {
+      expect(markWorkspace(w).deep).toEqual([".githooks"]);
+    } finally {
+      if (was === undefined) delete process.env.GIT_CONFIG_GLOBAL;
+      else process.env.GIT_CONFIG_GLOBAL = was;
+    }
+  });
+
   it("aftercare cleans what the person's global config names in any folder, a repository or not yet", () => {
     const dir = tempWorkspace("keel-links-newrepo-");
     const w = path.join(dir, "ws");
@@ -485,7 +502,12 @@ describe("keel's own clean-up and undo never follow a link", () => {
   it("aftercare follows a link into node_modules to a repository, and a .git link to a gitdir file", () => {
     const w = path.join(tempWorkspace("keel-links-nm-"), "ws");
     mkdirSync(w, { recursive: true });
+    // the person's own checkout in node_modules, with a hook of theirs: never cleaned
+    execFileSync("git", ["init", "-q", path.join(w, "node_modules/dep")]);
+    writeFileSync(path.join(w, "node_modules/dep/.git/hooks/pre-commit"), "#!/bin/sh\n");
+    for (const t = Date.now(); Date.now() < t + 20;); // there before keel first looked
     const before = markWorkspace(w);
+    symlinkSync("node_modules/dep", path.join(w, "dep-src"));
     // what one command can leave: a repository in node_modules (not walked) reached by a link,
     // and a .git link to a gitdir file naming a repository in node_modules
     execFileSync("git", ["init", "-q", path.join(w, "node_modules/x")]);
@@ -503,6 +525,7 @@ describe("keel's own clean-up and undo never follow a link", () => {
         "node_modules/.cache/r/hooks/pre-commit",
       ]),
     );
+    expect(existsSync(path.join(w, "node_modules/dep/.git/hooks/pre-commit"))).toBe(true);
   });
 
   it("the sandbox holds at most so many paths read-only: thousands of repositories do not stop every command", () => {
@@ -513,8 +536,8 @@ describe("keel's own clean-up and undo never follow a link", () => {
       writeFileSync(path.join(w, `r${i}/config`), "");
       repos.set(`r${i}`, undefined as never);
     }
-    const marks = { nested: [], named: [], odd: new Map(), repos, deep: [] };
-    expect(nestedDenies(marks, w).length).toBe(1_500);
+    const marks = { nested: [], named: [], odd: new Map(), repos, deep: [], since: 0 };
+    expect(nestedDenies(marks, w).length).toBe(500);
   });
 
   it("without git installed nothing is named, and the look does not say git was slow", () => {

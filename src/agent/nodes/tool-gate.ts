@@ -8,7 +8,13 @@ import { interrupt } from "@langchain/langgraph";
 import type { TrailEntry } from "../../guard/loop.js";
 import { pathOf } from "../../tools/fs-tools.js";
 import { answeredByYes, decideCall, type CallFacts, type Policy } from "../../tools/permissions.js";
-import { configDirOf, gitNamedPaths, newLook, personalNames } from "../../sandbox/git-named.js";
+import {
+  configDirOf,
+  gitNamedPaths,
+  newLook,
+  personalConfig,
+  personalNames,
+} from "../../sandbox/git-named.js";
 import { KEEL_DIR, type ProtectedPath } from "../../sandbox/protected.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import type { NodeEnv } from "../runtime.js";
@@ -136,7 +142,8 @@ function gitNamedOf(env: NodeEnv, rel: string): ProtectedPath[] {
   if (run === undefined) {
     const look = newLook();
     const top = gitNamedPaths(env.workspace, env.workspace, undefined, look);
-    run = { deep: personalNames(look.personal ?? []), byDir: new Map([[env.workspace, top]]) };
+    const deep = personalNames(personalConfig(look) ?? []);
+    run = { deep, byDir: new Map([[env.workspace, top]]) };
     gitNamed.set(env.settings, run);
   }
   const dir = configDirOf(env.workspace, rel);
