@@ -15,7 +15,8 @@ import path from "node:path";
 import { spawnSync } from "node:child_process";
 import type { SandboxManager as Manager } from "@anthropic-ai/sandbox-runtime";
 import { readEnv } from "../env.js";
-import { cleanAfter, markWorkspace, nestedDenies } from "./aftercare.js";
+import { cleanAfter } from "./aftercare.js";
+import { markWorkspace, nestedDenies } from "./look.js";
 import { sandboxDenyPaths } from "./protected.js";
 import { standIns, withoutStandIns } from "./stand-ins.js";
 import {

@@ -2,7 +2,7 @@
  * Reading files a sandboxed command may have made, without waiting on them: a FIFO or a device
  * blocks an open or a read until something writes to it (keel would hang), and a kernel file under
  * `/proc` (`/proc/kmsg`, which says it is a regular empty file) blocks and drains what it reads.
- * Used by aftercare (a `.git` file, `commondir`, configs) and git-named (includes git would read).
+ * Used by the look and aftercare (a `.git` file, `commondir`, configs) and git-named (includes).
  */
 import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
 

@@ -6,7 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   configDirOf,
   gitNamedPaths,
@@ -217,16 +217,14 @@ describe("gitNamedPaths reads wide", () => {
       global,
       "[core]\n\thooksPath = .githooks\n[alias]\n\tlint = !./scripts/lint.sh\n",
     );
-    const was = process.env.GIT_CONFIG_GLOBAL;
-    process.env.GIT_CONFIG_GLOBAL = global;
+    vi.stubEnv("GIT_CONFIG_GLOBAL", global);
     try {
       expect(gitNamedPaths(ws, path.join(ws, "projA")).map((p) => p.path)).toEqual([
         "projA/.githooks",
         "projA/scripts/lint.sh",
       ]);
     } finally {
-      if (was === undefined) delete process.env.GIT_CONFIG_GLOBAL;
-      else process.env.GIT_CONFIG_GLOBAL = was;
+      vi.unstubAllEnvs();
     }
   });
 

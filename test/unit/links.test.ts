@@ -20,14 +20,15 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { execFileSync } from "node:child_process";
 import { readInstructions } from "../../src/agent/instructions.js";
 import { enumerateUnits } from "../../src/analysis/enumerate.js";
 import { ALL_TOOLS } from "../../src/tools/registry.js";
 import type { ToolContext, ToolResult } from "../../src/tools/types.js";
 import { resolveInWorkspace } from "../../src/tools/workspace-path.js";
-import { cleanAfter, markWorkspace, nestedDenies } from "../../src/sandbox/aftercare.js";
+import { cleanAfter } from "../../src/sandbox/aftercare.js";
+import { markWorkspace, nestedDenies } from "../../src/sandbox/look.js";
 import { readSmall } from "../../src/sandbox/safe-read.js";
 import { recordStep } from "../../src/undo/record.js";
 import { applyUndo, planThreadUndo, UndoError } from "../../src/undo/undo.js";
@@ -443,13 +444,11 @@ describe("keel's own clean-up and undo never follow a link", () => {
     writeFileSync(path.join(w, ".git"), "garbage\n");
     const global = path.join(dir, "global.gitconfig");
     writeFileSync(global, "[core]\n\thooksPath = .githooks\n");
-    const was = process.env.GIT_CONFIG_GLOBAL;
-    process.env.GIT_CONFIG_GLOBAL = global;
+    vi.stubEnv("GIT_CONFIG_GLOBAL", global);
     try {
       expect(markWorkspace(w).deep).toEqual([".githooks"]);
     } finally {
-      if (was === undefined) delete process.env.GIT_CONFIG_GLOBAL;
-      else process.env.GIT_CONFIG_GLOBAL = was;
+      vi.unstubAllEnvs();
     }
   });
 
@@ -459,8 +458,7 @@ describe("keel's own clean-up and undo never follow a link", () => {
     mkdirSync(w, { recursive: true });
     const global = path.join(dir, "global.gitconfig");
     writeFileSync(global, "[core]\n\thooksPath = .githooks\n");
-    const was = process.env.GIT_CONFIG_GLOBAL;
-    process.env.GIT_CONFIG_GLOBAL = global;
+    vi.stubEnv("GIT_CONFIG_GLOBAL", global);
     try {
       // the person's own folder of that name: held read-only, never removed
       mkdirSync(path.join(w, "mine/.githooks"), { recursive: true });
@@ -485,8 +483,7 @@ describe("keel's own clean-up and undo never follow a link", () => {
       expect(existsSync(path.join(w, "app/.githooks"))).toBe(false);
       expect(existsSync(path.join(w, "mine/.githooks"))).toBe(true);
     } finally {
-      if (was === undefined) delete process.env.GIT_CONFIG_GLOBAL;
-      else process.env.GIT_CONFIG_GLOBAL = was;
+      vi.unstubAllEnvs();
     }
   });
 

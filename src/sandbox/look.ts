@@ -1,0 +1,458 @@
+/**
+ * The look over a workspace around a sandboxed command (aftercare.ts cleans by it): protected paths
+ * deeper than its top level and those the person's git config names (git-named.ts; the sandbox
+ * holds those too, `nestedDenies`), a Jujutsu `.jj/repo` that is a file, entries no program should
+ * meet (FIFOs, devices, names that are not UTF-8), and git repositories (a `.git` folder, a bare
+ * repository, the target of a `.git` file or link, the folder a `commondir` names, one a link
+ * leads to in `node_modules`) with a fingerprint of each one's hooks and configs.
+ */
+import { createHash } from "node:crypto";
+import { lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
+import path from "node:path";
+import { gitNamedPaths, newLook, personalConfig, personalNames, type Look } from "./git-named.js";
+import { readSmall } from "./safe-read.js";
+import { removedWhenMade, sameName, type ProtectedPath } from "./protected.js";
+
+/**
+ * How many entries the look reads at most (at any depth). A workspace with more is reported, not
+ * passed over in silence: a command could make many files to hide one behind them.
+ */
+export const MAX_ENTRIES = 1_000_000;
+/** Folders never looked into (they hold other people's code, and a lot of it). */
+const SKIP = new Set(["node_modules"]);
+/**
+ * An entry's own stats, or none when it is missing or cannot be looked at: a command can make a
+ * file of a folder on the way (ENOTDIR), a folder no one may enter (EACCES) or a link loop (ELOOP),
+ * and the look must not stop there.
+ */
+export const lstatOf = (p: string) => {
+  try {
+    return lstatSync(p, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+};
+
+/** A repository's files that can make git run a program (its hooks are a folder beside them). */
+export const CONFIGS = ["config", "config.worktree"];
+
+/** What the look found: protected paths below the top level, and each repository's fingerprint. */
+export interface WorkspaceMarks {
+  nested: string[];
+  /**
+   * The paths the person's git config names (git-named.ts) for the workspace and each repository
+   * in it: whether each was there, and the links on the way to it (workspace-relative, with what
+   * each led to) that were.
+   */
+  named: Array<{
+    path: string;
+    there: boolean;
+    links: Array<{ path: string; to?: string }>;
+    /** What it led to when it was itself a link (the person's): kept as it was. */
+    linkTo?: string;
+  }>;
+  /**
+   * Entries no program should meet where git or a person looks (workspace-relative as bytes' hex:
+   * their names need not be UTF-8): a FIFO, socket or device (opening one blocks: a `.git` or a
+   * config that is one hangs git, and keel's own look), a `.git` link that leads nowhere, and a
+   * name that is not UTF-8 (the look cannot name, and so cannot look into, what is under it).
+   * One a command made is removed.
+   */
+  odd: Map<string, Buffer>;
+  /** The look stopped at `MAX_ENTRIES`: what lies past it was not seen. */
+  incomplete?: true;
+  /** git did not answer in time for every repository: what their config names is not all known. */
+  namedIncomplete?: true;
+  /**
+   * The names the person's own config gives in every repository (git-named.ts `personalNames`:
+   * `.githooks` of a global `core.hooksPath`), matched at any depth like the list's: what a command
+   * makes under one is removed, one there is held.
+   */
+  deep: string[];
+  /**
+   * When this process first looked at the workspace (ms since the epoch): a repository made since
+   * is the agent's, one older the person's.
+   */
+  since: number;
+  /** Workspace-relative git folder → a fingerprint of its configs and hooks, its hooks, links and configs' text. */
+  repos: Map<
+    string,
+    { print: string; hooks: string[]; links: string[]; configs: (string | undefined)[] }
+  >;
+}
+
+/**
+ * Whether a folder's entries make it a git folder as git decides (setup.c's is_git_directory): a
+ * `HEAD` with `objects`, or with a `commondir` naming the folder that holds them — a `config` is
+ * not needed, and git runs the hooks of a folder without one.
+ */
+const isGitDir = (names: ReadonlySet<string>) =>
+  names.has("HEAD") && (names.has("objects") || names.has("commondir"));
+
+/**
+ * Looks the workspace over (see the module's comment), up to `limit` entries; `named`: also asks
+ * git what the person's config names (the look after a command need not: its clean-up goes by the
+ * look before, and a FIFO the command left where an include points would make git wait). Never
+ * throws.
+ */
+export function markWorkspace(
+  workspace: string,
+  limit = MAX_ENTRIES,
+  named = true,
+  deep: readonly string[] = [],
+): WorkspaceMarks {
+  const marks: WorkspaceMarks = {
+    nested: [],
+    named: [],
+    odd: new Map(),
+    repos: new Map(),
+    deep: [],
+    since: firstLook.get(workspace) ?? firstLook.set(workspace, Date.now()).get(workspace)!,
+  };
+  const addRepo = (rel: string) => {
+    if (marks.repos.has(rel)) return;
+    const gitDir = path.join(workspace, rel);
+    const configs = CONFIGS.map((name) => readConfig(path.join(gitDir, name)));
+    marks.repos.set(rel, {
+      print: fingerprint(gitDir, configs),
+      hooks: hooksOf(gitDir),
+      links: linksOf(gitDir),
+      configs,
+    });
+  };
+  const addRepoWithCommon = (rel: string) => {
+    addRepo(rel);
+    // git reads the config and runs the hooks of the folder `commondir` names
+    const common = commonDirOf(workspace, rel);
+    if (common !== undefined) addRepo(common);
+  };
+  const look = newLook();
+  // the workspace's own config first: the person's names at any depth are known before the walk
+  const top = named ? gitNamedPaths(workspace, workspace, undefined, look) : [];
+  marks.deep = named ? personalDeep(workspace, look) : [...deep];
+  const deepNames = marks.deep.map((n) => n.split("/"));
+  const isDeep = (rel: string) => {
+    const parts = rel.split("/");
+    return deepNames.some(
+      (want) =>
+        want.length <= parts.length &&
+        want.every((w, k) => sameName(parts[parts.length - want.length + k]!, w)),
+    );
+  };
+  let budget = limit;
+  /** Folders holding a `.git` (folder, file or link): each is a worktree whose git config applies. */
+  const worktrees = new Set<string>();
+  const walk = (rel: string) => {
+    let entries;
+    try {
+      entries = readdirSync(path.join(workspace, rel), { withFileTypes: true, encoding: "buffer" });
+    } catch {
+      return;
+    }
+    const names = new Set(entries.map((e) => e.name.toString("utf8")));
+    if (isGitDir(names)) addRepoWithCommon(rel || ".");
+    for (const raw of entries) {
+      if (--budget < 0) {
+        marks.incomplete = true;
+        return;
+      }
+      const name = raw.name.toString("utf8");
+      const bytes = Buffer.concat([Buffer.from(rel ? `${rel}/` : ""), raw.name]);
+      if (!Buffer.from(name).equals(raw.name) || special(raw)) {
+        marks.odd.set(bytes.toString("hex"), bytes);
+        continue;
+      }
+      const child = rel ? `${rel}/${name}` : name;
+      const [link, folder, git] = [
+        raw.isSymbolicLink(),
+        raw.isDirectory(),
+        name.toLowerCase() === ".git",
+      ];
+      if (git && link && !resolves(path.join(workspace, child)))
+        marks.odd.set(bytes.toString("hex"), bytes);
+      if (removedWhenMade(child) || jjRedirect(rel, name, folder) || isDeep(child))
+        marks.nested.push(child);
+      if (git) worktrees.add(rel || ".");
+      // a `.git` file or link sends git to a repository anywhere (`node_modules` too)
+      if (git && !folder) {
+        const target = gitFileTarget(workspace, child, link);
+        if (target !== undefined) addRepoWithCommon(target);
+      }
+      if (folder && !SKIP.has(name)) walk(child);
+      // a link to a folder with a `.git` (in `node_modules`, which is not walked): a person who
+      // enters the link runs git there
+      if (link && !git) linkedRepo(path.join(workspace, child));
+    }
+  };
+  const linkedRepo = (abs: string) => {
+    const real = resolves(abs) ? realpathSync(abs) : undefined;
+    const rel = real === undefined ? undefined : inWorkspace(workspace, real);
+    if (rel === undefined || !lstatOf(real!)?.isDirectory()) return;
+    const dotGit = lstatOf(path.join(real!, ".git"));
+    if (!dotGit) return;
+    worktrees.add(rel);
+    if (dotGit.isDirectory()) addRepoWithCommon(rel === "." ? ".git" : `${rel}/.git`);
+    else {
+      const target = gitFileTarget(
+        workspace,
+        rel === "." ? ".git" : `${rel}/.git`,
+        dotGit.isSymbolicLink(),
+      );
+      if (target !== undefined) addRepoWithCommon(target);
+    }
+  };
+  walk("");
+  if (named) marks.named = namedIn(workspace, worktrees, marks.repos.keys(), marks, look, top);
+  return marks;
+}
+
+/**
+ * The paths git config names for the workspace, each worktree in it (a folder holding a `.git`)
+ * and each bare repository, each with whether it is there, the links on the way to it, and where
+ * it led if it was a link. An include file is read once for them all.
+ */
+function namedIn(
+  workspace: string,
+  worktrees: Iterable<string>,
+  repos: Iterable<string>,
+  marks: WorkspaceMarks,
+  look: Look,
+  atWorkspace: readonly ProtectedPath[],
+): WorkspaceMarks["named"] {
+  const tops = new Map<string, string>();
+  for (const rel of worktrees) {
+    const dir = path.join(workspace, rel);
+    tops.set(dir, dir);
+  }
+  for (const rel of repos)
+    if (!rel.split("/").some((part) => part.toLowerCase() === ".git")) {
+      const dir = path.join(workspace, rel); // a bare repository: hooks run in it
+      tops.set(dir, dir);
+    }
+  tops.delete(workspace); // asked first (`markWorkspace`)
+  for (const dir of tops.keys()) if (!askable(dir)) tops.delete(dir);
+  const named = new Set(atWorkspace.map((n) => n.path));
+  for (const [dir, top] of tops)
+    for (const n of gitNamedPaths(workspace, dir, top, look)) named.add(n.path);
+  // out of time, the last complete look's names still hold (a command cannot unname them so)
+  if (look.slow) {
+    marks.namedIncomplete = true;
+    for (const rel of lastComplete.get(workspace) ?? []) named.add(rel);
+  } else lastComplete.set(workspace, named);
+  return [...named].map((rel) => {
+    const st = lstatOf(path.join(workspace, rel));
+    return {
+      path: rel,
+      there: st !== undefined,
+      links: linksOnTheWay(workspace, rel).map((l) => ({
+        path: l,
+        to: readLink(path.join(workspace, l)),
+      })),
+      ...(st?.isSymbolicLink() ? { linkTo: readLink(path.join(workspace, rel)) } : {}),
+    };
+  });
+}
+
+/** Per workspace, the person's names at any depth of the last look git answered (`personalDeep`). */
+const lastDeep = new Map<string, string[]>();
+
+/** The person's names at any depth (git-named.ts `personalNames`), the last ones when git fails. */
+function personalDeep(workspace: string, look: Look): string[] {
+  const personal = personalConfig(look);
+  if (personal === undefined) return lastDeep.get(workspace) ?? [];
+  const names = personalNames(personal).map((n) => n.path);
+  lastDeep.set(workspace, names);
+  return names;
+}
+
+/** Per workspace, the names of the last look git answered in full (`namedIn`). */
+const lastComplete = new Map<string, Set<string>>();
+
+/**
+ * Whether git may be asked in a folder without waiting, and is worth asking: no FIFO or device
+ * where git opens its `.git`, config or `commondir` (one a command made is removed as odd; a link
+ * that leads nowhere fails at once and is no reason to skip), and a `.git` that is a repository
+ * (an empty file, a folder without HEAD costs git's time only: a command can make thousands to run
+ * a look out of time).
+ */
+function askable(dir: string): boolean {
+  const waits = (p: string): boolean => {
+    const st = lstatOf(p);
+    if (st?.isSymbolicLink()) return resolves(p) && waits(realpathSync(p));
+    return st !== undefined && special(st);
+  };
+  if (
+    [".git", ".git/config", ".git/commondir", "config", "commondir"].some((p) =>
+      waits(path.join(dir, p)),
+    )
+  )
+    return false;
+  const dotGit = path.join(dir, ".git");
+  const st = lstatOf(dotGit);
+  if (st === undefined) return true;
+  if (st.isFile()) return readSmall(dotGit)?.startsWith("gitdir: ") === true;
+  return lstatOf(path.join(dotGit, "HEAD")) !== undefined || resolves(path.join(dotGit, "HEAD"));
+}
+
+export const readLink = (p: string) => {
+  try {
+    return readlinkSync(p);
+  } catch {
+    return undefined;
+  }
+};
+
+/** The folders on a workspace-relative path (not the path itself) that are links. */
+export function linksOnTheWay(workspace: string, rel: string): string[] {
+  const parts = rel.split("/");
+  const links: string[] = [];
+  for (let i = 1; i < parts.length; i++) {
+    const folder = parts.slice(0, i).join("/");
+    if (lstatOf(path.join(workspace, folder))?.isSymbolicLink()) links.push(folder);
+  }
+  return links;
+}
+
+/**
+ * A Jujutsu workspace's `.jj/repo` that is a file (or a link), not a folder: jj reads the config of
+ * the repository it names, anywhere. jj writes the folder form in every command, so only this form
+ * is held (and removed when a command makes it).
+ */
+const jjRedirect = (rel: string, name: string, folder: boolean) =>
+  name === "repo" && !folder && path.basename(rel).toLowerCase() === ".jj";
+
+/** A FIFO, socket or device: opening one can block (`WorkspaceMarks.odd`). */
+const special = (e: {
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+}) => e.isFIFO() || e.isSocket() || e.isCharacterDevice() || e.isBlockDevice();
+
+/** Whether a link leads somewhere (not nowhere, not round in a loop). */
+const resolves = (p: string) => {
+  try {
+    realpathSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** A path in the workspace, workspace-relative with `/`, or undefined when it leads out. */
+function inWorkspace(workspace: string, real: string): string | undefined {
+  const inside = path.relative(workspace, real);
+  if (inside.startsWith("..") || path.isAbsolute(inside)) return undefined;
+  return inside === "" ? "." : inside.split(path.sep).join("/");
+}
+
+/**
+ * The repository a `.git` file (`gitdir: <path>`, read as git's setup.c reads it: only the line
+ * ends stripped) or a `.git` link sends git to, when it is a folder in the workspace.
+ */
+function gitFileTarget(workspace: string, rel: string, link: boolean): string | undefined {
+  try {
+    const at = path.join(workspace, rel);
+    let target = at;
+    // a link to a gitdir file is read as that file (git follows it)
+    if (!link || !lstatOf(realpathSync(at))?.isDirectory()) {
+      const text = readSmall(at);
+      if (!text?.startsWith("gitdir: ")) return undefined;
+      target = path.resolve(path.dirname(at), text.slice(8).replace(/[\r\n]+$/, ""));
+    }
+    const real = realpathSync(target);
+    return lstatOf(real)?.isDirectory() ? inWorkspace(workspace, real) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The workspace-relative folder a git folder's `commondir` names, when it is in the workspace. Read
+ * as git reads it (setup.c): only the line ends are stripped, so `" x"` names the folder ` x`.
+ */
+function commonDirOf(workspace: string, rel: string): string | undefined {
+  try {
+    const gitDir = path.join(workspace, rel);
+    const named = readSmall(path.join(gitDir, "commondir"))?.replace(/[\r\n]+$/, "");
+    if (named === undefined) return undefined;
+    const real = realpathSync(path.resolve(gitDir, named));
+    return lstatOf(real)?.isDirectory() ? inWorkspace(workspace, real) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What the sandbox holds read-only besides the top-level list: the protected paths found deeper,
+ * those the person's git config names, and each repository's hooks and config (workspace-relative).
+ */
+export function nestedDenies(marks: WorkspaceMarks, workspace: string): string[] {
+  const out = new Set<string>();
+  // the list's paths first, then the named ones, then repositories' (past the cap, the clean-up
+  // after the command is what holds)
+  const hold = (p: string) => out.size < MAX_HELD && out.add(p);
+  for (const p of marks.nested) hold(p);
+  for (const n of marks.named) if (n.there) hold(n.path);
+  for (const rel of marks.repos.keys())
+    for (const part of ["hooks", ...CONFIGS]) {
+      const p = rel === "." ? part : `${rel}/${part}`;
+      if (out.size < MAX_HELD && lstatOf(path.join(workspace, p))) hold(p);
+    }
+  return [...out];
+}
+
+/**
+ * How many paths the sandbox holds read-only at most: sandbox-runtime mounts each and its folder,
+ * a few bubblewrap arguments apiece, and bubblewrap takes 9,000 (a command that made hundreds of
+ * repositories made every later one fail at about 1,400). Past it, repositories' hooks and configs
+ * are cleaned after the command instead (their prints).
+ */
+const MAX_HELD = 500;
+
+/** Per workspace, when this process first looked at it (`WorkspaceMarks.since`). */
+const firstLook = new Map<string, number>();
+
+/** Whether a workspace-relative path lies in a folder the look does not walk (`SKIP`). */
+export const unwalked = (rel: string) => rel.split("/").some((part) => SKIP.has(part));
+
+/** Whether an entry was made (or changed) since `at`: its ctime, which no command can set back. */
+export const madeSince = (p: string, at: number) => (lstatOf(p)?.ctimeMs ?? Infinity) >= at;
+
+/** A config's text, or none when it cannot be read as a file. */
+const readConfig = readSmall;
+
+/** A git folder's configs (their texts, in `CONFIGS` order) and hooks, hashed: any change shows. */
+function fingerprint(gitDir: string, configs: (string | undefined)[]): string {
+  const h = createHash("sha1");
+  CONFIGS.forEach((name, i) => h.update(`\0${name}\0${configs[i] ?? "none"}`));
+  for (const name of hooksOf(gitDir)) h.update(`\0${name}`);
+  for (const name of linksOf(gitDir)) h.update(`\0link ${name}`);
+  return h.digest("hex");
+}
+
+/**
+ * A git folder's hooks, git's samples left out; none when `hooks` is not a real folder (a link is
+ * never followed: keel would list, and then remove, whatever it leads to — outside the workspace too).
+ */
+export const hooksOf = (gitDir: string): string[] => {
+  const hooks = path.join(gitDir, "hooks");
+  if (!lstatOf(hooks)?.isDirectory()) return [];
+  try {
+    return readdirSync(hooks)
+      .filter((n) => !n.endsWith(".sample"))
+      .sort();
+  } catch {
+    return [];
+  }
+};
+
+/**
+ * Which of a git folder's hooks folder and configs are links: symbolic (git follows them), or a
+ * config hard-linked to another name (a file tool writing that name would write the config).
+ */
+export const linksOf = (gitDir: string): string[] =>
+  ["hooks", ...CONFIGS].filter((n) => {
+    const st = lstatOf(path.join(gitDir, n));
+    return st !== undefined && (st.isSymbolicLink() || (st.isFile() && st.nlink > 1));
+  });
