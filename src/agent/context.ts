@@ -9,6 +9,7 @@ import {
   layered,
   ModelSettingsSchema,
   parseSettings,
+  settingsContext,
   type SettingsSource,
 } from "../run/settings.js";
 import type { LoopSettings } from "../guard/loop.js";
@@ -308,13 +309,13 @@ export function recursionLimitFor(s: Pick<Settings, "maxTurns" | "maxToolCalls">
 export function runConfig(threadId: string, input: SettingsInput) {
   const parsed = ContextSchema.parse(layered(ContextSchema, input));
   // LangGraph's context type wants every key present, optional ones as explicit undefined.
-  const context = {
+  const context = settingsContext(ContextSchema, parsed, {
     ...parsed,
     ollamaUrl: parsed.ollamaUrl,
     baseUrl: parsed.baseUrl,
     apiKey: parsed.apiKey,
     checkCommand: parsed.checkCommand,
-  };
+  });
   return {
     configurable: { thread_id: threadId },
     context,

@@ -7,6 +7,7 @@ import {
   modelSetting,
   ModelSettingsSchema,
   parseSettings,
+  settingsContext,
   type SettingsSource,
 } from "../run/settings.js";
 
@@ -73,13 +74,13 @@ export function analystRunConfig(threadId: string, input: AnalystSettingsInput) 
   const parsed = AnalystContextSchema.parse(layered(AnalystContextSchema, input));
   return {
     configurable: { thread_id: threadId },
-    context: {
+    context: settingsContext(AnalystContextSchema, parsed, {
       ...parsed,
       ollamaUrl: parsed.ollamaUrl,
       baseUrl: parsed.baseUrl,
       apiKey: parsed.apiKey,
       out: parsed.out,
-    },
+    }),
     recursionLimit: 1_000_000,
     // Every batch is on disk before the next starts (the findings themselves are in the store).
     durability: "sync" as const,

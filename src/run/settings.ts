@@ -194,24 +194,57 @@ export function parseSettings<S extends z.ZodObject>(
   const inputs = Object.keys(schema.shape).map((k) => configurable[k]);
   const hit = run && parsed.get(run)?.get(schema);
   if (hit && hit.inputs.every((v, i) => v === inputs[i])) return hit.value as Out;
-  const s = schema.parse(layered(schema, { ...configurable, ...run })) as z.output<S> & {
+  const value = withServer(schema.parse(layered(schema, { ...configurable, ...run })));
+  if (run) remember(run, schema, inputs, value);
+  return value;
+}
+
+/**
+ * A run's context object made from settings parsed already (`runConfig`, `analystRunConfig`): its
+ * settings are kept with it as `parseSettings` keeps them, so the run's first node does not read
+ * the settings files and parse them again, and a settings file the run's own agent breaks or
+ * changes midway does not change the run.
+ */
+export function settingsContext<S extends z.ZodObject, C extends object>(
+  schema: S,
+  parsedSettings: z.output<S>,
+  context: C,
+): C {
+  remember(
+    context,
+    schema,
+    Object.keys(schema.shape).map(() => undefined),
+    withServer(parsedSettings),
+  );
+  return context;
+}
+
+/** Parsed settings with the server resolved (`ServerSettings`), frozen. */
+function withServer<T>(s: T): Readonly<T & ServerSettings> {
+  const {
+    ollamaUrl: url,
+    baseUrl: base,
+    provider,
+  } = s as {
     ollamaUrl?: string;
     baseUrl?: string;
     provider?: Provider;
   };
-  const ollamaUrl = s.ollamaUrl ?? DEFAULT_OLLAMA_URL;
-  const baseUrl = (s.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
-  const value = Object.freeze({
+  const ollamaUrl = url ?? DEFAULT_OLLAMA_URL;
+  const baseUrl = (base ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
+  return Object.freeze({
     ...s,
     ollamaUrl,
-    serverUrl: s.provider === "openai" ? baseUrl : ollamaUrl,
-  }) as Out;
-  if (run)
-    parsed.set(
-      run,
-      (parsed.get(run) ?? new Map<z.ZodObject, ParsedSettings>()).set(schema, { inputs, value }),
-    );
-  return value;
+    serverUrl: provider === "openai" ? baseUrl : ollamaUrl,
+  });
+}
+
+/** Keeps a run's parsed settings with its context object (`parsed`). */
+function remember(run: object, schema: z.ZodObject, inputs: unknown[], value: unknown) {
+  parsed.set(
+    run,
+    (parsed.get(run) ?? new Map<z.ZodObject, ParsedSettings>()).set(schema, { inputs, value }),
+  );
 }
 
 /**

@@ -2,7 +2,11 @@ import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { END, messagesDeltaReducer, Overwrite } from "@langchain/langgraph";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { settingsFrom } from "../../src/agent/context.js";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { runConfig, settingsFrom } from "../../src/agent/context.js";
+import { PROJECT_SETTINGS } from "../../src/run/settings-file.js";
+import { tempWorkspace } from "../support/harness.js";
 import { NODE, routeAfterAct, routeAfterToolExecute } from "../../src/agent/routing.js";
 import { stateAfter, type CoderStateValue } from "../../src/agent/state.js";
 import type { TrailEntry } from "../../src/guard/loop.js";
@@ -119,6 +123,27 @@ describe("run settings", () => {
     const shared = {};
     expect(settingsFrom({ context: shared, configurable: { maxTurns: 3 } }).maxTurns).toBe(3);
     expect(settingsFrom({ context: shared, configurable: { maxTurns: 5 } }).maxTurns).toBe(5);
+  });
+
+  it("of a run made by runConfig are the ones it parsed: the run's nodes read no settings file", () => {
+    const ws = tempWorkspace();
+    const file = path.join(ws, PROJECT_SETTINGS);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify({ model: "from-the-file:1" }));
+    const config = runConfig("t", { workspace: ws });
+    const fresh = settingsFrom({ ...config, context: { ...config.context } });
+    // The file broken after the run started (the agent writes there): the run's nodes, which
+    // ask for the settings at every step, go on with the ones it started with.
+    writeFileSync(file, "{ not json");
+    const s = settingsFrom(config);
+    expect(s.model).toBe("from-the-file:1");
+    expect(s).toEqual(fresh);
+    expect(settingsFrom(config)).toBe(s);
+    expect(Object.isFrozen(s)).toBe(true);
+    // A context parsed anew reads the file, and names it.
+    expect(() => settingsFrom({ ...config, context: { ...config.context } })).toThrow(
+      /settings\.json/,
+    );
   });
 });
 

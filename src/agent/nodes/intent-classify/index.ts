@@ -61,9 +61,11 @@ export function createIntentClassifyNode(deps: GraphDeps) {
       ? { at: state.requestAt, text: state.request }
       : newest;
     const env = nodeEnv(config, deps);
+    // One listing serves the prompt's description and the look for instruction files; it is read
+    // while the request is classified.
+    const listed = readdir(env.workspace).catch(() => [] as string[]);
     const intent = goOn ?? (await classify(request, env, deps));
-    // One listing serves the prompt's description and the look for instruction files.
-    const listing = await readdir(env.workspace).catch(() => [] as string[]);
+    const listing = await listed;
     const { window } = await modelFitOf(env, deps);
     const fresh: CoderStateUpdate = {
       request,
