@@ -2,9 +2,11 @@
  * After a sandboxed command, what it made that would run code outside the sandbox later is undone,
  * by the look before it and after it (look.ts): a protected path it created below the top level,
  * or one the person's git config names, is removed, and a repository it created or changed loses
- * its new hooks, the config keys it added that `SAFE_GIT_CONFIG` does not list (git has many that
- * run a program), and a config or hooks folder that is a link (symbolic, or a hard link shared
- * with another name, through which a file tool would write it). Never through a link.
+ * its new or rewritten hooks, the config keys it added that `SAFE_GIT_CONFIG` does not list (git
+ * has many that run a program), a config or hooks folder that is a link (symbolic, or a hard link
+ * shared with another name, through which a file tool would write it), and a `commondir` it made or
+ * changed; Python bytecode it left goes too (Python runs a `.pyc` in place of its source). Never
+ * through a link.
  */
 import { chmodSync, lstatSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -12,6 +14,7 @@ import { gitConfigKeys, withoutUnsafeGitConfig } from "./git-config.js";
 import {
   CONFIGS,
   hooksOf,
+  hookStamps,
   linksOf,
   linksOnTheWay,
   lstatOf,
@@ -28,8 +31,9 @@ import { readSmall } from "./safe-read.js";
  * After a command: removes the protected paths it created below the top level and those the git
  * config names that were not there before it, and cleans every repository it created or changed
  * (hooks other than git's samples removed, config keys `SAFE_GIT_CONFIG` does not list removed;
- * hooks and key lines it had before stay). Returns what was removed, workspace-relative. Never
- * throws.
+ * hooks and key lines it had before stay, a commondir it made or changed in one put back), and
+ * removes the Python bytecode it left outside installed packages. Returns what was removed,
+ * workspace-relative (the bytecode is not said). Never throws.
  */
 export function cleanAfter(
   workspace: string,
@@ -58,9 +62,13 @@ export function cleanAfter(
       : removed.push(`(keel did not remove ${shown}: ${THROUGH_LINK})`);
   let after: WorkspaceMarks | undefined;
   attempt("the workspace", () => {
-    after = markWorkspace(workspace, limit, false, before.deep);
+    after = markWorkspace(workspace, limit, false, before.deep, before.at);
   });
   if (!after) return removed;
+  // bytecode it left, silently (a test run leaves some; none of it is kept): what Python runs
+  // later is what the source beside it says
+  for (const rel of after.bytecode.filter((r) => direct(r)))
+    attempt(rel, () => removeHard(path.join(workspace, rel)));
   for (const [hex, bytes] of after.odd)
     if (!before.odd.has(hex))
       attempt(`an entry under ${path.dirname(bytes.toString("utf8"))}`, () => {
@@ -120,8 +128,27 @@ export function cleanAfter(
     // a link in place of the hooks folder or a config: removed (the link, not what it leads to)
     for (const name of linksOf(gitDir).filter((n) => !was?.links.includes(n)))
       remove(path.join(rel, name), at(name));
-    for (const name of hooksOf(gitDir).filter((n) => !was?.hooks.includes(n)))
-      remove(path.join(rel, "hooks", name), at(`hooks/${name}`));
+    // a commondir it made or changed in a repository that was there sends the person's git to
+    // another folder's config, hooks and objects: put back as it was
+    if (was && readSmall(path.join(gitDir, "commondir")) !== was.common) {
+      const common = path.join(rel, "commondir");
+      if (was.common === undefined) remove(common, `${at("commondir")} (made by the command)`);
+      else if (!direct(common))
+        removed.push(`(keel did not put back ${at("commondir")}: ${THROUGH_LINK})`);
+      else
+        attempt(at("commondir"), () => {
+          removeHard(path.join(workspace, common));
+          writeFileSync(path.join(workspace, common), was.common!);
+          removed.push(`${at("commondir")} (changed by the command: put back)`);
+        });
+    }
+    // a hook it made, or rewrote under the same name (one the sandbox did not hold, past its cap)
+    const stamps = hookStamps(gitDir);
+    for (const name of hooksOf(gitDir).filter((n) => was?.hooks[n] !== stamps[n]))
+      remove(
+        path.join(rel, "hooks", name),
+        at(`hooks/${name}`) + (was?.hooks[name] ? " (changed by the command)" : ""),
+      );
     CONFIGS.forEach((name, i) => {
       const config = path.join(gitDir, name);
       if (!lstatOf(config)?.isFile()) return;

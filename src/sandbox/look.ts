@@ -61,6 +61,18 @@ export interface WorkspaceMarks {
   odd: Map<string, Buffer>;
   /** The look stopped at `MAX_ENTRIES`: what lies past it was not seen. */
   incomplete?: true;
+  /**
+   * When this look began (ms since the epoch): an entry whose ctime is later was made or changed
+   * during or after it.
+   */
+  at: number;
+  /**
+   * Bytecode made or changed since the moment `markWorkspace` was asked about (`bytecodeSince`):
+   * Python runs a `.pyc` in place of its source when its header names the source's mtime and
+   * size, so one a command writes runs code no review of the source shows. Installed packages'
+   * (`site-packages`, `dist-packages`) are left, as `node_modules` is.
+   */
+  bytecode: string[];
   /** git did not answer in time for every repository: what their config names is not all known. */
   namedIncomplete?: true;
   /**
@@ -74,10 +86,20 @@ export interface WorkspaceMarks {
    * is the agent's, one older the person's.
    */
   since: number;
-  /** Workspace-relative git folder → a fingerprint of its configs and hooks, its hooks, links and configs' text. */
+  /**
+   * Workspace-relative git folder → a fingerprint of its configs and hooks, its hooks (each with
+   * its stamp: a hook rewritten under its own name shows), links and configs' text.
+   */
   repos: Map<
     string,
-    { print: string; hooks: string[]; links: string[]; configs: (string | undefined)[] }
+    {
+      print: string;
+      hooks: Record<string, string>;
+      links: string[];
+      configs: (string | undefined)[];
+      /** Its `commondir`'s text, if it has one: where git goes for its config, hooks and objects. */
+      common?: string;
+    }
   >;
 }
 
@@ -100,6 +122,7 @@ export function markWorkspace(
   limit = MAX_ENTRIES,
   named = true,
   deep: readonly string[] = [],
+  bytecodeSince?: number,
 ): WorkspaceMarks {
   const marks: WorkspaceMarks = {
     nested: [],
@@ -107,17 +130,22 @@ export function markWorkspace(
     odd: new Map(),
     repos: new Map(),
     deep: [],
+    at: Date.now(),
+    bytecode: [],
     since: firstLook.get(workspace) ?? firstLook.set(workspace, Date.now()).get(workspace)!,
   };
   const addRepo = (rel: string) => {
     if (marks.repos.has(rel)) return;
     const gitDir = path.join(workspace, rel);
     const configs = CONFIGS.map((name) => readConfig(path.join(gitDir, name)));
+    const hooks = hookStamps(gitDir);
+    const common = readSmall(path.join(gitDir, "commondir"));
     marks.repos.set(rel, {
-      print: fingerprint(gitDir, configs),
-      hooks: hooksOf(gitDir),
+      print: fingerprint(gitDir, configs, hooks, common),
+      hooks,
       links: linksOf(gitDir),
       configs,
+      ...(common !== undefined ? { common } : {}),
     });
   };
   const addRepoWithCommon = (rel: string) => {
@@ -178,6 +206,14 @@ export function markWorkspace(
         const target = gitFileTarget(workspace, child, link);
         if (target !== undefined) addRepoWithCommon(target);
       }
+      if (
+        bytecodeSince !== undefined &&
+        !folder &&
+        BYTECODE.test(name) &&
+        !installed(rel) &&
+        madeSince(path.join(workspace, child), bytecodeSince)
+      )
+        marks.bytecode.push(child);
       if (folder && !SKIP.has(name)) walk(child);
       // a link to a folder with a `.git` (in `node_modules`, which is not walked): a person who
       // enters the link runs git there
@@ -413,6 +449,12 @@ const MAX_HELD = 500;
 /** Per workspace, when this process first looked at it (`WorkspaceMarks.since`). */
 const firstLook = new Map<string, number>();
 
+/** Python's bytecode files. */
+const BYTECODE = /\.py[co]$/i;
+/** Whether a workspace-relative folder holds installed packages (pip's, the system's). */
+const installed = (rel: string) =>
+  rel.split("/").some((part) => part === "site-packages" || part === "dist-packages");
+
 /** Whether a workspace-relative path lies in a folder the look does not walk (`SKIP`). */
 export const unwalked = (rel: string) => rel.split("/").some((part) => SKIP.has(part));
 
@@ -422,14 +464,66 @@ export const madeSince = (p: string, at: number) => (lstatOf(p)?.ctimeMs ?? Infi
 /** A config's text, or none when it cannot be read as a file. */
 const readConfig = readSmall;
 
-/** A git folder's configs (their texts, in `CONFIGS` order) and hooks, hashed: any change shows. */
-function fingerprint(gitDir: string, configs: (string | undefined)[]): string {
+/** A git folder's configs (their texts, in `CONFIGS` order), hooks and commondir, hashed: any change shows. */
+function fingerprint(
+  gitDir: string,
+  configs: (string | undefined)[],
+  hooks: Record<string, string>,
+  common: string | undefined,
+): string {
   const h = createHash("sha1");
   CONFIGS.forEach((name, i) => h.update(`\0${name}\0${configs[i] ?? "none"}`));
-  for (const name of hooksOf(gitDir)) h.update(`\0${name}`);
+  h.update(`\0commondir\0${common ?? "none"}`);
+  for (const [name, stamp] of Object.entries(hooks)) h.update(`\0${name}\0${stamp}`);
   for (const name of linksOf(gitDir)) h.update(`\0link ${name}`);
   return h.digest("hex");
 }
+
+/**
+ * A git folder's hooks (`hooksOf`), each with a stamp that any write to it changes: its inode,
+ * size and ctime (which no command can set back). A command that rewrites a hook the sandbox did
+ * not hold (past `MAX_HELD`) keeps its name, not its stamp.
+ */
+export function hookStamps(gitDir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of hooksOf(gitDir)) {
+    const st = lstatOf(path.join(gitDir, "hooks", name));
+    out[name] = st ? `${st.ino}:${st.size}:${st.ctimeMs}` : "gone";
+  }
+  return out;
+}
+
+/** Why a write in a folder git would take for a repository's is protected (`gitFoldersOn`). */
+const GIT_FOLDER =
+  "git takes this folder for a repository's (it holds HEAD and objects or a commondir): git runs its hooks and obeys its config";
+const COMMON_FOLDER =
+  "git can take this folder for the common folder a repository's commondir names (it holds objects and refs): git runs its hooks and obeys its config";
+
+/**
+ * The folders on a file tool's path that git would take for a repository's, with the write made: a
+ * folder of `HEAD` with `objects` or a `commondir` (setup.c's is_git_directory; a `.git` is on the
+ * list by its name, these are found by what they hold, whatever they are called), where any write
+ * is one git obeys later; and a folder of `objects` and `refs`, the common folder a `commondir`
+ * can name, whose config, hooks and info are. Read from the file system at the write: a command
+ * may have made the folder since the run began. Workspace-relative, as protected paths.
+ */
+export function gitFoldersOn(workspace: string, rel: string): ProtectedPath[] {
+  const parts = rel.split("/").filter((p) => p !== "" && p !== ".");
+  const out: ProtectedPath[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    const dir = parts.slice(0, i).join("/");
+    const has = (name: string) =>
+      sameName(parts[i]!, name) || lstatOf(path.join(workspace, dir, name)) !== undefined;
+    if (has("HEAD") && (has("objects") || has("commondir")))
+      out.push({ path: dir || ".", why: GIT_FOLDER });
+    else if (has("objects") && has("refs") && COMMON_PARTS.some((n) => sameName(parts[i]!, n)))
+      out.push({ path: [dir, parts[i]].filter(Boolean).join("/"), why: COMMON_FOLDER });
+  }
+  return out;
+}
+
+/** What git reads in a repository's common folder besides its objects and refs. */
+const COMMON_PARTS = [...CONFIGS, "hooks", "info"];
 
 /**
  * A git folder's hooks, git's samples left out; none when `hooks` is not a real folder (a link is

@@ -28,7 +28,8 @@ import { ALL_TOOLS } from "../../src/tools/registry.js";
 import type { ToolContext, ToolResult } from "../../src/tools/types.js";
 import { resolveInWorkspace } from "../../src/tools/workspace-path.js";
 import { cleanAfter } from "../../src/sandbox/aftercare.js";
-import { markWorkspace, nestedDenies } from "../../src/sandbox/look.js";
+import { gitFoldersOn, markWorkspace, nestedDenies } from "../../src/sandbox/look.js";
+import { protectedEntry } from "../../src/sandbox/protected.js";
 import { readSmall } from "../../src/sandbox/safe-read.js";
 import { recordStep } from "../../src/undo/record.js";
 import { applyUndo, planThreadUndo, UndoError } from "../../src/undo/undo.js";
@@ -210,6 +211,74 @@ describe("keel's own clean-up and undo never follow a link", () => {
     );
     expect(existsSync(path.join(w, "node_modules/r/hooks/pre-commit"))).toBe(false);
     expect(readFileSync(path.join(w, "s/.git/ x/config"), "utf8")).not.toContain("fsmonitor");
+  });
+
+  it("aftercare puts back the commondir of a repository that was there, and removes a hook rewritten under its own name", () => {
+    const w = path.join(tempWorkspace("keel-links-common-"), "ws");
+    mkdirSync(w, { recursive: true });
+    execFileSync("git", ["init", "-q", w]);
+    execFileSync("git", ["init", "-q", path.join(w, "vendor/lib")]);
+    const hook = path.join(w, "vendor/lib/.git/hooks/pre-commit");
+    writeFileSync(hook, "#!/bin/sh\nexec ./scripts/check\n", { mode: 0o755 });
+    const before = markWorkspace(w);
+    // a command sends the person's git to a folder of its own (its config is clean now; a file
+    // tool could write it later), and rewrites the person's hook (one the sandbox did not hold)
+    mkdirSync(path.join(w, "build-cache/objects"), { recursive: true });
+    mkdirSync(path.join(w, "build-cache/refs"));
+    writeFileSync(path.join(w, ".git/commondir"), "../build-cache\n");
+    writeFileSync(hook, "#!/bin/sh\ntouch pwned\n", { mode: 0o755 });
+    const removed = cleanAfter(w, before);
+    expect(removed).toEqual(
+      expect.arrayContaining([
+        ".git/commondir (made by the command)",
+        "vendor/lib/.git/hooks/pre-commit (changed by the command)",
+      ]),
+    );
+    expect(existsSync(path.join(w, ".git/commondir"))).toBe(false);
+    expect(existsSync(hook)).toBe(false);
+    // git is the person's again
+    expect(
+      execFileSync("git", ["-C", w, "rev-parse", "--git-common-dir"], { encoding: "utf8" }),
+    ).toBe(".git\n");
+    // a hook the command left alone stays, and so does a commondir git wrote for a worktree
+    writeFileSync(hook, "#!/bin/sh\nexec ./scripts/check\n", { mode: 0o755 });
+    execFileSync("git", ["-C", w, "commit", "-q", "--allow-empty", "-m", "x"]);
+    const again = markWorkspace(w);
+    execFileSync("git", ["-C", w, "worktree", "add", "-q", path.join(w, "wt")]);
+    expect(cleanAfter(w, again).filter((r) => /commondir|pre-commit/.test(r))).toEqual([]);
+    expect(readFileSync(path.join(w, ".git/worktrees/wt/commondir"), "utf8")).toBe("../..\n");
+    expect(existsSync(hook)).toBe(true);
+  });
+
+  it("the file tools' gate finds the folders git would take for a repository's, whatever their name", () => {
+    const w = path.join(tempWorkspace("keel-links-gitfolders-"), "ws");
+    mkdirSync(path.join(w, "app/objects"), { recursive: true });
+    mkdirSync(path.join(w, "cache/objects"), { recursive: true });
+    mkdirSync(path.join(w, "cache/refs"));
+    mkdirSync(path.join(w, "src/hooks"), { recursive: true });
+    mkdirSync(path.join(w, "src/objects"));
+    const on = (rel: string) => gitFoldersOn(w, rel).map((p) => p.path);
+    // app/ holds objects: the write of its HEAD makes it a repository's folder, as does any later
+    // write there (its config first, then HEAD, is caught at HEAD)
+    expect(on("app/config")).toEqual([]);
+    expect(on("app/HEAD")).toEqual(["app"]);
+    writeFileSync(path.join(w, "app/HEAD"), "ref: refs/heads/main\n");
+    expect(on("app/config")).toEqual(["app"]);
+    expect(on("app/hooks/pre-commit")).toEqual(["app"]);
+    expect(on("app/objects/info/alternates")).toEqual(["app"]);
+    // objects and refs: the common folder a commondir can name; its config, hooks and info only
+    expect(on("cache/config")).toEqual(["cache/config"]);
+    expect(on("cache/hooks/post-checkout")).toEqual(["cache/hooks"]);
+    expect(on("cache/Config.worktree")).toEqual(["cache/Config.worktree"]);
+    expect(on("cache/notes.md")).toEqual([]);
+    // an ordinary project folder is none: React's src/hooks beside src/objects, a file called HEAD
+    expect(on("src/hooks/useThing.ts")).toEqual([]);
+    expect(on("docs/HEAD")).toEqual([]);
+    // the gate asks a person for them (protectedEntry matches what gitFoldersOn names)
+    expect(protectedEntry("app/config", gitFoldersOn(w, "app/config"))?.why).toMatch(/repository/);
+    expect(protectedEntry("cache/config", gitFoldersOn(w, "cache/config"))?.why).toMatch(
+      /commondir/,
+    );
   });
 
   it("aftercare keeps only the git config a repository may keep, and the user's own lines", () => {
@@ -533,7 +602,16 @@ describe("keel's own clean-up and undo never follow a link", () => {
       writeFileSync(path.join(w, `r${i}/config`), "");
       repos.set(`r${i}`, undefined as never);
     }
-    const marks = { nested: [], named: [], odd: new Map(), repos, deep: [], since: 0 };
+    const marks = {
+      nested: [],
+      named: [],
+      odd: new Map(),
+      repos,
+      deep: [],
+      since: 0,
+      at: 0,
+      bytecode: [],
+    };
     expect(nestedDenies(marks, w).length).toBe(500);
   });
 

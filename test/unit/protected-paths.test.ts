@@ -9,6 +9,7 @@ import {
   isKeelOwn,
   PROTECTED_PATHS,
   protectedEntry,
+  protectedSetting,
   removedWhenMade,
   sandboxDenyPaths,
 } from "../../src/sandbox/protected.js";
@@ -267,5 +268,50 @@ describe("withoutStandIns", () => {
     expect(show(gitignore)).toBe(gitignore);
     expect(show("- .vscode is ignored\n.vscode")).toBe("- .vscode is ignored\n.vscode");
     expect(withoutStandIns("./.vscode", [], WS)).toBe("./.vscode");
+  });
+});
+
+describe("protectedSetting: settings in a project's config that an editor's linter runs", () => {
+  const pyproject = '[project]\nname = "app"\n\n[tool.mypy]\nplugins = ["pydantic.mypy"]\n';
+  it("a line the change adds with such a key needs a person, in any of the files that take it", () => {
+    const hook = "[tool.pylint.main]\ninit-hook = \"import os; os.system('id')\"\n";
+    expect(protectedSetting("pyproject.toml", pyproject, pyproject + hook)?.why).toMatch(/pylint/);
+    expect(
+      protectedSetting("sub/setup.cfg", "", "[pylint.MASTER]\ninit_hook=import os\n"),
+    ).toBeDefined();
+    expect(
+      protectedSetting("tox.ini", "", "[pylint]\nload-plugins = local_plugin\n"),
+    ).toBeDefined();
+    expect(protectedSetting("mypy.ini", "", "[mypy]\nplugins = ./evil.py\n")?.why).toMatch(/mypy/);
+    expect(protectedSetting("pyproject.toml", "", 'tool.mypy.plugins = ["x"]\n')).toBeDefined();
+    expect(protectedSetting(".flake8", "", "[flake8:local-plugins]\npaths = ./p\n")?.why).toMatch(
+      /flake8/,
+    );
+    // a look-alike name is the same file
+    expect(protectedSetting("PyProject.toml", "", hook)).toBeDefined();
+  });
+  it("lines the file already has, other keys and other files are the project's own", () => {
+    // the whole file written again with its mypy plugin as it was, a dependency added
+    const more = pyproject.replace('name = "app"', 'name = "app"\ndependencies = ["httpx"]');
+    expect(protectedSetting("pyproject.toml", pyproject, more)).toBeUndefined();
+    expect(
+      protectedSetting("pyproject.toml", "", "[tool.pytest.ini_options]\nrequired_plugins = x\n"),
+    ).toBeUndefined();
+    expect(protectedSetting("src/app.py", "", "init_hook = 1\nplugins = []\n")).toBeUndefined();
+    expect(protectedSetting("setup.cfg", "", "[metadata]\nname = app\n")).toBeUndefined();
+  });
+});
+
+describe("names from the seventh attack review", () => {
+  it("Mercurial's share-safe config and mise's other config files are protected", () => {
+    for (const rel of [
+      ".hg/hgrc-not-shared",
+      "sub/.hg/hgrc-not-shared",
+      ".config/mise.toml",
+      ".config/mise.local.toml",
+      "mise/config.local.toml",
+    ])
+      expect(protectedEntry(rel), rel).toBeDefined();
+    expect(isCommandProtected(".hg/hgrc-not-shared")).toBe(true);
   });
 });

@@ -21,6 +21,7 @@ import {
   approver,
   callFacts,
   changePreview,
+  changedText,
   checkAllowed,
   describeCall,
   gate,
@@ -61,7 +62,12 @@ export function createToolExecuteNode(deps: GraphDeps) {
         if (loop.failure) update.failure = loop.failure;
       } else {
         const facts = callFacts(step.tool, step.args, step.entry, env.workspace);
-        const gated = gate(facts, env, changePreview(step.tool, step.args));
+        const gated = gate(
+          facts,
+          env,
+          changePreview(step.tool, step.args),
+          changedText(step.tool, step.args),
+        );
         result = gated.run
           ? await runOnce(step, describeCall(facts), state, env, config, window, gated.approved)
           : gated.result;

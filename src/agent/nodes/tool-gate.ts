@@ -4,6 +4,7 @@
  * a LangGraph interrupt (the CLI's prompt, Studio's resume), or, with nobody there, the call is
  * refused with the fix.
  */
+import path from "node:path";
 import { interrupt } from "@langchain/langgraph";
 import type { TrailEntry } from "../../guard/loop.js";
 import { pathOf } from "../../tools/fs-tools.js";
@@ -15,7 +16,9 @@ import {
   personalConfig,
   personalNames,
 } from "../../sandbox/git-named.js";
-import { KEEL_DIR, type ProtectedPath } from "../../sandbox/protected.js";
+import { gitFoldersOn } from "../../sandbox/look.js";
+import { KEEL_DIR, protectedSetting, type ProtectedPath } from "../../sandbox/protected.js";
+import { readSmall } from "../../sandbox/safe-read.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import type { NodeEnv } from "../runtime.js";
 import { rulesOf } from "../context.js";
@@ -51,6 +54,20 @@ export function describeCall(facts: CallFacts): string {
   return about ? `${facts.tool} ${about}` : facts.tool;
 }
 
+/** The text a file change writes: write_file's content, edit_file's new text. */
+export function changedText(tool: KeelTool, args: unknown): string | undefined {
+  const a = (args ?? {}) as Record<string, unknown>;
+  const text = tool.name === "edit_file" ? a.new_text : a.content;
+  return typeof text === "string" ? text : undefined;
+}
+
+/** A line the change adds to a project config that a tool runs code from (`protectedSetting`). */
+function settingAdded(workspace: string, rel: string, text: string | undefined): ProtectedPath[] {
+  if (text === undefined) return [];
+  const added = protectedSetting(rel, readSmall(path.join(workspace, rel)) ?? "", text);
+  return added ? [added] : [];
+}
+
 /** What a person is shown of a file change before approving it: the content, or the edit. */
 export function changePreview(tool: KeelTool, args: unknown): string {
   const a = (args ?? {}) as Record<string, unknown>;
@@ -68,9 +85,20 @@ export function changePreview(tool: KeelTool, args: unknown): string {
  * says "ask", a person is asked — shown `preview` for a file change — or, with nobody there, the
  * call is refused with what would allow it.
  */
-export function gate(facts: CallFacts, env: NodeEnv, preview = ""): GateVerdict {
+export function gate(
+  facts: CallFacts,
+  env: NodeEnv,
+  preview = "",
+  text: string | undefined = undefined,
+): GateVerdict {
   const named =
-    facts.toolClass === "mutate" && facts.path !== undefined ? gitNamedOf(env, facts.path) : [];
+    facts.toolClass === "mutate" && facts.path !== undefined
+      ? [
+          ...gitNamedOf(env, facts.path),
+          ...gitFoldersOn(env.workspace, facts.path),
+          ...settingAdded(env.workspace, facts.path, text),
+        ]
+      : [];
   const d = decideCall(facts, { ...policyOf(env), named });
   if (d.decision === "allow") return { run: true, approved: d.approved };
   if (d.decision === "deny")
