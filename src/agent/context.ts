@@ -143,12 +143,16 @@ export const ContextSchema = ModelSettingsSchema.extend({
     .describe(
       "Learn from misuse: a tool this model misused the same way in several threads gets one line of right-vs-wrong usage in its description (kept while it lowers the misuse rate; see keel stats)",
     ),
-  undo: z
-    .boolean()
-    .default(true)
-    .describe(
-      "Snapshot the files each changing step touches (a shadow git repository in .keel/undo), for keel undo and keel diff",
-    ),
+  // user-only: a project's file must not take away the person's way back
+  undo: setting(
+    z
+      .boolean()
+      .default(true)
+      .describe(
+        "Snapshot the files each changing step touches (a shadow git repository in .keel/undo), for keel undo and keel diff",
+      ),
+    USER_ONLY,
+  ),
   allowRead: setting(
     z
       .array(z.string())

@@ -52,7 +52,15 @@ export const AnalystContextSchema = ModelSettingsSchema.pick({
       .describe(
         "Markdown report path (default <target>/.keel/report.md; the JSON report goes beside it)",
       ),
-    { flag: "-o, --out <file>", commands: ["analyze"], paths: true, example: "/tmp/report.md" },
+    // user-only: a repository's own settings file would choose which file of yours the report
+    // overwrites, and what lines its file names put there
+    {
+      flag: "-o, --out <file>",
+      commands: ["analyze"],
+      paths: true,
+      userOnly: true,
+      example: "/tmp/report.md",
+    },
   ),
   maxFileBytes: z
     .number()

@@ -13,6 +13,8 @@ export interface StopHandle {
   signal: AbortSignal;
   /** The exit code of a run's outcome: an interrupted run (130) stopped by SIGTERM exits 143. */
   exitCode: (code: number) => number;
+  /** Stops the run now, as a second Ctrl-C does (Ctrl-C typed at a question). */
+  now: () => void;
   /** Removes the handlers. */
   dispose: () => void;
 }
@@ -75,6 +77,10 @@ export function installCtrlC(say: (line: string) => void, kept = true): StopHand
     control,
     signal: abort.signal,
     exitCode: (code) => (stoppedWith !== undefined && code === 130 ? stoppedWith : code),
+    now: () => {
+      say(pc.yellow(`stopping now; ${resumes}`));
+      abort.abort();
+    },
     dispose: () => {
       process.off("SIGINT", onSigint);
       process.off("SIGTERM", onSigterm);

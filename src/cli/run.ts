@@ -1,4 +1,5 @@
 /** `keel run`: the coder agent on a request, or a thread resumed; the outcome printed for people or as JSON. */
+import { printable } from "../printable.js";
 import { createInterface } from "node:readline/promises";
 import { question } from "./question.js";
 import { Command } from "commander";
@@ -43,9 +44,9 @@ export function printOutcome(
   const out = [
     "",
     `${color(pc.bold(heading))}  ${pc.dim(`thread ${o.thread_id} · intent ${o.intent ?? "?"}${o.intent_source ? ` (${o.intent_source})` : ""} · ${plural(o.turns, "turn")} · ${plural(o.tool_calls.length, "tool call")}`)}`,
-    o.files_written.length ? `files written: ${o.files_written.join(", ")}` : "",
-    o.error ? pc.red(o.error) : "",
-    answerShown ? pc.dim("(the answer is above)") : o.summary,
+    o.files_written.length ? `files written: ${printable(o.files_written.join(", "))}` : "",
+    o.error ? pc.red(printable(o.error)) : "",
+    answerShown ? pc.dim("(the answer is above)") : printable(o.summary),
     ...(o.warnings ?? []).map((w) => pc.yellow(`note: ${w}`)),
     ...(where ? resumeHints(o, where) : [o.status === "error" ? pc.dim(NOTHING_KEPT) : ""]),
   ].filter(Boolean);
@@ -100,7 +101,7 @@ async function runCommand(
       checkpoints: flags.checkpoints ?? defaultCheckpoints(workspace),
       settings: { workspace, ...settings },
       log,
-      ask: rl ? (q) => question(rl, `${pc.cyan("?")} ${q}\n> `) : undefined,
+      ask: rl ? (q) => question(rl, `${pc.cyan("?")} ${q}\n> `, stop.signal, stop.now) : undefined,
       signal: stop.signal,
       control: stop.control,
       where: where ?? [],
@@ -108,7 +109,11 @@ async function runCommand(
     // what `keel undo` says to go on with the thread repeats these flags too
     if (where) await recordRun(workspace, outcome.thread_id, words);
     printOutcome(outcome, flags.json, where);
-    return stop.exitCode(outcome.exitCode);
+    const code = stop.exitCode(outcome.exitCode);
+    // stopped: what the run started and did not finish (a request to a hung server, its timers)
+    // does not hold the process once its outcome is out
+    if (stop.signal.aborted) setTimeout(() => process.exit(code), 1_000).unref();
+    return code;
   } finally {
     stop.dispose();
     rl?.close();

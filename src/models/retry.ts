@@ -45,7 +45,21 @@ export async function withModelRetry<T>(call: () => Promise<T>, policy: RetryPol
       const exp = policy.baseMs * 2 ** (attempt - 1);
       const delayMs = Math.min(policy.maxMs ?? 30_000, exp) * (0.75 + Math.random() * 0.5);
       policy.onRetry?.({ attempt, delayMs: Math.round(delayMs), error: c });
-      await new Promise((r) => setTimeout(r, delayMs));
+      await pause(delayMs, policy.signal);
+      if (policy.signal?.aborted) throw err;
     }
   }
+}
+
+/** Waits `ms`, or less when `signal` fires first (a stopped run does not wait out a backoff). */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }

@@ -25,6 +25,12 @@ export interface WireTurn {
    * prompt tokens), filled in by the provider's line hook as the answer arrives.
    */
   seen?: WireSeen;
+  /**
+   * The run's stop (the node's signal): every request of the turn is cut when it fires, whether or
+   * not the client library passes a signal of its own on (a hung server would otherwise hold a
+   * stopped run for the whole request timeout).
+   */
+  signal?: AbortSignal;
 }
 
 /** What a server reported of one answer that the client library does not keep. */
@@ -117,9 +123,9 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
       }
     }
     const controller = new AbortController();
-    const signal = init?.signal
-      ? AbortSignal.any([init.signal, controller.signal])
-      : controller.signal;
+    const signal = AbortSignal.any(
+      [init?.signal, controller.signal, turn?.signal].filter((s): s is AbortSignal => !!s),
+    );
     const arm = (what: string) =>
       setTimeout(
         () =>

@@ -2,6 +2,7 @@
  * The live timeline: one line per event of a run (node, tool call, error fed back, guard hit).
  * Pure formatting of LangGraph `updates` / `custom` chunks; the caller decides where lines go.
  */
+import { printable } from "../printable.js";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import pc from "picocolors";
 import { NODE } from "../agent/routing.js";
@@ -222,7 +223,7 @@ export function createReplyPrinter(log: (line: string) => void) {
     line += text;
     const parts = line.split("\n");
     line = parts.pop() ?? "";
-    for (const p of parts) if (p.trim()) log(`${pc.dim("  │")} ${p}`);
+    for (const p of parts) if (p.trim()) log(`${pc.dim("  │")} ${printable(p)}`);
   };
   return {
     text: (chunk: string) => {
@@ -239,7 +240,7 @@ export function createReplyPrinter(log: (line: string) => void) {
     /** The reply is complete: show the rest and start over for the next one. */
     flush: () => {
       emit(filter.end());
-      if (line.trim()) log(`${pc.dim("  │")} ${line}`);
+      if (line.trim()) log(`${pc.dim("  │")} ${printable(line)}`);
       if (shown.trim()) lastShown = shown.trim();
       line = "";
       shown = "";

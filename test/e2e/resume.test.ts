@@ -277,6 +277,31 @@ describe("Ctrl-C", () => {
     },
   );
 
+  it.each([
+    ["SIGTERM", 143, ["SIGTERM"]],
+    ["Ctrl-C twice", 130, ["SIGINT", "SIGINT"]],
+  ] as const)(
+    "a model request the server never answers does not hold a run stopped with %s: it exits %i",
+    async (_, code, signals) => {
+      fake = await startFake({ script });
+      const ws = tempWorkspace();
+      const args = ["run", "Create the parts", "-w", ws, "--ollama-url", fake.url, "--json"];
+      const stopped = await runKeel([...args, "--thread", "hung"], {
+        onSpawn: (child) =>
+          fake!.onChat((req) => {
+            if (req.structured) return;
+            fake!.inject({ fault: "hang" }); // the request is taken and never answered
+            signals.forEach((s, i) => setTimeout(() => child.kill(s), 300 * (i + 1)));
+          }),
+      });
+      fake.onChat(undefined);
+      // without the stop reaching the request, keel waited out its five-minute request timeout
+      expect(stopped.signal).toBeNull();
+      expect(stopped.code).toBe(code);
+      expect(stopped.json).toMatchObject({ status: "interrupted", thread_id: "hung" });
+    },
+  );
+
   it("SIGTERM stops at once: the command in flight is stopped, the outcome printed, exit 143, and the thread resumes", async () => {
     fake = await startFake({ script: slowStep });
     const ws = tempWorkspace();

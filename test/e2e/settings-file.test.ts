@@ -2,7 +2,7 @@
  * Settings files: the project's `.keel/settings.json` and the user's `~/.config/keel/settings.json`,
  * with flags > environment > project > user > defaults, and bad files named with the field.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runConfig } from "../../src/agent/context.js";
@@ -96,12 +96,25 @@ describe("settings files", () => {
       { runCommandsUnsandboxed: true },
       /field "runCommandsUnsandboxed": only your user settings file/,
     ],
+    // a project's file would take away the person's way back without a word
+    [{ undo: false }, /field "undo": only your user settings file/],
     [["model"], /must be a JSON object of settings/],
   ])("a bad project file %j: exit 2, naming the file and the field", async (content, message) => {
     const { ws, env } = setup(content);
     const r = await runKeel(["run", "x", "-w", ws, "--checkpoints", "memory"], { env });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
+  });
+
+  it("a project's file does not choose where keel analyze writes its report (a file of yours outside)", async () => {
+    const target = `report-target-${process.pid}-${Date.now()}.md`;
+    const { ws, env } = setup({ out: `../${target}` });
+    const beside = path.join(ws, "..", target);
+    writeFileSync(beside, "precious\n");
+    const r = await runKeel(["analyze", ws, "-m", "none"], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/field "out": only your user settings file/);
+    expect(readFileSync(beside, "utf8")).toBe("precious\n");
   });
 
   it("runs started from code and Studio read them too", () => {

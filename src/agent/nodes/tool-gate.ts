@@ -6,6 +6,7 @@
  */
 import path from "node:path";
 import { interrupt } from "@langchain/langgraph";
+import { printable } from "../../printable.js";
 import type { TrailEntry } from "../../guard/loop.js";
 import { pathOf } from "../../tools/fs-tools.js";
 import { answeredByYes, decideCall, type CallFacts, type Policy } from "../../tools/permissions.js";
@@ -68,17 +69,21 @@ function settingAdded(workspace: string, rel: string, text: string | undefined):
   return added ? [added] : [];
 }
 
-/** What a person is shown of a file change before approving it: the content, or the edit. */
+/**
+ * What a person is shown of a file change before approving it: the content, or the edit, whole (a
+ * part shown is a part approved: what follows it would be written unseen), its control characters
+ * visible (`printable`: a carriage return or an escape sequence could hide a line).
+ */
 export function changePreview(tool: KeelTool, args: unknown): string {
   const a = (args ?? {}) as Record<string, unknown>;
-  const text = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
-  const clip = (v: string) =>
-    v.length > 4000 ? `${v.slice(0, 4000)}\n[… ${v.length - 4000} more characters]` : v;
-  if (tool.name === "edit_file")
-    return `replace:\n${clip(text(a.old_text))}\nwith:\n${clip(text(a.new_text))}`;
-  if ("content" in a) return `content:\n${clip(text(a.content))}`;
-  return JSON.stringify(a);
+  const text = (v: unknown) => printable(typeof v === "string" ? v : JSON.stringify(v));
+  if (tool.name === "edit_file") return `replace:\n${text(a.old_text)}\nwith:\n${text(a.new_text)}`;
+  if ("content" in a) return `content:\n${text(a.content)}`;
+  return printable(JSON.stringify(a));
 }
+
+/** The longest change a person is asked to read in full before approving it (characters). */
+export const PREVIEW_MAX = 20_000;
 
 /**
  * Whether a resolved call may run: the decision is `decideCall`'s (tools/permissions.ts); where it
@@ -112,6 +117,14 @@ export function gate(
       ),
     };
   if (d.protected) {
+    if (preview.length > PREVIEW_MAX)
+      return {
+        run: false,
+        result: fail(
+          "needs_approval",
+          `${facts.tool} was not run: ${d.reason}, so a person must read the change before it is made, and at ${preview.length.toLocaleString("en")} characters it is too long to show (at most ${PREVIEW_MAX.toLocaleString("en")}). Write a shorter file there, or finish and say what should be written.`,
+        ),
+      };
     if (
       askPerson(env, {
         tool: facts.tool,
@@ -199,10 +212,12 @@ export function approver(env: NodeEnv): Approver {
 /** Asks a person through an interrupt (the CLI's prompt, Studio's resume); no one there is a no. */
 function askPerson(env: NodeEnv, req: Parameters<Approver>[0]): boolean {
   if (!env.settings.interactive) return false;
+  const command = printable(req.command);
   const answer: unknown = interrupt({
     type: "approval",
     ...req,
-    question: `Allow \`${req.command}\`? (${req.reason})${req.preview ? `\n${req.preview}` : ""}`,
+    command,
+    question: `Allow \`${command}\`? (${printable(req.reason)})${req.preview ? `\n${req.preview}` : ""}`,
   });
   const approved =
     answer === true || (typeof answer === "string" && /^y(es)?$/i.test(answer.trim()));

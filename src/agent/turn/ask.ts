@@ -141,6 +141,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       maxTokens: budget,
       seen: {},
       ...(shifting ? { cacheReuse: shifting } : {}),
+      ...(r.signal ? { signal: r.signal } : {}),
     };
     let reply: AIMessage;
     try {
