@@ -5,6 +5,7 @@
  * job. A server that fails is taken out of rotation and the unit goes to another; a unit that
  * throws fails its job, and pg-boss retries it until its attempts are spent.
  */
+import { setTimeout as delay } from "node:timers/promises";
 import type { BaseStore } from "@langchain/langgraph";
 import { analyzeUnit } from "../analysis/analyze-unit.js";
 import { analystRunConfig, type AnalystSettingsInput } from "../analysis/context.js";
@@ -47,16 +48,9 @@ export interface WorkerSummary {
   failed: number;
 }
 
+/** Waits `ms`, or less when `signal` fires first. */
 const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
+  delay(ms, undefined, { signal }).catch(() => undefined);
 
 /** A stored record that already answers this job: same content, model and depth, analysed. */
 export function answers(r: UnitRecord | undefined, j: UnitJob, model: string): boolean {

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type { Provider } from "./provider.js";
 import { classifyModelError, ModelServerError, type ClassifiedError } from "./errors.js";
 
@@ -45,21 +46,9 @@ export async function withModelRetry<T>(call: () => Promise<T>, policy: RetryPol
       const exp = policy.baseMs * 2 ** (attempt - 1);
       const delayMs = Math.min(policy.maxMs ?? 30_000, exp) * (0.75 + Math.random() * 0.5);
       policy.onRetry?.({ attempt, delayMs: Math.round(delayMs), error: c });
-      await pause(delayMs, policy.signal);
+      // a stopped run does not wait out a backoff
+      await delay(delayMs, undefined, { signal: policy.signal }).catch(() => undefined);
       if (policy.signal?.aborted) throw err;
     }
   }
-}
-
-/** Waits `ms`, or less when `signal` fires first (a stopped run does not wait out a backoff). */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }
