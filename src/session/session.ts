@@ -53,8 +53,10 @@ function quietNotices(log: (line: string) => void, quietMs: number) {
   let since = Date.now();
   let due = quietMs;
   let waitingFor = waitingAfter({});
+  let asking = false;
   const timer = setInterval(
     () => {
+      if (asking) return; // the run waits for the person, who is reading the question
       const quiet = Date.now() - since;
       if (quiet < due) return;
       due += 30_000;
@@ -71,6 +73,17 @@ function quietNotices(log: (line: string) => void, quietMs: number) {
       since = Date.now();
       due = quietMs;
       if (next) waitingFor = next;
+    },
+    /** Says nothing while a person is asked: the run waits for their answer, not the model. */
+    async asking<T>(answer: Promise<T>): Promise<T> {
+      asking = true;
+      try {
+        return await answer;
+      } finally {
+        asking = false;
+        since = Date.now();
+        due = quietMs;
+      }
     },
     stop: () => clearInterval(timer),
   };
@@ -233,7 +246,9 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
         return shown ? { ...o, answerShown: true } : o;
       }
       if (!opts.ask) return report(values, "needs_human", questionOf(pending[0]?.value));
-      input = new Command({ resume: await opts.ask(questionOf(pending[0]?.value)) });
+      input = new Command({
+        resume: await quiet.asking(opts.ask(questionOf(pending[0]?.value))),
+      });
     }
   } catch (err) {
     const values = async () =>

@@ -29,4 +29,26 @@ describe("a quiet run", () => {
       /^… still waiting for the model's reply \(a long prompt is read first\): \d+ s so far \(Ctrl-C stops after this step\)$/,
     );
   });
+
+  it("says nothing while a person is asked: the run waits for them, not the model", async () => {
+    const fake = await startFake({
+      script: keelScript((req) =>
+        req.turn === 0
+          ? calls(call("run_command", { command: "echo hi" }))
+          : { content: "Ran it." },
+      ),
+    });
+    const lines: string[] = [];
+    const outcome = await runSession({
+      request: "Run echo hi",
+      checkpoints: "memory",
+      settings: { workspace: tempWorkspace(), ollamaUrl: fake.url, approval: "ask" },
+      log: (l) => lines.push(l),
+      // the person takes a while to answer
+      ask: (q) => new Promise((r) => setTimeout(() => r(q.startsWith("Allow") ? "y" : ""), 1200)),
+      quietMs: 300,
+    });
+    expect(outcome.status).toBe("done");
+    expect(lines.filter((l) => l.startsWith("… still waiting"))).toEqual([]);
+  });
 });
