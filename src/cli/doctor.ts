@@ -70,8 +70,17 @@ async function modelThere(s: DoctorTarget): Promise<DoctorReport["model"]> {
   const timed: typeof fetch = (input, init) =>
     fetch(input, { ...init, signal: AbortSignal.timeout(3000) });
   try {
-    await describe(timed, s.url, s.model, s.apiKey);
-    return { name: s.model, available: true, detail: "the server has it" };
+    const profile = await describe(timed, s.url, s.model, s.apiKey);
+    const served = profile.server === "llama.cpp" ? profile.model : undefined;
+    return {
+      name: s.model,
+      available: true,
+      // a llama-server with one model answers under any name: say which model that is
+      detail:
+        served && served !== s.model
+          ? `the server answers to any name with the one model it serves, ${served}`
+          : "the server has it",
+    };
   } catch (e) {
     const missing = e instanceof ServerHttpError && e.status_code === 404;
     return {

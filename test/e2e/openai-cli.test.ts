@@ -112,6 +112,19 @@ describe("keel on an OpenAI-compatible server", () => {
           'the server has no model "qwen9:70b": choose another with --model (keel models lists them)',
       },
     });
+    // a llama-server with one model answers under any name: doctor says which model that is
+    const llama = await fake({ server: "llama.cpp" });
+    const anyName = await runKeel([
+      ...["doctor", "--provider", "openai", "--base-url", llama.baseUrl],
+      ...["-m", "totally-bogus-model", "--json"],
+    ]);
+    expect(anyName.json).toMatchObject({
+      model: {
+        name: "totally-bogus-model",
+        available: true,
+        detail: `the server answers to any name with the one model it serves, ${MODEL}`,
+      },
+    });
     const help = await runKeel(["models", "--help"]);
     expect(help.stdout).toMatch(/llama-server -m model\.gguf --jinja/);
     expect(help.stdout).toMatch(/--enable-auto-tool-choice/);
