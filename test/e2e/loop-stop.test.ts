@@ -68,6 +68,28 @@ describe("a looping reply is stopped as it streams", () => {
     expect(r.stdout.match(/│ Let me think\./g)).toHaveLength(1);
   });
 
+  it("a model that loops every time: the report does not print its loop again as a summary", async () => {
+    // every reply loops, the summary turn's too (keelScript answers that one itself otherwise)
+    const plan = keelScript(() => looping);
+    const fake = await startOllama({ script: (req) => (req.structured ? plan(req) : looping) });
+    const ws = tempWorkspace();
+    const r = await runKeel([
+      "run",
+      "Create hello.txt",
+      "-w",
+      ws,
+      "--ollama-url",
+      fake.url,
+      "--json",
+    ]);
+    expect(r.json).toMatchObject({ status: "gave_up" });
+    const summary = String(r.json?.summary);
+    expect(summary).toMatch(/^Stopped: /);
+    expect(summary).not.toContain("The model's summary");
+    // the repeated unit is named once, in why it stopped
+    expect(summary.split(LOOP.trim()).length - 1).toBe(1);
+  });
+
   it("llama.cpp: the same on the OpenAI-compatible stream", async () => {
     openai = await startFakeOpenAI({ server: "llama.cpp", script });
     const ws = tempWorkspace();

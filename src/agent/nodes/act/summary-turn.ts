@@ -39,10 +39,15 @@ export async function summaryTurn(
       }),
     ],
     turns: state.turns + 1,
-    summary: ownSummary(
-      visibleText(readReply(reply, { mode: "prompt", format, toolNames: [], schemas: {} }).content),
-      ask.text,
-    ),
+    // a reply keel stopped in a loop is no summary: the report would print the loop again
+    summary: answer.cut?.looped
+      ? ""
+      : ownSummary(
+          visibleText(
+            readReply(reply, { mode: "prompt", format, toolNames: [], schemas: {} }).content,
+          ),
+          ask.text,
+        ),
     summaryFor: null,
     failure: { ...state.summaryFor, summarized: true },
     ...fitUpdate(state.fit, answer.fit),
