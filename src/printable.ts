@@ -29,3 +29,7 @@ export function printable(text: string): string {
   }
   return out;
 }
+
+/** A name (a file's) on one line: `printable`, its newlines and tabs as codes too. */
+export const printableName = (name: string): string =>
+  printable(name).replace(/\n/g, "\\n").replace(/\t/g, "\\t");

@@ -3,6 +3,7 @@
  * manifest and the stored records only, so an interrupted-and-resumed run writes the same report
  * as an uninterrupted one.
  */
+import { printableName } from "../printable.js";
 import path from "node:path";
 import { REPORT_MARK } from "./enumerate.js";
 import type { FolderRecord, Manifest, UnitRecord } from "./records.js";
@@ -168,16 +169,16 @@ export function renderMarkdown(r: AnalysisReport): string {
   const h = r.hotspots;
   out.push("", "## Structural hotspots", "");
   out.push(
-    `Largest files: ${h.largest.map((x) => `\`${x.path}\` (${x.lines})`).join(", ") || "none"}`,
+    `Largest files: ${h.largest.map((x) => `\`${printableName(x.path)}\` (${x.lines})`).join(", ") || "none"}`,
   );
   out.push(
-    `Most imported: ${h.mostImported.map((x) => `\`${x.path}\` (${x.importedBy})`).join(", ") || "none"}`,
+    `Most imported: ${h.mostImported.map((x) => `\`${printableName(x.path)}\` (${x.importedBy})`).join(", ") || "none"}`,
   );
   out.push(
-    `Most symbols: ${h.mostSymbols.map((x) => `\`${x.path}\` (${x.symbols})`).join(", ") || "none"}`,
+    `Most symbols: ${h.mostSymbols.map((x) => `\`${printableName(x.path)}\` (${x.symbols})`).join(", ") || "none"}`,
   );
   out.push(
-    `Most TODO/FIXME: ${h.mostTodos.map((x) => `\`${x.path}\` (${x.todos})`).join(", ") || "none"}`,
+    `Most TODO/FIXME: ${h.mostTodos.map((x) => `\`${printableName(x.path)}\` (${x.todos})`).join(", ") || "none"}`,
   );
   out.push("", "## Imports between folders", "");
   out.push(
@@ -191,12 +192,12 @@ export function renderMarkdown(r: AnalysisReport): string {
   out.push("", "## Folders", "", "| folder | files | lines | purpose |", "|---|---|---|---|");
   for (const f of r.folders)
     out.push(
-      `| \`${f.path}\` | ${f.files} | ${f.lines} | ${(f.purpose ?? "").replace(/\|/g, "\\|")} |`,
+      `| \`${printableName(f.path)}\` | ${f.files} | ${f.lines} | ${(f.purpose ?? "").replace(/\|/g, "\\|")} |`,
     );
   out.push("", "## Files", "");
   for (const u of r.units) {
     out.push(
-      `### \`${u.path}\``,
+      `### \`${printableName(u.path)}\``,
       "",
       `${u.language}, ${u.lines} lines, ${u.symbols} symbols${u.todos ? `, ${u.todos} TODO/FIXME` : ""}${u.internalImports.length ? `; imports ${u.internalImports.map((p) => `\`${p}\``).join(", ")}` : ""}.`,
     );

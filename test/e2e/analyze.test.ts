@@ -3,7 +3,7 @@
  * uninterrupted run, every unit analysed once but for the ones in flight at a kill), and the
  * structural report when no Ollama is there.
  */
-import { cpSync, readFileSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ChatBody, FakeOllama } from "../../src/testing/fake-ollama/index.js";
@@ -152,6 +152,18 @@ describe("keel analyze", () => {
     expect(readFileSync(path.join(target, ".keel/report.md"), "utf8")).toContain(
       "**No model was used.**",
     );
+  });
+
+  it("a file name with newlines and escapes writes no line of its own into the report", async () => {
+    const target = tempWorkspace();
+    writeFileSync(path.join(target, "a\ntouch PWNED\n.py"), "x = 1\n");
+    writeFileSync(path.join(target, "b\x1b]52;c;aGk=\x07.py"), "y = 2\n");
+    const r = await runKeel(["analyze", target, "-m", "none", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const report = readFileSync(path.join(target, ".keel/report.md"), "utf8");
+    expect(report).toContain("a\\ntouch PWNED\\n.py");
+    expect(report.split("\n").some((l) => l.trim() === "touch PWNED")).toBe(false);
+    expect(report).not.toContain("\x1b");
   });
 
   it("writes the report where --out says, and a human summary without --json", async () => {
