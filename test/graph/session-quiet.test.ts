@@ -34,19 +34,19 @@ describe("a quiet run", () => {
     const fake = await startFake({
       script: keelScript((req) =>
         req.turn === 0
-          ? calls(call("run_command", { command: "echo hi" }))
-          : { content: "Ran it." },
+          ? calls(call("write_file", { path: "a.txt", content: "a\n" }))
+          : { content: "Wrote a.txt." },
       ),
     });
     const lines: string[] = [];
     const outcome = await runSession({
-      request: "Run echo hi",
+      request: "Create a.txt",
       checkpoints: "memory",
       settings: { workspace: tempWorkspace(), ollamaUrl: fake.url, approval: "ask" },
       log: (l) => lines.push(l),
-      // the person takes a while to answer
-      ask: (q) => new Promise((r) => setTimeout(() => r(q.startsWith("Allow") ? "y" : ""), 1200)),
-      quietMs: 300,
+      // the person takes well over the quiet spell to answer
+      ask: (q) => new Promise((r) => setTimeout(() => r(q.startsWith("Allow") ? "y" : ""), 2500)),
+      quietMs: 1000,
     });
     expect(outcome.status).toBe("done");
     expect(lines.filter((l) => l.startsWith("… still waiting"))).toEqual([]);
