@@ -151,7 +151,7 @@ export function markWorkspace(
   const addRepoWithCommon = (rel: string) => {
     addRepo(rel);
     // git reads the config and runs the hooks of the folder `commondir` names
-    const common = commonDirOf(workspace, rel);
+    const common = commonDirOf(workspace, rel, marks.repos.get(rel)?.common);
     if (common !== undefined) addRepo(common);
   };
   const look = newLook();
@@ -404,13 +404,14 @@ function gitFileTarget(workspace: string, rel: string, link: boolean): string | 
 }
 
 /**
- * The workspace-relative folder a git folder's `commondir` names, when it is in the workspace. Read
- * as git reads it (setup.c): only the line ends are stripped, so `" x"` names the folder ` x`.
+ * The workspace-relative folder a git folder's `commondir` (its text, as the look read it) names,
+ * when it is in the workspace. Read as git reads it (setup.c): only the line ends are stripped, so
+ * `" x"` names the folder ` x`.
  */
-function commonDirOf(workspace: string, rel: string): string | undefined {
+function commonDirOf(workspace: string, rel: string, text: string | undefined): string | undefined {
   try {
     const gitDir = path.join(workspace, rel);
-    const named = readSmall(path.join(gitDir, "commondir"))?.replace(/[\r\n]+$/, "");
+    const named = text?.replace(/[\r\n]+$/, "");
     if (named === undefined) return undefined;
     const real = realpathSync(path.resolve(gitDir, named));
     return lstatOf(real)?.isDirectory() ? inWorkspace(workspace, real) : undefined;
@@ -492,38 +493,6 @@ export function hookStamps(gitDir: string): Record<string, string> {
   }
   return out;
 }
-
-/** Why a write in a folder git would take for a repository's is protected (`gitFoldersOn`). */
-const GIT_FOLDER =
-  "git takes this folder for a repository's (it holds HEAD and objects or a commondir): git runs its hooks and obeys its config";
-const COMMON_FOLDER =
-  "git can take this folder for the common folder a repository's commondir names (it holds objects and refs): git runs its hooks and obeys its config";
-
-/**
- * The folders on a file tool's path that git would take for a repository's, with the write made: a
- * folder of `HEAD` with `objects` or a `commondir` (setup.c's is_git_directory; a `.git` is on the
- * list by its name, these are found by what they hold, whatever they are called), where any write
- * is one git obeys later; and a folder of `objects` and `refs`, the common folder a `commondir`
- * can name, whose config, hooks and info are. Read from the file system at the write: a command
- * may have made the folder since the run began. Workspace-relative, as protected paths.
- */
-export function gitFoldersOn(workspace: string, rel: string): ProtectedPath[] {
-  const parts = rel.split("/").filter((p) => p !== "" && p !== ".");
-  const out: ProtectedPath[] = [];
-  for (let i = 0; i < parts.length; i++) {
-    const dir = parts.slice(0, i).join("/");
-    const has = (name: string) =>
-      sameName(parts[i]!, name) || lstatOf(path.join(workspace, dir, name)) !== undefined;
-    if (has("HEAD") && (has("objects") || has("commondir")))
-      out.push({ path: dir || ".", why: GIT_FOLDER });
-    else if (has("objects") && has("refs") && COMMON_PARTS.some((n) => sameName(parts[i]!, n)))
-      out.push({ path: [dir, parts[i]].filter(Boolean).join("/"), why: COMMON_FOLDER });
-  }
-  return out;
-}
-
-/** What git reads in a repository's common folder besides its objects and refs. */
-const COMMON_PARTS = [...CONFIGS, "hooks", "info"];
 
 /**
  * A git folder's hooks, git's samples left out; none when `hooks` is not a real folder (a link is

@@ -9,10 +9,10 @@ import {
   isKeelOwn,
   PROTECTED_PATHS,
   protectedEntry,
-  protectedSetting,
   removedWhenMade,
   sandboxDenyPaths,
 } from "../../src/sandbox/protected.js";
+import { protectedSetting } from "../../src/sandbox/protected-settings.js";
 import { standIns, withoutStandIns } from "../../src/sandbox/stand-ins.js";
 
 /** sandbox-runtime's DANGEROUS_FILES and DANGEROUS_DIRECTORIES, read from its installed source. */

@@ -17,8 +17,9 @@ import {
   personalConfig,
   personalNames,
 } from "../../sandbox/git-named.js";
-import { gitFoldersOn } from "../../sandbox/look.js";
-import { KEEL_DIR, protectedSetting, type ProtectedPath } from "../../sandbox/protected.js";
+import { gitFoldersOn } from "../../sandbox/git-folders.js";
+import { protectedSetting } from "../../sandbox/protected-settings.js";
+import { KEEL_DIR, type ProtectedPath } from "../../sandbox/protected.js";
 import { readSmall } from "../../sandbox/safe-read.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import type { NodeEnv } from "../runtime.js";
