@@ -13,8 +13,6 @@ import path from "node:path";
 import { gitConfigKeys, withoutUnsafeGitConfig } from "./git-config.js";
 import {
   CONFIGS,
-  hooksOf,
-  hookStamps,
   linksOf,
   linksOnTheWay,
   lstatOf,
@@ -116,7 +114,7 @@ export function cleanAfter(
     if (linkTo !== undefined) putBack(rel, linkTo);
     else if (!there && lstatOf(path.join(workspace, rel))) remove(rel);
   }
-  for (const [rel, { print }] of after.repos) {
+  for (const [rel, { print, hooks }] of after.repos) {
     const was = before.repos.get(rel);
     if (was?.print === print) continue;
     // one the look before could not see (in `node_modules`, reached through a link or a `.git`
@@ -143,8 +141,7 @@ export function cleanAfter(
         });
     }
     // a hook it made, or rewrote under the same name (one the sandbox did not hold, past its cap)
-    const stamps = hookStamps(gitDir);
-    for (const name of hooksOf(gitDir).filter((n) => was?.hooks[n] !== stamps[n]))
+    for (const name of Object.keys(hooks).filter((n) => was?.hooks[n] !== hooks[n]))
       remove(
         path.join(rel, "hooks", name),
         at(`hooks/${name}`) + (was?.hooks[name] ? " (changed by the command)" : ""),

@@ -485,7 +485,7 @@ function fingerprint(
  * size and ctime (which no command can set back). A command that rewrites a hook the sandbox did
  * not hold (past `MAX_HELD`) keeps its name, not its stamp.
  */
-export function hookStamps(gitDir: string): Record<string, string> {
+function hookStamps(gitDir: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of hooksOf(gitDir)) {
     const st = lstatOf(path.join(gitDir, "hooks", name));
