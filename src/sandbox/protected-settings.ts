@@ -27,6 +27,18 @@ export const PROTECTED_SETTINGS: ReadonlyArray<{ files: string[]; line: RegExp; 
   },
 ];
 
+/** The rules of `PROTECTED_SETTINGS` a workspace-relative file takes (none for most files). */
+export function settingRulesOf(rel: string): typeof PROTECTED_SETTINGS {
+  const name = rel
+    .replace(/\\/g, "/")
+    .split("/")
+    .filter((s) => s !== "" && s !== ".")
+    .at(-1);
+  return name === undefined
+    ? []
+    : PROTECTED_SETTINGS.filter((rule) => rule.files.some((f) => sameName(name, f)));
+}
+
 /**
  * Whether writing `text` to a workspace-relative path adds a line `PROTECTED_SETTINGS` names that
  * `before` (the file as it is, "" when missing) does not have: the setting, as a protected path.
@@ -36,15 +48,8 @@ export function protectedSetting(
   before: string,
   text: string,
 ): ProtectedPath | undefined {
-  const name = rel
-    .replace(/\\/g, "/")
-    .split("/")
-    .filter((s) => s !== "" && s !== ".")
-    .at(-1);
-  if (name === undefined) return undefined;
   const had = new Set(before.split("\n").map((l) => l.trim()));
-  for (const rule of PROTECTED_SETTINGS) {
-    if (!rule.files.some((f) => sameName(name, f))) continue;
+  for (const rule of settingRulesOf(rel)) {
     const one = new RegExp(rule.line.source, "i");
     if (text.split("\n").some((l) => one.test(l) && !had.has(l.trim())))
       return { path: rel, why: rule.why };

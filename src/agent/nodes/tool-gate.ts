@@ -18,7 +18,7 @@ import {
   personalNames,
 } from "../../sandbox/git-named.js";
 import { gitFoldersOn } from "../../sandbox/git-folders.js";
-import { protectedSetting } from "../../sandbox/protected-settings.js";
+import { protectedSetting, settingRulesOf } from "../../sandbox/protected-settings.js";
 import { KEEL_DIR, type ProtectedPath } from "../../sandbox/protected.js";
 import { readSmall } from "../../sandbox/safe-read.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
@@ -65,7 +65,8 @@ export function changedText(tool: KeelTool, args: unknown): string | undefined {
 
 /** A line the change adds to a project config that a tool runs code from (`protectedSetting`). */
 function settingAdded(workspace: string, rel: string, text: string | undefined): ProtectedPath[] {
-  if (text === undefined) return [];
+  // the file as it is is read only for the few files that take such settings
+  if (text === undefined || settingRulesOf(rel).length === 0) return [];
   const added = protectedSetting(rel, readSmall(path.join(workspace, rel)) ?? "", text);
   return added ? [added] : [];
 }
