@@ -17,7 +17,6 @@ export function question(
     const settle = (answer: string) => {
       rl.off("close", ended);
       rl.off("SIGINT", ctrlC);
-      stop?.removeEventListener("abort", ended);
       resolve(answer);
     };
     const ended = () => settle("");
@@ -25,10 +24,9 @@ export function question(
       onCtrlC?.();
       settle("");
     };
-    if (stop?.aborted) return settle("");
     rl.once("close", ended);
     if (onCtrlC) rl.once("SIGINT", ctrlC);
-    stop?.addEventListener("abort", ended, { once: true });
+    // a stop cancels the question (it rejects: no)
     (stop ? rl.question(text, { signal: stop }) : rl.question(text)).then(settle, () => settle(""));
   });
 }
