@@ -148,7 +148,9 @@ async function threadSteps(workspace: string, threadId?: string) {
     // A thread keel never changed a file for (or a mistyped id): name the ones it did.
     const known = [...new Set(lines.map((l) => l.thread).reverse())].slice(0, 5);
     throw new NothingToUndoError(
-      `thread ${thread} changed no files in ${workspace}; threads that did, newest first: ${known.join(", ")}`,
+      known.length
+        ? `thread ${thread} changed no files in ${workspace}; threads that did, newest first: ${known.join(", ")}`
+        : `thread ${thread} changed no files in ${workspace}, and no thread did (no undo journal at .keel/undo)`,
     );
   }
   if (live.length === 0)

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { lastThread, type StepRecord, type UndoRecord } from "../../src/undo/journal.js";
 import { planUndo } from "../../src/undo/plan.js";
 import { blobId, ShadowRepo } from "../../src/undo/shadow.js";
+import { NothingToUndoError, threadDiff } from "../../src/undo/undo.js";
 import { tempWorkspace } from "../support/harness.js";
 
 const step = (n: number, files: StepRecord["files"]): StepRecord => ({
@@ -108,5 +109,17 @@ describe("the thread keel undo and keel diff take by default", () => {
     expect(lastThread([...lines, undo("a", [2])])).toBe("b");
     expect(lastThread([...lines, undo("b", [1]), undo("a", [1, 2])])).toBe("b");
     expect(lastThread([])).toBe(undefined);
+  });
+});
+
+describe("asking for a thread's changes where keel changed none", () => {
+  it("says no thread did, rather than naming an empty list", async () => {
+    const ws = tempWorkspace();
+    await expect(threadDiff(ws, "t-typo")).rejects.toThrow(
+      new NothingToUndoError(
+        `thread t-typo changed no files in ${ws}, and no thread did (no undo journal at .keel/undo)`,
+      ),
+    );
+    await expect(threadDiff(ws)).rejects.toThrow(/keel has changed no files in .*nothing to undo/);
   });
 });
