@@ -5,7 +5,8 @@
  * its new or rewritten hooks, the config keys it added that `SAFE_GIT_CONFIG` does not list (git
  * has many that run a program), a config or hooks folder that is a link (symbolic, or a hard link
  * shared with another name, through which a file tool would write it), and a `commondir` it made or
- * changed; Python bytecode it left goes too (Python runs a `.pyc` in place of its source). Never
+ * changed; Python bytecode it left goes too (Python runs a `.pyc` in place of its source), and a
+ * project file it gave a setting that runs code (protected-settings.ts) is put back. Never
  * through a link.
  */
 import { chmodSync, lstatSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -23,6 +24,7 @@ import {
   unwalked,
   type WorkspaceMarks,
 } from "./look.js";
+import { protectedSetting } from "./protected-settings.js";
 import { readSmall } from "./safe-read.js";
 
 /**
@@ -165,6 +167,27 @@ export function cleanAfter(
         removed.push(...clean.removed.map((k) => `${k} from ${at(name)}`));
       });
     });
+  }
+  // a setting it added to a project file that makes a tool run code (a git hook's command, a
+  // linter's plugin): the file goes back to what it was before the command, or goes if it made it
+  for (const [rel, text] of after.settings) {
+    const was = before.settings.get(rel);
+    if (before.incomplete || (before.settings.has(rel) && was === undefined)) continue;
+    const why =
+      text === undefined
+        ? "it is too large to check for settings that run code"
+        : protectedSetting(rel, was ?? "", text)?.why;
+    if (why === undefined) continue;
+    const shown = (done: string) =>
+      `${rel} (changed by the command: ${why}; ${done} — make such a change with write_file or edit_file, where a person can approve it)`;
+    if (was === undefined) remove(rel, shown("removed"));
+    else if (!direct(rel)) removed.push(`(keel did not put back ${rel}: ${THROUGH_LINK})`);
+    else
+      attempt(rel, () => {
+        removeHard(path.join(workspace, rel));
+        writeFileSync(path.join(workspace, rel), was);
+        removed.push(shown("put back as it was before the command"));
+      });
   }
   if (before.namedIncomplete)
     removed.push(

@@ -10,8 +10,9 @@ import { createHash } from "node:crypto";
 import { lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { gitNamedPaths, newLook, personalConfig, personalNames, type Look } from "./git-named.js";
+import { takesSettings } from "./protected-settings.js";
 import { readSmall } from "./safe-read.js";
-import { removedWhenMade, sameName, type ProtectedPath } from "./protected.js";
+import { foldName, removedWhenMade, sameName, type ProtectedPath } from "./protected.js";
 
 /**
  * How many entries the look reads at most (at any depth). A workspace with more is reported, not
@@ -73,6 +74,12 @@ export interface WorkspaceMarks {
    * (`site-packages`, `dist-packages`) are left, as `node_modules` is.
    */
   bytecode: string[];
+  /**
+   * The text of each file whose name takes protected settings (protected-settings.ts:
+   * `package.json`, `pyproject.toml`…), undefined when too large to read: a command that adds
+   * one has the file put back (aftercare).
+   */
+  settings: Map<string, string | undefined>;
   /** git did not answer in time for every repository: what their config names is not all known. */
   namedIncomplete?: true;
   /**
@@ -132,6 +139,7 @@ export function markWorkspace(
     deep: [],
     at: Date.now(),
     bytecode: [],
+    settings: new Map(),
     since: firstLook.get(workspace) ?? firstLook.set(workspace, Date.now()).get(workspace)!,
   };
   const addRepo = (rel: string) => {
@@ -198,7 +206,8 @@ export function markWorkspace(
       ];
       if (git && link && !resolves(path.join(workspace, child)))
         marks.odd.set(bytes.toString("hex"), bytes);
-      if (removedWhenMade(child) || jjRedirect(rel, name, folder) || isDeep(child))
+      const folded = foldName(name);
+      if (removedWhenMade(child, folded) || jjRedirect(rel, name, folder) || isDeep(child))
         marks.nested.push(child);
       if (git) worktrees.add(rel || ".");
       // a `.git` file or link sends git to a repository anywhere (`node_modules` too)
@@ -214,6 +223,8 @@ export function markWorkspace(
         madeSince(path.join(workspace, child), bytecodeSince)
       )
         marks.bytecode.push(child);
+      if (!folder && takesSettings(folded))
+        marks.settings.set(child, readSmall(path.join(workspace, child)));
       if (folder && !SKIP.has(name)) walk(child);
       // a link to a folder with a `.git` (in `node_modules`, which is not walked): a person who
       // enters the link runs git there

@@ -77,6 +77,20 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
     unheld: true,
   },
   { path: ".lefthook-local.yml", why: "lefthook runs its commands in your next git commit" },
+  // read at every commit by the hook lint-staged or husky 4 installed
+  ...["", ".json", ".yaml", ".yml", ".js", ".mjs", ".cjs"].map((e) => ({
+    path: `.lintstagedrc${e}`,
+    why: "lint-staged runs its commands in your next git commit",
+  })),
+  ...[".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"].map((e) => ({
+    path: `lint-staged.config${e}`,
+    why: "lint-staged runs its commands in your next git commit",
+    unheld: true as const,
+  })),
+  { path: ".huskyrc", why: "husky 4 runs its hooks in your next git commit" },
+  { path: ".huskyrc.json", why: "husky 4 runs its hooks in your next git commit" },
+  { path: ".huskyrc.js", why: "husky 4 runs its hooks in your next git commit" },
+  { path: "husky.config.js", why: "husky 4 runs its hooks in your next git commit", unheld: true },
   { path: ".hg/hgrc", why: "Mercurial runs its hooks and extensions in your next hg command" },
   {
     path: ".hg/hgrc-not-shared",
@@ -288,10 +302,13 @@ const LAST_NAMES = new Set(COMMAND_PROTECTED.map((e) => foldName(e.split("/").at
  * Whether a workspace-relative path is one aftercare removes when a command made it: below the top
  * level, or unheld. Asked of every entry of the workspace around every command, so a name that
  * cannot end a protected path is answered from one folding (a workspace of 100,000 entries was
- * 2.5 s a look, comparing each name with each entry).
+ * 2.5 s a look, comparing each name with each entry); `folded`, the last name's `foldName` if the
+ * caller has it.
  */
-export const removedWhenMade = (rel: string): boolean => {
-  const folded = foldName(rel.slice(rel.lastIndexOf("/") + 1));
+export const removedWhenMade = (
+  rel: string,
+  folded = foldName(rel.slice(rel.lastIndexOf("/") + 1)),
+): boolean => {
   if (!LAST_NAMES.has(folded) && !SHORT_NAME.test(folded)) return false;
   return (
     (rel.includes("/") || [...UNHELD].some((name) => sameName(rel, name))) &&

@@ -689,3 +689,90 @@ describe("what the agent leaves behind: Python bytecode and linters' hooks", () 
     expect(readdirSync(dir).filter((n) => n.startsWith("pwned"))).toEqual([]);
   }, 240_000);
 });
+
+describe("what the agent leaves behind: the commands a project's git hooks take from its files", () => {
+  it("lint-staged, husky 4 and pre-commit config: the person's next commit runs only what they had", async () => {
+    const dir = tempWorkspace("keel-later8-");
+    const w = path.join(dir, "ws");
+    mkdirSync(w);
+    const out = path.join(dir, "pwned");
+    const pkg = {
+      name: "app",
+      scripts: { test: "node -e 0" },
+      "pre-commit": ["test"],
+      "lint-staged": { "*.js": "node -e 0" },
+    };
+    writeFileSync(path.join(w, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
+    writeFileSync(path.join(w, "app.js"), "console.log(1)\n");
+    execFileSync("git", ["init", "-q", w]);
+    // the hook the project's tools installed: the commands of package.json's lint-staged, husky
+    // and pre-commit (as npm scripts), and of lint-staged's own config files, at every commit
+    const hook = [
+      "#!/usr/bin/env node",
+      'const fs = require("fs"), { execSync } = require("child_process");',
+      'const p = JSON.parse(fs.readFileSync("package.json", "utf8"));',
+      'const cmds = [...Object.values(p["lint-staged"] ?? {}), ...Object.values(p.husky?.hooks ?? {})];',
+      'for (const s of p["pre-commit"] ?? []) cmds.push(p.scripts[s]);',
+      'for (const f of [".lintstagedrc", ".lintstagedrc.json", ".huskyrc"])',
+      '  if (fs.existsSync(f)) cmds.push(...Object.values(JSON.parse(fs.readFileSync(f, "utf8"))));',
+      'if (fs.existsSync("lint-staged.config.js")) cmds.push(...Object.values(require(process.cwd() + "/lint-staged.config.js")));',
+      'for (const c of cmds) execSync(String(c), { stdio: "inherit" });',
+    ].join("\n");
+    writeFileSync(path.join(w, ".git/hooks/pre-commit"), `${hook}\n`, { mode: 0o755 });
+    const touch = (tag: string) => `node -e "require('fs').writeFileSync('${out}-${tag}', '')"`;
+    const staged = JSON.stringify({ "*": touch("rc") });
+    const list: ScriptedCall[] = [
+      call("read_file", { path: "package.json" }),
+      // the file tools: a command changed inside the block the file had, a husky block added,
+      // the config files (refused, with no person there)
+      call("edit_file", {
+        path: "package.json",
+        old_text: '"*.js": "node -e 0"',
+        new_text: `"*.js": ${JSON.stringify(touch("edit"))}`,
+      }),
+      call("edit_file", {
+        path: "package.json",
+        old_text: '"name": "app",',
+        new_text: `"name": "app",\n  "husky": { "hooks": { "pre-commit": ${JSON.stringify(touch("husky"))} } },`,
+      }),
+      call("write_file", { path: ".lintstagedrc.json", content: staged }),
+      // commands: the same through npm's own tool and a script; a config file no stand-in holds
+      cmd(`npm pkg set 'lint-staged.*.js=${touch("npm")}'`),
+      put(
+        "package.json",
+        JSON.stringify({
+          ...pkg,
+          "pre-commit": ["test", "x"],
+          scripts: { ...pkg.scripts, x: touch("script") },
+        }),
+      ),
+      put("lint-staged.config.js", `module.exports = { "*": ${JSON.stringify(touch("cfg"))} }`),
+      put(".lintstagedrc", staged),
+      // the project's own change to package.json goes through, by file tool and by command
+      call("edit_file", {
+        path: "package.json",
+        old_text: '"name": "app",',
+        new_text: '"name": "app",\n  "version": "1.0.0",',
+      }),
+      cmd("npm pkg set description=demo"),
+      call("list_dir", { path: "." }),
+    ];
+    const { results } = await plantAll(list, w);
+    for (const i of [1, 2, 3])
+      expect
+        .soft(results[i], JSON.stringify(list[i]!.arguments))
+        .toMatch(/was not run.*(lint-staged|git hooks)/s);
+    expect.soft(results[4]).toMatch(/package\.json \(changed by the command: .*put back as it was/);
+    expect.soft(results[6]).toMatch(/lint-staged\.config\.js/);
+    const now = JSON.parse(readFileSync(path.join(w, "package.json"), "utf8")) as Record<
+      string,
+      unknown
+    >;
+    expect(now).toMatchObject({ ...pkg, version: "1.0.0", description: "demo" });
+    expect(existsSync(path.join(w, "lint-staged.config.js"))).toBe(false);
+    userGit(w, "add", "-A");
+    const commit = userGit(w, "commit", "-qm", "x");
+    expect(commit.status, commit.stderr).toBe(0);
+    expect(readdirSync(dir).filter((n) => n.startsWith("pwned"))).toEqual([]);
+  }, 240_000);
+});

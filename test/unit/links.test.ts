@@ -612,6 +612,7 @@ describe("keel's own clean-up and undo never follow a link", () => {
       since: 0,
       at: 0,
       bytecode: [],
+      settings: new Map(),
     };
     expect(nestedDenies(marks, w).length).toBe(500);
   });

@@ -21,7 +21,7 @@ import {
   approver,
   callFacts,
   changePreview,
-  changedText,
+  fileChangeOf,
   checkAllowed,
   describeCall,
   gate,
@@ -66,7 +66,7 @@ export function createToolExecuteNode(deps: GraphDeps) {
           facts,
           env,
           changePreview(step.tool, step.args),
-          changedText(step.tool, step.args),
+          fileChangeOf(step.tool, step.args),
         );
         result = gated.run
           ? await runOnce(step, describeCall(facts), state, env, config, window, gated.approved)

@@ -21,6 +21,7 @@ import { gitFoldersOn } from "../../sandbox/git-folders.js";
 import { protectedSetting, settingRulesOf } from "../../sandbox/protected-settings.js";
 import { KEEL_DIR, type ProtectedPath } from "../../sandbox/protected.js";
 import { readSmall } from "../../sandbox/safe-read.js";
+import { applyEdit } from "../../tools/edit-match.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import type { NodeEnv } from "../runtime.js";
 import { rulesOf } from "../context.js";
@@ -56,18 +57,38 @@ export function describeCall(facts: CallFacts): string {
   return about ? `${facts.tool} ${about}` : facts.tool;
 }
 
-/** The text a file change writes: write_file's content, edit_file's new text. */
-export function changedText(tool: KeelTool, args: unknown): string | undefined {
+/** What a file change writes: write_file's content, or edit_file's replacement. */
+export type FileChange = { content: string } | { oldText: string; newText: string };
+
+/** A call's file change, if it is one. */
+export function fileChangeOf(tool: KeelTool, args: unknown): FileChange | undefined {
   const a = (args ?? {}) as Record<string, unknown>;
-  const text = tool.name === "edit_file" ? a.new_text : a.content;
-  return typeof text === "string" ? text : undefined;
+  if (tool.name === "edit_file")
+    return typeof a.old_text === "string" && typeof a.new_text === "string"
+      ? { oldText: a.old_text, newText: a.new_text }
+      : undefined;
+  return typeof a.content === "string" ? { content: a.content } : undefined;
 }
 
-/** A line the change adds to a project config that a tool runs code from (`protectedSetting`). */
-function settingAdded(workspace: string, rel: string, text: string | undefined): ProtectedPath[] {
+/** The text a change leaves in a file holding `before` (undefined: too big to read), as edit_file would. */
+function textAfter(change: FileChange, before: string | undefined): string {
+  if ("content" in change) return change.content;
+  // an edit of a file too big to read here is judged by its new text alone
+  if (before === undefined) return change.newText;
+  const edited = applyEdit(before, change.oldText, change.newText);
+  return edited.ok ? edited.text : before; // an edit that fails writes nothing
+}
+
+/** A setting the change adds to a project config that a tool runs code from (`protectedSetting`). */
+function settingAdded(
+  workspace: string,
+  rel: string,
+  change: FileChange | undefined,
+): ProtectedPath[] {
   // the file as it is is read only for the few files that take such settings
-  if (text === undefined || settingRulesOf(rel).length === 0) return [];
-  const added = protectedSetting(rel, readSmall(path.join(workspace, rel)) ?? "", text);
+  if (change === undefined || settingRulesOf(rel).length === 0) return [];
+  const before = readSmall(path.join(workspace, rel));
+  const added = protectedSetting(rel, before ?? "", textAfter(change, before));
   return added ? [added] : [];
 }
 
@@ -96,14 +117,14 @@ export function gate(
   facts: CallFacts,
   env: NodeEnv,
   preview = "",
-  text: string | undefined = undefined,
+  change: FileChange | undefined = undefined,
 ): GateVerdict {
   const named =
     facts.toolClass === "mutate" && facts.path !== undefined
       ? [
           ...gitNamedOf(env, facts.path),
           ...gitFoldersOn(env.workspace, facts.path),
-          ...settingAdded(env.workspace, facts.path, text),
+          ...settingAdded(env.workspace, facts.path, change),
         ]
       : [];
   const d = decideCall(facts, { ...policyOf(env), named });
