@@ -11,6 +11,7 @@
 import type { ServerKind } from "./openai/quirks.js";
 import type { Provider } from "./provider.js";
 import { serverRoot } from "./openai/probe.js";
+import { resendingDropped } from "./resend.js";
 
 /** Counts `text`'s tokens on the server; undefined when the server could not say. */
 export type TokenCounter = (text: string, signal?: AbortSignal) => Promise<number | undefined>;
@@ -43,7 +44,7 @@ export function serverTokenCounter(o: TokenCounterOptions): TokenCounter | undef
     o.server === "vllm"
       ? { model: o.model, prompt: text, add_special_tokens: false }
       : { content: text, add_special: false };
-  const fetchImpl = o.fetchImpl ?? fetch;
+  const fetchImpl = resendingDropped(o.fetchImpl ?? fetch);
   return async (text, signal) => {
     try {
       const timeout = AbortSignal.timeout(o.timeoutMs ?? 5000);

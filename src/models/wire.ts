@@ -8,6 +8,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { loopingTail } from "../guard/repetition.js";
 import { refusedForRoom, type ContextGate } from "./shared-context.js";
+import { resendingDropped } from "./resend.js";
 
 /** What one model call adds on the wire that the client library cannot carry. */
 export interface WireTurn {
@@ -107,7 +108,7 @@ export interface WireFetchOptions {
 
 /** Builds the fetch (see the module comment). */
 export function createWireFetch(opts: WireFetchOptions): typeof fetch {
-  const base = opts.baseFetch ?? fetch;
+  const base = resendingDropped(opts.baseFetch ?? fetch);
   return async (input, init) => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
     const turn = currentWireTurn();
