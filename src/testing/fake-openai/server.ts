@@ -284,6 +284,9 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     if (b.stream) {
       const left = await writeStream(res, completion, b.stream_options?.include_usage === true);
       if (left !== undefined) recorded.clientLeftAfter = left;
+      // llama-server closes its connection after every streamed reply, though it announced
+      // keep-alive: a client that sends on it before reading the close has its request dropped
+      if (llama) res.socket?.end();
       return;
     }
     writeCompletion(res, completion);
