@@ -196,6 +196,31 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   },
 ];
 
+/**
+ * Names protected by their form rather than one spelling, at any depth: matched against a name as
+ * `foldName` folds it. Where one exists the sandbox holds it read-only (the look finds it); a
+ * missing one is not held (its spellings are endless) and one a command makes is removed after it.
+ */
+export const PROTECTED_FORMS: ReadonlyArray<{ form: RegExp; example: string; why: string }> = [
+  {
+    form: /\.code-workspace$/,
+    example: "app.code-workspace",
+    why: "VS Code offers to open a workspace file it finds: its tasks (runOn folderOpen) and settings run programs",
+  },
+  {
+    form: /^\.?mise\.[^/]+\.toml$/,
+    example: "mise.dev.toml",
+    why: "mise runs its hooks and env when a shell enters the folder (the config of a MISE_ENV)",
+  },
+];
+
+/**
+ * The form a name (one path segment, folded) has, if it is one of `PROTECTED_FORMS` and not a name
+ * the list spells out (`mise.local.toml` is held where missing, as the list's names are).
+ */
+const formOf = (folded: string) =>
+  LAST_NAMES.has(folded) ? undefined : PROTECTED_FORMS.find((f) => f.form.test(folded));
+
 const segments = (rel: string) => rel.split("/").filter((s) => s !== "" && s !== ".");
 
 /** Code points file systems and tools ignore or drop in names (HFS+ ignored them, like git's check). */
@@ -269,6 +294,10 @@ export function protectedEntry(
   });
   if (fromTop) return fromTop;
   let best: ProtectedPath | undefined;
+  for (const part of parts) {
+    const form = formOf(foldName(part));
+    if (form) best = { path: part, why: form.why };
+  }
   for (const entry of PROTECTED_PATHS) {
     const want = entry.path.split("/");
     for (let i = 0; i + want.length <= parts.length; i++) {
@@ -300,7 +329,7 @@ const LAST_NAMES = new Set(COMMAND_PROTECTED.map((e) => foldName(e.split("/").at
 
 /**
  * Whether a workspace-relative path is one aftercare removes when a command made it: below the top
- * level, or unheld. Asked of every entry of the workspace around every command, so a name that
+ * level, unheld, or of a protected form (`PROTECTED_FORMS`). Asked of every entry of the workspace around every command, so a name that
  * cannot end a protected path is answered from one folding (a workspace of 100,000 entries was
  * 2.5 s a look, comparing each name with each entry); `folded`, the last name's `foldName` if the
  * caller has it.
@@ -309,6 +338,7 @@ export const removedWhenMade = (
   rel: string,
   folded = foldName(rel.slice(rel.lastIndexOf("/") + 1)),
 ): boolean => {
+  if (formOf(folded)) return true;
   if (!LAST_NAMES.has(folded) && !SHORT_NAME.test(folded)) return false;
   return (
     (rel.includes("/") || [...UNHELD].some((name) => sameName(rel, name))) &&
@@ -323,6 +353,7 @@ export const removedWhenMade = (
  */
 export function isCommandProtected(rel: string): boolean {
   const parts = segments(rel);
+  if (parts.length > 0 && formOf(foldName(parts.at(-1)!))) return true;
   return COMMAND_PROTECTED.some((entry) => {
     if (entry.startsWith(".git/")) return false;
     const want = entry.split("/");

@@ -776,3 +776,36 @@ describe("what the agent leaves behind: the commands a project's git hooks take 
     expect(readdirSync(dir).filter((n) => n.startsWith("pwned"))).toEqual([]);
   }, 240_000);
 });
+
+describe("what the agent leaves behind: names protected by their form", () => {
+  it("VS Code workspace files and mise's per-environment configs: none made, the person's unchanged", async () => {
+    const dir = tempWorkspace("keel-later9-");
+    const w = path.join(dir, "ws");
+    mkdirSync(w);
+    const team = '{ "folders": [{ "path": "." }] }\n';
+    writeFileSync(path.join(w, "team.code-workspace"), team);
+    const task = JSON.stringify({
+      folders: [{ path: "." }],
+      tasks: {
+        version: "2.0.0",
+        tasks: [{ label: "x", command: "id", runOptions: { runOn: "folderOpen" } }],
+      },
+    });
+    const list: ScriptedCall[] = [
+      call("write_file", { path: "app.code-workspace", content: task }),
+      cmd("mkdir web"),
+      put("web/App.code-workspace", task),
+      put("mise.dev.toml", '[hooks]\nenter = "id"\n'),
+      put("team.code-workspace", task),
+      call("list_dir", { path: "." }),
+    ];
+    const { results } = await plantAll(list, w);
+    expect.soft(results[0]).toMatch(/was not run.*VS Code/s);
+    expect.soft(results[2]).toContain("web/App.code-workspace");
+    expect.soft(results[3]).toContain("mise.dev.toml");
+    expect.soft(results[4]).toMatch(/read-only/);
+    expect(readdirSync(w).sort()).toEqual([".keel", "team.code-workspace", "web"]);
+    expect(readdirSync(path.join(w, "web"))).toEqual([]);
+    expect(readFileSync(path.join(w, "team.code-workspace"), "utf8")).toBe(team);
+  }, 120_000);
+});

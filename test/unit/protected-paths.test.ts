@@ -356,3 +356,26 @@ describe("git hooks' commands from a project's own files (lint-staged, husky 4, 
     expect(protectedSetting("notes/package.md", "", staged)).toBeUndefined();
   });
 });
+
+describe("names protected by their form (PROTECTED_FORMS)", () => {
+  it("a VS Code workspace file and mise's per-environment configs, at any depth, in any case", () => {
+    for (const rel of [
+      "app.code-workspace",
+      "sub/App.Code-Workspace",
+      "mise.dev.toml",
+      ".mise.ci.local.toml",
+      ".config/mise.prod.toml",
+    ]) {
+      expect(protectedEntry(rel), rel).toBeDefined();
+      expect(isCommandProtected(rel), rel).toBe(true);
+      expect(removedWhenMade(rel), rel).toBe(true);
+    }
+    expect(protectedEntry("app.code-workspace")?.why).toMatch(/VS Code/);
+  });
+  it("names that only look alike are the project's", () => {
+    for (const rel of ["code-workspace.md", "docs/mise.md", "mise.toml.bak", "src/mise-dev.toml"]) {
+      expect(protectedEntry(rel), rel).toBeUndefined();
+      expect(removedWhenMade(rel), rel).toBe(false);
+    }
+  });
+});
