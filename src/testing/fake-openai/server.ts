@@ -285,8 +285,12 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       const left = await writeStream(res, completion, b.stream_options?.include_usage === true);
       if (left !== undefined) recorded.clientLeftAfter = left;
       // llama-server closes its connection after every streamed reply, though it announced
-      // keep-alive: a client that sends on it before reading the close has its request dropped
-      if (llama) res.socket?.end();
+      // keep-alive: a request a client sends on it before reading the close is never read
+      const socket = res.socket;
+      if (llama && socket) {
+        if (res.writableFinished) socket.destroy();
+        else res.once("finish", () => socket.destroy());
+      }
       return;
     }
     writeCompletion(res, completion);
