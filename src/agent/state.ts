@@ -75,6 +75,11 @@ export interface TurnUsage {
   generatedTokens: number;
   /** Generation speed (eval_count / eval_duration). */
   tokensPerSecond?: number;
+  /**
+   * keel: the server counted nothing, for keel stopped the reply mid-stream (a loop): the prompt is
+   * keel's estimate and the generated tokens the pieces it streamed.
+   */
+  countedBy?: "keel";
 }
 
 /** What went wrong, for `recover`. */

@@ -52,6 +52,11 @@ export interface WireSeen {
    * ends as a reply cut at its budget would (`finishReason` "length"), and the server stops.
    */
   looped?: string;
+  /**
+   * For a reply keel stopped (`looped`), of which the server counted nothing: the streamed events
+   * that added text (a local server streams about one token per event).
+   */
+  streamedPieces?: number;
 }
 
 const wireTurn = new AsyncLocalStorage<WireTurn>();
@@ -221,10 +226,14 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
             const lines = pending.slice(0, cut).split("\n").map(repair);
             pending = pending.slice(cut + 1);
             ctrl.enqueue(encoder.encode(lines.join("\n") + "\n"));
-            const looped = watch?.(lines);
+            const looped = watch?.look(lines);
             if (looped !== undefined) {
               // Ended as a cut reply: the client library keeps what came, keel runs none of it.
-              Object.assign((turn!.seen ??= {}), { looped, finishReason: "length" });
+              Object.assign((turn!.seen ??= {}), {
+                looped,
+                finishReason: "length",
+                streamedPieces: watch!.pieces(),
+              });
               ctrl.enqueue(encoder.encode(opts.cutEnd));
               ctrl.close();
               release();
@@ -274,14 +283,21 @@ function loopWatch(generated: (line: string) => StreamedText) {
   let text = "";
   let prose = "";
   let looked = 0;
-  return (lines: readonly string[]): string | undefined => {
-    for (const l of lines) {
-      const added = generated(l);
-      text += added.prose + added.args;
-      prose += added.prose;
-    }
-    if (text.length - looked < LOOP_LOOK_EVERY) return undefined;
-    looked = text.length;
-    return loopingTail(text, prose)?.unit;
+  let pieces = 0;
+  return {
+    /** The unit the reply so far loops on, if it does; `lines`, what arrived since the last look. */
+    look: (lines: readonly string[]): string | undefined => {
+      for (const l of lines) {
+        const added = generated(l);
+        if (added.prose || added.args) pieces++;
+        text += added.prose + added.args;
+        prose += added.prose;
+      }
+      if (text.length - looked < LOOP_LOOK_EVERY) return undefined;
+      looked = text.length;
+      return loopingTail(text, prose)?.unit;
+    },
+    /** The events so far that added text. */
+    pieces: () => pieces,
   };
 }

@@ -146,10 +146,13 @@ export function waitingAfter(chunk: Record<string, CoderStateUpdate | undefined>
 
 /**
  * One turn's tokens: prompt (new vs reused: the server's own cache count, or `~N reused`, keel's
- * estimate, where the server reports none), generated, speed.
+ * estimate, where the server reports none), generated, speed; of a reply keel stopped, keel's
+ * counts, said to be.
  */
 export function describeUsage(u: TurnUsage): string {
   const n = (x: number) => x.toLocaleString("en-US");
+  if (u.countedBy === "keel")
+    return `tokens: prompt ~${n(u.promptTokens)} · generated ~${n(u.generatedTokens)} (keel stopped the reply; the server counted none)`;
   const reused = `${u.reusedFrom === "estimate" ? "~" : ""}${n(u.reusedTokens)} reused`;
   return `tokens: prompt ${n(u.promptTokens)} (${n(u.newTokens)} new, ${reused}) · generated ${n(u.generatedTokens)}${u.tokensPerSecond ? ` at ${u.tokensPerSecond} tok/s` : ""}`;
 }

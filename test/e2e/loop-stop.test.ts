@@ -12,7 +12,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
 import { runConfig } from "../../src/agent/context.js";
 import { createCoderGraph } from "../../src/agent/graph.js";
-import type { CoderStateValue } from "../../src/agent/state.js";
+import type { CoderStateValue, TurnUsage } from "../../src/agent/state.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../../src/testing/fake-openai/index.js";
 import { runKeel } from "../support/cli.js";
 import { call, calls, fakeOllamaPerTest, keelScript, tempWorkspace } from "../support/harness.js";
@@ -110,6 +110,8 @@ describe("a looping reply is stopped as it streams", () => {
       .map((q) => q.body as { messages: Array<{ role: string; content?: unknown }> });
     const { kept } = afterTheLoop(bodies);
     expect(kept.split(LOOP.trim()).length - 1).toBe(1);
+    // the stopped turn's tokens are shown, as keel's counts
+    expect(r.stdout).toMatch(/tokens: prompt ~[\d,]+ · generated ~\d+ \(keel stopped the reply/);
     expect(stoppedAfter(openai)).toEqual([expect.any(Number)]);
     expect(stoppedAfter(openai)[0]).toBeLessThan(40);
   });
@@ -122,6 +124,16 @@ describe("a looping reply is stopped as it streams", () => {
     expect(chats.every((q) => (q.body as { stream?: boolean }).stream === true)).toBe(true);
     expect(stoppedAfter(fake)).toEqual([expect.any(Number)]);
     expect(stoppedAfter(fake)[0]).toBeLessThan(40);
+    // the server counted nothing of the stopped reply: keel's counts stand in, said to be keel's
+    const usage = state.messages
+      .filter((m) => m.getType() === "ai")
+      .map((m) => (m.response_metadata as { keel_usage?: TurnUsage }).keel_usage);
+    const stopped = usage[0]!;
+    expect(stopped).toMatchObject({ countedBy: "keel", reusedFrom: "estimate" });
+    expect(stopped.generatedTokens).toBeGreaterThan(5);
+    expect(stopped.generatedTokens).toBeLessThanOrEqual(stoppedAfter(fake)[0]!);
+    expect(stopped.promptTokens).toBeGreaterThan(500);
+    expect(usage.slice(1).every((u) => u && u.countedBy === undefined)).toBe(true);
   });
 });
 

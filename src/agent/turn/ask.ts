@@ -32,7 +32,7 @@ import type { NodeEnv } from "../runtime.js";
 import type { FitState, TurnUsage } from "../state.js";
 import { TOOLS_IN_PROMPT } from "./tool-prompt.js";
 import { serverCounts } from "../../models/server-counts.js";
-import { reusedEstimate, usageOf } from "./usage.js";
+import { countsOf, reusedEstimate, usageOf } from "./usage.js";
 
 /** Refits after a cut prompt before the run stops with an error naming the truncation. */
 const TRUNCATION_REFITS = 2;
@@ -257,7 +257,10 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       mode,
       ...(fallback ? { fallback } : {}),
       fit,
-      ...usageOf(counts, reusedEstimate(r.fit, key, fixed, fitted) / estimated),
+      ...usageOf(
+        countsOf(counts, wire.seen, expected),
+        reusedEstimate(r.fit, key, fixed, fitted) / estimated,
+      ),
       ...(cut
         ? { cut: cutOf(reply, budget, wire.seen ?? {}, atContextEnd ? window : undefined) }
         : {}),

@@ -6,6 +6,7 @@ import { AIMessage } from "@langchain/core/messages";
 import { estimatePrompt, type fitToWindow } from "../history/fit.js";
 import { recordIndex } from "../history/record.js";
 import type { ServerCounts } from "../../models/server-counts.js";
+import type { WireSeen } from "../../models/wire.js";
 import type { FitState, TurnUsage } from "../state.js";
 
 /**
@@ -31,11 +32,27 @@ export function reusedEstimate(
 }
 
 /**
- * Per-turn figures from the server's counts; the reused tokens as the server reports them (its
+ * The counts of a reply: the server's, or for one keel stopped mid-stream, of which the server
+ * counted nothing, keel's estimate of the prompt (`estimate`) and the pieces it streamed.
+ */
+export function countsOf(
+  counts: ServerCounts,
+  seen: WireSeen | undefined,
+  estimate: number,
+): ServerCounts & { byKeel?: true } {
+  if (seen?.streamedPieces === undefined || counts.prompt !== undefined) return counts;
+  return { prompt: estimate, generated: seen.streamedPieces, byKeel: true };
+}
+
+/**
+ * Per-turn figures from the server's counts (or keel's, `countsOf`); the reused tokens as the server reports them (its
  * cache counters), else keel's estimate of the share it could reuse (Ollama reports none).
  */
-export function usageOf(counts: ServerCounts, reusedShare: number): { usage?: TurnUsage } {
-  const { prompt, generated, evalNs, cached } = counts;
+export function usageOf(
+  counts: ServerCounts & { byKeel?: true },
+  reusedShare: number,
+): { usage?: TurnUsage } {
+  const { prompt, generated, evalNs, cached, byKeel } = counts;
   if (!prompt && !generated) return {};
   const promptTokens = prompt ?? 0;
   const reusedTokens =
@@ -52,6 +69,7 @@ export function usageOf(counts: ServerCounts, reusedShare: number): { usage?: Tu
       ...(generated && evalNs
         ? { tokensPerSecond: Math.round((generated / (evalNs / 1e9)) * 10) / 10 }
         : {}),
+      ...(byKeel ? { countedBy: "keel" as const } : {}),
     },
   };
 }
