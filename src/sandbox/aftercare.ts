@@ -169,14 +169,16 @@ export function cleanAfter(
     });
   }
   // a setting it added to a project file that makes a tool run code (a git hook's command, a
-  // linter's plugin): the file goes back to what it was before the command, or goes if it made it
-  for (const [rel, text] of after.settings) {
+  // linter's plugin), or such a file it made a link: the file goes back to what it was before the
+  // command, or goes if it made it (a link of the person's is theirs)
+  for (const [rel, { text, link }] of after.settings) {
     const was = before.settings.get(rel);
-    if (before.incomplete || (before.settings.has(rel) && was === undefined)) continue;
-    const why =
-      text === undefined
+    if (before.incomplete || was?.link || (was && was.text === undefined)) continue;
+    const why = link
+      ? "it is a link now, and a write to the name it leads to would change it unseen"
+      : text === undefined
         ? "it is too large to check for settings that run code"
-        : protectedSetting(rel, was ?? "", text)?.why;
+        : protectedSetting(rel, was?.text ?? "", text)?.why;
     if (why === undefined) continue;
     const shown = (done: string) =>
       `${rel} (changed by the command: ${why}; ${done} — make such a change with write_file or edit_file, where a person can approve it)`;
@@ -185,7 +187,7 @@ export function cleanAfter(
     else
       attempt(rel, () => {
         removeHard(path.join(workspace, rel));
-        writeFileSync(path.join(workspace, rel), was);
+        writeFileSync(path.join(workspace, rel), was.text!);
         removed.push(shown("put back as it was before the command"));
       });
   }

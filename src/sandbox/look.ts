@@ -75,11 +75,12 @@ export interface WorkspaceMarks {
    */
   bytecode: string[];
   /**
-   * The text of each file whose name takes protected settings (protected-settings.ts:
-   * `package.json`, `pyproject.toml`…), undefined when too large to read: a command that adds
-   * one has the file put back (aftercare).
+   * Each file whose name takes protected settings (protected-settings.ts: `package.json`,
+   * `pyproject.toml`…): its text (undefined when too large to read) and whether it is a link. A
+   * command that adds a setting, or makes one a link (a write to the name it leads to would change
+   * it unseen), has the file put back (aftercare).
    */
-  settings: Map<string, string | undefined>;
+  settings: Map<string, { text: string | undefined; link: boolean }>;
   /** git did not answer in time for every repository: what their config names is not all known. */
   namedIncomplete?: true;
   /**
@@ -224,7 +225,7 @@ export function markWorkspace(
       )
         marks.bytecode.push(child);
       if (!folder && takesSettings(folded))
-        marks.settings.set(child, readSmall(path.join(workspace, child)));
+        marks.settings.set(child, { text: readSmall(path.join(workspace, child)), link });
       if (folder && !SKIP.has(name)) walk(child);
       // a link to a folder with a `.git` (in `node_modules`, which is not walked): a person who
       // enters the link runs git there

@@ -1,47 +1,68 @@
 /**
  * Protected settings inside files that are otherwise the project's own: the file tools' gate asks a
  * person for a change that adds or changes one of them (`protectedSetting`), not for every change
- * to the file.
+ * to the file, and aftercare puts back a file a command changed so.
+ *
+ * Each file is read as its tool reads it — JSON, YAML, TOML, or INI as Python's configparser does
+ * (`key = value` or `key: value`, indented continuation lines) — and the values at the protected
+ * keys are compared, so neither a value moved onto a line of its own, nor a key spelled another way
+ * (`"init\u002dhook"`, `init_hook`, a dotted or inline TOML table), nor a byte-order mark hides one.
  */
+import { parse as parseToml } from "smol-toml";
+import { parse as parseYaml } from "yaml";
 import { foldName, sameName, type ProtectedPath } from "./protected.js";
 
+/** One key of a parsed config file: where it sits (its sections, `.`-joined, lower case) and its value. */
+interface Entry {
+  at: string;
+  key: string;
+  value: unknown;
+}
+
 /**
- * Settings in a project's shared config files that make a tool run code when an editor merely
- * opens the folder (it lints and type-checks on open): the files are the project's own and the
- * agent edits them, so only a line it adds or changes with one of these keys needs a person.
+ * Settings in a project's shared config files that make a tool run code: a linter or type checker
+ * an editor runs on open, or a git hook the project installed. The files are the project's own
+ * and the agent edits them, so only a change to what `pick` selects needs a person.
  */
-export const PROTECTED_SETTINGS: ReadonlyArray<
-  { files: string[]; why: string } & ({ line: RegExp } | { keys: string[][] })
-> = [
+export const PROTECTED_SETTINGS: ReadonlyArray<{
+  files: string[];
+  pick: (e: Entry) => boolean;
+  why: string;
+}> = [
   {
     files: ["pyproject.toml", "setup.cfg", "tox.ini"],
-    line: /^\s*(?:[\w".-]+\.)?"?(?:init[-_]hook|load[-_]plugins)"?\s*=/im,
+    // [tool.pylint.*] in pyproject.toml, [pylint.*] or [tool:pylint] in the INI files
+    pick: (e) =>
+      /^(tool\.|tool:)?pylint(\.|$)/.test(e.at) &&
+      (e.key === "init-hook" || e.key === "load-plugins"),
     why: "pylint runs its init-hook and imports its load-plugins (editors lint on open)",
   },
   {
     files: ["pyproject.toml", "setup.cfg", "mypy.ini", ".mypy.ini"],
-    line: /^\s*(?:[\w".-]+\.)?"?plugins"?\s*=/im,
+    pick: (e) => (e.at === "tool.mypy" || e.at === "mypy") && e.key === "plugins",
     why: "mypy imports the plugins it names (editors type-check on open)",
   },
   {
     files: ["setup.cfg", "tox.ini", ".flake8"],
-    line: /^\s*\[flake8:local-plugins\]/im,
+    pick: (e) => e.at === "flake8:local-plugins",
     why: "flake8 imports the local plugins it names (editors lint on open)",
   },
   {
     // read at every commit by the hook the tool installed (husky 4, yorkie, pre-commit, pre-push,
-    // ghooks, lint-staged); a JSON file, so the values are compared, not the lines
-    files: ["package.json"],
-    keys: [
-      ["husky"],
-      ["gitHooks"],
-      ["pre-commit"],
-      ["precommit"],
-      ["pre-push"],
-      ["prepush"],
-      ["config", "ghooks"],
-      ["lint-staged"],
-    ],
+    // ghooks, lint-staged)
+    files: ["package.json", "package.yaml", "package.yml"],
+    pick: (e) =>
+      (e.at === "" &&
+        [
+          "husky",
+          "githooks",
+          "pre-commit",
+          "precommit",
+          "pre-push",
+          "prepush",
+          "lint-staged",
+        ].includes(e.key)) ||
+      (e.at === "config" && e.key === "ghooks"),
     why: "the git hooks installed for the project run the commands it names in your next git commit",
   },
 ];
@@ -52,55 +73,92 @@ const SETTINGS_FILES = new Set(PROTECTED_SETTINGS.flatMap((rule) => rule.files.m
 /** Whether a file's name, folded (`foldName`), is one `PROTECTED_SETTINGS` covers. */
 export const takesSettings = (folded: string): boolean => SETTINGS_FILES.has(folded);
 
-/** The rules of `PROTECTED_SETTINGS` a workspace-relative file takes (none for most files). */
-export function settingRulesOf(rel: string): typeof PROTECTED_SETTINGS {
-  const name = rel
+const lastName = (rel: string) =>
+  rel
     .replace(/\\/g, "/")
     .split("/")
     .filter((s) => s !== "" && s !== ".")
     .at(-1);
+
+/** The rules of `PROTECTED_SETTINGS` a workspace-relative file takes (none for most files). */
+export function settingRulesOf(rel: string): typeof PROTECTED_SETTINGS {
+  const name = lastName(rel);
   return name === undefined
     ? []
     : PROTECTED_SETTINGS.filter((rule) => rule.files.some((f) => sameName(name, f)));
 }
 
-/** A rule's line pattern for one line at a time (the rule's is multi-line, for whole texts). */
-const oneLine = (re: RegExp) => new RegExp(re.source, "i");
+/** Sections and keys as the INI files' readers take them (Python's configparser). */
+function parseIni(text: string): Record<string, Record<string, string>> {
+  const out: Record<string, Record<string, string>> = {};
+  let section: Record<string, string> | undefined;
+  let last: string | undefined;
+  for (const line of text.split(/\r?\n/)) {
+    if (/^\s*([#;]|$)/.test(line)) continue;
+    const head = /^\s*\[([^\]]*)\]/.exec(line);
+    if (head) {
+      section = out[head[1]!.trim()] ??= {};
+      last = undefined;
+    } else if (/^\s/.test(line) && section && last !== undefined)
+      section[last] += `\n${line.trim()}`;
+    else {
+      const kv = /^\s*([^=:]+?)\s*[=:]\s*(.*)$/.exec(line);
+      if (kv && section) section[(last = kv[1]!.toLowerCase())] = kv[2]!;
+    }
+  }
+  return out;
+}
 
-/** The value at `keys` in a JSON text, as JSON; undefined when absent or the text is not JSON. */
-function jsonAt(text: string, keys: readonly string[]): string | undefined {
-  let v: unknown;
+/** A config file's text as its tools read it, by its name; undefined when they could not read it. */
+function parsed(name: string, text: string): unknown {
+  const t = text.replace(/^\uFEFF/, "");
   try {
-    v = JSON.parse(text);
+    if (sameName(name, "package.json")) return JSON.parse(t);
+    if (/\.ya?ml$/i.test(name)) return parseYaml(t);
+    if (/\.toml$/i.test(name)) return parseToml(t);
+    return parseIni(t);
   } catch {
     return undefined;
   }
-  for (const k of keys)
-    v = v && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined;
-  return v === undefined ? undefined : JSON.stringify(v);
+}
+
+/** Every key of a parsed document at any depth, its key folded (lower case, `_` as `-`). */
+function entries(doc: unknown, at = "", out: Entry[] = []): Entry[] {
+  if (!doc || typeof doc !== "object" || Array.isArray(doc)) return out;
+  for (const [k, value] of Object.entries(doc as Record<string, unknown>)) {
+    const key = k.toLowerCase().replace(/_/g, "-");
+    out.push({ at, key, value });
+    entries(value, at ? `${at}.${key}` : key, out);
+  }
+  return out;
+}
+
+/** What a rule selects in a file's text, as JSON ("[]" when nothing; undefined when unreadable). */
+function picked(name: string, text: string, pick: (e: Entry) => boolean): string | undefined {
+  const doc = parsed(name, text);
+  if (doc === undefined && text.trim() !== "") return undefined;
+  return JSON.stringify(
+    entries(doc)
+      .filter(pick)
+      .map((e) => [e.at, e.key, e.value]),
+  );
 }
 
 /**
  * Whether a workspace-relative file going from `before` ("" when missing) to `after` adds or
- * changes a setting `PROTECTED_SETTINGS` names: a line it did not have, or a value at a named key
- * (present after, different before): the setting, as a protected path.
+ * changes a setting `PROTECTED_SETTINGS` names (present after, not the same before): the
+ * setting, as a protected path. Text its tool could not read sets nothing.
  */
 export function protectedSetting(
   rel: string,
   before: string,
   after: string,
 ): ProtectedPath | undefined {
-  const had = new Set(before.split("\n").map((l) => l.trim()));
-  const lines = after.split("\n");
+  const name = lastName(rel) ?? "";
   for (const rule of settingRulesOf(rel)) {
-    const added =
-      "keys" in rule
-        ? rule.keys.some((k) => {
-            const now = jsonAt(after, k);
-            return now !== undefined && now !== jsonAt(before, k);
-          })
-        : lines.some((l) => oneLine(rule.line).test(l) && !had.has(l.trim()));
-    if (added) return { path: rel, why: rule.why };
+    const now = picked(name, after, rule.pick);
+    if (now !== undefined && now !== "[]" && now !== picked(name, before, rule.pick))
+      return { path: rel, why: rule.why };
   }
   return undefined;
 }

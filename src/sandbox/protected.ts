@@ -78,7 +78,7 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   },
   { path: ".lefthook-local.yml", why: "lefthook runs its commands in your next git commit" },
   // read at every commit by the hook lint-staged or husky 4 installed
-  ...["", ".json", ".yaml", ".yml", ".js", ".mjs", ".cjs"].map((e) => ({
+  ...["", ".json", ".yaml", ".yml", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"].map((e) => ({
     path: `.lintstagedrc${e}`,
     why: "lint-staged runs its commands in your next git commit",
   })),
@@ -87,10 +87,15 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
     why: "lint-staged runs its commands in your next git commit",
     unheld: true as const,
   })),
-  { path: ".huskyrc", why: "husky 4 runs its hooks in your next git commit" },
-  { path: ".huskyrc.json", why: "husky 4 runs its hooks in your next git commit" },
-  { path: ".huskyrc.js", why: "husky 4 runs its hooks in your next git commit" },
-  { path: "husky.config.js", why: "husky 4 runs its hooks in your next git commit", unheld: true },
+  ...["", ".json", ".yaml", ".yml", ".js", ".cjs"].map((e) => ({
+    path: `.huskyrc${e}`,
+    why: "husky 4 runs its hooks in your next git commit",
+  })),
+  ...[".js", ".cjs"].map((e) => ({
+    path: `husky.config${e}`,
+    why: "husky 4 runs its hooks in your next git commit",
+    unheld: true as const,
+  })),
   { path: ".hg/hgrc", why: "Mercurial runs its hooks and extensions in your next hg command" },
   {
     path: ".hg/hgrc-not-shared",

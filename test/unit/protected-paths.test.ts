@@ -379,3 +379,51 @@ describe("names protected by their form (PROTECTED_FORMS)", () => {
     }
   });
 });
+
+describe("protected settings read as their tools read them (an attack review's bypasses)", () => {
+  const pyproject = '[project]\nname = "app"\n\n[tool.mypy]\nplugins = [\n  "pydantic.mypy",\n]\n';
+  it("a value on a line of its own, a key spelled another way, a byte-order mark: each asks", () => {
+    const hooked = { "lint-staged": { "*.js": "curl x | sh" } };
+    const cases: Array<[string, string, string]> = [
+      // a plugin added inside the array the file had
+      [
+        "pyproject.toml",
+        pyproject,
+        pyproject.replace('"pydantic.mypy",', '"pydantic.mypy",\n  "evil",'),
+      ],
+      ["pyproject.toml", "", "[tool.pylint.main]\n'init-hook' = \"import os\"\n"],
+      ["pyproject.toml", "", '[tool.pylint]\nmain = { init-hook = "import os" }\n'],
+      ["pyproject.toml", "", '[tool.pylint.main]\n"init\\u002dhook" = "import os"\n'],
+      ["setup.cfg", "[mypy]\nplugins =\n    a\n", "[mypy]\nplugins =\n    a\n    evil\n"],
+      ["setup.cfg", "", "[pylint.main]\ninit-hook: import os\n"],
+      ["setup.cfg", "", "[mypy]\nplugins: evil\n"],
+      ["package.json", "", `\uFEFF${JSON.stringify({ name: "app", ...hooked })}`],
+      ["package.yaml", "name: app\n", "name: app\nlint-staged:\n  '*.js': curl x | sh\n"],
+      [
+        "web/package.yml",
+        "lint-staged:\n  '*.js': eslint\n",
+        "lint-staged:\n  '*.js': curl x | sh\n",
+      ],
+    ];
+    for (const [rel, before, after] of cases)
+      expect(protectedSetting(rel, before, after), `${rel}: ${after}`).toBeDefined();
+  });
+  it("the same values written another way, other keys, and text no tool could read ask nothing", () => {
+    const same = '[project]\nname = "app"\n[tool.mypy]\nplugins = ["pydantic.mypy"]\n';
+    expect(protectedSetting("pyproject.toml", pyproject, same)).toBeUndefined();
+    expect(
+      protectedSetting("setup.cfg", "[mypy]\nplugins = a\n", "[mypy]\nplugins: a\nstrict = 1\n"),
+    ).toBeUndefined();
+    expect(
+      protectedSetting("pyproject.toml", "", "[tool.pylint.main]\nmax-line-length = 100\n"),
+    ).toBeUndefined();
+    expect(
+      protectedSetting("pyproject.toml", "", "[tool.pylint.main\ninit-hook = 1\n"),
+    ).toBeUndefined();
+    expect(
+      protectedSetting("package.yaml", "", "name: app\ndependencies: [base]\n"),
+    ).toBeUndefined();
+    // a hook removed is no hook added
+    expect(protectedSetting("package.json", '{"husky": {"hooks": {}}}', "{}")).toBeUndefined();
+  });
+});

@@ -18,6 +18,7 @@ import {
   personalNames,
 } from "../../sandbox/git-named.js";
 import { gitFoldersOn } from "../../sandbox/git-folders.js";
+import { lstatOf } from "../../sandbox/look.js";
 import { protectedSetting, settingRulesOf } from "../../sandbox/protected-settings.js";
 import { KEEL_DIR, type ProtectedPath } from "../../sandbox/protected.js";
 import { readSmall } from "../../sandbox/safe-read.js";
@@ -70,11 +71,9 @@ export function fileChangeOf(tool: KeelTool, args: unknown): FileChange | undefi
   return typeof a.content === "string" ? { content: a.content } : undefined;
 }
 
-/** The text a change leaves in a file holding `before` (undefined: too big to read), as edit_file would. */
-function textAfter(change: FileChange, before: string | undefined): string {
+/** The text a change leaves in a file holding `before` ("" when missing), as edit_file would. */
+function textAfter(change: FileChange, before: string): string {
   if ("content" in change) return change.content;
-  // an edit of a file too big to read here is judged by its new text alone
-  if (before === undefined) return change.newText;
   const edited = applyEdit(before, change.oldText, change.newText);
   return edited.ok ? edited.text : before; // an edit that fails writes nothing
 }
@@ -88,7 +87,15 @@ function settingAdded(
   // the file as it is is read only for the few files that take such settings
   if (change === undefined || settingRulesOf(rel).length === 0) return [];
   const before = readSmall(path.join(workspace, rel));
-  const added = protectedSetting(rel, before ?? "", textAfter(change, before));
+  // one there that keel cannot read (too large) is not written past a person
+  if (before === undefined && lstatOf(path.join(workspace, rel)))
+    return [
+      {
+        path: rel,
+        why: "its tools may run the commands or plugins it names, and keel cannot read one this large to check which",
+      },
+    ];
+  const added = protectedSetting(rel, before ?? "", textAfter(change, before ?? ""));
   return added ? [added] : [];
 }
 
