@@ -174,6 +174,7 @@ export function cleanAfter(
   for (const [rel, { text, link }] of after.settings) {
     const was = before.settings.get(rel);
     if (before.incomplete || was?.link || (was && was.text === undefined)) continue;
+    if (!link && was !== undefined && text === was.text) continue; // unchanged
     const why = link
       ? "it is a link now, and a write to the name it leads to would change it unseen"
       : text === undefined
