@@ -7,6 +7,7 @@ import { execFile } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
+import { readEnv } from "../env.js";
 
 const run = promisify(execFile);
 
@@ -23,7 +24,12 @@ export interface EvalTask {
 /** Runs an ES module snippet in the workspace; its exit code says whether the check passed. */
 async function node(workspace: string, args: string[]): Promise<{ ok: boolean; out: string }> {
   try {
-    const { stdout } = await run(process.execPath, args, { cwd: workspace, timeout: 10_000 });
+    // the environment keel's commands get: no FORCE_COLOR of keel's own run colouring the output
+    const { stdout } = await run(process.execPath, args, {
+      cwd: workspace,
+      timeout: 10_000,
+      env: readEnv().commandEnv,
+    });
     return { ok: true, out: stdout };
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };
