@@ -253,8 +253,15 @@ export function hiddenPaths(
   const out = new Set<string>();
   for (const match of command.matchAll(PATH_TOKEN)) {
     const token = match[1]!;
-    // "/" alone shows the system's folders; "//host" is a URL's, not a path.
-    if (token === "/" || token.startsWith("//") || token === "/dev" || token.startsWith("/dev/"))
+    // "/" alone shows the system's folders; "//host" is a URL's, not a path; a backslash is a
+    // pattern's (`.replace(/\n/g, …)`, `sed '/^\s*$/d'`), not a path's.
+    if (
+      token === "/" ||
+      token.startsWith("//") ||
+      token === "/dev" ||
+      token.startsWith("/dev/") ||
+      token.includes("\\")
+    )
       continue;
     // /proc/<pid>/root and /cwd lead to the root the process sees: inside, the sandbox's own.
     if (/^\/proc\/[^/]+\/(?:root|cwd)(?:\/|$)/.test(token)) {

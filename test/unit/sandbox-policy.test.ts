@@ -128,6 +128,9 @@ describe("hiddenPaths", () => {
     ["cat /proc/cpuinfo", []],
     [`cat ${WS}/src/a.ts`, []],
     ["npm test", []],
+    // patterns, not paths
+    [`node -e 'x.replace(/\\n/g, " ")'`, []],
+    ["sed -i '/^\\s*$/d' notes.txt", []],
   ])("%s → %j", (command, expected) => {
     expect(hiddenPaths(command, WS, p, machine.home)).toEqual(expected);
   });
