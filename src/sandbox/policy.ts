@@ -231,8 +231,11 @@ export function sandboxNotes(
   // aftercare's own notes are in parentheses: what it could not do, not something it removed
   const removed = t.removed.filter((r) => !r.startsWith("("));
   if (removed.length > 0) {
+    const back = removed.filter((r) => r.includes("put back")).length;
+    const did =
+      back === 0 ? "removed" : back === removed.length ? "put back" : "removed or put back";
     notes.push(
-      `[sandbox] keel removed ${removed.join(", ")}: a program outside the sandbox (git, a shell, an editor) would run ${one(removed, "it", "them")}. Do not set up git hooks, commands in git's config, or editor and shell start-up files.`,
+      `[sandbox] keel ${did} ${removed.join(", ")}: a program outside the sandbox (git, a shell, an editor) would run ${one(removed, "it", "them")}. Do not set up git hooks, commands in git's config, or editor and shell start-up files.`,
     );
   }
   for (const r of t.removed.filter((r) => r.startsWith("(")))

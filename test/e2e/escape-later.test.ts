@@ -786,7 +786,9 @@ describe("what the agent leaves behind: the commands a project's git hooks take 
       expect
         .soft(results[i], JSON.stringify(list[i]!.arguments))
         .toMatch(/was not run.*(lint-staged|git hooks)/s);
-    expect.soft(results[4]).toMatch(/package\.json \(changed by the command: .*put back as it was/);
+    expect
+      .soft(results[4])
+      .toMatch(/keel put back package\.json \(changed by the command: .*put back as it was/);
     expect.soft(results[6]).toMatch(/lint-staged\.config\.js/);
     const now = JSON.parse(readFileSync(path.join(w, "package.json"), "utf8")) as Record<
       string,
