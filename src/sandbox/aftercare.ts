@@ -12,11 +12,9 @@
 import { chmodSync, lstatSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { gitConfigKeys, withoutUnsafeGitConfig } from "./git-config.js";
+import { CONFIGS, linksOf } from "./git-dir.js";
 import {
-  CONFIGS,
-  linksOf,
   linksOnTheWay,
-  lstatOf,
   madeSince,
   markWorkspace,
   MAX_ENTRIES,
@@ -25,7 +23,7 @@ import {
   type WorkspaceMarks,
 } from "./look.js";
 import { protectedSetting } from "./protected-settings.js";
-import { readSmall } from "./safe-read.js";
+import { lstatOf, readSmall } from "./safe-read.js";
 
 /**
  * After a command: removes the protected paths it created below the top level and those the git

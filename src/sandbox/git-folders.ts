@@ -4,7 +4,8 @@
  * Read from the file system at the write: a command may have made the folder since the run began.
  */
 import path from "node:path";
-import { CONFIGS, lstatOf } from "./look.js";
+import { CONFIGS } from "./git-dir.js";
+import { lstatOf } from "./safe-read.js";
 import { sameName, type ProtectedPath } from "./protected.js";
 
 /** Why a write in a folder git would take for a repository's is protected (`gitFoldersOn`). */

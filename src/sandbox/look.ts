@@ -4,14 +4,25 @@
  * holds those too, `nestedDenies`), a Jujutsu `.jj/repo` that is a file, entries no program should
  * meet (FIFOs, devices, names that are not UTF-8), and git repositories (a `.git` folder, a bare
  * repository, the target of a `.git` file or link, the folder a `commondir` names, one a link
- * leads to in `node_modules`) with a fingerprint of each one's hooks and configs.
+ * leads to in `node_modules`) with a fingerprint of each one's hooks and configs (git-dir.ts reads
+ * each), and the text of the files that take protected settings (protected-settings.ts).
  */
-import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
+import { readdirSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { gitNamedPaths, newLook, personalConfig, personalNames, type Look } from "./git-named.js";
 import { takesSettings } from "./protected-settings.js";
-import { readSmall } from "./safe-read.js";
+import {
+  CONFIGS,
+  commonDirOf,
+  fingerprint,
+  gitFileTarget,
+  hookStamps,
+  inWorkspace,
+  isGitDir,
+  linksOf,
+  resolves,
+} from "./git-dir.js";
+import { lstatOf, readSmall } from "./safe-read.js";
 import { foldName, removedWhenMade, sameName, type ProtectedPath } from "./protected.js";
 
 /**
@@ -21,22 +32,6 @@ import { foldName, removedWhenMade, sameName, type ProtectedPath } from "./prote
 export const MAX_ENTRIES = 1_000_000;
 /** Folders never looked into (they hold other people's code, and a lot of it). */
 const SKIP = new Set(["node_modules"]);
-/**
- * An entry's own stats, or none when it is missing or cannot be looked at: a command can make a
- * file of a folder on the way (ENOTDIR), a folder no one may enter (EACCES) or a link loop (ELOOP),
- * and the look must not stop there.
- */
-export const lstatOf = (p: string) => {
-  try {
-    return lstatSync(p, { throwIfNoEntry: false });
-  } catch {
-    return undefined;
-  }
-};
-
-/** A repository's files that can make git run a program (its hooks are a folder beside them). */
-export const CONFIGS = ["config", "config.worktree"];
-
 /** What the look found: protected paths below the top level, and each repository's fingerprint. */
 export interface WorkspaceMarks {
   nested: string[];
@@ -112,14 +107,6 @@ export interface WorkspaceMarks {
 }
 
 /**
- * Whether a folder's entries make it a git folder as git decides (setup.c's is_git_directory): a
- * `HEAD` with `objects`, or with a `commondir` naming the folder that holds them — a `config` is
- * not needed, and git runs the hooks of a folder without one.
- */
-const isGitDir = (names: ReadonlySet<string>) =>
-  names.has("HEAD") && (names.has("objects") || names.has("commondir"));
-
-/**
  * Looks the workspace over (see the module's comment), up to `limit` entries; `named`: also asks
  * git what the person's config names (the look after a command need not: its clean-up goes by the
  * look before, and a FIFO the command left where an include points would make git wait). Never
@@ -146,7 +133,7 @@ export function markWorkspace(
   const addRepo = (rel: string) => {
     if (marks.repos.has(rel)) return;
     const gitDir = path.join(workspace, rel);
-    const configs = CONFIGS.map((name) => readConfig(path.join(gitDir, name)));
+    const configs = CONFIGS.map((name) => readSmall(path.join(gitDir, name)));
     const hooks = hookStamps(gitDir);
     const common = readSmall(path.join(gitDir, "commondir"));
     marks.repos.set(rel, {
@@ -377,61 +364,6 @@ const special = (e: {
   isBlockDevice(): boolean;
 }) => e.isFIFO() || e.isSocket() || e.isCharacterDevice() || e.isBlockDevice();
 
-/** Whether a link leads somewhere (not nowhere, not round in a loop). */
-const resolves = (p: string) => {
-  try {
-    realpathSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-/** A path in the workspace, workspace-relative with `/`, or undefined when it leads out. */
-function inWorkspace(workspace: string, real: string): string | undefined {
-  const inside = path.relative(workspace, real);
-  if (inside.startsWith("..") || path.isAbsolute(inside)) return undefined;
-  return inside === "" ? "." : inside.split(path.sep).join("/");
-}
-
-/**
- * The repository a `.git` file (`gitdir: <path>`, read as git's setup.c reads it: only the line
- * ends stripped) or a `.git` link sends git to, when it is a folder in the workspace.
- */
-function gitFileTarget(workspace: string, rel: string, link: boolean): string | undefined {
-  try {
-    const at = path.join(workspace, rel);
-    let target = at;
-    // a link to a gitdir file is read as that file (git follows it)
-    if (!link || !lstatOf(realpathSync(at))?.isDirectory()) {
-      const text = readSmall(at);
-      if (!text?.startsWith("gitdir: ")) return undefined;
-      target = path.resolve(path.dirname(at), text.slice(8).replace(/[\r\n]+$/, ""));
-    }
-    const real = realpathSync(target);
-    return lstatOf(real)?.isDirectory() ? inWorkspace(workspace, real) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The workspace-relative folder a git folder's `commondir` (its text, as the look read it) names,
- * when it is in the workspace. Read as git reads it (setup.c): only the line ends are stripped, so
- * `" x"` names the folder ` x`.
- */
-function commonDirOf(workspace: string, rel: string, text: string | undefined): string | undefined {
-  try {
-    const gitDir = path.join(workspace, rel);
-    const named = text?.replace(/[\r\n]+$/, "");
-    if (named === undefined) return undefined;
-    const real = realpathSync(path.resolve(gitDir, named));
-    return lstatOf(real)?.isDirectory() ? inWorkspace(workspace, real) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * What the sandbox holds read-only besides the top-level list: the protected paths found deeper,
  * those the person's git config names, and each repository's hooks and config (workspace-relative).
@@ -473,61 +405,3 @@ export const unwalked = (rel: string) => rel.split("/").some((part) => SKIP.has(
 
 /** Whether an entry was made (or changed) since `at`: its ctime, which no command can set back. */
 export const madeSince = (p: string, at: number) => (lstatOf(p)?.ctimeMs ?? Infinity) >= at;
-
-/** A config's text, or none when it cannot be read as a file. */
-const readConfig = readSmall;
-
-/** A git folder's configs (their texts, in `CONFIGS` order), hooks and commondir, hashed: any change shows. */
-function fingerprint(
-  gitDir: string,
-  configs: (string | undefined)[],
-  hooks: Record<string, string>,
-  common: string | undefined,
-): string {
-  const h = createHash("sha1");
-  CONFIGS.forEach((name, i) => h.update(`\0${name}\0${configs[i] ?? "none"}`));
-  h.update(`\0commondir\0${common ?? "none"}`);
-  for (const [name, stamp] of Object.entries(hooks)) h.update(`\0${name}\0${stamp}`);
-  for (const name of linksOf(gitDir)) h.update(`\0link ${name}`);
-  return h.digest("hex");
-}
-
-/**
- * A git folder's hooks (`hooksOf`), each with a stamp that any write to it changes: its inode,
- * size and ctime (which no command can set back). A command that rewrites a hook the sandbox did
- * not hold (past `MAX_HELD`) keeps its name, not its stamp.
- */
-function hookStamps(gitDir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of hooksOf(gitDir)) {
-    const st = lstatOf(path.join(gitDir, "hooks", name));
-    out[name] = st ? `${st.ino}:${st.size}:${st.ctimeMs}` : "gone";
-  }
-  return out;
-}
-
-/**
- * A git folder's hooks, git's samples left out; none when `hooks` is not a real folder (a link is
- * never followed: keel would list, and then remove, whatever it leads to — outside the workspace too).
- */
-export const hooksOf = (gitDir: string): string[] => {
-  const hooks = path.join(gitDir, "hooks");
-  if (!lstatOf(hooks)?.isDirectory()) return [];
-  try {
-    return readdirSync(hooks)
-      .filter((n) => !n.endsWith(".sample"))
-      .sort();
-  } catch {
-    return [];
-  }
-};
-
-/**
- * Which of a git folder's hooks folder and configs are links: symbolic (git follows them), or a
- * config hard-linked to another name (a file tool writing that name would write the config).
- */
-export const linksOf = (gitDir: string): string[] =>
-  ["hooks", ...CONFIGS].filter((n) => {
-    const st = lstatOf(path.join(gitDir, n));
-    return st !== undefined && (st.isSymbolicLink() || (st.isFile() && st.nlink > 1));
-  });

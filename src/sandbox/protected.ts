@@ -206,15 +206,13 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
  * `foldName` folds it. Where one exists the sandbox holds it read-only (the look finds it); a
  * missing one is not held (its spellings are endless) and one a command makes is removed after it.
  */
-export const PROTECTED_FORMS: ReadonlyArray<{ form: RegExp; example: string; why: string }> = [
+export const PROTECTED_FORMS: ReadonlyArray<{ form: RegExp; why: string }> = [
   {
     form: /\.code-workspace$/,
-    example: "app.code-workspace",
     why: "VS Code offers to open a workspace file it finds: its tasks (runOn folderOpen) and settings run programs",
   },
   {
     form: /^\.?mise\.[^/]+\.toml$/,
-    example: "mise.dev.toml",
     why: "mise runs its hooks and env when a shell enters the folder (the config of a MISE_ENV)",
   },
 ];

@@ -4,7 +4,15 @@
  * `/proc` (`/proc/kmsg`, which says it is a regular empty file) blocks and drains what it reads.
  * Used by the look and aftercare (a `.git` file, `commondir`, configs) and git-named (includes).
  */
-import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readSync,
+  realpathSync,
+} from "node:fs";
 
 /** The most a git file keel reads may hold: a `.git` file, `commondir`, a config. */
 export const MAX_READ = 1 << 20;
@@ -37,3 +45,16 @@ export function readSmall(file: string): string | undefined {
 
 /** Whether a file is a small regular one `readSmall` would read (git may be given it to read). */
 export const isSmallFile = (file: string): boolean => readSmall(file) !== undefined;
+
+/**
+ * An entry's own stats, or none when it is missing or cannot be looked at: a command can make a
+ * file of a folder on the way (ENOTDIR), a folder no one may enter (EACCES) or a link loop (ELOOP),
+ * and the look must not stop there.
+ */
+export const lstatOf = (p: string) => {
+  try {
+    return lstatSync(p, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+};

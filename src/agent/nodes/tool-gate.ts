@@ -18,10 +18,9 @@ import {
   personalNames,
 } from "../../sandbox/git-named.js";
 import { gitFoldersOn } from "../../sandbox/git-folders.js";
-import { lstatOf } from "../../sandbox/look.js";
 import { protectedSetting, settingRulesOf } from "../../sandbox/protected-settings.js";
 import { KEEL_DIR, type ProtectedPath } from "../../sandbox/protected.js";
-import { readSmall } from "../../sandbox/safe-read.js";
+import { lstatOf, readSmall } from "../../sandbox/safe-read.js";
 import { applyEdit } from "../../tools/edit-match.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import type { NodeEnv } from "../runtime.js";
