@@ -3,7 +3,8 @@
  * the agents and thread lengths named (keel alone, any peer, any list of lengths) on SQLite —
  * keel on its own saver, the peers on LangGraph's SqliteSaver — and reports per length: ms per
  * turn over the first and the last ten turns, KB written per turn (last ten, and amortised over
- * the last quarter), and the time a fresh process takes to load the thread (what a resume pays).
+ * the last quarter), and the time a fresh saver and graph take to load the thread (what a resume
+ * pays; the threads of one length loaded in turns).
  * keel runs with and without a 6 KB AGENTS.md. Bytes are counted as they are written (keel's
  * saver counts them; for a peer, only the rows added since the last turn are read), never by
  * re-reading the database.
@@ -155,21 +156,41 @@ async function thread(agent: AgentName, turns: number, agentsMd: boolean) {
   return { ms, stored, ws, file };
 }
 
+/** A loaded thread's agent, length and file. */
+interface Stored {
+  row: ThreadRow;
+  ws: string;
+  file: string;
+}
+
+/** Ms a fresh saver (and graph) takes to load a thread's state (graph.getState): what a resume pays. */
+async function loadOnce(agent: AgentName, turns: number, ws: string, file: string) {
+  const saver = sqliteSaverFor(agent, file);
+  const r = buildAgent(agent, turns, saver, ws, "bench");
+  const t0 = performance.now();
+  await r.getState();
+  const ms = performance.now() - t0;
+  (saver as { db?: { close(): void } }).db?.close();
+  return ms;
+}
+
 /**
- * Median ms a fresh saver takes to load the thread's state (graph.getState), of seven after one
- * not counted (the first load of a process compiles the code paths of loading).
+ * Each thread's load time, the threads of one length taking turns load by load (as `shortRuns`
+ * does with runs), so that no agent is measured in a colder process than another: five rounds
+ * discarded (the first loads of a process compile the code paths of loading), then the median of
+ * fifteen. A 10-turn load takes a millisecond or two, where one cold load is several.
  */
-async function loadMs(agent: AgentName, turns: number, ws: string, file: string) {
-  const times: number[] = [];
-  for (let i = 0; i < 8; i++) {
-    const saver = sqliteSaverFor(agent, file);
-    const r = buildAgent(agent, turns, saver, ws, "bench");
-    const t0 = performance.now();
-    await r.getState();
-    if (i > 0) times.push(performance.now() - t0);
-    (saver as { db?: { close(): void } }).db?.close();
+async function loadTimes(stored: Stored[]) {
+  for (const turns of new Set(stored.map((s) => s.row.turns))) {
+    const group = stored.filter((s) => s.row.turns === turns);
+    const times = group.map(() => [] as number[]);
+    for (let pass = 0; pass < 20; pass++)
+      for (const [i, s] of group.entries()) {
+        const ms = await loadOnce(s.row.agent, turns, s.ws, s.file);
+        if (pass >= 5) times[i]!.push(ms);
+      }
+    group.forEach((s, i) => (s.row.loadMs = round(median(times[i]!))));
   }
-  return median(times);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -198,7 +219,7 @@ export interface ThreadRow {
 
 /** Every agent × length (× AGENTS.md for keel), each length `runs` times. */
 async function lengths(o: ThreadOptions): Promise<ThreadRow[]> {
-  const rows: ThreadRow[] = [];
+  const stored: Stored[] = [];
   for (const agent of o.agents) {
     await thread(agent, Math.min(100, Math.max(...o.turns)), false); // warm-up (JIT)
     for (const agentsMd of agent === "keel" ? [false, true] : [false])
@@ -212,7 +233,7 @@ async function lengths(o: ThreadOptions): Promise<ThreadRow[]> {
         const quarter = turns - Math.max(10, Math.floor(turns / 4));
         const first = runs.map((r) => span(r.ms, 0, 10));
         const end = runs.map((r) => span(r.ms, turns - 10, turns));
-        rows.push({
+        const row: ThreadRow = {
           agent,
           agentsMd,
           turns,
@@ -232,11 +253,14 @@ async function lengths(o: ThreadOptions): Promise<ThreadRow[]> {
           kbPerTurnLastQuarter: round(
             (last.stored[turns]! - last.stored[quarter]!) / (turns - quarter) / 1024,
           ),
-          loadMs: round(await loadMs(agent, turns, last.ws, last.file)),
-        });
+          loadMs: 0,
+        };
+        stored.push({ row, ws: last.ws, file: last.file });
       }
   }
-  return rows;
+  process.stderr.write("loading each thread in a fresh saver…\n");
+  await loadTimes(stored);
+  return stored.map((s) => s.row);
 }
 
 /** Median ms per turn over fresh 10-turn runs, the agents taking turns run by run (5 discarded). */
