@@ -164,6 +164,8 @@ export async function runEval(opts: EvalOptions): Promise<EvalReport> {
   const at = new Date().toISOString();
   const stamp = at.replace(/[-:.TZ]/g, "").slice(0, 14);
   const attempts: Attempt[] = [];
+  /** The model as the server named it in keel's runs (a llama-server answers to any name). */
+  let served: string | undefined;
   const total = tasks.length * opts.k * opts.modes.length;
   for (const mode of opts.modes)
     for (const task of tasks)
@@ -212,6 +214,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalReport> {
             throw new EvalServerError(outcome.error ?? "the model server failed");
           const problem = await task.check(workspace, outcome.summary);
           const run = await runOf(opts.checkpoints, thread);
+          if (run && run.model !== "unknown") served ??= run.model;
           const a = scoreAttempt(
             { task: task.id, mode, attempt: i, thread, seconds },
             run,
@@ -226,7 +229,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalReport> {
   const report: EvalReport = {
     at,
     agent,
-    model: opts.settings.model,
+    model: served ?? opts.settings.model,
     provider: opts.settings.provider ?? "ollama",
     k: opts.k,
     modes: [...opts.modes],

@@ -108,7 +108,10 @@ export function runModel(
 /**
  * The run's model as the server describes it (when a probe is configured: Ollama's /api/show,
  * cached) and what follows from it for every call of the run: the window and `think`; for an
- * OpenAI-compatible server, what the store remembers of it (the arguments it rejects).
+ * OpenAI-compatible server, what the store remembers of it (the arguments it rejects). `name` is
+ * the model as the server names it, the key of what keel remembers per model (calibration,
+ * lessons, the runs in `keel stats`): a llama-server serving one model answers to any name, so
+ * without `-m` the run's name would be keel's default, whatever file the server loaded.
  */
 export async function modelFitOf(
   env: {
@@ -124,7 +127,7 @@ export async function modelFitOf(
     store?: BaseStore | undefined;
   },
   deps: GraphDeps,
-): Promise<{ profile?: ModelProfile; window: number; fit: ModelFit }> {
+): Promise<{ profile?: ModelProfile; window: number; fit: ModelFit; name: string }> {
   const s = env.settings;
   await loadProvider(s.provider);
   const profile = deps.probe ? await deps.probe(s.serverUrl, s.model, env.policy) : undefined;
@@ -132,6 +135,7 @@ export async function modelFitOf(
   const think = thinkFor(s.think ?? "auto", profile);
   return {
     ...(profile ? { profile } : {}),
+    name: profile?.model ?? s.model,
     window,
     fit: {
       numCtx: window,

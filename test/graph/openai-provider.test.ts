@@ -6,17 +6,20 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { MemorySaver } from "@langchain/langgraph";
+import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
 import { HumanMessage } from "@langchain/core/messages";
 import { runAnalysis } from "../../src/api.js";
 import { createCoderGraph } from "../../src/agent/graph.js";
 import { runConfig, type SettingsInput } from "../../src/agent/context.js";
 import type { CoderStateValue } from "../../src/agent/state.js";
+import { readTallies } from "../../src/agent/learning/ledger.js";
+import { runRecord } from "../../src/agent/learning/run-record.js";
 import { ModelServerError } from "../../src/models/errors.js";
 import type { ServerKind } from "../../src/models/openai/quirks.js";
 import {
   DEFAULT_MLX_MODELS,
+  DEFAULT_OPENAI_MODELS,
   startFakeOpenAI,
   type FakeOpenAI,
   type FakeOpenAIOptions,
@@ -91,6 +94,35 @@ describe("native tool calls on each server", () => {
         expect(b.parallel_tool_calls).toBe(q.serial ? false : undefined);
     },
   );
+
+  it("a llama-server answers to any name: the run is recorded under the name it serves, not keel's default", async () => {
+    const served = "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
+    const f = await fake({
+      server: "llama.cpp",
+      models: { [served]: DEFAULT_OPENAI_MODELS[MODEL]! },
+      script: writeHello,
+    });
+    const store = new InMemoryStore();
+    const graph = createCoderGraph().compile({ checkpointer: new MemorySaver(), store });
+    const config = runConfig("served-name", {
+      provider: "openai",
+      baseUrl: f.baseUrl,
+      workspace: tempWorkspace(),
+      retryBaseMs: 5,
+      learnDescriptions: true,
+    });
+    const state = (await graph.invoke(
+      { messages: [new HumanMessage("Create hello.py that prints hi")] },
+      config,
+    )) as CoderStateValue;
+    expect(state.status).toBe("done");
+    // the request went out under keel's default name, which the server ignored
+    expect(f.chatBodies({ turnsOnly: true })[0]!.model).toBe("qwen3:8b");
+    expect(runRecord("served-name", "now", state)?.model).toBe(served);
+    expect(state.fit?.model).toBe(served);
+    expect(await readTallies(store, served)).toHaveLength(1);
+    expect(await readTallies(store, "qwen3:8b")).toHaveLength(0);
+  });
 
   it("parallel calls keep their order and ids", async () => {
     const f = await fake({

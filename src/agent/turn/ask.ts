@@ -42,6 +42,8 @@ export interface TurnRequest {
   /** Which call this is: its generation budget (settings `generationBudget`). */
   kind: Extract<CallKind, "plan" | "act" | "summary">;
   model: BaseChatModel;
+  /** The model as the server names it (`modelFitOf`): the key of its calibration and of the turn's record. */
+  modelName: string;
   /** The system prompt without tools. */
   system: string;
   /** The tools offered this turn (none for the tool-less summary turn). */
@@ -95,7 +97,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
   const { env } = r;
   let mode = r.mode;
   let fallback: TurnAnswer["fallback"];
-  const sameModel = r.fit?.model === env.settings.model;
+  const sameModel = r.fit?.model === r.modelName;
   const before = scalesOf(sameModel ? r.fit!.scales : r.learned);
   let scales = before;
   // The server's real window, where it said so (an over-context refusal): below the run's.
@@ -111,7 +113,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
         ? `${r.system}\n${TOOLS_IN_PROMPT(r.tools, r.format)}`
         : r.system;
     const fixed = native ? `${system}\n${JSON.stringify(r.tools)}` : system;
-    const key = prefixKey(env.settings.model, mode, fixed);
+    const key = prefixKey(r.modelName, mode, fixed);
     const shown = mode === "prompt" ? toPromptHistory(r.history) : r.history;
     checkFloor(env, fixed, shown, r.pinned(), scales, window);
     const fitted = fitToWindow(shown, {
@@ -247,7 +249,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       ...(unshifted ? { unshifted: true } : {}),
       scale: counts.prompt ? counts.prompt / estimated : (r.fit?.scale ?? 1),
       scales,
-      model: env.settings.model,
+      model: r.modelName,
       prefix: key,
       ...(window < r.window ? { window } : {}),
     };

@@ -85,7 +85,7 @@ export async function turnSetup(
   deps: GraphDeps,
   config: LangGraphRunnableConfig,
 ) {
-  const { profile, window, fit } = await modelFitOf(env, deps);
+  const { profile, window, fit, name: model } = await modelFitOf(env, deps);
   const mode = state.toolChannel?.pinned
     ? "prompt"
     : chooseToolMode(profile, env.settings.toolMode);
@@ -95,13 +95,13 @@ export async function turnSetup(
   const tools = toolsForIntent(intent, await env.mcpTools(), plan).map((t) =>
     withLesson(toolDefinition(t), state.lessons[t.name]?.line),
   );
-  const model = env.settings.model;
   // The store's calibration matters only to a thread without its own for this model.
   const learned = state.fit?.model === model ? undefined : await learnedScales(config.store, model);
   const reuse = cacheShift({ ...fit, cacheReuse: env.settings.cacheReuse });
   const base: Omit<TurnRequest, "history" | "tools" | "mode" | "kind"> = {
     env,
     model: env.model(fit),
+    modelName: model,
     ...(learned ? { learned } : {}),
     remember: (scales) => rememberScales(config.store, model, scales),
     system: ACT_SYSTEM(intent, state.workspaceAtStart, state.instructions, plan),

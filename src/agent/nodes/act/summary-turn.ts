@@ -35,7 +35,7 @@ export async function summaryTurn(
       ask,
       new AIMessage({
         content: text,
-        ...turnMetadata(answer, env.settings.model),
+        ...turnMetadata(answer, turn.modelName),
       }),
     ],
     turns: state.turns + 1,

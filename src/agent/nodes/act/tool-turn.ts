@@ -29,7 +29,7 @@ export async function toolTurn(
     throw new Error('the configured model cannot bind tools; use toolMode "prompt"');
   const answer = await askTurn({ ...turn, kind: "act", tools, mode, history: state.messages });
   const reply = answer.reply;
-  if (answer.cut !== undefined) return cutTurn(state, answer, env.settings.model);
+  if (answer.cut !== undefined) return cutTurn(state, answer, turn.modelName);
 
   const schemas: ArgSchemas = Object.fromEntries(
     tools.map((t) => [t.function.name, t.function.parameters as ArgSchemas[string]]),
@@ -48,7 +48,7 @@ export async function toolTurn(
     tool_calls: withCallIds(read.calls, state.turns),
     ...turnMetadata(
       answer,
-      env.settings.model,
+      turn.modelName,
       read.fromText
         ? { keel_raw_text: raw, ...(read.rejected ? { keel_rejected: read.rejected } : {}) }
         : {},

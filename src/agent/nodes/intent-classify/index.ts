@@ -66,7 +66,7 @@ export function createIntentClassifyNode(deps: GraphDeps) {
     const listed = readdir(env.workspace).catch(() => [] as string[]);
     const intent = goOn ?? (await classify(request, env, deps));
     const listing = await listed;
-    const { window } = await modelFitOf(env, deps);
+    const { window, name } = await modelFitOf(env, deps);
     const fresh: CoderStateUpdate = {
       request,
       requestAt,
@@ -83,7 +83,7 @@ export function createIntentClassifyNode(deps: GraphDeps) {
       errorStreak: 0,
       strikes: {},
       rung: "none",
-      lessons: await learnedLines(config, env.settings),
+      lessons: await learnedLines(config, env.settings.learnDescriptions, name),
       failure: null,
       recoverTo: undefined,
       status: "running",
@@ -120,11 +120,12 @@ async function classify(request: string, env: NodeEnv, deps: GraphDeps): Promise
 /** The lines this request's tool descriptions get from the model's ledger (learning/lessons.ts). */
 async function learnedLines(
   config: LangGraphRunnableConfig,
-  settings: { learnDescriptions: boolean; model: string },
+  learn: boolean,
+  model: string,
 ): Promise<CoderStateValue["lessons"]> {
-  if (!config.store || !settings.learnDescriptions) return {};
+  if (!config.store || !learn) return {};
   try {
-    return activeLines(await lessonsOf(config.store, settings.model));
+    return activeLines(await lessonsOf(config.store, model));
   } catch {
     return {}; // a store that cannot be read teaches nothing; the run goes on
   }
