@@ -135,6 +135,15 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
     path: "mise/config.local.toml",
     why: "mise runs its hooks and env when a shell enters the folder",
   },
+  { path: "mise/conf.d", why: "mise loads every .toml in it (hooks and env when a shell enters)" },
+  {
+    path: ".rtx.toml",
+    why: "mise runs its hooks and env when a shell enters the folder (rtx's name)",
+  },
+  {
+    path: ".rtx.local.toml",
+    why: "mise runs its hooks and env when a shell enters the folder (rtx's name)",
+  },
   // rustup and cargo read these in any cargo or rustc call, which editors make on open
   { path: "rust-toolchain", why: "rustup runs the toolchain it names", unheld: true },
   { path: "rust-toolchain.toml", why: "rustup runs the toolchain it names", unheld: true },
@@ -206,7 +215,12 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
  * `foldName` folds it. Where one exists the sandbox holds it read-only (the look finds it); a
  * missing one is not held (its spellings are endless) and one a command makes is removed after it.
  */
-export const PROTECTED_FORMS: ReadonlyArray<{ form: RegExp; why: string }> = [
+export const PROTECTED_FORMS: ReadonlyArray<{
+  form: RegExp;
+  /** The folder (folded) the name must be in, where the form is only its tool's there. */
+  under?: string;
+  why: string;
+}> = [
   {
     form: /\.code-workspace$/,
     why: "VS Code offers to open a workspace file it finds: its tasks (runOn folderOpen) and settings run programs",
@@ -215,14 +229,26 @@ export const PROTECTED_FORMS: ReadonlyArray<{ form: RegExp; why: string }> = [
     form: /^\.?mise\.[^/]+\.toml$/,
     why: "mise runs its hooks and env when a shell enters the folder (the config of a MISE_ENV)",
   },
+  {
+    form: /^config\.[^/]+\.toml$/,
+    under: "mise",
+    why: "mise runs its hooks and env when a shell enters the folder (the config of a MISE_ENV)",
+  },
 ];
 
 /**
  * The form a name (one path segment, folded) has, if it is one of `PROTECTED_FORMS` and not a name
- * the list spells out (`mise.local.toml` is held where missing, as the list's names are).
+ * the list spells out (`mise.local.toml` is held where missing, as the list's names are); `parent`
+ * gives the segment before it (folded), asked only of a name a form that lives in one folder fits.
  */
-const formOf = (folded: string) =>
-  LAST_NAMES.has(folded) ? undefined : PROTECTED_FORMS.find((f) => f.form.test(folded));
+const formOf = (folded: string, parent: () => string | undefined) =>
+  LAST_NAMES.has(folded)
+    ? undefined
+    : PROTECTED_FORMS.find((f) => f.form.test(folded) && (!f.under || f.under === parent()));
+
+/** The folded segment before the last of a path's segments, if any. */
+const parentOf = (parts: readonly string[]) => () =>
+  parts.length > 1 ? foldName(parts.at(-2)!) : undefined;
 
 const segments = (rel: string) => rel.split("/").filter((s) => s !== "" && s !== ".");
 
@@ -297,8 +323,8 @@ export function protectedEntry(
   });
   if (fromTop) return fromTop;
   let best: ProtectedPath | undefined;
-  for (const part of parts) {
-    const form = formOf(foldName(part));
+  for (const [i, part] of parts.entries()) {
+    const form = formOf(foldName(part), parentOf(parts.slice(0, i + 1)));
     if (form) best = { path: part, why: form.why };
   }
   for (const entry of PROTECTED_PATHS) {
@@ -341,7 +367,7 @@ export const removedWhenMade = (
   rel: string,
   folded = foldName(rel.slice(rel.lastIndexOf("/") + 1)),
 ): boolean => {
-  if (formOf(folded)) return true;
+  if (formOf(folded, () => parentOf(segments(rel))())) return true;
   if (!LAST_NAMES.has(folded) && !SHORT_NAME.test(folded)) return false;
   return (
     (rel.includes("/") || [...UNHELD].some((name) => sameName(rel, name))) &&
@@ -356,7 +382,7 @@ export const removedWhenMade = (
  */
 export function isCommandProtected(rel: string): boolean {
   const parts = segments(rel);
-  if (parts.length > 0 && formOf(foldName(parts.at(-1)!))) return true;
+  if (parts.length > 0 && formOf(foldName(parts.at(-1)!), parentOf(parts))) return true;
   return COMMAND_PROTECTED.some((entry) => {
     if (entry.startsWith(".git/")) return false;
     const want = entry.split("/");

@@ -372,6 +372,39 @@ describe("names protected by their form (PROTECTED_FORMS)", () => {
     }
     expect(protectedEntry("app.code-workspace")?.why).toMatch(/VS Code/);
   });
+  it("mise's folder of config: conf.d, config.<env>.toml, and rtx's old names", () => {
+    for (const rel of [
+      "mise/config.production.toml",
+      "sub/mise/config.ci.local.toml",
+      "Mise/Config.Prod.toml",
+      "mise/conf.d/tools.toml",
+      "pkg/mise/conf.d/env.toml",
+      ".rtx.toml",
+      ".rtx.local.toml",
+    ])
+      expect(protectedEntry(rel), rel).toBeDefined();
+    // what a command may not leave: the folder conf.d, each config.<env>.toml (removed when made)
+    for (const rel of [
+      "mise/conf.d",
+      "sub/mise/conf.d",
+      ".rtx.toml",
+      "mise/config.production.toml",
+    ])
+      expect(isCommandProtected(rel), rel).toBe(true);
+    for (const rel of ["mise/config.production.toml", "sub/mise/config.ci.local.toml"])
+      expect(removedWhenMade(rel), rel).toBe(true);
+    // the same names elsewhere are the project's
+    for (const rel of [
+      "config.production.toml",
+      "src/config.dev.toml",
+      "mise/other.toml",
+      "conf.d/a.toml",
+    ]) {
+      expect(protectedEntry(rel), rel).toBeUndefined();
+      expect(isCommandProtected(rel), rel).toBe(false);
+      expect(removedWhenMade(rel), rel).toBe(false);
+    }
+  });
   it("names that only look alike are the project's", () => {
     for (const rel of ["code-workspace.md", "docs/mise.md", "mise.toml.bak", "src/mise-dev.toml"]) {
       expect(protectedEntry(rel), rel).toBeUndefined();
