@@ -391,7 +391,11 @@ describe("names protected by their form (PROTECTED_FORMS)", () => {
       "mise/config.production.toml",
     ])
       expect(isCommandProtected(rel), rel).toBe(true);
-    for (const rel of ["mise/config.production.toml", "sub/mise/config.ci.local.toml"])
+    for (const rel of [
+      "mise/config.production.toml",
+      "sub/mise/config.ci.local.toml",
+      "mise/conf.d",
+    ])
       expect(removedWhenMade(rel), rel).toBe(true);
     // the same names elsewhere are the project's
     for (const rel of [
