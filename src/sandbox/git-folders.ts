@@ -6,7 +6,8 @@
 import path from "node:path";
 import { CONFIGS } from "./git-dir.js";
 import { lstatOf } from "./safe-read.js";
-import { sameName, type ProtectedPath } from "./protected.js";
+import { sameName } from "./names.js";
+import type { ProtectedPath } from "./protected.js";
 
 /** Why a write in a folder git would take for a repository's is protected (`gitFoldersOn`). */
 const GIT_FOLDER =

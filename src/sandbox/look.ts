@@ -23,7 +23,8 @@ import {
   resolves,
 } from "./git-dir.js";
 import { lstatOf, readSmall } from "./safe-read.js";
-import { foldName, removedWhenMade, sameName, type ProtectedPath } from "./protected.js";
+import { foldName, sameName } from "./names.js";
+import { removedWhenMade, type ProtectedPath } from "./protected.js";
 
 /**
  * How many entries the look reads at most (at any depth). A workspace with more is reported, not

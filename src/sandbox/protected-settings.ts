@@ -10,7 +10,8 @@
  */
 import { parse as parseToml } from "smol-toml";
 import { parse as parseYaml } from "yaml";
-import { foldName, sameName, type ProtectedPath } from "./protected.js";
+import { foldName, sameName } from "./names.js";
+import type { ProtectedPath } from "./protected.js";
 
 /** One key of a parsed config file: where it sits (its sections, `.`-joined, lower case) and its value. */
 interface Entry {
