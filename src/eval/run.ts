@@ -8,7 +8,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { SettingsInput } from "../agent/context.js";
+import { settingsFrom, type SettingsInput } from "../agent/context.js";
+import { createCapabilityProbe } from "../models/probe.js";
 import { runSession } from "../session/session.js";
 import { RUNGS, type Rung } from "../guard/ladder.js";
 import { TOOL_MODES, type ToolMode } from "../models/capabilities.js";
@@ -164,8 +165,6 @@ export async function runEval(opts: EvalOptions): Promise<EvalReport> {
   const at = new Date().toISOString();
   const stamp = at.replace(/[-:.TZ]/g, "").slice(0, 14);
   const attempts: Attempt[] = [];
-  /** The model as the server named it in keel's runs (a llama-server answers to any name). */
-  let served: string | undefined;
   const total = tasks.length * opts.k * opts.modes.length;
   for (const mode of opts.modes)
     for (const task of tasks)
@@ -214,7 +213,6 @@ export async function runEval(opts: EvalOptions): Promise<EvalReport> {
             throw new EvalServerError(outcome.error ?? "the model server failed");
           const problem = await task.check(workspace, outcome.summary);
           const run = await runOf(opts.checkpoints, thread);
-          if (run && run.model !== "unknown") served ??= run.model;
           const a = scoreAttempt(
             { task: task.id, mode, attempt: i, thread, seconds },
             run,
@@ -229,7 +227,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalReport> {
   const report: EvalReport = {
     at,
     agent,
-    model: served ?? opts.settings.model,
+    model: await servedName(opts.settings),
     provider: opts.settings.provider ?? "ollama",
     k: opts.k,
     modes: [...opts.modes],
@@ -247,6 +245,26 @@ export async function runEval(opts: EvalOptions): Promise<EvalReport> {
     await persistence.close();
   }
   return report;
+}
+
+/**
+ * The model as the server names it, the report's name whichever agent ran: a llama-server answers
+ * to any name, and keel's runs are recorded under the one it gives (`modelFitOf`'s `name`). The
+ * configured name where the server does not say.
+ */
+async function servedName(settings: SettingsInput): Promise<string> {
+  const s = settingsFrom({ context: settings });
+  const url = s.serverUrl ?? s.ollamaUrl;
+  const policy = {
+    retries: 0,
+    baseMs: 0,
+    url,
+    model: s.model,
+    ...(s.provider ? { provider: s.provider } : {}),
+    ...(s.apiKey ? { apiKey: s.apiKey } : {}),
+  };
+  const profile = await createCapabilityProbe()(url, s.model, policy).catch(() => undefined);
+  return profile?.model ?? s.model;
 }
 
 /** A bare agent's attempt in the report's terms: no repairs, no salvage, no ladder. */

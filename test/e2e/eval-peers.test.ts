@@ -8,6 +8,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { EvalReport } from "../../src/eval/run.js";
 import { EVAL_MODELS, evalModelScript } from "../../src/testing/eval-model.js";
+import { DEFAULT_OPENAI_MODELS, startFakeOpenAI } from "../../src/testing/fake-openai/index.js";
 import { runKeel } from "../support/cli.js";
 import { fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
 
@@ -62,6 +63,36 @@ describe("keel eval --agent", () => {
       const texty = await evaluate(agent, "texty");
       expect(texty.passK).toEqual({ native: { tasks: 5, passed: 0 } });
       expect(texty.attempts.every((a) => a.calls === 0)).toBe(true);
+    }
+  }, 120_000);
+
+  it("names the model as a llama-server serves it (it answers to any name), for keel and a bare agent alike", async () => {
+    const served = "/models/tiny-coder.Q4_K_M.gguf";
+    const f = await startFakeOpenAI({
+      server: "llama.cpp",
+      models: { [served]: DEFAULT_OPENAI_MODELS["qwen2.5-coder-7b-instruct"]! },
+      script: evalModelScript(),
+    });
+    try {
+      const db = `sqlite:${path.join(tempWorkspace(), "eval.db")}`;
+      for (const agent of ["keel", "react"]) {
+        const r = await runKeel([
+          "eval",
+          ...["--provider", "openai", "--base-url", f.baseUrl, "--checkpoints", db],
+          ...["--model", "steady", "-k", "1", "--agent", agent, "--task", "create-greet"],
+          ...(agent === "keel" ? ["--mode", "native"] : []),
+          "--json",
+        ]);
+        expect(r.code, r.stderr).toBe(0);
+        const report = JSON.parse(r.stdout) as EvalReport;
+        expect(report.model).toBe(served);
+        expect(report.passK).toEqual({ native: { tasks: 1, passed: 1 } });
+      }
+      // the requests went out under the name given, which the server ignored
+      expect(f.chatBodies({ turnsOnly: true }).every((b) => b.model === "steady")).toBe(true);
+      expect(f.violations).toEqual([]);
+    } finally {
+      await f.close();
     }
   }, 120_000);
 
