@@ -14,12 +14,12 @@ const LAYERS = [
   [{ name: "env", path: "^src/env\\.ts$" }],
   [
     {
-      name: "base (guard/, tools/types.ts, sandbox/policy.ts, sandbox/protected.ts)",
-      path: "^src/(guard/|tools/types\\.ts$|sandbox/(policy|protected)\\.ts$)",
+      name: "base (guard/, tools/types.ts, sandbox/policy.ts, sandbox/protected.ts, sandbox/names.ts)",
+      path: "^src/(guard/|tools/types\\.ts$|sandbox/(policy|protected|names)\\.ts$)",
     },
   ],
   [{ name: "models/", path: "^src/models/" }],
-  [{ name: "sandbox/", path: "^src/sandbox/(?!(policy|protected)\\.ts$)" }],
+  [{ name: "sandbox/", path: "^src/sandbox/(?!(policy|protected|names)\\.ts$)" }],
   [{ name: "tools/", path: "^src/tools/(?!types\\.ts$)" }],
   [
     { name: "persistence/", path: "^src/persistence/" },
