@@ -14,8 +14,8 @@ const LAYERS = [
   [{ name: "env", path: "^src/env\\.ts$" }],
   [
     {
-      name: "base (guard/, tools/types.ts, sandbox/policy.ts, sandbox/protected.ts, sandbox/names.ts)",
-      path: "^src/(guard/|tools/types\\.ts$|sandbox/(policy|protected|names)\\.ts$)",
+      name: "base (guard/, tools/types.ts, sandbox/policy.ts, sandbox/protected.ts, sandbox/names.ts, sandbox/stand-ins.ts)",
+      path: "^src/(guard/|tools/types\\.ts$|sandbox/(policy|protected|names|stand-ins)\\.ts$)",
     },
   ],
   [{ name: "models/", path: "^src/models/" }],
