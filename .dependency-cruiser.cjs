@@ -19,7 +19,7 @@ const LAYERS = [
     },
   ],
   [{ name: "models/", path: "^src/models/" }],
-  [{ name: "sandbox/", path: "^src/sandbox/(?!(policy|protected|names)\\.ts$)" }],
+  [{ name: "sandbox/", path: "^src/sandbox/(?!(policy|protected|names|stand-ins)\\.ts$)" }],
   [{ name: "tools/", path: "^src/tools/(?!types\\.ts$)" }],
   [
     { name: "persistence/", path: "^src/persistence/" },
