@@ -103,8 +103,10 @@ export function describeCut(
 export interface Cut {
   budget: number;
   detail: string;
-  /** keel stopped the streamed reply in a loop: the unit it repeated. */
+  /** keel stopped the streamed reply in a loop: the unit it repeated (what it copied, if `echoed`). */
   looped?: string;
+  /** What keel stopped was a copy of its own instructions (guard/echo.ts). */
+  echoed?: true;
 }
 
 /** What stopped a cut reply: the budget, the end of the context, or a loop keel stopped as it streamed. */
@@ -112,6 +114,13 @@ export function cutOf(reply: AIMessage, budget: number, seen: WireSeen, contextE
   if (seen.looped === undefined)
     return { budget, detail: describeCut(reply, budget, seen, contextEnd) };
   const unit = seen.looped.trim().slice(0, 80) || JSON.stringify(seen.looped.slice(0, 20));
+  if (seen.echoed)
+    return {
+      budget,
+      detail: `your reply copied keel's tool instructions word for word ("${unit}…") instead of making a call; keel stopped it there and ran none of it`,
+      looped: seen.looped,
+      echoed: true,
+    };
   return {
     budget,
     detail: `your reply fell into a loop, writing "${unit}" over and over; keel stopped it there and ran none of it`,

@@ -6,6 +6,7 @@
  * the library cannot carry (the thinking of earlier turns) travels beside it in `withWireTurn`.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { echoWatch } from "../guard/echo.js";
 import { loopingTail } from "../guard/repetition.js";
 import { refusedForRoom, type ContextGate } from "./shared-context.js";
 import { resendingDropped } from "./resend.js";
@@ -26,6 +27,11 @@ export interface WireTurn {
    * prompt tokens), filled in by the provider's line hook as the answer arrives.
    */
   seen?: WireSeen;
+  /**
+   * keel's own instructions in the prompt (prompt mode's tool block): a reply that copies them at
+   * length is stopped as a loop is (guard/echo.ts).
+   */
+  instructions?: string;
   /**
    * The run's stop (the node's signal): every request of the turn is cut when it fires, whether or
    * not the client library passes a signal of its own on (a hung server would otherwise hold a
@@ -52,6 +58,8 @@ export interface WireSeen {
    * ends as a reply cut at its budget would (`finishReason` "length"), and the server stops.
    */
   looped?: string;
+  /** What keel stopped (`looped`) was a copy of its own instructions, not a loop. */
+  echoed?: true;
   /**
    * For a reply keel stopped (`looped`), of which the server counted nothing: the streamed events
    * that added text (a local server streams about one token per event).
@@ -203,7 +211,10 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
     }
 
     const repair = opts.line ? (l: string) => opts.line!(l, turn) : (l: string) => l;
-    const watch = opts.generated && opts.cutEnd && turn ? loopWatch(opts.generated) : undefined;
+    const watch =
+      opts.generated && opts.cutEnd && turn
+        ? loopWatch(opts.generated, turn.instructions)
+        : undefined;
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     const decoder = new TextDecoder();
     const encoder = new TextEncoder();
@@ -226,11 +237,12 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
             const lines = pending.slice(0, cut).split("\n").map(repair);
             pending = pending.slice(cut + 1);
             ctrl.enqueue(encoder.encode(lines.join("\n") + "\n"));
-            const looped = watch?.look(lines);
-            if (looped !== undefined) {
+            const stop = watch?.look(lines);
+            if (stop !== undefined) {
               // Ended as a cut reply: the client library keeps what came, keel runs none of it.
               Object.assign((turn!.seen ??= {}), {
-                looped,
+                looped: stop.unit,
+                ...(stop.echoed ? { echoed: true } : {}),
                 finishReason: "length",
                 streamedPieces: watch!.pieces(),
               });
@@ -275,18 +287,23 @@ export interface StreamedText {
 export const NOTHING_STREAMED: StreamedText = Object.freeze({ prose: "", args: "" });
 
 /**
- * Reads a stream's reply text as its lines arrive; says what it repeats once it loops. The whole
- * text is read for exact repeats; the prose alone, also for a sentence under a changing counter
- * (call arguments differ in their numbers where nothing loops: seed data, generated rows).
+ * Reads a stream's reply text as its lines arrive; says what it repeats once it loops, or what it
+ * copied once it copies keel's `instructions` (guard/echo.ts). The whole text is read for exact
+ * repeats; the prose alone, also for a sentence under a changing counter (call arguments differ in
+ * their numbers where nothing loops: seed data, generated rows).
  */
-function loopWatch(generated: (line: string) => StreamedText) {
+function loopWatch(generated: (line: string) => StreamedText, instructions?: string) {
   let text = "";
   let prose = "";
   let looked = 0;
   let pieces = 0;
+  const echoed = instructions ? echoWatch(instructions) : () => undefined;
   return {
-    /** The unit the reply so far loops on, if it does; `lines`, what arrived since the last look. */
-    look: (lines: readonly string[]): string | undefined => {
+    /**
+     * The unit the reply so far loops on, or the start of what it copied (`echoed`), if either;
+     * `lines`, what arrived since the last look.
+     */
+    look: (lines: readonly string[]): { unit: string; echoed?: true } | undefined => {
       for (const l of lines) {
         const added = generated(l);
         if (added.prose || added.args) pieces++;
@@ -295,7 +312,10 @@ function loopWatch(generated: (line: string) => StreamedText) {
       }
       if (text.length - looked < LOOP_LOOK_EVERY) return undefined;
       looked = text.length;
-      return loopingTail(text, prose)?.unit;
+      const copied = echoed(text);
+      if (copied !== undefined) return { unit: copied, echoed: true };
+      const unit = loopingTail(text, prose)?.unit;
+      return unit === undefined ? undefined : { unit };
     },
     /** The events so far that added text. */
     pieces: () => pieces,

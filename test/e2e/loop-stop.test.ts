@@ -5,12 +5,12 @@
  * on. Through the keel command (a streamed run), on Ollama's and llama.cpp's fakes, and through a
  * graph invoked from code, where nobody listens to the stream.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
-import { runConfig } from "../../src/agent/context.js";
+import { runConfig, type SettingsInput } from "../../src/agent/context.js";
 import { createCoderGraph } from "../../src/agent/graph.js";
 import type { CoderStateValue, TurnUsage } from "../../src/agent/state.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../../src/testing/fake-openai/index.js";
@@ -183,8 +183,88 @@ describe("a sentence looping under a changing counter", () => {
   });
 });
 
+describe("a reply that copies keel's tool instructions (prompt mode)", () => {
+  /** The system prompt's tool block, from `<tools>` on, as a small model copies it. */
+  const toolBlock = (system: string) => system.slice(system.indexOf("<tools>"));
+  const echoing = keelScript((req) => {
+    const system = req.messages.find((m) => m.role === "system")?.content ?? "";
+    const told = req.messages.some(
+      (m) => m.role === "user" && m.content.includes("copied keel's tool instructions"),
+    );
+    if (!told) {
+      const block = toolBlock(system);
+      // the block three times over: far longer than a loop's unit, as long as a reply can run
+      return { content: `To answer:\n${block}\n${block}\n${block}`, pieces: 600, paceMs: 1 };
+    }
+    if (req.messages.some((m) => m.role !== "system" && m.content.includes("<tool_response")))
+      return { content: "Created hello.txt." };
+    const args = { path: "hello.txt", content: "hello\n" };
+    return {
+      content: `<tool_call>\n${JSON.stringify({ name: "write_file", arguments: args })}\n</tool_call>`,
+    };
+  });
+
+  it("is stopped after a few hundred characters; the model is told what it did; the file written", async () => {
+    const { ws, state, fake } = await invokeOnLlama(echoing, "Create hello.txt", {
+      toolMode: "prompt",
+    });
+    expect(state.status).toBe("done");
+    expect(readFileSync(path.join(ws, "hello.txt"), "utf8")).toBe("hello\n");
+    // the first reply was stopped within its first tenth (600 pieces in all)
+    expect(stoppedAfter(fake)).toEqual([expect.any(Number)]);
+    expect(stoppedAfter(fake)[0]).toBeLessThan(60);
+    // the conversation keeps the copy's first lines only
+    const bodies = fake.requests
+      .filter((q) => q.path === "/v1/chat/completions")
+      .map((q) => q.body as { messages: Array<{ role: string; content?: unknown }> });
+    const said = bodies
+      .at(-1)!
+      .messages.filter((m) => m.role === "assistant")
+      .map((m) => (typeof m.content === "string" ? m.content : ""));
+    expect(said[0]!.length).toBeLessThan(260);
+    expect(state.trail.length).toBe(1);
+  });
+
+  it("a reply that quotes the project's own AGENTS.md at length is the model's to write", async () => {
+    const rules = Array.from({ length: 40 }, (_, i) => `- rule ${i}: keep the code plain`).join(
+      "\n",
+    );
+    const quoting = keelScript((req) =>
+      req.messages.some((m) => m.role !== "system" && m.content.includes("<tool_response"))
+        ? { content: "Copied." }
+        : {
+            content: `<tool_call>\n${JSON.stringify({ name: "write_file", arguments: { path: "RULES.md", content: `${rules}\n` } })}\n</tool_call>`,
+            pieces: 200,
+            paceMs: 1,
+          },
+    );
+    openai = await startFakeOpenAI({ server: "llama.cpp", script: quoting });
+    const ws = tempWorkspace();
+    writeFileSync(path.join(ws, "AGENTS.md"), `${rules}\n`);
+    const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
+    const state = (await graph.invoke(
+      { messages: [new HumanMessage("Copy AGENTS.md to RULES.md")] },
+      runConfig("quote", {
+        provider: "openai",
+        baseUrl: openai.baseUrl,
+        model: "qwen2.5-coder-7b-instruct",
+        workspace: ws,
+        retryBaseMs: 5,
+        toolMode: "prompt",
+      }),
+    )) as CoderStateValue;
+    expect(state.status).toBe("done");
+    expect(readFileSync(path.join(ws, "RULES.md"), "utf8")).toBe(`${rules}\n`);
+    expect(stoppedAfter(openai)).toEqual([]);
+  });
+});
+
 /** The coder graph invoked from code (nobody listens to the stream) on a fresh llama.cpp fake. */
-async function invokeOnLlama(script: ReturnType<typeof keelScript>, request: string) {
+async function invokeOnLlama(
+  script: ReturnType<typeof keelScript>,
+  request: string,
+  settings: Partial<SettingsInput> = {},
+) {
   openai = await startFakeOpenAI({ server: "llama.cpp", script });
   const ws = tempWorkspace();
   const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
@@ -194,6 +274,7 @@ async function invokeOnLlama(script: ReturnType<typeof keelScript>, request: str
     model: "qwen2.5-coder-7b-instruct",
     workspace: ws,
     retryBaseMs: 5,
+    ...settings,
   });
   const state = (await graph.invoke(
     { messages: [new HumanMessage(request)] },

@@ -108,10 +108,9 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
   let reserve: number | undefined;
   for (let refits = 0; ;) {
     const native = mode === "native" && r.tools.length > 0;
-    const system =
-      mode === "prompt" && r.tools.length > 0
-        ? `${r.system}\n${TOOLS_IN_PROMPT(r.tools, r.format)}`
-        : r.system;
+    const toolBlock =
+      mode === "prompt" && r.tools.length > 0 ? TOOLS_IN_PROMPT(r.tools, r.format) : undefined;
+    const system = toolBlock ? `${r.system}\n${toolBlock}` : r.system;
     const fixed = native ? `${system}\n${JSON.stringify(r.tools)}` : system;
     const key = prefixKey(r.modelName, mode, fixed);
     const shown = mode === "prompt" ? toPromptHistory(r.history) : r.history;
@@ -142,6 +141,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       thinking,
       maxTokens: budget,
       seen: {},
+      ...(toolBlock ? { instructions: toolBlock } : {}),
       ...(shifting ? { cacheReuse: shifting } : {}),
       ...(r.signal ? { signal: r.signal } : {}),
     };

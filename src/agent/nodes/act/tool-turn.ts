@@ -124,11 +124,13 @@ export function hasActed(state: Pick<CoderStateValue, "trail">): boolean {
  */
 function cutTurn(state: CoderStateValue, answer: TurnAnswer, model: string): CoderStateUpdate {
   const reply = answer.reply;
-  const { detail, looped } = answer.cut!;
+  const { detail, looped, echoed } = answer.cut!;
   let text = typeof reply.content === "string" ? reply.content : reply.text;
-  // A loop stays in the conversation once, not as the hundreds of repeats that streamed.
-  const loop = looped === undefined ? undefined : loopingTail(text, text);
+  // A loop stays in the conversation once, not as the hundreds of repeats that streamed; a copy of
+  // keel's instructions, as its first lines.
+  const loop = looped === undefined || echoed ? undefined : loopingTail(text, text);
   if (loop) text = text.slice(0, loop.start + loop.unit.length);
+  else if (echoed) text = `${text.slice(0, 200).trimEnd()} …`;
   return {
     messages: [new AIMessage({ content: text, ...turnMetadata(answer, model) })],
     turns: state.turns + 1,
