@@ -3,9 +3,10 @@
  * tool, write exactly this form…", every tool's description and parameters) — instead of answering.
  * A real llama-server's SmolLM2-135M began its replies with the block's first lines, and one reply
  * that began so ran on for 6,670 tokens (4.4 minutes), held back from the screen once a call's
- * markup had opened (its text was not kept; no loop rule had stopped it). Read on the streamed text, so such a reply is stopped after a few hundred characters.
- * Only keel's own text is compared: the project's instructions (AGENTS.md) and what tools returned
- * are the model's to quote. Pure.
+ * markup had opened (its text was not kept; no loop rule had stopped it). Read on the streamed
+ * text, so such a reply is stopped after a few hundred characters. Only keel's own text is
+ * compared: the project's instructions (AGENTS.md) and what tools returned are the model's to
+ * quote. Pure.
  */
 
 /** Characters of the reply's tail, whitespace squeezed, that must stand word for word in the instructions. */
