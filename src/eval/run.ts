@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { settingsFrom, type SettingsInput } from "../agent/context.js";
 import { createCapabilityProbe } from "../models/probe.js";
+import { retryPolicy } from "../run/model.js";
 import { runSession } from "../session/session.js";
 import { RUNGS, type Rung } from "../guard/ladder.js";
 import { TOOL_MODES, type ToolMode } from "../models/capabilities.js";
@@ -254,16 +255,8 @@ export async function runEval(opts: EvalOptions): Promise<EvalReport> {
  */
 async function servedName(settings: SettingsInput): Promise<string> {
   const s = settingsFrom({ context: settings });
-  const url = s.serverUrl ?? s.ollamaUrl;
-  const policy = {
-    retries: 0,
-    baseMs: 0,
-    url,
-    model: s.model,
-    ...(s.provider ? { provider: s.provider } : {}),
-    ...(s.apiKey ? { apiKey: s.apiKey } : {}),
-  };
-  const profile = await createCapabilityProbe()(url, s.model, policy).catch(() => undefined);
+  const policy = retryPolicy({ ...s, retries: 0 });
+  const profile = await createCapabilityProbe()(policy.url, s.model, policy).catch(() => undefined);
   return profile?.model ?? s.model;
 }
 

@@ -71,6 +71,24 @@ export type ModelSettings = Omit<ChatModelSettings, "numCtx" | "thinking"> & {
   retryBaseMs: number;
 };
 
+/** The retry policy of a model's calls (and of the probe's), from the run's settings. */
+export function retryPolicy(
+  s: ModelSettings,
+  signal?: AbortSignal,
+  onRetry?: RetryPolicy["onRetry"],
+): RetryPolicy {
+  return {
+    retries: s.retries,
+    baseMs: s.retryBaseMs,
+    url: s.serverUrl ?? s.ollamaUrl,
+    model: s.model,
+    ...(s.provider ? { provider: s.provider } : {}),
+    ...(s.apiKey ? { apiKey: s.apiKey } : {}),
+    ...(signal ? { signal } : {}),
+    ...(onRetry ? { onRetry } : {}),
+  };
+}
+
 /**
  * The run's model, built on first use and then kept, and the retry policy of its calls. Every
  * caller passes the same num_ctx for a model (the window from `windowFor`): Ollama reloads a model
@@ -92,16 +110,7 @@ export function runModel(
         ...(fit?.server ? { server: fit.server } : {}),
         ...(fit?.memory ? { memory: fit.memory } : {}),
       })),
-    policy: {
-      retries: s.retries,
-      baseMs: s.retryBaseMs,
-      url: s.serverUrl ?? s.ollamaUrl,
-      model: s.model,
-      ...(s.provider ? { provider: s.provider } : {}),
-      ...(s.apiKey ? { apiKey: s.apiKey } : {}),
-      signal: config.signal,
-      ...(onRetry ? { onRetry } : {}),
-    },
+    policy: retryPolicy(s, config.signal, onRetry),
   };
 }
 
