@@ -134,16 +134,15 @@ function entries(doc: unknown, at = "", out: Entry[] = []): Entry[] {
   return out;
 }
 
-/** What a rule selects in a file's text, as JSON ("[]" when nothing; undefined when unreadable). */
-function picked(name: string, text: string, pick: (e: Entry) => boolean): string | undefined {
+/** A file's entries as its tools read them ([] when empty); undefined when they could not read it. */
+function entriesOf(name: string, text: string): Entry[] | undefined {
   const doc = parsed(name, text);
-  if (doc === undefined && text.trim() !== "") return undefined;
-  return JSON.stringify(
-    entries(doc)
-      .filter(pick)
-      .map((e) => [e.at, e.key, e.value]),
-  );
+  return doc === undefined && text.trim() !== "" ? undefined : entries(doc);
 }
+
+/** What a rule selects of a file's entries, as JSON ("[]" when nothing; undefined when unreadable). */
+const picked = (all: Entry[] | undefined, pick: (e: Entry) => boolean) =>
+  all && JSON.stringify(all.filter(pick).map((e) => [e.at, e.key, e.value]));
 
 /**
  * Whether a workspace-relative file going from `before` ("" when missing) to `after` adds or
@@ -155,10 +154,13 @@ export function protectedSetting(
   before: string,
   after: string,
 ): ProtectedPath | undefined {
+  const rules = settingRulesOf(rel);
+  if (rules.length === 0) return undefined;
   const name = lastName(rel) ?? "";
-  for (const rule of settingRulesOf(rel)) {
-    const now = picked(name, after, rule.pick);
-    if (now !== undefined && now !== "[]" && now !== picked(name, before, rule.pick))
+  const [was, is] = [entriesOf(name, before), entriesOf(name, after)];
+  for (const rule of rules) {
+    const now = picked(is, rule.pick);
+    if (now !== undefined && now !== "[]" && now !== picked(was, rule.pick))
       return { path: rel, why: rule.why };
   }
   return undefined;
