@@ -37,6 +37,9 @@ export interface ProtectedPath {
   deep?: true;
 }
 
+/** Why mise's config files are protected. */
+const MISE = "mise runs its hooks and env when a shell enters the folder";
+
 /** keel's own folder: settings, checkpoints, the undo journal and its shadow repository. */
 export const KEEL_DIR = ".keel";
 
@@ -116,35 +119,20 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   { path: ".zprofile", why: "shell start-up file" },
   { path: ".zlogin", why: "shell start-up file" },
   { path: ".envrc", why: "direnv runs it when a shell enters the folder" },
-  { path: "mise.toml", why: "mise runs its hooks and env when a shell enters the folder" },
-  { path: ".mise.toml", why: "mise runs its hooks and env when a shell enters the folder" },
-  {
-    path: "mise.local.toml",
-    why: "mise runs its hooks and env when a shell enters the folder",
-    unheld: true,
-  },
-  { path: ".mise.local.toml", why: "mise runs its hooks and env when a shell enters the folder" },
+  ...[
+    "mise.toml",
+    ".mise.toml",
+    ".mise.local.toml",
+    "mise/config.toml",
+    "mise/config.local.toml",
+    ".config/mise.toml",
+    ".config/mise.local.toml",
+  ].map((p) => ({ path: p, why: MISE })),
+  { path: "mise.local.toml", why: MISE, unheld: true },
   { path: ".mise", why: "mise's config folder (hooks and env when a shell enters)" },
-  { path: "mise/config.toml", why: "mise runs its hooks and env when a shell enters the folder" },
   { path: ".config/mise", why: "mise's config folder (hooks and env when a shell enters)" },
-  { path: ".config/mise.toml", why: "mise runs its hooks and env when a shell enters the folder" },
-  {
-    path: ".config/mise.local.toml",
-    why: "mise runs its hooks and env when a shell enters the folder",
-  },
-  {
-    path: "mise/config.local.toml",
-    why: "mise runs its hooks and env when a shell enters the folder",
-  },
   { path: "mise/conf.d", why: "mise loads every .toml in it (hooks and env when a shell enters)" },
-  {
-    path: ".rtx.toml",
-    why: "mise runs its hooks and env when a shell enters the folder (rtx's name)",
-  },
-  {
-    path: ".rtx.local.toml",
-    why: "mise runs its hooks and env when a shell enters the folder (rtx's name)",
-  },
+  ...[".rtx.toml", ".rtx.local.toml"].map((p) => ({ path: p, why: `${MISE} (rtx's name)` })),
   // rustup and cargo read these in any cargo or rustc call, which editors make on open
   { path: "rust-toolchain", why: "rustup runs the toolchain it names", unheld: true },
   { path: "rust-toolchain.toml", why: "rustup runs the toolchain it names", unheld: true },
@@ -228,12 +216,12 @@ export const PROTECTED_FORMS: ReadonlyArray<{
   },
   {
     form: /^\.?mise\.[^/]+\.toml$/,
-    why: "mise runs its hooks and env when a shell enters the folder (the config of a MISE_ENV)",
+    why: `${MISE} (the config of a MISE_ENV)`,
   },
   {
     form: /^config\.[^/]+\.toml$/,
     under: "mise",
-    why: "mise runs its hooks and env when a shell enters the folder (the config of a MISE_ENV)",
+    why: `${MISE} (the config of a MISE_ENV)`,
   },
 ];
 
@@ -248,7 +236,7 @@ const formOf = (folded: string, parent: () => string | undefined) =>
     : PROTECTED_FORMS.find((f) => f.form.test(folded) && (!f.under || f.under === parent()));
 
 /** The folded segment before the last of a path's segments, if any. */
-const parentOf = (parts: readonly string[]) => () =>
+const parentOf = (parts: readonly string[]) =>
   parts.length > 1 ? foldName(parts.at(-2)!) : undefined;
 
 const segments = (rel: string) => rel.split("/").filter((s) => s !== "" && s !== ".");
@@ -274,7 +262,7 @@ export function protectedEntry(
   if (fromTop) return fromTop;
   let best: ProtectedPath | undefined;
   for (const [i, part] of parts.entries()) {
-    const form = formOf(foldName(part), parentOf(parts.slice(0, i + 1)));
+    const form = formOf(foldName(part), () => parentOf(parts.slice(0, i + 1)));
     if (form) best = { path: part, why: form.why };
   }
   for (const entry of PROTECTED_PATHS) {
@@ -317,7 +305,7 @@ export const removedWhenMade = (
   rel: string,
   folded = foldName(rel.slice(rel.lastIndexOf("/") + 1)),
 ): boolean => {
-  if (formOf(folded, () => parentOf(segments(rel))())) return true;
+  if (formOf(folded, () => parentOf(segments(rel)))) return true;
   if (!LAST_NAMES.has(folded) && !SHORT_NAME.test(folded)) return false;
   return (
     (rel.includes("/") || [...UNHELD].some((name) => sameName(rel, name))) &&
@@ -332,7 +320,7 @@ export const removedWhenMade = (
  */
 export function isCommandProtected(rel: string): boolean {
   const parts = segments(rel);
-  if (parts.length > 0 && formOf(foldName(parts.at(-1)!), parentOf(parts))) return true;
+  if (parts.length > 0 && formOf(foldName(parts.at(-1)!), () => parentOf(parts))) return true;
   return COMMAND_PROTECTED.some((entry) => {
     if (entry.startsWith(".git/")) return false;
     const want = entry.split("/");
