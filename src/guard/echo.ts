@@ -20,8 +20,8 @@ const squeeze = (text: string) => text.replace(/\s+/g, " ");
  */
 export function echoWatch(instructions: string): (reply: string) => string | undefined {
   const source = squeeze(instructions);
+  if (source.length < ECHO_SPAN) return () => undefined;
   return (reply) => {
-    if (source.length < ECHO_SPAN) return undefined;
     const tail = squeeze(reply.slice(-3 * ECHO_SPAN))
       .trimEnd()
       .slice(-ECHO_SPAN);

@@ -114,16 +114,13 @@ export function cutOf(reply: AIMessage, budget: number, seen: WireSeen, contextE
   if (seen.looped === undefined)
     return { budget, detail: describeCut(reply, budget, seen, contextEnd) };
   const unit = seen.looped.trim().slice(0, 80) || JSON.stringify(seen.looped.slice(0, 20));
-  if (seen.echoed)
-    return {
-      budget,
-      detail: `your reply copied keel's tool instructions word for word ("${unit}…") instead of making a call; keel stopped it there and ran none of it`,
-      looped: seen.looped,
-      echoed: true,
-    };
+  const what = seen.echoed
+    ? `copied keel's tool instructions word for word ("${unit}…") instead of making a call`
+    : `fell into a loop, writing "${unit}" over and over`;
   return {
     budget,
-    detail: `your reply fell into a loop, writing "${unit}" over and over; keel stopped it there and ran none of it`,
+    detail: `your reply ${what}; keel stopped it there and ran none of it`,
     looped: seen.looped,
+    ...(seen.echoed ? { echoed: true as const } : {}),
   };
 }
