@@ -172,13 +172,7 @@ describe("a sentence looping under a changing counter", () => {
     // the seed rows: streamed to the end and written whole
     expect(readFileSync(path.join(ws, "seed.sql"), "utf8")).toBe(seed);
     // the conversation keeps the loop once
-    const bodies = fake.requests
-      .filter((q) => q.path === "/v1/chat/completions")
-      .map((q) => q.body as { messages: Array<{ role: string; content?: unknown }> });
-    const said = bodies
-      .at(-1)!
-      .messages.filter((m) => m.role === "assistant")
-      .map((m) => (typeof m.content === "string" ? m.content : ""));
+    const said = lastAssistantTexts(fake);
     expect(said.join("\n").match(/I will now read the file hello\.txt again/g)).toHaveLength(1);
   });
 });
@@ -214,13 +208,7 @@ describe("a reply that copies keel's tool instructions (prompt mode)", () => {
     expect(stoppedAfter(fake)).toEqual([expect.any(Number)]);
     expect(stoppedAfter(fake)[0]).toBeLessThan(60);
     // the conversation keeps the copy's first lines only
-    const bodies = fake.requests
-      .filter((q) => q.path === "/v1/chat/completions")
-      .map((q) => q.body as { messages: Array<{ role: string; content?: unknown }> });
-    const said = bodies
-      .at(-1)!
-      .messages.filter((m) => m.role === "assistant")
-      .map((m) => (typeof m.content === "string" ? m.content : ""));
+    const said = lastAssistantTexts(fake);
     expect(said[0]!.length).toBeLessThan(260);
     expect(state.trail.length).toBe(1);
   });
@@ -238,24 +226,15 @@ describe("a reply that copies keel's tool instructions (prompt mode)", () => {
             paceMs: 1,
           },
     );
-    openai = await startFakeOpenAI({ server: "llama.cpp", script: quoting });
     const ws = tempWorkspace();
     writeFileSync(path.join(ws, "AGENTS.md"), `${rules}\n`);
-    const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
-    const state = (await graph.invoke(
-      { messages: [new HumanMessage("Copy AGENTS.md to RULES.md")] },
-      runConfig("quote", {
-        provider: "openai",
-        baseUrl: openai.baseUrl,
-        model: "qwen2.5-coder-7b-instruct",
-        workspace: ws,
-        retryBaseMs: 5,
-        toolMode: "prompt",
-      }),
-    )) as CoderStateValue;
+    const { state, fake } = await invokeOnLlama(quoting, "Copy AGENTS.md to RULES.md", {
+      toolMode: "prompt",
+      workspace: ws,
+    });
     expect(state.status).toBe("done");
     expect(readFileSync(path.join(ws, "RULES.md"), "utf8")).toBe(`${rules}\n`);
-    expect(stoppedAfter(openai)).toEqual([]);
+    expect(stoppedAfter(fake)).toEqual([]);
   });
 });
 
@@ -266,7 +245,7 @@ async function invokeOnLlama(
   settings: Partial<SettingsInput> = {},
 ) {
   openai = await startFakeOpenAI({ server: "llama.cpp", script });
-  const ws = tempWorkspace();
+  const ws = settings.workspace ?? tempWorkspace();
   const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
   const config = runConfig("loop-invoke", {
     provider: "openai",
@@ -281,6 +260,15 @@ async function invokeOnLlama(
     config,
   )) as CoderStateValue;
   return { ws, state, fake: openai };
+}
+
+/** The assistant messages' texts the fake's last chat request carried: what the conversation kept. */
+function lastAssistantTexts(f: FakeOpenAI): string[] {
+  const chats = f.requests.filter((q) => q.path === "/v1/chat/completions");
+  const last = chats.at(-1)!.body as { messages: Array<{ role: string; content?: unknown }> };
+  return last.messages
+    .filter((m) => m.role === "assistant")
+    .map((m) => (typeof m.content === "string" ? m.content : ""));
 }
 
 /** For each streamed answer the client stopped reading, the pieces the fake had sent. */
