@@ -1,16 +1,18 @@
 /**
  * The look over a workspace around a sandboxed command (aftercare.ts cleans by it): protected paths
- * deeper than its top level and those the person's git config names (git-named.ts; the sandbox
- * holds those too, `nestedDenies`), a Jujutsu `.jj/repo` that is a file, entries no program should
- * meet (FIFOs, devices, names that are not UTF-8), and git repositories (a `.git` folder, a bare
- * repository, the target of a `.git` file or link, the folder a `commondir` names, one a link
- * leads to in `node_modules`) with a fingerprint of each one's hooks and configs (git-dir.ts reads
- * each), and the text of the files that take protected settings (protected-settings.ts).
+ * deeper than its top level, those the person's git config names (git-named.ts) and its yarn
+ * configs name (yarn-named.ts; the sandbox holds those too, `nestedDenies`), a Jujutsu `.jj/repo`
+ * that is a file, entries no program should meet (FIFOs, devices, names that are not UTF-8), and
+ * git repositories (a `.git` folder, a bare repository, the target of a `.git` file or link, the
+ * folder a `commondir` names, one a link leads to in `node_modules`) with a fingerprint of each
+ * one's hooks and configs (git-dir.ts reads each), and the text of the files that take protected
+ * settings (protected-settings.ts).
  */
 import { readdirSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { gitNamedPaths, newLook, personalConfig, personalNames, type Look } from "./git-named.js";
 import { takesSettings } from "./protected-settings.js";
+import { namedByYarnrc, YARNRCS } from "./yarn-named.js";
 import {
   CONFIGS,
   commonDirOf,
@@ -38,7 +40,7 @@ export interface WorkspaceMarks {
   nested: string[];
   /**
    * The paths the person's git config names (git-named.ts) for the workspace and each repository
-   * in it: whether each was there, and the links on the way to it (workspace-relative, with what
+   * in it, and those its yarn configs name (yarn-named.ts): whether each was there, and the links on the way to it (workspace-relative, with what
    * each led to) that were.
    */
   named: Array<{
@@ -167,6 +169,8 @@ export function markWorkspace(
   let budget = limit;
   /** Folders holding a `.git` (folder, file or link): each is a worktree whose git config applies. */
   const worktrees = new Set<string>();
+  /** What the yarn configs found name (yarn-named.ts): named as git config's names are. */
+  const yarnNamed: ProtectedPath[] = [];
   const walk = (rel: string) => {
     let entries;
     try {
@@ -212,6 +216,10 @@ export function markWorkspace(
         madeSince(path.join(workspace, child), bytecodeSince)
       )
         marks.bytecode.push(child);
+      if (named && !folder && (YARNRCS as readonly string[]).includes(name)) {
+        const text = readSmall(path.join(workspace, child));
+        if (text !== undefined) yarnNamed.push(...namedByYarnrc(workspace, child, text));
+      }
       if (!folder && takesSettings(folded))
         marks.settings.set(child, { text: readSmall(path.join(workspace, child)), link });
       if (folder && !SKIP.has(name)) walk(child);
@@ -238,14 +246,19 @@ export function markWorkspace(
     }
   };
   walk("");
-  if (named) marks.named = namedIn(workspace, worktrees, marks.repos.keys(), marks, look, top);
+  if (named)
+    marks.named = namedIn(workspace, worktrees, marks.repos.keys(), marks, look, [
+      ...top,
+      ...yarnNamed,
+    ]);
   return marks;
 }
 
 /**
  * The paths git config names for the workspace, each worktree in it (a folder holding a `.git`)
- * and each bare repository, each with whether it is there, the links on the way to it, and where
- * it led if it was a link. An include file is read once for them all.
+ * and each bare repository, and `atWorkspace` (the workspace's own and its yarn configs'), each
+ * with whether it is there, the links on the way to it, and where it led if it was a link. An
+ * include file is read once for them all.
  */
 function namedIn(
   workspace: string,
