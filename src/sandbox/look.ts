@@ -16,6 +16,7 @@ import { namedByYarnrc, YARNRCS } from "./yarn-named.js";
 import {
   CONFIGS,
   commonDirOf,
+  entriesOf,
   fingerprint,
   gitFileTarget,
   hookStamps,
@@ -26,7 +27,7 @@ import {
 } from "./git-dir.js";
 import { lstatOf, readSmall } from "./safe-read.js";
 import { foldName, sameName } from "./names.js";
-import { removedWhenMade, type ProtectedPath } from "./protected.js";
+import { COMMAND_PROTECTED, removedWhenMade, type ProtectedPath } from "./protected.js";
 
 /**
  * How many entries the look reads at most (at any depth). A workspace with more is reported, not
@@ -105,6 +106,8 @@ export interface WorkspaceMarks {
       configs: (string | undefined)[];
       /** Its `commondir`'s text, if it has one: where git goes for its config, hooks and objects. */
       common?: string;
+      /** The names at its top level: what a command adds there beside git's own goes (aftercare). */
+      entries: string[];
     }
   >;
 }
@@ -144,6 +147,7 @@ export function markWorkspace(
       hooks,
       links: linksOf(gitDir),
       configs,
+      entries: entriesOf(gitDir),
       ...(common !== undefined ? { common } : {}),
     });
   };
@@ -380,7 +384,8 @@ const special = (e: {
 
 /**
  * What the sandbox holds read-only besides the top-level list: the protected paths found deeper,
- * those the person's git config names, and each repository's hooks and config (workspace-relative).
+ * those the person's git config names, and in each repository what the list protects in `.git`
+ * (hooks, configs, `lazygit.yml`…), workspace-relative.
  */
 export function nestedDenies(marks: WorkspaceMarks, workspace: string): string[] {
   const out = new Set<string>();
@@ -390,12 +395,15 @@ export function nestedDenies(marks: WorkspaceMarks, workspace: string): string[]
   for (const p of marks.nested) hold(p);
   for (const n of marks.named) if (n.there) hold(n.path);
   for (const rel of marks.repos.keys())
-    for (const part of ["hooks", ...CONFIGS]) {
+    for (const part of GIT_DIR_PARTS) {
       const p = rel === "." ? part : `${rel}/${part}`;
       if (out.size < MAX_HELD && lstatOf(path.join(workspace, p))) hold(p);
     }
   return [...out];
 }
+
+/** The parts of every repository's git folder the list protects in `.git` (hooks, config…). */
+const GIT_DIR_PARTS = COMMAND_PROTECTED.filter((p) => p.startsWith(".git/")).map((p) => p.slice(5));
 
 /**
  * How many paths the sandbox holds read-only at most: sandbox-runtime mounts each and its folder,

@@ -40,6 +40,9 @@ export interface ProtectedPath {
 /** Why mise's config files are protected. */
 const MISE = "mise runs its hooks and env when a shell enters the folder";
 
+/** Why lazygit's repository config is protected. */
+const LAZYGIT = "lazygit loads it as the repository's config (its pager and custom commands run)";
+
 /** keel's own folder: settings, checkpoints, the undo journal and its shadow repository. */
 export const KEEL_DIR = ".keel";
 
@@ -50,10 +53,12 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   { path: ".git/config", why: "git config can name programs git runs (fsmonitor, aliases…)" },
   { path: ".git/config.worktree", why: "git config (read with extensions.worktreeConfig)" },
   { path: ".git/info/attributes", why: "git attributes pick filters and diff drivers" },
+  { path: ".git/lazygit.yml", why: LAZYGIT },
   { path: ".gitattributes", why: "git attributes pick filters and diff drivers" },
   { path: ".gitmodules", why: "git submodule commands follow it" },
   { path: ".gitconfig", why: "git config (read when the workspace is a home folder)" },
   { path: ".husky", why: "a common git hooks folder (core.hooksPath)" },
+  { path: ".lazygit.yml", why: LAZYGIT },
   { path: ".pre-commit-config.yaml", why: "pre-commit runs its hooks in your next git commit" },
   { path: "lefthook.yml", why: "lefthook runs its commands in your next git commit", unheld: true },
   {
