@@ -124,6 +124,11 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   { path: ".zprofile", why: "shell start-up file" },
   { path: ".zlogin", why: "shell start-up file" },
   { path: ".envrc", why: "direnv runs it when a shell enters the folder" },
+  {
+    path: ".env",
+    why: "aider loads it over your environment (AIDER_LINT_CMD, GIT_CONFIG_* run programs), as does direnv's dotenv",
+    unheld: true,
+  },
   ...[
     "mise.toml",
     ".mise.toml",

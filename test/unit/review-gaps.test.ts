@@ -10,6 +10,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { cleanAfter } from "../../src/sandbox/aftercare.js";
 import { markWorkspace, nestedDenies } from "../../src/sandbox/look.js";
+import { sandboxDenyPaths } from "../../src/sandbox/protected.js";
 import { gateDecision } from "../support/gate.js";
 import { tempWorkspace } from "../support/harness.js";
 
@@ -112,5 +113,28 @@ describe("an unfinished rebase or cherry-pick a command leaves", () => {
     const before = markWorkspace(w);
     expect(cleanAfter(w, before)).toEqual([]);
     expect(existsSync(path.join(w, ".git/rebase-merge"))).toBe(true);
+  });
+});
+
+describe(".env, which aider and direnv's dotenv load", () => {
+  it("the gate asks a person for one at any depth; other env files are the project's", () => {
+    const w = fresh("keel-gap-env-");
+    for (const rel of [".env", "app/.env", ".ENV"])
+      expect(gateDecision(w, rel, "AIDER_LINT_CMD=id\n"), rel).toMatch(/is protected: aider/);
+    for (const rel of [".env.example", "config.env", "src/env.ts"])
+      expect(gateDecision(w, rel), rel).toBe("run");
+  });
+  it("one there is held read-only, a missing one is not held (tools would meet a folder), one a command makes goes", () => {
+    expect(sandboxDenyPaths("/w", (rel) => rel === ".env", false)).toContain("/w/.env");
+    expect(sandboxDenyPaths("/w", () => false, false).some((p) => p.startsWith("/w/.env/"))).toBe(
+      false,
+    );
+    const w = fresh("keel-gap-env-made-");
+    const before = markWorkspace(w);
+    mkdirSync(path.join(w, "app"));
+    for (const rel of [".env", "app/.env", ".env.example"])
+      writeFileSync(path.join(w, rel), "GIT_CONFIG_COUNT=1\n");
+    expect(cleanAfter(w, before).sort()).toEqual([".env", "app/.env"]);
+    expect(existsSync(path.join(w, ".env.example"))).toBe(true);
   });
 });
