@@ -221,6 +221,10 @@ export const PROTECTED_FORMS: ReadonlyArray<{
   why: string;
 }> = [
   {
+    form: /^\.envrc\.[^/]+$/,
+    why: "an .envrc sources it (source_env, source_env_if_exists): direnv's trust does not cover it",
+  },
+  {
     form: /\.code-workspace$/,
     why: "VS Code offers to open a workspace file it finds: its tasks (runOn folderOpen) and settings run programs",
   },

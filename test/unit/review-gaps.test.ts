@@ -138,3 +138,18 @@ describe(".env, which aider and direnv's dotenv load", () => {
     expect(existsSync(path.join(w, ".env.example"))).toBe(true);
   });
 });
+
+describe("the files an .envrc sources (.envrc.local, .envrc.private, .envrc.*)", () => {
+  it("the gate asks a person at any depth; aftercare removes one a command makes", () => {
+    const w = fresh("keel-gap-envrc-");
+    for (const rel of [".envrc.local", "app/.envrc.private", ".Envrc.ci"])
+      expect(gateDecision(w, rel), rel).toMatch(/is protected: an \.envrc sources it/);
+    for (const rel of ["envrc.local", "docs/.envrc-notes.md"])
+      expect(gateDecision(w, rel), rel).toBe("run");
+    const before = markWorkspace(w);
+    mkdirSync(path.join(w, "app"));
+    for (const rel of [".envrc.local", "app/.envrc.private"])
+      writeFileSync(path.join(w, rel), "touch ../pwned\n");
+    expect(cleanAfter(w, before).sort()).toEqual([".envrc.local", "app/.envrc.private"]);
+  });
+});
