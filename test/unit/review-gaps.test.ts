@@ -5,12 +5,13 @@
  * folder, an unfinished rebase). The gate's decision for each path, and aftercare's clean-up.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { cleanAfter } from "../../src/sandbox/aftercare.js";
 import { markWorkspace, nestedDenies } from "../../src/sandbox/look.js";
 import { sandboxDenyPaths } from "../../src/sandbox/protected.js";
+import { protectedSetting } from "../../src/sandbox/protected-settings.js";
 import { gateDecision } from "../support/gate.js";
 import { tempWorkspace } from "../support/harness.js";
 
@@ -151,5 +152,31 @@ describe("the files an .envrc sources (.envrc.local, .envrc.private, .envrc.*)",
     for (const rel of [".envrc.local", "app/.envrc.private"])
       writeFileSync(path.join(w, rel), "touch ../pwned\n");
     expect(cleanAfter(w, before).sort()).toEqual([".envrc.local", "app/.envrc.private"]);
+  });
+});
+
+describe(".tool-versions: asdf's path: and ref: versions", () => {
+  const versions = "nodejs 20.11.0\npython 3.12.1 3.11.7\n";
+  it("the gate asks a person for a line that adds or changes one; versions are the project's", () => {
+    const w = fresh("keel-gap-asdf-");
+    writeFileSync(path.join(w, ".tool-versions"), versions);
+    expect(gateDecision(w, ".tool-versions", "nodejs path:./bin/fake-node\n")).toMatch(
+      /is protected: asdf's shims run/,
+    );
+    expect(gateDecision(w, "app/.tool-versions", "ruby ref:v3.3.0\n")).toMatch(/asdf/);
+    expect(gateDecision(w, ".tool-versions", "nodejs 22.1.0 # lts\npython 3.12.1\n")).toBe("run");
+    // read as asdf reads it: a second version on the line, a tool written twice
+    expect(protectedSetting(".tool-versions", versions, "python 3.12.1 path:/x\n")).toBeDefined();
+    expect(
+      protectedSetting(".tool-versions", versions, `${versions}nodejs path:../n\n`),
+    ).toBeDefined();
+  });
+  it("aftercare puts back the file a command gave one", () => {
+    const w = fresh("keel-gap-asdf-cmd-");
+    writeFileSync(path.join(w, ".tool-versions"), versions);
+    const before = markWorkspace(w);
+    writeFileSync(path.join(w, ".tool-versions"), "nodejs path:./bin/fake-node\n");
+    expect(cleanAfter(w, before)[0]).toMatch(/^\.tool-versions \(changed by the command: asdf/);
+    expect(readFileSync(path.join(w, ".tool-versions"), "utf8")).toBe(versions);
   });
 });
