@@ -68,6 +68,21 @@ export const PROTECTED_SETTINGS: ReadonlyArray<{
     why: "the git hooks installed for the project run the commands it names in your next git commit",
   },
   {
+    // pnpm reads these as it reads .npmrc's (keys folded: `nodeOptions` is `nodeoptions`)
+    files: ["pnpm-workspace.yaml"],
+    pick: (e) =>
+      e.at === "" &&
+      [
+        "nodeoptions",
+        "scriptshell",
+        "dangerouslyallowallbuilds",
+        "onlybuiltdependencies",
+        "allowbuilds",
+        "neverbuiltdependencies",
+      ].includes(e.key),
+    why: "pnpm runs node with its nodeOptions and scripts in its scriptShell, and the install scripts of the packages it lets build",
+  },
+  {
     files: [".tool-versions"],
     pick: (e) => e.at === "" && /(^|\s)(path|ref):/.test(String(e.value)),
     why: "asdf's shims run the program a path: version names (a ref: one is built from source)",

@@ -180,3 +180,33 @@ describe(".tool-versions: asdf's path: and ref: versions", () => {
     expect(readFileSync(path.join(w, ".tool-versions"), "utf8")).toBe(versions);
   });
 });
+
+describe("pnpm-workspace.yaml's settings that run code", () => {
+  const ws = "packages:\n  - 'packages/*'\n";
+  it("the gate asks a person for one added or changed; the workspace's packages are the project's", () => {
+    const w = fresh("keel-gap-pnpm-");
+    writeFileSync(path.join(w, "pnpm-workspace.yaml"), ws);
+    for (const extra of [
+      "nodeOptions: --require ./x.cjs\n",
+      "scriptShell: ./sh.js\n",
+      "dangerouslyAllowAllBuilds: true\n",
+      "onlyBuiltDependencies:\n  - evil-pkg\n",
+      "allowBuilds:\n  evil-pkg: true\n",
+      "neverBuiltDependencies: []\n",
+    ])
+      expect(gateDecision(w, "pnpm-workspace.yaml", ws + extra), extra).toMatch(
+        /is protected: pnpm runs node/,
+      );
+    expect(gateDecision(w, "pnpm-workspace.yaml", `${ws}  - 'apps/*'\ncatalog:\n  a: 1\n`)).toBe(
+      "run",
+    );
+  });
+  it("aftercare puts back the file a command gave one", () => {
+    const w = fresh("keel-gap-pnpm-cmd-");
+    writeFileSync(path.join(w, "pnpm-workspace.yaml"), ws);
+    const before = markWorkspace(w);
+    writeFileSync(path.join(w, "pnpm-workspace.yaml"), `${ws}onlyBuiltDependencies: [x]\n`);
+    expect(cleanAfter(w, before)[0]).toMatch(/^pnpm-workspace\.yaml \(changed by the command/);
+    expect(readFileSync(path.join(w, "pnpm-workspace.yaml"), "utf8")).toBe(ws);
+  });
+});
