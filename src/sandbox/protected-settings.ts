@@ -68,6 +68,11 @@ export const PROTECTED_SETTINGS: ReadonlyArray<{
     why: "the git hooks installed for the project run the commands it names in your next git commit",
   },
   {
+    files: [".rubocop.yml"],
+    pick: (e) => e.at === "" && (e.key === "require" || e.key === "plugins"),
+    why: "RuboCop loads the Ruby files and plugins it names (editors lint on open)",
+  },
+  {
     // pnpm reads these as it reads .npmrc's (keys folded: `nodeOptions` is `nodeoptions`)
     files: ["pnpm-workspace.yaml"],
     pick: (e) =>

@@ -40,6 +40,9 @@ export interface ProtectedPath {
 /** Why mise's config files are protected. */
 const MISE = "mise runs its hooks and env when a shell enters the folder";
 
+/** Why commitlint's config files are protected. */
+const COMMITLINT = "commitlint loads it in your next git commit (the commit-msg hook)";
+
 /** Why lazygit's repository config is protected. */
 const LAZYGIT = "lazygit loads it as the repository's config (its pager and custom commands run)";
 
@@ -57,6 +60,10 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   { path: ".gitattributes", why: "git attributes pick filters and diff drivers" },
   { path: ".gitmodules", why: "git submodule commands follow it" },
   { path: ".gitconfig", why: "git config (read when the workspace is a home folder)" },
+  {
+    path: ".config/git",
+    why: "git config and attributes (read when the workspace is a home folder or XDG_CONFIG_HOME's parent)",
+  },
   { path: ".husky", why: "a common git hooks folder (core.hooksPath)" },
   { path: ".lazygit.yml", why: LAZYGIT },
   { path: ".pre-commit-config.yaml", why: "pre-commit runs its hooks in your next git commit" },
@@ -105,6 +112,17 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
     why: "husky 4 runs its hooks in your next git commit",
     unheld: true as const,
   })),
+  // read at every commit by the commit-msg hook husky or lefthook runs
+  ...["", ".json", ".yaml", ".yml", ".js", ".cjs", ".mjs", ".ts", ".cts", ".mts"].map((e) => ({
+    path: `.commitlintrc${e}`,
+    why: COMMITLINT,
+  })),
+  ...[".js", ".cjs", ".mjs", ".ts", ".cts", ".mts"].map((e) => ({
+    path: `commitlint.config${e}`,
+    why: COMMITLINT,
+    unheld: true as const,
+  })),
+  { path: ".trunk/trunk.yaml", why: "trunk runs its actions from the git hooks it installed" },
   { path: ".hg/hgrc", why: "Mercurial runs its hooks and extensions in your next hg command" },
   {
     path: ".hg/hgrc-not-shared",

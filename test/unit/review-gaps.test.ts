@@ -210,3 +210,47 @@ describe("pnpm-workspace.yaml's settings that run code", () => {
     expect(readFileSync(path.join(w, "pnpm-workspace.yaml"), "utf8")).toBe(ws);
   });
 });
+
+describe("commitlint, trunk, RuboCop and git's XDG config", () => {
+  it("the gate asks a person for their files and for RuboCop's require and plugins", () => {
+    const w = fresh("keel-gap-misc-");
+    for (const [rel, why] of [
+      ["commitlint.config.js", /commitlint loads it/],
+      ["web/commitlint.config.ts", /commitlint loads it/],
+      [".commitlintrc", /commitlint loads it/],
+      [".commitlintrc.yml", /commitlint loads it/],
+      [".trunk/trunk.yaml", /trunk runs its actions/],
+      [".config/git/config", /git config and attributes/],
+      [".config/git/attributes", /git config and attributes/],
+    ] as const)
+      expect(gateDecision(w, rel), rel).toMatch(why);
+    writeFileSync(path.join(w, ".rubocop.yml"), "AllCops:\n  NewCops: enable\n");
+    for (const extra of ["require:\n  - ./lib/cop.rb\n", "plugins:\n  - rubocop-evil\n"])
+      expect(
+        gateDecision(w, ".rubocop.yml", `AllCops:\n  NewCops: enable\n${extra}`),
+        extra,
+      ).toMatch(/is protected: RuboCop loads/);
+    expect(gateDecision(w, ".rubocop.yml", "Layout/LineLength:\n  Max: 100\n")).toBe("run");
+    for (const rel of ["commitlint.md", ".trunk/out/x.json", ".config/app.json"])
+      expect(gateDecision(w, rel), rel).toBe("run");
+  });
+  it("aftercare removes what a command makes of them, and puts back a .rubocop.yml it gave a require", () => {
+    const w = fresh("keel-gap-misc-cmd-");
+    writeFileSync(path.join(w, ".rubocop.yml"), "AllCops:\n  NewCops: enable\n");
+    mkdirSync(path.join(w, ".trunk"));
+    const before = markWorkspace(w);
+    mkdirSync(path.join(w, ".config/git"), { recursive: true });
+    for (const rel of ["commitlint.config.cjs", ".trunk/trunk.yaml", ".config/git/config"])
+      writeFileSync(path.join(w, rel), "x\n");
+    writeFileSync(path.join(w, ".rubocop.yml"), "require: ./lib/cop.rb\n");
+    expect(cleanAfter(w, before).map((r) => r.split(" (")[0])).toEqual([
+      ".config/git",
+      ".trunk/trunk.yaml",
+      "commitlint.config.cjs",
+      ".rubocop.yml",
+    ]);
+    expect(readFileSync(path.join(w, ".rubocop.yml"), "utf8")).toBe(
+      "AllCops:\n  NewCops: enable\n",
+    );
+  });
+});
