@@ -134,15 +134,15 @@ export const linksOf = (gitDir: string): string[] =>
   });
 
 /**
- * What git makes at a git folder's top level (git-lfs, git-annex and git-crypt keep their data
- * there too): its parts, pseudo-refs and state files (`ORIG_HEAD`, `BISECT_LOG`: upper case),
- * locks, a split index's shared files.
+ * What git makes at a git folder's top level (git-lfs, git-annex, git-crypt and git-filter-repo
+ * keep data there too): its parts, pseudo-refs and state files (`ORIG_HEAD`, `BISECT_LOG`: upper
+ * case), locks, a split index's shared files.
  */
 const GIT_OWN = new Set([
   ...["HEAD", "config", "config.worktree", "description", "hooks", "info", "objects", "refs"],
   ...["logs", "index", "packed-refs", "shallow", "commondir", "gitdir", "worktrees", "modules"],
   ...["branches", "remotes", "rr-cache", "svn", "gc.pid", "gc.log", "fsmonitor--daemon.ipc"],
-  ...["lfs", "annex", "git-crypt", "gitk.cache"],
+  ...["lfs", "annex", "git-crypt", "gitk.cache", "filter-repo"],
 ]);
 
 /** The state an unfinished rebase, `git am`, cherry-pick or revert leaves in a git folder. */
