@@ -1,11 +1,12 @@
 /**
  * After a sandboxed command, what it made that would run code outside the sandbox later is undone,
  * by the look before it and after it (look.ts): a protected path it created below the top level,
- * or one the person's git config names, is removed, and a repository it created or changed loses
- * its new or rewritten hooks, the config keys it added that `SAFE_GIT_CONFIG` does not list (git
- * has many that run a program), a config or hooks folder that is a link (symbolic, or a hard link
- * shared with another name, through which a file tool would write it), and a `commondir` it made or
- * changed; Python bytecode it left goes too (Python runs a `.pyc` in place of its source), and a
+ * or one the person's git config or yarn config names, is removed, and a repository it created or
+ * changed loses its new or rewritten hooks, the config keys it added that `SAFE_GIT_CONFIG` does
+ * not list (git has many that run a program), a config or hooks folder that is a link (symbolic, or
+ * a hard link shared with another name, through which a file tool would write it), a `commondir` it
+ * made or changed, and what it added at its git folder's top level that git does not make there
+ * or an unfinished rebase's state (`leftInGitDir`); Python bytecode it left goes too (Python runs a `.pyc` in place of its source), and a
  * project file it gave a setting that runs code (protected-settings.ts) is put back. Never
  * through a link.
  */

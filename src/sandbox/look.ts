@@ -41,8 +41,8 @@ export interface WorkspaceMarks {
   nested: string[];
   /**
    * The paths the person's git config names (git-named.ts) for the workspace and each repository
-   * in it, and those its yarn configs name (yarn-named.ts): whether each was there, and the links on the way to it (workspace-relative, with what
-   * each led to) that were.
+   * in it, and those its yarn configs name (yarn-named.ts): whether each was there, and the links
+   * on the way to it (workspace-relative, with what each led to) that were.
    */
   named: Array<{
     path: string;
