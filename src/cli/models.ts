@@ -2,7 +2,7 @@
 import pc from "picocolors";
 import { table } from "./table.js";
 import { chooseToolMode, type ModelProfile, type ToolMode } from "../models/capabilities.js";
-import { createCapabilityProbe } from "../models/probe.js";
+import { createCapabilityProbe, PROBE_TIMEOUT_MS, withReplyDeadline } from "../models/probe.js";
 import { ServerHttpError } from "../models/capabilities.js";
 import { ModelServerError, ProtocolError, readableBody } from "../models/errors.js";
 import { listOpenAIModels } from "../models/openai/probe.js";
@@ -56,7 +56,8 @@ export async function listModels(
     provider: server.provider,
     ...(server.apiKey ? { apiKey: server.apiKey } : {}),
   };
-  const names = await withModelRetry(() => modelNames(server, fetchImpl), policy);
+  const timed = withReplyDeadline(fetchImpl, PROBE_TIMEOUT_MS);
+  const names = await withModelRetry(() => modelNames(server, timed), policy);
   const probe = createCapabilityProbe(fetchImpl);
   const rows: ModelRow[] = [];
   for (const name of names) {

@@ -86,6 +86,21 @@ function causeCode(err: unknown): string | undefined {
 const TOOL_PARSE =
   /error parsing tool call|XML syntax error|failed to parse tool call|tool call.{0,40}(?:parse|invalid)|unexpected end of JSON input.{0,40}tool/i;
 
+/**
+ * A discovery request (the server's first contact) that got no whole reply within its deadline:
+ * something accepts connections there but does not answer. Not retried — a server answers these at
+ * once, and one that stays silent would hold keel for every retry.
+ */
+export class NoReplyError extends Error {
+  override name = "NoReplyError";
+  constructor(
+    readonly url: string,
+    readonly ms: number,
+  ) {
+    super(`no reply from ${url} within ${Math.round(ms / 100) / 10} s`);
+  }
+}
+
 function causeNamed(err: unknown, names: string[]): boolean {
   let e: unknown = err;
   for (let depth = 0; depth < 4 && e && typeof e === "object"; depth++) {
@@ -157,6 +172,7 @@ export function classifyModelError(err: unknown): ClassifiedError {
       ...(context ? { context } : {}),
     };
   }
+  if (err instanceof NoReplyError) return { kind: "unreachable", retryable: false, message };
   if (causeNamed(err, ["ModelTimeoutError", "TimeoutError"])) {
     return { kind: "timeout", retryable: true, message };
   }

@@ -13,6 +13,8 @@ export interface RetryPolicy {
   provider?: Provider;
   /** Credentials for the server's own endpoints (an OpenAI-compatible server's discovery). */
   apiKey?: string;
+  /** Most ms a discovery request waits for its reply (the run's `requestTimeoutMs`; probe.ts caps it). */
+  timeoutMs?: number;
   onRetry?: (info: { attempt: number; delayMs: number; error: ClassifiedError }) => void;
   signal?: AbortSignal;
 }

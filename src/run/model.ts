@@ -82,6 +82,7 @@ export function retryPolicy(
     baseMs: s.retryBaseMs,
     url: s.serverUrl ?? s.ollamaUrl,
     model: s.model,
+    timeoutMs: s.requestTimeoutMs,
     ...(s.provider ? { provider: s.provider } : {}),
     ...(s.apiKey ? { apiKey: s.apiKey } : {}),
     ...(signal ? { signal } : {}),
