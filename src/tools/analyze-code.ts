@@ -1,8 +1,8 @@
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { describeSource, languageOf, type FileStructure } from "./code-structure.js";
-import { missingPath, sandboxed } from "./fs-tools.js";
+import { missingPath, notAFile, notRegular, readRegular, sandboxed } from "./fs-tools.js";
 import { files as walk } from "./search-tools.js";
 import { defineTool, ok } from "./types.js";
 
@@ -33,10 +33,14 @@ export const analyzeCodeTool = defineTool({
     if ("failure" in r) return r.failure;
     const st = await stat(r.abs).catch(() => null);
     if (!st) return missingPath("analyze_code", r.rel);
+    const what = notRegular(st);
+    if (what) return notAFile("analyze_code", r.rel, what);
     if (st.isFile()) {
       if (st.size > MAX_FILE_BYTES)
         return ok(`${r.rel}: ${st.size} bytes, too large to parse; read parts with read_file.`);
-      return ok(fileSummary(await describeSource(r.rel, await readFile(r.abs, "utf8"))));
+      return ok(
+        fileSummary(await describeSource(r.rel, (await readRegular(r.abs)).toString("utf8"))),
+      );
     }
     const files = await walk(r.abs, "**/*", ctx.workspace);
     const byLanguage = new Map<string, { files: number; lines: number }>();
@@ -44,9 +48,12 @@ export const analyzeCodeTool = defineTool({
     for (const f of files.slice(0, MAX_FOLDER_FILES)) {
       const abs = path.join(r.abs, f);
       const rel = path.relative(ctx.workspace, abs).split(path.sep).join("/");
-      const size = (await stat(abs)).size;
-      if (!languageOf(f) || size > MAX_FILE_BYTES) continue;
-      const s = await describeSource(rel, await readFile(abs, "utf8"));
+      const fst = await stat(abs);
+      // a FIFO, socket or device is skipped: opening a FIFO would wait for a writer for ever
+      if (!languageOf(f) || !fst.isFile() || fst.size > MAX_FILE_BYTES) continue;
+      const bytes = await readRegular(abs).catch(() => null);
+      if (!bytes) continue;
+      const s = await describeSource(rel, bytes.toString("utf8"));
       const agg = byLanguage.get(s.language) ?? { files: 0, lines: 0 };
       byLanguage.set(s.language, { files: agg.files + 1, lines: agg.lines + s.lines });
       parts.push(fileSummary(s));

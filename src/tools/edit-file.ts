@@ -10,6 +10,8 @@ import { applyEdit, describePlaces, STEP_LABEL, type EditOutcome } from "./edit-
 import {
   contentHash,
   missingPath,
+  notAFile,
+  notRegular,
   PathArg,
   pathOf,
   readText,
@@ -44,6 +46,8 @@ export const editFileTool = defineTool({
     const st = await statOrNull(r.abs);
     if (!st) return missingPath("edit_file", r.rel);
     if (st.isDirectory()) return fail("wrong_tool", `edit_file: ${r.rel} is a directory.`);
+    const what = notRegular(st);
+    if (what) return notAFile("edit_file", r.rel, what);
     const { text, notUtf8 } = await readText(r.abs);
     if (notUtf8)
       return fail(

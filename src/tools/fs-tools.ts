@@ -3,7 +3,8 @@
  * resolves every path through the workspace sandbox and answers with a result or a typed failure.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, readdir, stat } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { mkdir, open, readdir, stat, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { writeOwnFile } from "./own-file.js";
@@ -39,9 +40,61 @@ export function pathOf(workspace: string, p: string): string[] {
   return r.ok ? [r.rel] : [];
 }
 
+/** O_NONBLOCK where the platform has it: opening a FIFO then returns at once instead of waiting for a writer. */
+export const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
+
+/**
+ * What a path is when it is neither a regular file nor a folder (a FIFO, a socket, a device), or
+ * null. Opening a FIFO blocks until the other end opens, for ever: the file tools refuse such paths
+ * before they open anything.
+ */
+export function notRegular(st: Stats): string | null {
+  if (st.isFile() || st.isDirectory()) return null;
+  if (st.isFIFO()) return "a named pipe (FIFO)";
+  if (st.isSocket()) return "a socket";
+  if (st.isCharacterDevice()) return "a character device";
+  if (st.isBlockDevice()) return "a block device";
+  return "not a regular file";
+}
+
+/** The refusal for a path that is not a regular file (see notRegular). */
+export function notAFile(tool: string, rel: string, what: string): ToolResult {
+  return fail(
+    "refused",
+    `${tool}: ${rel} is ${what}, not a regular file; the file tools only read and write regular files.`,
+  );
+}
+
+/**
+ * Opens a regular file for reading without blocking: a FIFO put at the path after its stat opens
+ * at once (O_NONBLOCK) and is refused by the stat of what was opened.
+ */
+export async function openRegular(abs: string): Promise<{ fh: FileHandle; st: Stats }> {
+  const fh = await open(abs, constants.O_RDONLY | O_NONBLOCK);
+  try {
+    const st = await fh.stat();
+    if (!st.isFile())
+      throw new Error(`${path.basename(abs)} is ${notRegular(st) ?? "a directory"}`);
+    return { fh, st };
+  } catch (e) {
+    await fh.close();
+    throw e;
+  }
+}
+
+/** A regular file's bytes, read without blocking (see openRegular). */
+export async function readRegular(abs: string): Promise<Buffer> {
+  const { fh } = await openRegular(abs);
+  try {
+    return await fh.readFile();
+  } finally {
+    await fh.close();
+  }
+}
+
 /** A file's text, and where it first is not UTF-8 (its bytes there show as U+FFFD in `text`). */
 export async function readText(abs: string): Promise<{ text: string; notUtf8?: string }> {
-  const bytes = await readFile(abs);
+  const bytes = await readRegular(abs);
   try {
     return { text: STRICT_UTF8.decode(bytes) };
   } catch {
@@ -106,6 +159,8 @@ export const readFileTool = defineTool({
         `read_file: ${r.rel} is a directory; call list_dir to see its entries.`,
       );
     }
+    const what = notRegular(st);
+    if (what) return notAFile("read_file", r.rel, what);
     const { text, notUtf8 } = await readText(r.abs);
     const lines = text.split("\n");
     const start = (offset ?? 1) - 1;
@@ -145,6 +200,8 @@ export const writeFileTool = defineTool({
         `write_file: ${r.rel} is a directory, not a file. Choose a file path inside it, e.g. ${r.rel}/index.js.`,
       );
     }
+    const what = st && notRegular(st);
+    if (what) return notAFile("write_file", r.rel, what);
     await mkdir(path.dirname(r.abs), { recursive: true });
     await writeOwnFile(r.abs, content);
     const verb = st ? "overwrote" : "created";

@@ -1,9 +1,9 @@
 /** glob and grep: read-only search inside the workspace. */
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import { glob as tinyglob } from "tinyglobby";
 import { z } from "zod";
-import { missingPath, sandboxed } from "./fs-tools.js";
+import { missingPath, notAFile, notRegular, readRegular, sandboxed } from "./fs-tools.js";
 import { defineTool, fail, ok, type ToolResult } from "./types.js";
 import { reallyInside } from "./workspace-path.js";
 
@@ -97,6 +97,8 @@ export const grepTool = defineTool({
     if ("failure" in r) return r.failure;
     const st = await stat(r.abs).catch(() => null);
     if (!st) return missingPath("grep", r.rel);
+    const what = notRegular(st);
+    if (what) return notAFile("grep", r.rel, what);
     const targets = st.isDirectory()
       ? (
           await files(
@@ -109,7 +111,11 @@ export const grepTool = defineTool({
     const matches: string[] = [];
     for (const file of targets) {
       if (ctx.signal?.aborted) break;
-      const text = await readFile(file, "utf8").catch(() => "");
+      // a FIFO, socket or device met on the walk is skipped (readRegular refuses it without blocking)
+      const text = await readRegular(file).then(
+        (b) => b.toString("utf8"),
+        () => "",
+      );
       if (text.includes("\0")) continue; // binary
       const rel = path.relative(ctx.workspace, file).split(path.sep).join("/");
       text.split("\n").forEach((line, i) => {
