@@ -11,12 +11,13 @@ import pc from "picocolors";
 import {
   analystRunConfig,
   AnalystContextSchema,
+  analystSettingsFrom,
   type AnalystSettingsInput,
 } from "../analysis/context.js";
 import { createAnalystGraph } from "../analysis/graph.js";
 import type { AnalysisProgress } from "../analysis/runtime.js";
 import type { AnalystStateValue } from "../analysis/state.js";
-import type { GraphDeps } from "../run/model.js";
+import { resolveDeps, type GraphDeps } from "../run/model.js";
 import { ModelServerError } from "../models/errors.js";
 import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { openPersistence } from "../persistence/open.js";
@@ -40,6 +41,11 @@ export interface AnalyzeOptions {
   signal?: AbortSignal;
   /** Units go to `keel worker`s through the job queue on the `checkpoints` Postgres database. */
   distributed?: DistributedOptions;
+  /**
+   * The model was asked for by name (`--model`): a server that cannot give it ends the command
+   * with a `ModelServerError` before anything is written, instead of the structural report.
+   */
+  modelRequired?: boolean;
 }
 
 export interface AnalyzeOutcome {
@@ -108,8 +114,14 @@ function createProgress(json: boolean | undefined) {
 export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
   const target = path.resolve(o.dir);
   if (!existsSync(target) || !statSync(target).isDirectory())
-    throw new UsageError(`${target} is not a folder to analyse`);
+    throw new UsageError(`${target} is not an existing folder; pass the folder to analyse`);
   const run = analystRunConfig("", { ...o.settings, target });
+  const settings = analystSettingsFrom(run);
+  if (settings.out && existsSync(settings.out) && statSync(settings.out).isDirectory())
+    throw new UsageError(
+      `output path ${settings.out} is a folder; pass a file for the report, e.g. -o ${path.join(settings.out, "report.md")}`,
+    );
+  if (o.modelRequired && settings.model !== "none") await modelThere(settings, o);
   const threadId = o.threadId ?? defaultAnalysisThread(target, run.context.depth);
   const persistence = await openPersistence(o.checkpoints ?? defaultCheckpoints(target));
   const { checkpointer, store } = persistence;
@@ -198,6 +210,38 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     await dist?.queue.close();
     await persistence.close();
   }
+}
+
+/**
+ * Whether the server gives the model a run asked for by name: the probe's answer, or a
+ * `ModelServerError` (unreachable, silent, model missing, a model that cannot generate text).
+ */
+async function modelThere(
+  s: ReturnType<typeof analystSettingsFrom>,
+  o: Pick<AnalyzeOptions, "deps" | "signal">,
+): Promise<void> {
+  const probe = resolveDeps(o.deps ?? {}).probe;
+  if (!probe) return;
+  const policy = {
+    retries: 1,
+    baseMs: 200,
+    url: s.serverUrl,
+    model: s.model,
+    timeoutMs: s.requestTimeoutMs,
+    ...(s.provider ? { provider: s.provider } : {}),
+    ...(s.apiKey ? { apiKey: s.apiKey } : {}),
+    ...(o.signal ? { signal: o.signal } : {}),
+  };
+  const profile = await probe(s.serverUrl, s.model, policy);
+  if (!profile.capabilities.includes("completion"))
+    throw new ModelServerError(
+      "bad_request",
+      s.serverUrl,
+      s.model,
+      `model "${s.model}" cannot generate text (its capabilities: ${profile.capabilities.join(", ") || "none"})`,
+      1,
+      s.provider ? { provider: s.provider } : {},
+    );
 }
 
 /** The human summary of an analysis. */
@@ -295,9 +339,11 @@ Examples:
           (line) => process.stderr.write(`\n${line}\n`),
           (flags.postgres ?? flags.checkpoints ?? "") !== "memory",
         );
+        const settings = flagSettings(analyze);
         try {
           const outcome = await runAnalyze({
             dir,
+            modelRequired: settings.model !== undefined,
             threadId: flags.thread,
             checkpoints: flags.postgres ?? flags.checkpoints,
             ...(flags.workers
@@ -306,13 +352,22 @@ Examples:
             json: flags.json,
             control: stop.control,
             signal: stop.signal,
-            settings: flagSettings(analyze),
+            settings,
           });
           const { exitCode, ...fields } = outcome;
           process.stdout.write(
             `${flags.json ? JSON.stringify(fields) : formatAnalyzeOutcome(outcome)}\n`,
           );
           process.exitCode = stop.exitCode(exitCode);
+        } catch (err) {
+          // the model asked for by name is not there: nothing was analysed, no report was written
+          if (!(err instanceof ModelServerError)) throw err;
+          process.stderr.write(`keel: ${err.message}\n`);
+          if (flags.json)
+            process.stdout.write(
+              `${JSON.stringify({ status: "error", target: path.resolve(dir), error: err.message })}\n`,
+            );
+          process.exitCode = 3;
         } finally {
           stop.dispose();
         }

@@ -3,12 +3,12 @@
  * uninterrupted run, every unit analysed once but for the ones in flight at a kill), and the
  * structural report when no Ollama is there.
  */
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ChatBody, FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { analystScript } from "../../src/testing/script.js";
-import { runKeel } from "../support/cli.js";
+import { closedPort, runKeel } from "../support/cli.js";
 import { generateRepo, type FixtureInfo } from "../support/fixture-repo.js";
 import { fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
 
@@ -228,5 +228,46 @@ describe("keel analyze", () => {
     expect(
       Math.max(...fake.chatBodies().map((b) => JSON.stringify(b.messages).length)),
     ).toBeLessThan(8192 * 3.5);
+  });
+
+  it("--model asked for by name and not there: exit 3 with the reason, the earlier report left alone", async () => {
+    const target = tempWorkspace();
+    writeFileSync(path.join(target, "a.py"), "x = 1\n");
+    const first = await runKeel(["analyze", target, "-m", "none", "--json"]);
+    expect(first.code, first.stderr).toBe(0);
+    const reportPath = path.join(target, ".keel/report.md");
+    const before = readFileSync(reportPath, "utf8");
+    writeFileSync(reportPath, `${before}\nkept\n`);
+    const down = `http://127.0.0.1:${await closedPort()}`;
+    const r = await runKeel(["analyze", target, "-m", "qwen3:8b", "--ollama-url", down, "--json"]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`keel: cannot reach the Ollama server at ${down}`);
+    expect(r.json).toMatchObject({ status: "error" });
+    fake = await startFake({
+      script: analystScript(),
+      models: { "small:8b": { capabilities: ["completion"], family: "llama" } },
+    });
+    const missing = await runKeel(["analyze", target, "-m", "nosuch", "--ollama-url", fake.url]);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toContain('has no model "nosuch"');
+    expect(missing.stdout).not.toContain("DONE");
+    expect(fake.chatRequests()).toHaveLength(0);
+    expect(readFileSync(reportPath, "utf8")).toBe(`${before}\nkept\n`);
+  });
+
+  it("a folder that is not there, or --out naming a folder: exit 2, nothing created", async () => {
+    const missing = path.join(tempWorkspace(), "no/such/folder");
+    const r = await runKeel(["analyze", missing, "-m", "none"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`keel: ${missing} is not an existing folder`);
+    expect(existsSync(missing)).toBe(false);
+    const target = tempWorkspace();
+    writeFileSync(path.join(target, "a.py"), "x = 1\n");
+    const out = tempWorkspace();
+    const o = await runKeel(["analyze", target, "-m", "none", "-o", out]);
+    expect(o.code).toBe(2);
+    expect(o.stderr).toContain(`keel: output path ${out} is a folder`);
+    expect(o.stderr).not.toContain("unexpected failure");
+    expect(existsSync(path.join(target, ".keel"))).toBe(false);
   });
 });
