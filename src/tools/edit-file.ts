@@ -17,6 +17,7 @@ import {
   readText,
   sandboxed,
   statOrNull,
+  WHOLE_READ_MAX_BYTES,
 } from "./fs-tools.js";
 import { writeOwnFile } from "./own-file.js";
 import { defineTool, fail, ok, type ToolResult } from "./types.js";
@@ -48,6 +49,11 @@ export const editFileTool = defineTool({
     if (st.isDirectory()) return fail("wrong_tool", `edit_file: ${r.rel} is a directory.`);
     const what = notRegular(st);
     if (what) return notAFile("edit_file", r.rel, what);
+    if (st.size > WHOLE_READ_MAX_BYTES)
+      return fail(
+        "refused",
+        `edit_file: ${r.rel} is ${st.size} bytes, too large to edit here. Change it with run_command and a tool that streams it (sed).`,
+      );
     const { text, notUtf8 } = await readText(r.abs);
     if (notUtf8)
       return fail(

@@ -92,9 +92,73 @@ export async function readRegular(abs: string): Promise<Buffer> {
   }
 }
 
+/** Files larger than this are not read whole: read_file reads the lines asked for, edit_file refuses. */
+export const WHOLE_READ_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Lines `start` (0-based) to `start + count` of a file, read in chunks up to the last line asked
+ * for and at most `maxBytes` of it: memory and time stay bounded whatever the file's size.
+ */
+export async function readLines(
+  abs: string,
+  start: number,
+  count: number | undefined,
+  maxBytes: number,
+  signal?: AbortSignal,
+): Promise<{ bytes: Buffer; line: number; clipped: boolean; ended: boolean }> {
+  const { fh } = await openRegular(abs);
+  const end = count === undefined ? Infinity : start + count;
+  const parts: Buffer[] = [];
+  let kept = 0;
+  let line = 0;
+  let pos = 0;
+  let clipped = false;
+  let ended = false;
+  try {
+    const buf = Buffer.alloc(1 << 20);
+    reading: while (!signal?.aborted) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+      if (bytesRead === 0) {
+        ended = true;
+        break;
+      }
+      pos += bytesRead;
+      const chunk = buf.subarray(0, bytesRead);
+      let from = 0;
+      while (from < chunk.length) {
+        const nl = chunk.indexOf(10, from);
+        const stop = nl === -1 ? chunk.length : nl + 1;
+        if (line >= start) {
+          const take = Math.min(stop - from, maxBytes - kept);
+          parts.push(Buffer.from(chunk.subarray(from, from + take)));
+          kept += take;
+          if (take < stop - from) {
+            clipped = true;
+            break reading;
+          }
+        }
+        from = stop;
+        if (nl !== -1 && ++line >= end) break reading;
+      }
+    }
+  } finally {
+    await fh.close();
+  }
+  return { bytes: Buffer.concat(parts), line, clipped, ended };
+}
+
 /** A file's text, and where it first is not UTF-8 (its bytes there show as U+FFFD in `text`). */
 export async function readText(abs: string): Promise<{ text: string; notUtf8?: string }> {
-  const bytes = await readRegular(abs);
+  const { fh, st } = await openRegular(abs);
+  let bytes: Buffer;
+  try {
+    // the file may have grown since the caller's stat
+    if (st.size > WHOLE_READ_MAX_BYTES)
+      throw new Error(`${path.basename(abs)} is ${st.size} bytes, too large to read whole`);
+    bytes = await fh.readFile();
+  } finally {
+    await fh.close();
+  }
   try {
     return { text: STRICT_UTF8.decode(bytes) };
   } catch {
@@ -161,6 +225,7 @@ export const readFileTool = defineTool({
     }
     const what = notRegular(st);
     if (what) return notAFile("read_file", r.rel, what);
+    if (st.size > WHOLE_READ_MAX_BYTES) return readPart(r.rel, r.abs, st.size, offset, limit, ctx);
     const { text, notUtf8 } = await readText(r.abs);
     const lines = text.split("\n");
     const start = (offset ?? 1) - 1;
@@ -179,6 +244,40 @@ export const readFileTool = defineTool({
     return { ...ok(note + body), seen: { [r.rel]: contentHash(text) } };
   },
 });
+
+/** read_file on a file too large to read whole: the lines asked for, up to the output limit. */
+async function readPart(
+  rel: string,
+  abs: string,
+  size: number,
+  offset: number | undefined,
+  limit: number | undefined,
+  ctx: { outputLimit: number; signal?: AbortSignal },
+): Promise<ToolResult> {
+  const start = (offset ?? 1) - 1;
+  const part = await readLines(abs, start, limit, ctx.outputLimit * 4, ctx.signal);
+  const big = `${rel} is ${size} bytes, too large to read whole; read it with offset/limit`;
+  if (part.line < start || (part.bytes.length === 0 && part.ended))
+    return ok(`[${big}. It has ${part.line + 1} lines: offset ${start + 1} is past its end]\n`);
+  let bytes = part.bytes;
+  // stopped at the end of the last line asked for: its newline is not part of the lines
+  if (!part.clipped && !part.ended && bytes[bytes.length - 1] === 10) bytes = bytes.subarray(0, -1);
+  let body: string;
+  let note = "";
+  try {
+    body = new TextDecoder("utf-8", { fatal: true }).decode(bytes, { stream: part.clipped });
+  } catch {
+    body = bytes.toString("utf8");
+    note = `[this part of ${rel} is not UTF-8 text: such bytes show as \uFFFD]\n`;
+  }
+  const last = part.clipped || part.ended ? part.line + 1 : part.line;
+  note = `[lines ${start + 1}-${last}; ${big}]\n${note}`;
+  if (part.clipped || body.length > ctx.outputLimit) {
+    body = body.slice(0, ctx.outputLimit);
+    note += `[truncated at ${ctx.outputLimit} characters; read further with offset/limit]\n`;
+  }
+  return ok(note + body);
+}
 
 export const writeFileTool = defineTool({
   name: "write_file",

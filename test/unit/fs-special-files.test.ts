@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ALL_TOOLS } from "../../src/tools/registry.js";
@@ -61,6 +61,47 @@ describe.skipIf(process.platform === "win32")("a named pipe (FIFO) in the worksp
     });
     const a = await runWithin(5000, "analyze_code", { path: "src" }, ctx);
     expect(a.ok && a.output).toContain("src/a.ts: typescript");
+  });
+});
+
+describe("a file too large to read whole (700 MB, sparse)", () => {
+  const withBigFile = () => {
+    const ctx = context();
+    const file = path.join(ctx.workspace, "src.log");
+    writeFileSync(file, Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join("\n") + "\n");
+    truncateSync(file, 700 * 1024 * 1024);
+    return ctx;
+  };
+  it("read_file with offset/limit reads only those lines, quickly", async () => {
+    const ctx = withBigFile();
+    const r = await runWithin(3000, "read_file", { path: "src.log", offset: 2, limit: 3 }, ctx);
+    expect(r.ok && r.output).toBe(
+      `[lines 2-4; src.log is ${700 * 1024 * 1024} bytes, too large to read whole; read it with offset/limit]\nline 2\nline 3\nline 4`,
+    );
+  });
+  it("a whole read, or a line longer than the output limit, is cut at the limit and says how to read on", async () => {
+    const ctx = withBigFile();
+    for (const args of [{ path: "src.log" }, { path: "src.log", offset: 11, limit: 5 }]) {
+      const r = await runWithin(3000, "read_file", args, ctx);
+      expect(r.ok && r.output).toContain("too large to read whole; read it with offset/limit");
+      expect(r.ok && r.output).toContain("[truncated at 4000 characters");
+      expect(r.ok && r.output.length).toBeLessThan(4400);
+    }
+  });
+  it("an offset past the end says how many lines there are", async () => {
+    const ctx = withBigFile();
+    const r = await runWithin(10_000, "read_file", { path: "src.log", offset: 20, limit: 2 }, ctx);
+    expect(r.ok && r.output).toContain("It has 11 lines: offset 20 is past its end");
+  });
+  it("edit_file refuses it at once", async () => {
+    const ctx = withBigFile();
+    const r = await runWithin(
+      3000,
+      "edit_file",
+      { path: "src.log", old_text: "line 2", new_text: "x" },
+      ctx,
+    );
+    expect(!r.ok && r.message).toContain("too large to edit");
   });
 });
 
