@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -6,7 +6,7 @@ import pc from "picocolors";
 import { createDemoScript, DEMO_REQUEST } from "../demo/script.js";
 import { startFakeOllama } from "../testing/fake-ollama/index.js";
 import type { RunOutcome } from "../session/outcome.js";
-import { runSession } from "../session/session.js";
+import { runSession, UsageError } from "../session/session.js";
 
 const BANNER = `${pc.bgYellow(pc.black(" SCRIPTED DEMO "))} The model's replies come from keel's built-in script, not from a real
 model: no Ollama is needed. Everything else is real — the LangGraph graph, the tools, the sandbox,
@@ -19,7 +19,13 @@ export async function runDemo(flags: { json?: boolean; workspace?: string }): Pr
   const workspace = flags.workspace
     ? path.resolve(flags.workspace)
     : realpathSync(mkdtempSync(path.join(tmpdir(), "keel-demo-")));
-  await mkdir(workspace, { recursive: true });
+  if (existsSync(workspace) && !statSync(workspace).isDirectory())
+    throw new UsageError(
+      `workspace ${workspace} is not a folder; pass a folder to build in (it is made when missing)`,
+    );
+  await mkdir(workspace, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+    throw new UsageError(`cannot make the workspace ${workspace}: ${err.code ?? err.message}`);
+  });
   const fake = await startFakeOllama({ script: createDemoScript() });
   out.write(
     `${BANNER}\n\n${pc.bold("request")}  ${DEMO_REQUEST}\n${pc.bold("workspace")} ${workspace}\n\n`,

@@ -3,7 +3,10 @@
  * `mcpServers`), each started as a run starts it, with its tools and what their schemas cost in
  * tokens of the window — small models degrade with many tools.
  */
+import { existsSync } from "node:fs";
+import path from "node:path";
 import pc from "picocolors";
+import { UsageError } from "../session/session.js";
 import { settingsFrom } from "../agent/context.js";
 import { createInterface } from "node:readline/promises";
 import { question } from "./question.js";
@@ -46,10 +49,14 @@ export async function approveMcp(
 ): Promise<string[]> {
   const project = projectMcpServers(workspace);
   const unknown = names.filter((n) => !(n in project));
-  if (unknown.length)
-    throw new Error(
-      `${workspace}/.mcp.json has no server ${unknown.join(", ")}; it names: ${Object.keys(project).join(", ") || "none"}`,
+  if (unknown.length) {
+    const config = path.join(workspace, ".mcp.json");
+    throw new UsageError(
+      existsSync(config)
+        ? `${config} has no server ${unknown.join(", ")}; it names: ${Object.keys(project).join(", ") || "none"}`
+        : `there is no ${config}, so no server ${unknown.join(", ")} to approve (run keel mcp approve in the workspace, or pass -w <dir>)`,
     );
+  }
   const file = approvalsFile(readEnv().userSettingsFile);
   const wanted = Object.entries(project).filter(
     ([n, c]) => (names.length === 0 || names.includes(n)) && !isApproved(file, workspace, n, c),

@@ -465,6 +465,9 @@ describe("usage errors exit 2", () => {
     [["run", "x", "--model", ""], /expected a model name, not empty text/],
     [["run", "x", "--ollama-url", "notaurl"], /expected an http:\/\/ or https:\/\/ URL/],
     [["models", "--provider", "openai", "--base-url", "ftp://x"], /expected an http/],
+    // A server name .mcp.json lacks, a file as the demo's folder: said, not a stack trace.
+    [["mcp", "approve", "nosuch"], /^keel: there is no \S+\.mcp\.json, so no server nosuch/m],
+    [["demo", "-w", process.execPath], /^keel: workspace \S+ is not a folder/m],
     // Every command that takes a workspace says when it is not a folder (no stack trace).
     ...["mcp", "doctor", "diff", "undo", "stats"].map(
       (command) =>
