@@ -19,7 +19,7 @@ import {
 import { cutByContext, roomyReserve } from "../../guard/context-budget.js";
 import { weighProfile } from "../../guard/token-estimate.js";
 import { toPromptHistory } from "../history/prompt-form.js";
-import { recordIndex } from "../history/record.js";
+import { recordIndex, type Carried } from "../history/record.js";
 import type { ToolMode } from "../../models/capabilities.js";
 import { structuredOptions } from "../../models/chat-model.js";
 import { ModelServerError } from "../../models/errors.js";
@@ -62,6 +62,8 @@ export interface TurnRequest {
   remember?: (scales: number[]) => Promise<void>;
   /** Indices of the messages never folded (see `fitToWindow`). */
   pinned: () => number[];
+  /** The record's account of messages moved out of the conversation (history/archive.ts). */
+  carried?: Carried;
   signal?: AbortSignal;
   /**
    * The `n_cache_reuse` to send, to a server that shifts runs of its cache into place: folds keep
@@ -124,6 +126,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       ...(shifting ? { shift: true } : {}),
       scales,
       ...(reserve ? { reserve } : {}),
+      ...(r.carried ? { carried: r.carried } : {}),
     });
     if (fitted.compacted) env.emit({ type: "compacted", ...fitted.compacted });
     // A structured request keeps the turn's tools (so its prompt is the turn's prompt) and adds `format`.

@@ -1,0 +1,131 @@
+/**
+ * A long thread's state stays bounded, and the model cannot tell: folded messages leave graph state
+ * (history/archive.ts) with the record keeping their account, so every prompt is the one the full
+ * conversation would have made; and a resume replays what was written since the newest snapshots,
+ * not the thread. Two requests on one thread through the real coder graph, with the bench's scripted
+ * model, once as keel runs and once with the move turned off.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { runConfig } from "../../src/agent/context.js";
+import { createCoderGraph } from "../../src/agent/graph.js";
+import { SNAPSHOT_EVERY } from "../../src/agent/channels.js";
+import { ARCHIVE_BATCH } from "../../src/agent/history/archive.js";
+import type { CoderStateValue } from "../../src/agent/state.js";
+import { KeelSqliteSaver } from "../../src/persistence/sqlite-saver.js";
+import { ScriptedToolModel } from "../../bench/scripted-model.js";
+import { tempWorkspace } from "../support/harness.js";
+
+/** Turns `off` keeps every message in state (the thread as it was before the move existed). */
+const moves = vi.hoisted(() => ({ off: false }));
+vi.mock("../../src/agent/history/archive.js", async (load) => {
+  const real = await load<typeof import("../../src/agent/history/archive.js")>();
+  return {
+    ...real,
+    archiveFolded: (a: Parameters<typeof real.archiveFolded>[0]) =>
+      moves.off ? undefined : real.archiveFolded(a),
+  };
+});
+afterEach(() => {
+  moves.off = false;
+});
+
+/** The scripted model, keeping each prompt as text. */
+class Recording extends ScriptedToolModel {
+  constructor(
+    turns: number,
+    readonly prompts: string[],
+  ) {
+    super(turns);
+  }
+  override async _generate(messages: BaseMessage[]) {
+    this.prompts.push(
+      messages
+        .map(
+          (m) =>
+            `${m.getType()}: ${JSON.stringify(m.content)} ${JSON.stringify((m as { tool_calls?: unknown }).tool_calls ?? [])}`,
+        )
+        .join("\n"),
+    );
+    return super._generate(messages);
+  }
+}
+
+const FIRST = 260;
+const SECOND = 420;
+
+/** Two requests on one thread (`FIRST` reads, then on to `SECOND`); the prompts, the saver, the state. */
+async function twoRequests() {
+  const ws = tempWorkspace();
+  mkdirSync(path.join(ws, "notes"));
+  for (let i = 0; i < SECOND; i++)
+    writeFileSync(path.join(ws, `notes/n${i}.txt`), `note ${i}\n`.repeat(20));
+  const file = path.join(ws, "keel.db");
+  const saver = new KeelSqliteSaver(file);
+  const prompts: string[] = [];
+  let model = new Recording(FIRST, prompts);
+  const graph = createCoderGraph({ createModel: () => model }).compile({ checkpointer: saver });
+  const config = runConfig("long", {
+    workspace: ws,
+    maxTurns: SECOND + 5,
+    maxToolCalls: SECOND + 5,
+    loopWindowCount: 1000,
+    loopNoProgress: 1000,
+  });
+  await graph.invoke({ messages: [new HumanMessage("hello, read the notes one by one")] }, config);
+  model = new Recording(SECOND, prompts);
+  await graph.invoke({ messages: [new HumanMessage("now read the rest of them")] }, config);
+  const state = (await graph.getState(config)).values as CoderStateValue;
+  saver.close();
+  return { prompts, state, file, ws, config };
+}
+
+describe("a long thread's state is bounded", () => {
+  it("moves folded messages out of state, and every prompt is the one the whole conversation makes", async () => {
+    moves.off = true;
+    const whole = await twoRequests();
+    moves.off = false;
+    const moved = await twoRequests();
+    expect(whole.state.archived).toBe(0);
+    expect(moved.state.archived).toBeGreaterThanOrEqual(4 * ARCHIVE_BATCH);
+    // Everything the thread said is still accounted for, the moved messages by count.
+    expect(moved.state.archived + moved.state.messages.length).toBe(whole.state.messages.length);
+    expect(moved.state.messages.length).toBeLessThan(whole.state.messages.length / 4);
+    // The model saw the same prompts, turn by turn, across both requests.
+    expect(moved.prompts).toHaveLength(whole.prompts.length);
+    const differing = moved.prompts.findIndex((p, i) => p !== whole.prompts[i]);
+    expect(differing).toBe(-1);
+    // The run's whole tally stands while the trail keeps only its newest calls.
+    expect(moved.state.trail.length).toBeLessThanOrEqual(64);
+    expect(moved.state.turns).toBe(SECOND - FIRST + 1);
+  });
+
+  it("a resume replays the writes since the newest snapshots, not the thread's", async () => {
+    const { file, ws, config, state } = await twoRequests();
+    const saver = new KeelSqliteSaver(file);
+    let replayed = 0;
+    const history = saver.getDeltaChannelHistory.bind(saver);
+    saver.getDeltaChannelHistory = async (options) => {
+      const h = await history(options);
+      for (const ch of Object.values(h)) replayed += ch.writes.length;
+      return h;
+    };
+    const graph = createCoderGraph({ createModel: () => new ScriptedToolModel(0) }).compile({
+      checkpointer: saver,
+    });
+    const resumed = (await graph.getState(config)).values as CoderStateValue;
+    saver.close();
+    expect(ws).toBeTruthy();
+    // The same state as the run left (the conversation by its ids).
+    expect(resumed.messages.map((m) => m.id)).toEqual(state.messages.map((m) => m.id));
+    expect(resumed.archived).toBe(state.archived);
+    expect(resumed.callTally).toEqual(state.callTally);
+    expect(resumed.seen).toEqual(state.seen);
+    // Four collections, each replayed from its snapshot: a few hundred writes of the thread's
+    // ~2,500 (two messages, a trail entry, a tally note and a seen file per turn).
+    expect(replayed).toBeGreaterThan(0);
+    expect(replayed).toBeLessThanOrEqual(4 * 2 * SNAPSHOT_EVERY);
+  });
+});
