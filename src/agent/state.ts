@@ -8,6 +8,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import type { TrailEntry } from "../guard/loop.js";
 import type { Carried } from "./history/record.js";
+import type { TurnSums } from "./turn-sums.js";
 import { addCalls, TRAIL_WINDOW, type CallNote, type CallTally } from "./call-tally.js";
 import { FAILURE_KINDS, RUNGS } from "../guard/ladder.js";
 import { TOOL_MODES } from "../models/capabilities.js";
@@ -113,6 +114,11 @@ export const CoderState = new StateSchema({
   archived: z.number().default(0),
   /** The record's account of the moved messages (history/record.ts). Written by act at a move; read by act's fit. */
   carried: z.custom<Carried>().optional(),
+  /**
+   * This run's model turns among the moved messages, summed (turn-sums.ts). Written by act at a
+   * move (reset by intent-classify); read by the run record and the outcome.
+   */
+  movedTurns: z.custom<TurnSums>().optional().nullable(),
   /** The workspace's top level when the run started. Written by intent-classify; read by act's prompt. */
   workspaceAtStart: z.string().default(""),
   /** The project's instructions (AGENTS.md), capped, as of the request. Written by intent-classify; read by act's prompt. */

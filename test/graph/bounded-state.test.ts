@@ -12,6 +12,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { runConfig } from "../../src/agent/context.js";
 import { createCoderGraph } from "../../src/agent/graph.js";
 import { SNAPSHOT_EVERY } from "../../src/agent/channels.js";
+import { TRAIL_WINDOW } from "../../src/agent/call-tally.js";
+import { runRecord } from "../../src/agent/learning/run-record.js";
+import type * as Archive from "../../src/agent/history/archive.js";
 import { ARCHIVE_BATCH } from "../../src/agent/history/archive.js";
 import type { CoderStateValue } from "../../src/agent/state.js";
 import { KeelSqliteSaver } from "../../src/persistence/sqlite-saver.js";
@@ -21,7 +24,7 @@ import { tempWorkspace } from "../support/harness.js";
 /** Turns `off` keeps every message in state (the thread as it was before the move existed). */
 const moves = vi.hoisted(() => ({ off: false }));
 vi.mock("../../src/agent/history/archive.js", async (load) => {
-  const real = await load<typeof import("../../src/agent/history/archive.js")>();
+  const real = await load<typeof Archive>();
   return {
     ...real,
     archiveFolded: (a: Parameters<typeof real.archiveFolded>[0]) =>
@@ -97,9 +100,16 @@ describe("a long thread's state is bounded", () => {
     expect(moved.prompts).toHaveLength(whole.prompts.length);
     const differing = moved.prompts.findIndex((p, i) => p !== whole.prompts[i]);
     expect(differing).toBe(-1);
-    // The run's whole tally stands while the trail keeps only its newest calls.
-    expect(moved.state.trail.length).toBeLessThanOrEqual(64);
+    // The run's whole tally stands while the trail keeps only its newest calls: the run record
+    // (keel stats, the lessons) is the one the whole conversation gives.
+    expect(moved.state.trail.length).toBe(TRAIL_WINDOW);
     expect(moved.state.turns).toBe(SECOND - FIRST + 1);
+    const record = (s: CoderStateValue) => {
+      const r = runRecord("long", "now", s)!;
+      return { ...r, calls: r.calls.map((c) => JSON.stringify(c)).sort() };
+    };
+    expect(record(moved.state)).toEqual(record(whole.state));
+    expect(record(moved.state).calls).toHaveLength(SECOND - FIRST);
   });
 
   it("a resume replays the writes since the newest snapshots, not the thread's", async () => {

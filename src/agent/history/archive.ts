@@ -13,6 +13,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { MovedOut } from "../channels.js";
 import { carryUpTo, type Carried } from "./record.js";
+import { addSums, NO_TURNS, sumTurns, type TurnSums } from "../turn-sums.js";
 
 /** Messages a move takes at least: each move rewrites what stays once, so moves are batched. */
 export const ARCHIVE_BATCH = 64;
@@ -23,6 +24,8 @@ export interface ArchiveUpdate {
   messages: Array<MovedOut | BaseMessage>;
   carried: Carried;
   archived: number;
+  /** The run's turns among all it has moved, summed. */
+  movedTurns: TurnSums;
   requestAt: number;
   planAt: number;
   foldedUpTo: number;
@@ -45,6 +48,8 @@ export interface ArchiveInput {
   budget: number;
   carried?: Carried;
   archived: number;
+  /** The run's moved turns so far. */
+  movedTurns?: TurnSums;
 }
 
 /** The move after a turn, or undefined while fewer than `ARCHIVE_BATCH` messages can go. */
@@ -65,6 +70,11 @@ export function archiveFolded(a: ArchiveInput): ArchiveUpdate | undefined {
     messages: [{ keel_moved: leaving.map((m) => m.id!) }, ...a.added],
     carried: carry.carried,
     archived: a.archived + moving,
+    // The run's own turns: those after its request (which stays, pinned).
+    movedTurns: addSums(
+      a.movedTurns ?? NO_TURNS,
+      sumTurns(a.messages.slice(Math.max(0, a.requestAt + 1), carry.cut)),
+    ),
     requestAt: at(a.requestAt),
     planAt: at(a.planAt),
     foldedUpTo: a.foldedUpTo - moving,

@@ -269,7 +269,7 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
     foldedUpTo,
     ...at,
     compacted: {
-      folded: foldedUpTo - pinnedBefore(foldedUpTo).length,
+      folded: foldedUpTo - pinnedBefore(foldedUpTo).length + (o.carried?.messages ?? 0),
       tokensBefore: Math.round(fixedTokens + total),
       tokensAfter: Math.round(size),
       budget,

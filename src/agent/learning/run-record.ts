@@ -6,7 +6,8 @@
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import type { Rung } from "../../guard/ladder.js";
 import { callRecords, loopsCut, tallyOfTrail, type CallRecord } from "../call-tally.js";
-import type { CoderStateValue, CoderStatus, TurnUsage } from "../state.js";
+import type { CoderStateValue, CoderStatus } from "../state.js";
+import { addSums, metaOf, NO_TURNS, sumTurns } from "../turn-sums.js";
 
 export interface RunRecord {
   thread: string;
@@ -35,11 +36,6 @@ export interface RunRecord {
   tokensPerSecond?: number;
 }
 
-interface TurnMeta {
-  keel_usage?: TurnUsage;
-  keel_turn?: { model?: string; salvaged?: boolean };
-}
-
 /** The run a state holds (its latest request), or undefined for a state that is not a coder run. */
 export function runRecord(
   thread: string,
@@ -56,11 +52,10 @@ export function runRecord(
   const request = values.request || newestRequest(values.messages);
   if (!request) return undefined;
   const turns = runTurns(values.messages, request);
-  const metas = turns.map((m) => (m.response_metadata ?? {}) as TurnMeta);
-  const usage = metas.map((m) => m.keel_usage).filter((u): u is TurnUsage => u !== undefined);
-  const speeds = usage.map((u) => u.tokensPerSecond).filter((v): v is number => v !== undefined);
+  // The run's turns moved out of the conversation count as well (history/archive.ts).
+  const sums = addSums(sumTurns(turns), values.movedTurns ?? NO_TURNS);
   const model =
-    metas.map((m) => m.keel_turn?.model).find((m): m is string => Boolean(m)) ??
+    turns.map((m) => metaOf(m).keel_turn?.model).find((m): m is string => Boolean(m)) ??
     values.fit?.model ??
     "unknown";
   return {
@@ -70,16 +65,14 @@ export function runRecord(
     request,
     intent: values.intent?.intent ?? null,
     status: values.status ?? "running",
-    turns: values.turns ?? turns.length,
+    turns: values.turns ?? sums.turns,
     calls: callRecords(tally),
-    salvaged: metas.filter((m) => m.keel_turn?.salvaged).length,
+    salvaged: sums.salvaged,
     loopsCut: loopsCut(tally),
     rung: values.rung ?? "none",
-    promptTokens: usage.reduce((n, u) => n + u.promptTokens, 0),
-    generatedTokens: usage.reduce((n, u) => n + u.generatedTokens, 0),
-    ...(speeds.length
-      ? { tokensPerSecond: speeds.reduce((a, b) => a + b, 0) / speeds.length }
-      : {}),
+    promptTokens: sums.promptTokens,
+    generatedTokens: sums.generatedTokens,
+    ...(sums.speeds ? { tokensPerSecond: sums.speedSum / sums.speeds } : {}),
   };
 }
 

@@ -58,6 +58,7 @@ function archiveUpdate(
     budget: promptBudget(Math.min(window, fit.window ?? Infinity)),
     ...(state.carried ? { carried: state.carried } : {}),
     archived: state.archived,
+    ...(state.movedTurns ? { movedTurns: state.movedTurns } : {}),
   });
   if (!move) return {};
   const { foldedUpTo, recordAt, ...moved } = move;
