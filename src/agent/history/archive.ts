@@ -55,10 +55,9 @@ export interface ArchiveInput {
 /** The move after a turn, or undefined while fewer than `ARCHIVE_BATCH` messages can go. */
 export function archiveFolded(a: ArchiveInput): ArchiveUpdate | undefined {
   if (a.foldedUpTo <= 0) return undefined;
-  const carry = carryUpTo(a.messages, a.foldedUpTo, a.pinned, a.budget, a.carried);
+  const carry = carryUpTo(a.messages, a.foldedUpTo, a.pinned, a.budget, a.carried, ARCHIVE_BATCH);
   if (!carry) return undefined;
   const moving = carry.carried.messages - (a.carried?.messages ?? 0);
-  if (moving < ARCHIVE_BATCH) return undefined;
   const pins = new Set(a.pinned);
   const leaving = a.messages.slice(0, carry.cut).filter((_, i) => !pins.has(i));
   // A message without an id cannot be named: it stays, and so does everything (a thread from

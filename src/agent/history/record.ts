@@ -264,7 +264,7 @@ function linesFrom(
  * What may leave the conversation after a fold at `end`: the messages before the record's lines at
  * their longest (`MAX_LINES`), whatever the window, so the record reads the same without them; and
  * the account that replaces them (`Carried`), for the target allowance of `budget`. Undefined when
- * that is nothing.
+ * fewer than `least` messages could.
  */
 export function carryUpTo(
   history: readonly BaseMessage[],
@@ -272,10 +272,11 @@ export function carryUpTo(
   pinned: readonly number[],
   budget: number,
   carried?: Carried,
+  least = 1,
 ): { cut: number; carried: Carried } | undefined {
   const cut = linesFrom(history, end, pinned, MAX_LINES);
   const moving = cut - pinned.filter((p) => p < cut).length;
-  if (moving <= 0) return undefined;
+  if (moving < Math.max(1, least)) return undefined;
   const t = tallyOf(history, cut, shapeOf(budget).targetChars, carried);
   return {
     cut,
