@@ -66,25 +66,6 @@ export const FitStateSchema = z.object({
 });
 export type FitState = z.infer<typeof FitStateSchema>;
 
-/** One model turn's tokens as the server reported them; kept on the AI message (`keel_usage`). */
-export interface TurnUsage {
-  /** The prompt's tokens (Ollama's prompt_eval_count). */
-  promptTokens: number;
-  /** Those the server took from its cache: its own count, or keel's estimate (`reusedFrom`). */
-  reusedTokens: number;
-  /** server: the server reported its cache hits (cached_tokens, timings.cache_n); estimate: keel's. */
-  reusedFrom?: "server" | "estimate";
-  newTokens: number;
-  generatedTokens: number;
-  /** Generation speed (eval_count / eval_duration). */
-  tokensPerSecond?: number;
-  /**
-   * keel: the server counted nothing, for keel stopped the reply mid-stream (a loop): the prompt is
-   * keel's estimate and the generated tokens the pieces it streamed.
-   */
-  countedBy?: "keel";
-}
-
 /** What went wrong, for `recover`. */
 export const FailureSchema = z.object({
   kind: z.enum(FAILURE_KINDS),

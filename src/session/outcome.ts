@@ -3,8 +3,8 @@
  * from the thread's state. Pure.
  */
 import { callCount, callRecords, notesOf } from "../agent/call-tally.js";
-import { NO_TURNS } from "../agent/turn-sums.js";
-import type { CoderStateValue, CoderStatus, IntentResult, TurnUsage } from "../agent/state.js";
+import { NO_TURNS, type TurnUsage } from "../agent/turn-sums.js";
+import type { CoderStateValue, CoderStatus, IntentResult } from "../agent/state.js";
 
 /**
  * How a session ended: the run's status once it stopped, an error that stopped it, or a person

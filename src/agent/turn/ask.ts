@@ -5,6 +5,7 @@
  * tool-call parser re-asked with the tools in the prompt (the identical request would fail
  * identically: docs/servers.md, ollama issues 18563, 11704).
  */
+import type { TurnUsage } from "../turn-sums.js";
 import { createHash } from "node:crypto";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
@@ -29,7 +30,7 @@ import { withModelRetry } from "../../models/retry.js";
 import type { FormatName } from "../../models/tool-calls/types.js";
 import type { toolDefinition } from "../../tools/registry.js";
 import type { NodeEnv } from "../runtime.js";
-import type { FitState, TurnUsage } from "../state.js";
+import type { FitState } from "../state.js";
 import { TOOLS_IN_PROMPT } from "./tool-prompt.js";
 import { serverCounts } from "../../models/server-counts.js";
 import { countsOf, reusedEstimate, usageOf } from "./usage.js";
