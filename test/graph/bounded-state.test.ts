@@ -14,6 +14,7 @@ import { createCoderGraph } from "../../src/agent/graph.js";
 import { SNAPSHOT_EVERY } from "../../src/agent/channels.js";
 import { TRAIL_WINDOW } from "../../src/agent/call-tally.js";
 import { runRecord } from "../../src/agent/learning/run-record.js";
+import { wholeConversation } from "../../src/agent/history/whole.js";
 import type * as Archive from "../../src/agent/history/archive.js";
 import { ARCHIVE_BATCH } from "../../src/agent/history/archive.js";
 import type { CoderStateValue } from "../../src/agent/state.js";
@@ -93,8 +94,14 @@ describe("a long thread's state is bounded", () => {
     const moved = await twoRequests();
     expect(whole.state.archived).toBe(0);
     expect(moved.state.archived).toBeGreaterThanOrEqual(4 * ARCHIVE_BATCH);
-    // Everything the thread said is still accounted for, the moved messages by count.
+    // Everything the thread said is still accounted for, the moved messages by count, and in the
+    // checkpointer, message by message.
     expect(moved.state.archived + moved.state.messages.length).toBe(whole.state.messages.length);
+    const saver = new KeelSqliteSaver(moved.file);
+    const all = await wholeConversation(saver, moved.config);
+    saver.close();
+    const text = (ms: readonly BaseMessage[]) => ms.map((m) => `${m.getType()} ${m.text}`);
+    expect(text(all)).toEqual(text(whole.state.messages));
     expect(moved.state.messages.length).toBeLessThan(whole.state.messages.length / 4);
     // The model saw the same prompts, turn by turn, across both requests.
     expect(moved.prompts).toHaveLength(whole.prompts.length);
