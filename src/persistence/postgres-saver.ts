@@ -11,7 +11,8 @@ import { KeelSerializer } from "./serde.js";
 
 /**
  * A checkpoint's ancestors back to the nearest one holding a stored value of every asked channel
- * (a delta channel's snapshot: a blob at the version it names), with those values (kind 1) and the
+ * (a delta channel's snapshot: a blob at the version it names, not LangGraph's "empty" one for a
+ * channel without a value), with those values (kind 1) and the
  * ancestors' writes to the asked channels (kind 2); as the SQLite saver's `HISTORY`
  * (sqlite-saver-sql.ts), a bit per channel in `here` (this ancestor holds one) and `nearer`.
  */
@@ -19,7 +20,7 @@ const HISTORY = (schema: string) => {
   const t = (name: string) => `"${schema}".${name}`;
   const bits = `(SELECT coalesce(bit_or(1 << (u.i::int - 1)), 0) FROM unnest($4::text[]) WITH ORDINALITY u(ch, i)
      WHERE EXISTS (SELECT 1 FROM ${t("checkpoint_blobs")} bl WHERE bl.thread_id = $1
-       AND bl.checkpoint_ns = $2 AND bl.channel = u.ch
+       AND bl.checkpoint_ns = $2 AND bl.channel = u.ch AND bl.type <> 'empty'
        AND bl.version = c.checkpoint -> 'channel_versions' ->> u.ch))`;
   return `
 WITH RECURSIVE chain(id, parent, depth, versions, here, nearer) AS (

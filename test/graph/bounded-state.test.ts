@@ -8,7 +8,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import { runConfig } from "../../src/agent/context.js";
 import { createCoderGraph } from "../../src/agent/graph.js";
 import { SNAPSHOT_EVERY } from "../../src/agent/channels.js";
@@ -19,6 +20,7 @@ import type * as Archive from "../../src/agent/history/archive.js";
 import { ARCHIVE_BATCH } from "../../src/agent/history/archive.js";
 import type { CoderStateValue } from "../../src/agent/state.js";
 import { KeelSqliteSaver } from "../../src/persistence/sqlite-saver.js";
+import { KeelPostgresSaver } from "../../src/persistence/postgres-saver.js";
 import { ScriptedToolModel } from "../../bench/scripted-model.js";
 import { tempWorkspace } from "../support/harness.js";
 
@@ -60,30 +62,82 @@ class Recording extends ScriptedToolModel {
 const FIRST = 260;
 const SECOND = 420;
 
-/** Two requests on one thread (`FIRST` reads, then on to `SECOND`); the prompts, the saver, the state. */
-async function twoRequests() {
+/** keel's savers, each opening one store again and again (a resume is a fresh saver). */
+type Saver = KeelSqliteSaver | KeelPostgresSaver;
+let schemas = 0;
+const SAVERS: Record<string, () => () => Promise<Saver>> = {
+  sqlite: () => {
+    const file = path.join(tempWorkspace(), "keel.db");
+    return () => Promise.resolve(new KeelSqliteSaver(file));
+  },
+  postgres: () => {
+    const schema = `bounded_${process.pid}_${++schemas}`;
+    return async () => {
+      const saver = new KeelPostgresSaver(inject("pgUrl"), { schema });
+      await saver.setup();
+      return saver;
+    };
+  },
+};
+const close = (s: Saver) => (s instanceof KeelSqliteSaver ? s.close() : s.end());
+
+/** Two requests on one thread (`FIRST` reads, then on to `SECOND`); the prompts, the state. */
+async function twoRequests(
+  open: () => Promise<Saver> = SAVERS.sqlite!(),
+  first = FIRST,
+  second = SECOND,
+) {
   const ws = tempWorkspace();
   mkdirSync(path.join(ws, "notes"));
-  for (let i = 0; i < SECOND; i++)
+  for (let i = 0; i < second; i++)
     writeFileSync(path.join(ws, `notes/n${i}.txt`), `note ${i}\n`.repeat(20));
-  const file = path.join(ws, "keel.db");
-  const saver = new KeelSqliteSaver(file);
+  const saver = await open();
   const prompts: string[] = [];
-  let model = new Recording(FIRST, prompts);
+  let model = new Recording(first, prompts);
   const graph = createCoderGraph({ createModel: () => model }).compile({ checkpointer: saver });
   const config = runConfig("long", {
     workspace: ws,
-    maxTurns: SECOND + 5,
-    maxToolCalls: SECOND + 5,
+    maxTurns: second + 5,
+    maxToolCalls: second + 5,
     loopWindowCount: 1000,
     loopNoProgress: 1000,
   });
   await graph.invoke({ messages: [new HumanMessage("hello, read the notes one by one")] }, config);
-  model = new Recording(SECOND, prompts);
+  model = new Recording(second, prompts);
   await graph.invoke({ messages: [new HumanMessage("now read the rest of them")] }, config);
   const state = (await graph.getState(config)).values as CoderStateValue;
-  saver.close();
-  return { prompts, state, file, ws, config };
+  await close(saver);
+  return { prompts, state, open, config };
+}
+
+/** What a resume must rebuild: the conversation (by its ids), the counts, the collections. */
+const kept = (s: CoderStateValue) => ({
+  messages: s.messages.map((m) => m.id),
+  archived: s.archived,
+  trail: s.trail,
+  callTally: s.callTally,
+  seen: s.seen,
+  carried: s.carried,
+});
+
+/** The thread's state as a fresh saver and graph read it, and the writes its history replayed. */
+async function resume(open: () => Promise<Saver>, config: RunnableConfig) {
+  const saver = await open();
+  let replayed = 0;
+  const history = saver.getDeltaChannelHistory.bind(saver);
+  saver.getDeltaChannelHistory = async (options) => {
+    const h = await history(options);
+    for (const ch of Object.values(h)) replayed += ch.writes.length;
+    return h;
+  };
+  const graph = createCoderGraph({ createModel: () => new ScriptedToolModel(0) }).compile({
+    checkpointer: saver,
+  });
+  const state = kept((await graph.getState(config)).values as CoderStateValue);
+  // Read write by write, not through the history query: what the state must account for.
+  const whole = (await wholeConversation(saver, config)).length;
+  await close(saver);
+  return { state, replayed, whole };
 }
 
 describe("a long thread's state is bounded", () => {
@@ -97,9 +151,9 @@ describe("a long thread's state is bounded", () => {
     // Everything the thread said is still accounted for, the moved messages by count, and in the
     // checkpointer, message by message.
     expect(moved.state.archived + moved.state.messages.length).toBe(whole.state.messages.length);
-    const saver = new KeelSqliteSaver(moved.file);
+    const saver = await moved.open();
     const all = await wholeConversation(saver, moved.config);
-    saver.close();
+    await close(saver);
     const text = (ms: readonly BaseMessage[]) => ms.map((m) => `${m.getType()} ${m.text}`);
     expect(text(all)).toEqual(text(whole.state.messages));
     expect(moved.state.messages.length).toBeLessThan(whole.state.messages.length / 4);
@@ -119,30 +173,22 @@ describe("a long thread's state is bounded", () => {
     expect(record(moved.state).calls).toHaveLength(SECOND - FIRST);
   });
 
-  it("a resume replays the writes since the newest snapshots, not the thread's", async () => {
-    const { file, ws, config, state } = await twoRequests();
-    const saver = new KeelSqliteSaver(file);
-    let replayed = 0;
-    const history = saver.getDeltaChannelHistory.bind(saver);
-    saver.getDeltaChannelHistory = async (options) => {
-      const h = await history(options);
-      for (const ch of Object.values(h)) replayed += ch.writes.length;
-      return h;
-    };
-    const graph = createCoderGraph({ createModel: () => new ScriptedToolModel(0) }).compile({
-      checkpointer: saver,
-    });
-    const resumed = (await graph.getState(config)).values as CoderStateValue;
-    saver.close();
-    expect(ws).toBeTruthy();
-    // The same state as the run left (the conversation by its ids).
-    expect(resumed.messages.map((m) => m.id)).toEqual(state.messages.map((m) => m.id));
-    expect(resumed.archived).toBe(state.archived);
-    expect(resumed.callTally).toEqual(state.callTally);
-    expect(resumed.seen).toEqual(state.seen);
-    // Four collections, each replayed from its snapshot: a few hundred writes of the thread's
-    // ~2,500 (two messages, a trail entry, a tally note and a seen file per turn).
-    expect(replayed).toBeGreaterThan(0);
-    expect(replayed).toBeLessThanOrEqual(4 * 2 * SNAPSHOT_EVERY);
-  });
+  it.each(Object.keys(SAVERS))(
+    "a resume rebuilds the state the run left, and replays the writes since the newest snapshots, not the thread's (%s)",
+    async (kind) => {
+      // A short thread, before any snapshot: the walk goes back to its start.
+      const short = await twoRequests(SAVERS[kind]!(), 6, 12);
+      const again = await resume(short.open, short.config);
+      expect(again.state).toEqual(kept(short.state));
+      expect(again.state.messages.length).toBe(again.whole);
+      const { open, config, state } = await twoRequests(SAVERS[kind]!());
+      const resumed = await resume(open, config);
+      expect(resumed.state).toEqual(kept(state));
+      expect(resumed.state.archived + resumed.state.messages.length).toBe(resumed.whole);
+      // Four collections, each replayed from its snapshot: a few hundred writes of the thread's
+      // ~2,500 (two messages, a trail entry, a tally note and a seen file per turn).
+      expect(resumed.replayed).toBeGreaterThan(0);
+      expect(resumed.replayed).toBeLessThanOrEqual(4 * 2 * SNAPSHOT_EVERY);
+    },
+  );
 });
