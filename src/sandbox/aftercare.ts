@@ -1,18 +1,19 @@
 /**
  * After a sandboxed command, what it made that would run code outside the sandbox later is undone,
  * by the look before it and after it (look.ts): a protected path it created below the top level,
- * or one the person's git config names, is removed, and a repository it created or changed loses
- * its new or rewritten hooks, the config keys it added that `SAFE_GIT_CONFIG` does not list (git
- * has many that run a program), a config or hooks folder that is a link (symbolic, or a hard link
- * shared with another name, through which a file tool would write it), and a `commondir` it made or
- * changed; Python bytecode it left goes too (Python runs a `.pyc` in place of its source), and a
+ * or one the person's git config or yarn config names, is removed, and a repository it created or
+ * changed loses its new or rewritten hooks, the config keys it added that `SAFE_GIT_CONFIG` does
+ * not list (git has many that run a program), a config or hooks folder that is a link (symbolic, or
+ * a hard link shared with another name, through which a file tool would write it), a `commondir` it
+ * made or changed, and what it added at its git folder's top level that git does not make there
+ * or an unfinished rebase's state (`leftInGitDir`); Python bytecode it left goes too (Python runs a `.pyc` in place of its source), and a
  * project file it gave a setting that runs code (protected-settings.ts) is put back. Never
  * through a link.
  */
 import { chmodSync, lstatSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { gitConfigKeys, withoutUnsafeGitConfig } from "./git-config.js";
-import { CONFIGS, linksOf } from "./git-dir.js";
+import { CONFIGS, leftInGitDir, linksOf } from "./git-dir.js";
 import {
   linksOnTheWay,
   madeSince,
@@ -114,9 +115,18 @@ export function cleanAfter(
     if (linkTo !== undefined) putBack(rel, linkTo);
     else if (!there && lstatOf(path.join(workspace, rel))) remove(rel);
   }
-  for (const [rel, { print, hooks }] of after.repos) {
+  const repos = after.repos;
+  for (const [rel, { print, hooks, entries }] of repos) {
     const was = before.repos.get(rel);
-    if (was?.print === print) continue;
+    // what it added at the top level that git does not make there, or an unfinished rebase's state
+    // (a git folder inside, a commondir's, is cleaned as the repository it is)
+    const left = entries.filter(
+      (n) =>
+        !was?.entries.includes(n) &&
+        leftInGitDir(n) !== undefined &&
+        !repos.has(rel === "." ? n : `${rel}/${n}`),
+    );
+    if (was?.print === print && left.length === 0) continue;
     // one the look before could not see (in `node_modules`, reached through a link or a `.git`
     // file): cleaned only when the command made it, never a checkout of the person's there
     if (!was && unwalked(rel) && !madeSince(path.join(workspace, rel, "HEAD"), before.since))
@@ -140,6 +150,7 @@ export function cleanAfter(
           removed.push(`${at("commondir")} (changed by the command: put back)`);
         });
     }
+    for (const name of left) remove(path.join(rel, name), `${at(name)} (${leftInGitDir(name)})`);
     // a hook it made, or rewrote under the same name (one the sandbox did not hold, past its cap)
     for (const name of Object.keys(hooks).filter((n) => was?.hooks[n] !== hooks[n]))
       remove(

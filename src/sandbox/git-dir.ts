@@ -132,3 +132,42 @@ export const linksOf = (gitDir: string): string[] =>
     const st = lstatOf(path.join(gitDir, n));
     return st !== undefined && (st.isSymbolicLink() || (st.isFile() && st.nlink > 1));
   });
+
+/**
+ * What git makes at a git folder's top level (git-lfs, git-annex, git-crypt and git-filter-repo
+ * keep data there too): its parts, pseudo-refs and state files (`ORIG_HEAD`, `BISECT_LOG`: upper
+ * case), locks, a split index's shared files.
+ */
+const GIT_OWN = new Set([
+  ...["HEAD", "config", "config.worktree", "description", "hooks", "info", "objects", "refs"],
+  ...["logs", "index", "packed-refs", "shallow", "commondir", "gitdir", "worktrees", "modules"],
+  ...["branches", "remotes", "rr-cache", "svn", "gc.pid", "gc.log", "fsmonitor--daemon.ipc"],
+  ...["lfs", "annex", "git-crypt", "gitk.cache", "filter-repo"],
+]);
+
+/** The state an unfinished rebase, `git am`, cherry-pick or revert leaves in a git folder. */
+export const GIT_STATE = ["rebase-merge", "rebase-apply", "sequencer"];
+
+/**
+ * Why aftercare removes an entry a command added at a git folder's top level (none: it stays):
+ * another tool's file, which git does not make there and which that tool reads as the
+ * repository's config (lazygit runs the pager its `lazygit.yml` names); or an unfinished
+ * rebase's, am's, cherry-pick's or revert's state, whose todo's `exec` lines the person's
+ * `git rebase --continue` would run outside the sandbox.
+ */
+export function leftInGitDir(name: string): string | undefined {
+  if (GIT_STATE.includes(name))
+    return "an unfinished rebase or cherry-pick the command left: `git rebase --continue` would run its todo's exec lines; HEAD stays where it stopped";
+  if (GIT_OWN.has(name) || /^[A-Z][A-Z0-9_]*$/.test(name) || /\.lock$|^sharedindex\./.test(name))
+    return undefined;
+  return "git does not make it; another tool reads it from there as the repository's config (lazygit runs the pager its lazygit.yml names)";
+}
+
+/** A git folder's entries at its top level (none when it cannot be read). */
+export const entriesOf = (gitDir: string): string[] => {
+  try {
+    return readdirSync(gitDir);
+  } catch {
+    return [];
+  }
+};

@@ -1,19 +1,22 @@
 /**
  * The look over a workspace around a sandboxed command (aftercare.ts cleans by it): protected paths
- * deeper than its top level and those the person's git config names (git-named.ts; the sandbox
- * holds those too, `nestedDenies`), a Jujutsu `.jj/repo` that is a file, entries no program should
- * meet (FIFOs, devices, names that are not UTF-8), and git repositories (a `.git` folder, a bare
- * repository, the target of a `.git` file or link, the folder a `commondir` names, one a link
- * leads to in `node_modules`) with a fingerprint of each one's hooks and configs (git-dir.ts reads
- * each), and the text of the files that take protected settings (protected-settings.ts).
+ * deeper than its top level, those the person's git config names (git-named.ts) and its yarn
+ * configs name (yarn-named.ts; the sandbox holds those too, `nestedDenies`), a Jujutsu `.jj/repo`
+ * that is a file, entries no program should meet (FIFOs, devices, names that are not UTF-8), and
+ * git repositories (a `.git` folder, a bare repository, the target of a `.git` file or link, the
+ * folder a `commondir` names, one a link leads to in `node_modules`) with a fingerprint of each
+ * one's hooks and configs (git-dir.ts reads each), and the text of the files that take protected
+ * settings (protected-settings.ts).
  */
 import { readdirSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { gitNamedPaths, newLook, personalConfig, personalNames, type Look } from "./git-named.js";
 import { takesSettings } from "./protected-settings.js";
+import { namedByYarnrc, YARNRCS } from "./yarn-named.js";
 import {
   CONFIGS,
   commonDirOf,
+  entriesOf,
   fingerprint,
   gitFileTarget,
   hookStamps,
@@ -24,7 +27,7 @@ import {
 } from "./git-dir.js";
 import { lstatOf, readSmall } from "./safe-read.js";
 import { foldName, sameName } from "./names.js";
-import { removedWhenMade, type ProtectedPath } from "./protected.js";
+import { COMMAND_PROTECTED, removedWhenMade, type ProtectedPath } from "./protected.js";
 
 /**
  * How many entries the look reads at most (at any depth). A workspace with more is reported, not
@@ -38,8 +41,8 @@ export interface WorkspaceMarks {
   nested: string[];
   /**
    * The paths the person's git config names (git-named.ts) for the workspace and each repository
-   * in it: whether each was there, and the links on the way to it (workspace-relative, with what
-   * each led to) that were.
+   * in it, and those its yarn configs name (yarn-named.ts): whether each was there, and the links
+   * on the way to it (workspace-relative, with what each led to) that were.
    */
   named: Array<{
     path: string;
@@ -103,6 +106,8 @@ export interface WorkspaceMarks {
       configs: (string | undefined)[];
       /** Its `commondir`'s text, if it has one: where git goes for its config, hooks and objects. */
       common?: string;
+      /** The names at its top level: what a command adds there beside git's own goes (aftercare). */
+      entries: string[];
     }
   >;
 }
@@ -142,6 +147,7 @@ export function markWorkspace(
       hooks,
       links: linksOf(gitDir),
       configs,
+      entries: entriesOf(gitDir),
       ...(common !== undefined ? { common } : {}),
     });
   };
@@ -167,6 +173,8 @@ export function markWorkspace(
   let budget = limit;
   /** Folders holding a `.git` (folder, file or link): each is a worktree whose git config applies. */
   const worktrees = new Set<string>();
+  /** What the yarn configs found name (yarn-named.ts): named as git config's names are. */
+  const yarnNamed: ProtectedPath[] = [];
   const walk = (rel: string) => {
     let entries;
     try {
@@ -212,6 +220,10 @@ export function markWorkspace(
         madeSince(path.join(workspace, child), bytecodeSince)
       )
         marks.bytecode.push(child);
+      if (named && !folder && (YARNRCS as readonly string[]).includes(name)) {
+        const text = readSmall(path.join(workspace, child));
+        if (text !== undefined) yarnNamed.push(...namedByYarnrc(workspace, child, text));
+      }
       if (!folder && takesSettings(folded))
         marks.settings.set(child, { text: readSmall(path.join(workspace, child)), link });
       if (folder && !SKIP.has(name)) walk(child);
@@ -238,14 +250,19 @@ export function markWorkspace(
     }
   };
   walk("");
-  if (named) marks.named = namedIn(workspace, worktrees, marks.repos.keys(), marks, look, top);
+  if (named)
+    marks.named = namedIn(workspace, worktrees, marks.repos.keys(), marks, look, [
+      ...top,
+      ...yarnNamed,
+    ]);
   return marks;
 }
 
 /**
  * The paths git config names for the workspace, each worktree in it (a folder holding a `.git`)
- * and each bare repository, each with whether it is there, the links on the way to it, and where
- * it led if it was a link. An include file is read once for them all.
+ * and each bare repository, and `atWorkspace` (the workspace's own and its yarn configs'), each
+ * with whether it is there, the links on the way to it, and where it led if it was a link. An
+ * include file is read once for them all.
  */
 function namedIn(
   workspace: string,
@@ -367,7 +384,8 @@ const special = (e: {
 
 /**
  * What the sandbox holds read-only besides the top-level list: the protected paths found deeper,
- * those the person's git config names, and each repository's hooks and config (workspace-relative).
+ * those the person's git config names, and in each repository what the list protects in `.git`
+ * (hooks, configs, `lazygit.yml`…), workspace-relative.
  */
 export function nestedDenies(marks: WorkspaceMarks, workspace: string): string[] {
   const out = new Set<string>();
@@ -377,12 +395,15 @@ export function nestedDenies(marks: WorkspaceMarks, workspace: string): string[]
   for (const p of marks.nested) hold(p);
   for (const n of marks.named) if (n.there) hold(n.path);
   for (const rel of marks.repos.keys())
-    for (const part of ["hooks", ...CONFIGS]) {
+    for (const part of GIT_DIR_PARTS) {
       const p = rel === "." ? part : `${rel}/${part}`;
       if (out.size < MAX_HELD && lstatOf(path.join(workspace, p))) hold(p);
     }
   return [...out];
 }
+
+/** The parts of every repository's git folder the list protects in `.git` (hooks, config…). */
+const GIT_DIR_PARTS = COMMAND_PROTECTED.filter((p) => p.startsWith(".git/")).map((p) => p.slice(5));
 
 /**
  * How many paths the sandbox holds read-only at most: sandbox-runtime mounts each and its folder,

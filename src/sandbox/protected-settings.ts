@@ -3,8 +3,9 @@
  * person for a change that adds or changes one of them (`protectedSetting`), not for every change
  * to the file, and aftercare puts back a file a command changed so.
  *
- * Each file is read as its tool reads it — JSON, YAML, TOML, or INI as Python's configparser does
- * (`key = value` or `key: value`, indented continuation lines) — and the values at the protected
+ * Each file is read as its tool reads it — JSON, YAML, TOML, INI as Python's configparser does
+ * (`key = value` or `key: value`, indented continuation lines), `.tool-versions` as asdf does — and
+ * the values at the protected
  * keys are compared, so neither a value moved onto a line of its own, nor a key spelled another way
  * (`"init\u002dhook"`, `init_hook`, a dotted or inline TOML table), nor a byte-order mark hides one.
  */
@@ -22,7 +23,7 @@ interface Entry {
 
 /**
  * Settings in a project's shared config files that make a tool run code: a linter or type checker
- * an editor runs on open, or a git hook the project installed. The files are the project's own
+ * an editor runs on open, a git hook the project installed, a version manager's shim. The files are the project's own
  * and the agent edits them, so only a change to what `pick` selects needs a person.
  */
 export const PROTECTED_SETTINGS: ReadonlyArray<{
@@ -65,6 +66,31 @@ export const PROTECTED_SETTINGS: ReadonlyArray<{
         ].includes(e.key)) ||
       (e.at === "config" && e.key === "ghooks"),
     why: "the git hooks installed for the project run the commands it names in your next git commit",
+  },
+  {
+    files: [".rubocop.yml"],
+    pick: (e) => e.at === "" && (e.key === "require" || e.key === "plugins"),
+    why: "RuboCop loads the Ruby files and plugins it names (editors lint on open)",
+  },
+  {
+    // pnpm reads these as it reads .npmrc's (keys folded: `nodeOptions` is `nodeoptions`)
+    files: ["pnpm-workspace.yaml"],
+    pick: (e) =>
+      e.at === "" &&
+      [
+        "nodeoptions",
+        "scriptshell",
+        "dangerouslyallowallbuilds",
+        "onlybuiltdependencies",
+        "allowbuilds",
+        "neverbuiltdependencies",
+      ].includes(e.key),
+    why: "pnpm runs node with its nodeOptions and scripts in its scriptShell, and the install scripts of the packages it lets build",
+  },
+  {
+    files: [".tool-versions"],
+    pick: (e) => e.at === "" && /(^|\s)(path|ref):/.test(String(e.value)),
+    why: "asdf's shims run the program a path: version names (a ref: one is built from source)",
   },
 ];
 
@@ -110,11 +136,22 @@ function parseIni(text: string): Record<string, Record<string, string>> {
   return out;
 }
 
+/** `.tool-versions` as asdf reads it: a tool and its versions on each line, `#` comments. */
+function parseToolVersions(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split(/\r?\n/)) {
+    const [tool, ...versions] = line.replace(/#.*/, "").trim().split(/\s+/);
+    if (tool) out[tool] = [out[tool], ...versions].filter(Boolean).join(" ");
+  }
+  return out;
+}
+
 /** A config file's text as its tools read it, by its name; undefined when they could not read it. */
 function parsed(name: string, text: string): unknown {
   const t = text.replace(/^\uFEFF/, "");
   try {
     if (sameName(name, "package.json")) return JSON.parse(t);
+    if (sameName(name, ".tool-versions")) return parseToolVersions(t);
     if (/\.ya?ml$/i.test(name)) return parseYaml(t);
     if (/\.toml$/i.test(name)) return parseToml(t);
     return parseIni(t);

@@ -40,6 +40,12 @@ export interface ProtectedPath {
 /** Why mise's config files are protected. */
 const MISE = "mise runs its hooks and env when a shell enters the folder";
 
+/** Why commitlint's config files are protected. */
+const COMMITLINT = "commitlint loads it in your next git commit (the commit-msg hook)";
+
+/** Why lazygit's repository config is protected. */
+const LAZYGIT = "lazygit loads it as the repository's config (its pager and custom commands run)";
+
 /** keel's own folder: settings, checkpoints, the undo journal and its shadow repository. */
 export const KEEL_DIR = ".keel";
 
@@ -50,10 +56,16 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   { path: ".git/config", why: "git config can name programs git runs (fsmonitor, aliases…)" },
   { path: ".git/config.worktree", why: "git config (read with extensions.worktreeConfig)" },
   { path: ".git/info/attributes", why: "git attributes pick filters and diff drivers" },
+  { path: ".git/lazygit.yml", why: LAZYGIT },
   { path: ".gitattributes", why: "git attributes pick filters and diff drivers" },
   { path: ".gitmodules", why: "git submodule commands follow it" },
   { path: ".gitconfig", why: "git config (read when the workspace is a home folder)" },
+  {
+    path: ".config/git",
+    why: "git config and attributes (read when the workspace is a home folder or XDG_CONFIG_HOME's parent)",
+  },
   { path: ".husky", why: "a common git hooks folder (core.hooksPath)" },
+  { path: ".lazygit.yml", why: LAZYGIT },
   { path: ".pre-commit-config.yaml", why: "pre-commit runs its hooks in your next git commit" },
   { path: "lefthook.yml", why: "lefthook runs its commands in your next git commit", unheld: true },
   {
@@ -100,6 +112,17 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
     why: "husky 4 runs its hooks in your next git commit",
     unheld: true as const,
   })),
+  // read at every commit by the commit-msg hook husky or lefthook runs
+  ...["", ".json", ".yaml", ".yml", ".js", ".cjs", ".mjs", ".ts", ".cts", ".mts"].map((e) => ({
+    path: `.commitlintrc${e}`,
+    why: COMMITLINT,
+  })),
+  ...[".js", ".cjs", ".mjs", ".ts", ".cts", ".mts"].map((e) => ({
+    path: `commitlint.config${e}`,
+    why: COMMITLINT,
+    unheld: true as const,
+  })),
+  { path: ".trunk/trunk.yaml", why: "trunk runs its actions from the git hooks it installed" },
   { path: ".hg/hgrc", why: "Mercurial runs its hooks and extensions in your next hg command" },
   {
     path: ".hg/hgrc-not-shared",
@@ -119,6 +142,11 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   { path: ".zprofile", why: "shell start-up file" },
   { path: ".zlogin", why: "shell start-up file" },
   { path: ".envrc", why: "direnv runs it when a shell enters the folder" },
+  {
+    path: ".env",
+    why: "aider loads it over your environment (AIDER_LINT_CMD, GIT_CONFIG_* run programs), as does direnv's dotenv",
+    unheld: true,
+  },
   ...[
     "mise.toml",
     ".mise.toml",
@@ -210,6 +238,10 @@ export const PROTECTED_FORMS: ReadonlyArray<{
   under?: string;
   why: string;
 }> = [
+  {
+    form: /^\.envrc\.[^/]+$/,
+    why: "an .envrc sources it (source_env, source_env_if_exists): direnv's trust does not cover it",
+  },
   {
     form: /\.code-workspace$/,
     why: "VS Code offers to open a workspace file it finds: its tasks (runOn folderOpen) and settings run programs",

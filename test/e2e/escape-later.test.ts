@@ -875,3 +875,68 @@ describe("what the agent leaves behind: names protected by their form", () => {
     expect(readFileSync(path.join(w, "team.code-workspace"), "utf8")).toBe(team);
   }, 120_000);
 });
+
+/**
+ * From a later review: files other tools read as config and run from (yarn's release and plugins,
+ * lazygit's config, `.env`, an `.envrc`'s sourced files, asdf's and pnpm's settings, commitlint,
+ * git's XDG config), and an unfinished rebase whose todo runs at `git rebase --continue`.
+ */
+describe("what the agent leaves behind: other tools' config, and an unfinished rebase", () => {
+  it("none made, the person's put back, and the person's git rebase --continue runs nothing", async () => {
+    const dir = tempWorkspace("keel-later11-");
+    const w = path.join(dir, "ws");
+    mkdirSync(w);
+    const out = path.join(dir, "pwned");
+    const files: Record<string, string> = {
+      "notes.txt": "inside\n",
+      ".yarnrc.yml": "yarnPath: .yarn/releases/yarn-4.1.0.cjs\n",
+      ".tool-versions": "nodejs 20.11.0\n",
+      "pnpm-workspace.yaml": "packages:\n  - 'packages/*'\n",
+    };
+    for (const [rel, text] of Object.entries(files)) writeFileSync(path.join(w, rel), text);
+    execFileSync("git", ["init", "-q", w]);
+    for (const m of ["one", "two"]) userGit(w, "commit", "-q", "--allow-empty", "-m", m);
+    const list: ScriptedCall[] = [
+      call("write_file", { path: ".yarn/releases/yarn-4.1.0.cjs", content: "// evil\n" }),
+      cmd("mkdir -p .yarn/releases && cp notes.txt .yarn/releases/yarn-4.1.0.cjs"),
+      cmd("git init -q sub && cp notes.txt sub/.git/lazygit.yml && cp notes.txt sub/.lazygit.yml"),
+      put(".env", `AIDER_LINT_CMD=touch ${out}-aider`),
+      put(".envrc.local", `touch ${out}-envrc`),
+      put(".tool-versions", "nodejs path:./fake-node"),
+      put("pnpm-workspace.yaml", "packages:\n  - 'packages/*'\nnodeOptions: --require ./x.cjs\n"),
+      put("commitlint.config.js", `require("fs").writeFileSync("${out}-commitlint", "")`),
+      cmd("mkdir -p .config/git && cp notes.txt .config/git/config"),
+      cmd(
+        `git -c sequence.editor="sed -i '1a break\\nexec touch ${out}-rebase'" rebase -q -i HEAD~1`,
+      ),
+      call("list_dir", { path: "." }),
+    ];
+    const { results } = await plantAll(list, w);
+    expect.soft(results[0]).toMatch(/was not run.*yarn runs it/s);
+    expect.soft(results[9]).toMatch(/\.git\/rebase-merge \(an unfinished rebase/);
+    expect.soft(results[2]).toMatch(/sub\/\.git\/lazygit\.yml \(git does not make it/);
+    expect.soft(results[2]).toContain("sub/.lazygit.yml");
+    for (const [i, name] of [
+      [3, ".env"],
+      [4, ".envrc.local"],
+      [7, "commitlint.config.js"],
+    ] as const)
+      expect.soft(results[i]).toContain(`keel removed ${name}`);
+    const at = (p: string) => path.join(w, p);
+    for (const p of [
+      ".yarn/releases/yarn-4.1.0.cjs",
+      "sub/.git/lazygit.yml",
+      "sub/.lazygit.yml",
+      ".env",
+      ".envrc.local",
+      "commitlint.config.js",
+      ".config/git",
+      ".git/rebase-merge",
+    ])
+      expect.soft(existsSync(at(p)), p).toBe(false);
+    for (const p of [".tool-versions", "pnpm-workspace.yaml"])
+      expect.soft(readFileSync(at(p), "utf8"), p).toBe(files[p]);
+    expect(userGit(w, "rebase", "--continue").status).not.toBe(0);
+    expect(readdirSync(dir).filter((n) => n.startsWith("pwned"))).toEqual([]);
+  }, 240_000);
+});

@@ -19,6 +19,7 @@ import {
 } from "../../sandbox/git-named.js";
 import { gitFoldersOn } from "../../sandbox/git-folders.js";
 import { protectedSetting, settingRulesOf } from "../../sandbox/protected-settings.js";
+import { yarnNamedOn } from "../../sandbox/yarn-named.js";
 import { KEEL_DIR, type ProtectedPath } from "../../sandbox/protected.js";
 import { lstatOf, readSmall } from "../../sandbox/safe-read.js";
 import { applyEdit } from "../../tools/edit-match.js";
@@ -130,6 +131,7 @@ export function gate(
       ? [
           ...gitNamedOf(env, facts.path),
           ...gitFoldersOn(env.workspace, facts.path),
+          ...yarnNamedOn(env.workspace, facts.path),
           ...settingAdded(env.workspace, facts.path, change),
         ]
       : [];
