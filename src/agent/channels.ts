@@ -2,17 +2,22 @@
  * The coder state's growing collections as LangGraph delta channels: a checkpoint stores the step's
  * writes, not the collection, so what a turn writes does not grow with the thread.
  *
- * They never take a snapshot of their own (LangGraph still takes one after 5,000 supersteps, its
- * bound on replay): keel's savers rebuild a delta channel from its writes in one query
- * (persistence/sqlite-saver.ts), and a snapshot of the whole history every few hundred updates
- * would make the bytes a turn writes grow with the thread again.
+ * Each holds a bounded value — the conversation since the last move out of it (history/archive.ts),
+ * the newest files seen, the run's recent calls — and takes a snapshot of it every
+ * `SNAPSHOT_EVERY` updates: a resume reads the nearest snapshot and the writes since
+ * (persistence/sqlite-saver-sql.ts `HISTORY`), however old the thread.
  */
 import { DeltaValue, messagesDeltaReducer } from "@langchain/langgraph";
 import { BaseMessage, RemoveMessage } from "@langchain/core/messages";
 import { z } from "zod";
 
-/** Updates between a delta channel's own snapshots: never, in practice (see the module comment). */
-export const NO_SNAPSHOTS = 1_000_000_000;
+/**
+ * Updates between a delta channel's snapshots (the conversation's: twice as many, as act and
+ * tool-execute each write it once a turn), so every collection takes one about every hundred
+ * turns: what a resume replays at most, against the bytes a snapshot of the bounded value adds per
+ * turn (bench/README.md).
+ */
+export const SNAPSHOT_EVERY = 100;
 
 /** Most files `seen` remembers: a file read longer ago must be read again before it is edited. */
 export const SEEN_WINDOW = 256;
@@ -37,11 +42,40 @@ const removes = (w: unknown) =>
   (Array.isArray(w) ? w : [w]).some((m) => RemoveMessage.isInstance(m as BaseMessage));
 
 /**
+ * A write that moves messages out of the conversation (history/archive.ts): their ids, a few dozen
+ * bytes each where a `RemoveMessage` apiece would store a serialised message.
+ */
+export interface MovedOut {
+  keel_moved: string[];
+}
+
+export const isMovedOut = (w: unknown): w is MovedOut =>
+  typeof w === "object" && w !== null && Array.isArray((w as Partial<MovedOut>).keel_moved);
+
+/** Whether a write holds a `MovedOut`. */
+export const movesOut = (w: unknown) => (Array.isArray(w) ? w : [w]).some(isMovedOut);
+
+/**
  * LangGraph's messages delta reducer, with the index of ids kept from one write to the next: an
  * append (the usual write) costs what it appends, where the stock reducer indexes the whole history
- * on every write. Replacements and removals go to the stock reducer.
+ * on every write. Replacements and removals go to the stock reducer; a `MovedOut` takes its
+ * messages out where it stands among the writes.
  */
 export function appendMessages(state: BaseMessage[], writes: unknown[]): BaseMessage[] {
+  if (!writes.some(movesOut)) return appendWrites(state, writes);
+  let result = state;
+  for (const item of writes.flat()) {
+    if (!isMovedOut(item)) {
+      result = appendWrites(result, [item]);
+      continue;
+    }
+    const gone = new Set(item.keel_moved);
+    result = result.filter((m) => m.id == null || !gone.has(m.id));
+  }
+  return result;
+}
+
+function appendWrites(state: BaseMessage[], writes: unknown[]): BaseMessage[] {
   const plain = state.length > 0 && !BaseMessage.isInstance(state[0]);
   if (plain || writes.some(removes)) return messagesDeltaReducer(state, writes as never);
   const incoming = messagesDeltaReducer([], writes as never);
@@ -62,10 +96,10 @@ Object.defineProperty(appendMessages, MESSAGES_REDUCER_MARK, { value: true });
 export const MessagesChannel = new DeltaValue(
   z.custom<BaseMessage[]>().default(() => []),
   {
-    inputSchema: z.custom<BaseMessage | BaseMessage[]>(),
+    inputSchema: z.custom<BaseMessage | MovedOut | Array<BaseMessage | MovedOut>>(),
     reducer: appendMessages,
     jsonSchemaExtra: { langgraph_type: "messages", description: "A list of chat messages" },
-    snapshotFrequency: NO_SNAPSHOTS,
+    snapshotFrequency: 2 * SNAPSHOT_EVERY,
   },
 );
 
@@ -95,6 +129,6 @@ export const SeenChannel = new DeltaValue(
   {
     inputSchema: z.record(z.string(), z.string()),
     reducer: mergeSeen,
-    snapshotFrequency: NO_SNAPSHOTS,
+    snapshotFrequency: SNAPSHOT_EVERY,
   },
 );

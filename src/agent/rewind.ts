@@ -26,7 +26,8 @@ export async function rewindTo(
   for await (const snap of graph.getStateHistory({ configurable: { thread_id: thread } })) {
     const values = snap.values as Partial<CoderStateValue>;
     if (!snap.next.includes(NODE.toolExecute)) continue;
-    if (values.messages?.length !== step.messages) continue;
+    if (!values.messages || (values.archived ?? 0) + values.messages.length !== step.messages)
+      continue;
     const pending = unansweredCalls(values.messages);
     if (pending[0]?.id !== step.callId) continue;
     await graph.updateState(

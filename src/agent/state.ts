@@ -7,10 +7,13 @@ import { DeltaValue, Overwrite, ReducedValue, StateSchema } from "@langchain/lan
 import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import type { TrailEntry } from "../guard/loop.js";
+import type { Carried } from "./history/record.js";
+import type { TurnSums } from "./turn-sums.js";
+import { addCalls, TRAIL_WINDOW, type CallNote, type CallTally } from "./call-tally.js";
 import { FAILURE_KINDS, RUNGS } from "../guard/ladder.js";
 import { TOOL_MODES } from "../models/capabilities.js";
 import { INTENTS } from "../tools/registry.js";
-import { MessagesChannel, NO_SNAPSHOTS, SeenChannel } from "./channels.js";
+import { MessagesChannel, movesOut, SeenChannel, SNAPSHOT_EVERY } from "./channels.js";
 
 /** What decided a request's intent: the rules, or the model when the rules were unsure. */
 export const INTENT_SOURCES = ["rules", "model"] as const;
@@ -63,25 +66,6 @@ export const FitStateSchema = z.object({
 });
 export type FitState = z.infer<typeof FitStateSchema>;
 
-/** One model turn's tokens as the server reported them; kept on the AI message (`keel_usage`). */
-export interface TurnUsage {
-  /** The prompt's tokens (Ollama's prompt_eval_count). */
-  promptTokens: number;
-  /** Those the server took from its cache: its own count, or keel's estimate (`reusedFrom`). */
-  reusedTokens: number;
-  /** server: the server reported its cache hits (cached_tokens, timings.cache_n); estimate: keel's. */
-  reusedFrom?: "server" | "estimate";
-  newTokens: number;
-  generatedTokens: number;
-  /** Generation speed (eval_count / eval_duration). */
-  tokensPerSecond?: number;
-  /**
-   * keel: the server counted nothing, for keel stopped the reply mid-stream (a loop): the prompt is
-   * keel's estimate and the generated tokens the pieces it streamed.
-   */
-  countedBy?: "keel";
-}
-
 /** What went wrong, for `recover`. */
 export const FailureSchema = z.object({
   kind: z.enum(FAILURE_KINDS),
@@ -104,6 +88,18 @@ export const CoderState = new StateSchema({
    */
   requestAt: z.number().default(-1),
   planAt: z.number().default(-1),
+  /**
+   * Messages moved out of `messages` after a fold (history/archive.ts): a message's position in the
+   * thread is `archived` plus its index. Written by act; read by undo's step records.
+   */
+  archived: z.number().default(0),
+  /** The record's account of the moved messages (history/record.ts). Written by act at a move; read by act's fit. */
+  carried: z.custom<Carried>().optional(),
+  /**
+   * This run's model turns among the moved messages, summed (turn-sums.ts). Written by act at a
+   * move (reset by intent-classify); read by the run record and the outcome.
+   */
+  movedTurns: z.custom<TurnSums>().optional().nullable(),
   /** The workspace's top level when the run started. Written by intent-classify; read by act's prompt. */
   workspaceAtStart: z.string().default(""),
   /** The project's instructions (AGENTS.md), capped, as of the request. Written by intent-classify; read by act's prompt. */
@@ -133,14 +129,30 @@ export const CoderState = new StateSchema({
   fit: FitStateSchema.optional(),
   /** Model turns taken this run. Written by act; read by act's budget check and the report. */
   turns: z.number().default(0),
-  /** Every tool call this run, in order. Appended by tool-execute; read by the loop guard and the report. */
+  /**
+   * This run's newest tool calls (`TRAIL_WINDOW` of them), in order. Appended by tool-execute (reset
+   * by intent-classify); read by the loop guard and the report.
+   */
   trail: new DeltaValue(
     z.array(z.custom<TrailEntry>()).default(() => []),
     {
       inputSchema: z.union([z.custom<TrailEntry>(), z.array(z.custom<TrailEntry>())]),
       reducer: (current: TrailEntry[], writes: Array<TrailEntry | TrailEntry[]>) =>
-        current.concat(...writes),
-      snapshotFrequency: NO_SNAPSHOTS,
+        current.concat(...writes).slice(-TRAIL_WINDOW),
+      snapshotFrequency: SNAPSHOT_EVERY,
+    },
+  ),
+  /**
+   * All of this run's tool calls, counted per kind (call-tally.ts). Appended by tool-execute (reset
+   * by intent-classify); read by act (what the run did), recover's report and the run record.
+   */
+  callTally: new DeltaValue(
+    z.custom<CallTally>().default(() => ({})),
+    {
+      inputSchema: z.union([z.custom<CallNote>(), z.array(z.custom<CallNote>())]),
+      reducer: (current: CallTally, writes: Array<CallNote | CallNote[]>) =>
+        addCalls(current, writes.flat()),
+      snapshotFrequency: SNAPSHOT_EVERY,
     },
   ),
   /** Workspace-relative files written this run. Appended by tool-execute; read by act (prose check) and the report. */
@@ -203,7 +215,7 @@ export function stateAfter(state: CoderStateValue, update: CoderStateUpdate): Co
     const field = fields[key];
     const current = (state as Record<string, unknown>)[key];
     if (Overwrite.isInstance(value)) next[key] = (value as Overwrite).value;
-    else if (field === Messages && !hasIds(value))
+    else if (field === Messages && !hasIds(value) && !movesOut(value))
       // Messages without ids are only appended (ids are what the reducer indexes the whole history
       // for): the same result without that index.
       next[key] = (current as BaseMessage[]).concat(Messages.reducer([], [value as BaseMessage[]]));

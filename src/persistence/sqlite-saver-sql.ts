@@ -80,7 +80,7 @@ SELECT task_id, channel, task_path, idx, type, ${data()}
 /** A pending write: task, channel, task path, index, type, bytes. */
 export type WriteRow = [string, string, string, number, string, Buffer | string];
 
-/** A checkpoint's ancestors, depth 1 its parent (the `WITH` clause of `ALONG` and `HISTORY`). */
+/** A checkpoint's ancestors, depth 1 its parent, to the start (the `WITH` clause of `ALONG`). */
 const CHAIN = `
 WITH RECURSIVE chain(id, depth) AS (
   SELECT parent_checkpoint_id, 1 FROM keel_checkpoints
@@ -108,25 +108,40 @@ SELECT 2 AS kind, chain.depth AS depth, w.channel AS channel, w.task_id AS task,
   WHERE w.channel IN (SELECT value FROM json_each(@channels))`;
 
 /**
- * A checkpoint's ancestors (depth 1 = its parent), each with the values of the asked channels its
+ * A checkpoint's ancestors (depth 1 = its parent) back to the nearest one that stored a value of
+ * every asked channel (a delta channel's snapshot), each with the values of the asked channels its
  * own `put` stored (kind 1) and its writes to them (kind 2). The nearest ancestor that stored a
- * channel's value is the seed LangGraph's walk would stop at: an ancestor nearer than it holding
- * the same version got it from there, with no write to the channel in between. The values are
- * found from the few stored for the asked channels, not by reading every ancestor's versions.
+ * channel's value is the seed LangGraph's walk would stop at; the walk stops once each asked
+ * channel has one (`here`: a bit per channel the ancestor stored, `nearer`: those nearer ones did), so a resume reads what was written since the
+ * snapshots, not the thread's whole history. A channel with no snapshot yet walks to the start.
  */
-export const HISTORY = `${CHAIN}, want(channel) AS MATERIALIZED (SELECT value FROM json_each(@channels))
-SELECT 1 AS kind, chain.depth AS depth, bl.channel AS channel, NULL AS task, NULL AS path,
+const BITS = `(SELECT coalesce(sum(1 << n), 0) FROM want
+   WHERE json_type(c.stored, '$."' || want.channel || '"') IS NOT NULL)`;
+export const HISTORY = `
+WITH RECURSIVE want(n, channel) AS MATERIALIZED (SELECT key, value FROM json_each(@channels)),
+chain(id, parent, depth, stored, here, nearer) AS (
+  SELECT c.checkpoint_id, c.parent_checkpoint_id, 1, c.stored, ${BITS}, 0
+    FROM keel_checkpoints head CROSS JOIN keel_checkpoints c
+      ON c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = head.parent_checkpoint_id
+   WHERE head.thread_id = @thread AND head.checkpoint_ns = @ns AND head.checkpoint_id = @id
+  UNION ALL
+  SELECT c.checkpoint_id, c.parent_checkpoint_id, chain.depth + 1, c.stored, ${BITS},
+         chain.nearer | chain.here
+    FROM chain CROSS JOIN keel_checkpoints c
+      ON c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.parent
+   WHERE chain.nearer | chain.here != (1 << (SELECT count(*) FROM want)) - 1
+)
+SELECT 1 AS kind, chain.depth AS depth, want.channel AS channel, NULL AS task, NULL AS path,
        NULL AS idx, bl.type AS type, ${data("blob", "bl.")} AS data
-  FROM want CROSS JOIN keel_blobs bl
+  FROM chain CROSS JOIN want CROSS JOIN keel_blobs bl
     ON bl.thread_id = @thread AND bl.checkpoint_ns = @ns AND bl.channel = want.channel
-  CROSS JOIN chain CROSS JOIN keel_checkpoints c
-    ON c.thread_id = @thread AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.id
-  WHERE json_extract(c.stored, '$."' || bl.channel || '"') = bl.version
+   AND bl.version = json_extract(chain.stored, '$."' || want.channel || '"')
+  WHERE chain.here & (1 << want.n)
 UNION ALL
 SELECT 2, chain.depth, w.channel, w.task_id, w.task_path, w.idx, w.type, ${data("blob", "w.")}
   FROM chain CROSS JOIN keel_writes w
     ON w.thread_id = @thread AND w.checkpoint_ns = @ns AND w.checkpoint_id = chain.id
-  WHERE w.channel IN want`;
+  WHERE w.channel IN (SELECT channel FROM want)`;
 
 /** A `HISTORY` row as `raw()` reads it: `HistoryRow`'s fields in order. */
 type HistoryTuple = [

@@ -2,7 +2,9 @@
  * What a `keel run` reports when it stops: the outcome the CLI prints (for people, or as JSON), read
  * from the thread's state. Pure.
  */
-import type { CoderStateValue, CoderStatus, IntentResult, TurnUsage } from "../agent/state.js";
+import { callCount, callRecords, notesOf } from "../agent/call-tally.js";
+import { NO_TURNS, type TurnUsage } from "../agent/turn-sums.js";
+import type { CoderStateValue, CoderStatus, IntentResult } from "../agent/state.js";
 
 /**
  * How a session ended: the run's status once it stopped, an error that stopped it, or a person
@@ -66,8 +68,10 @@ function usageOf(values: CoderStateValue | undefined): RunOutcome["usage"] {
     .slice(from)
     .map((m) => (m.response_metadata as { keel_usage?: TurnUsage } | undefined)?.keel_usage)
     .filter((u): u is TurnUsage => u !== undefined);
+  // The run's turns moved out of the conversation count in the sums (history/archive.ts).
+  const moved = values?.movedTurns ?? NO_TURNS;
   const sum = (k: "promptTokens" | "newTokens" | "generatedTokens") =>
-    turns.reduce((a, u) => a + u[k], 0);
+    turns.reduce((a, u) => a + u[k], moved[k]);
   return {
     turns,
     promptTokens: sum("promptTokens"),
@@ -76,15 +80,26 @@ function usageOf(values: CoderStateValue | undefined): RunOutcome["usage"] {
   };
 }
 
+/**
+ * The run's calls in order, from the trail while it holds them all (its newest `TRAIL_WINDOW`);
+ * of a longer run, every call from the tally, by tool.
+ */
+function toolCallsOf(values: CoderStateValue | undefined): RunOutcome["tool_calls"] {
+  const trail = values?.trail ?? [];
+  const tally = values?.callTally ?? {};
+  if (callCount(tally) <= trail.length) return trail.map((t) => ({ name: t.name, ok: t.ok }));
+  return callRecords(tally).map((c) => ({ name: c.tool, ok: c.ok }));
+}
+
 /** The run's failures by kind (see `RunOutcome.failures`). */
 function failuresOf(values: CoderStateValue | undefined): RunOutcome["failures"] {
   const out: RunOutcome["failures"] = [];
-  for (const t of values?.trail ?? []) {
+  for (const [t, n] of notesOf(values?.callTally ?? {})) {
     if (t.ok) continue;
     const kind = t.kind ?? "tool_error";
-    const same = out.find((f) => f.tool === t.name && f.kind === kind);
-    if (same) same.count++;
-    else out.push({ stage: "tool", kind, count: 1, tool: t.name });
+    const same = out.find((f) => f.tool === t.tool && f.kind === kind);
+    if (same) same.count += n;
+    else out.push({ stage: "tool", kind, count: n, tool: t.tool });
   }
   for (const [kind, count] of Object.entries(values?.strikes ?? {}))
     if (count > 0) out.push({ stage: "turn", kind, count });
@@ -132,7 +147,7 @@ export function outcome(
     intent_source: values?.intent?.source ?? null,
     thread_id: threadId,
     turns: values?.turns ?? 0,
-    tool_calls: (values?.trail ?? []).map((t) => ({ name: t.name, ok: t.ok })),
+    tool_calls: toolCallsOf(values),
     files_written: values?.filesWritten ?? [],
     summary,
     usage: usageOf(values),

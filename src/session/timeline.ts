@@ -2,12 +2,13 @@
  * The live timeline: one line per event of a run (node, tool call, error fed back, guard hit).
  * Pure formatting of LangGraph `updates` / `custom` chunks; the caller decides where lines go.
  */
+import type { TurnUsage } from "../agent/turn-sums.js";
 import { printable } from "../printable.js";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import pc from "picocolors";
 import { NODE } from "../agent/routing.js";
 import type { KeelEvent } from "../agent/runtime.js";
-import type { CoderStateUpdate, Failure, TurnUsage } from "../agent/state.js";
+import type { CoderStateUpdate, Failure } from "../agent/state.js";
 import { createStreamFilter } from "./stream-filter.js";
 
 const short = (s: string, n = 100) => {

@@ -3,7 +3,8 @@
  * (agent/learning/run-record.ts), and the filters that choose them.
  */
 import type { LessonState } from "../agent/learning/lessons.js";
-import type { RepairKind, RunRecord } from "../agent/learning/run-record.js";
+import type { RepairKind } from "../agent/call-tally.js";
+import type { RunRecord } from "../agent/learning/run-record.js";
 import type { Rung } from "../guard/ladder.js";
 import type { ToolFailureKind } from "../tools/types.js";
 

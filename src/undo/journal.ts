@@ -15,7 +15,7 @@ export interface StepRecord {
   thread: string;
   /** Per thread, from 1, in the order the steps ran (numbered when the journal is read). */
   step: number;
-  /** The tool call, and how many messages the conversation held when it ran (finds its checkpoint). */
+  /** The tool call, and how many messages the thread had held when it ran, moved ones too (finds its checkpoint). */
   callId: string;
   messages: number;
   /** "edit_file src/a.js", "run_command npm test". */

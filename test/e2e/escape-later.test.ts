@@ -7,6 +7,7 @@
  * repository the model made, runs nothing; no unapproved MCP server starts; nothing outside the
  * workspace was written; nothing outside reached the model.
  */
+import { wholeConversation } from "../../src/agent/history/whole.js";
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {
@@ -157,7 +158,7 @@ function attempts(): ScriptedCall[] {
 
 /**
  * Runs every attempt in `list` through the real graph with `--yes` and the guards that would stop
- * a repetitive run turned off; each attempt runs (the trail says so). KEEL_ESCAPE_LOG=1 prints
+ * a repetitive run turned off; each attempt runs (the whole conversation says so). KEEL_ESCAPE_LOG=1 prints
  * what each returned.
  */
 async function plantAll(list: ScriptedCall[], workspace: string) {
@@ -167,11 +168,19 @@ async function plantAll(list: ScriptedCall[], workspace: string) {
       next < list.length ? calls(list[next++]!) : { content: "All planted." },
     ),
   });
-  const { state } = await runCoder(fake, "Make the project set itself up when opened", {
-    workspace,
-    context: everyCallRuns(list.length),
-  });
-  const results = state.messages.filter((m) => m.getType() === "tool").map((m) => m.text);
+  const { checkpointer, config } = await runCoder(
+    fake,
+    "Make the project set itself up when opened",
+    {
+      workspace,
+      context: everyCallRuns(list.length),
+    },
+  );
+  // The folded part of the conversation leaves the state: read all of it.
+  const tools = (await wholeConversation(checkpointer, config)).filter(
+    (m) => m.getType() === "tool",
+  );
+  const results = tools.map((m) => m.text);
   if (process.env.KEEL_ESCAPE_LOG)
     console.log(
       results
@@ -181,7 +190,7 @@ async function plantAll(list: ScriptedCall[], workspace: string) {
         )
         .join("\n"),
     );
-  expect(state.trail.map((t) => t.name)).toEqual(list.map((c) => c.name));
+  expect(tools.map((m) => m.name)).toEqual(list.map((c) => c.name));
   return { fake, results };
 }
 

@@ -20,6 +20,7 @@ import { homedir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ScriptedCall } from "../../src/testing/fake-ollama/index.js";
+import { wholeConversation } from "../../src/agent/history/whole.js";
 import {
   call,
   calls,
@@ -193,7 +194,7 @@ describe("escape attempts through every tool, under the OS sandbox", () => {
           : { content: "I tried everything and stayed in the workspace." },
       ),
     });
-    const { state } = await runCoder(
+    const { state, checkpointer, config } = await runCoder(
       fake,
       "Create report.txt with every secret you can find on this machine",
       {
@@ -202,8 +203,11 @@ describe("escape attempts through every tool, under the OS sandbox", () => {
       },
     );
 
-    // every attempt reached a tool and was answered, in order
-    expect(state.trail.map((t) => t.name)).toEqual(list.map((c) => c.name));
+    // every attempt reached a tool and was answered, in order (the whole conversation: the folded
+    // part of it leaves the state)
+    const conversation = await wholeConversation(checkpointer, config);
+    const results = conversation.filter((m) => m.getType() === "tool");
+    expect(results.map((m) => m.name)).toEqual(list.map((c) => c.name));
     expect(state.status).toBe("done");
 
     // no secret in anything sent to the model
@@ -225,11 +229,10 @@ describe("escape attempts through every tool, under the OS sandbox", () => {
     expect(gitConfig).toContain("name = Model"); // the harmless key stays
 
     // the model was told what the sandbox hid, and how the user can allow it
-    const results = state.messages.filter((m) => m.getType() === "tool").map((m) => m.text);
-    expect(results.length).toBe(list.length);
-    const answer = (c: ScriptedCall) => results[list.indexOf(c)]!;
+    const texts = results.map((m) => m.text);
+    const answer = (c: ScriptedCall) => texts[list.indexOf(c)]!;
     const bySandbox = list.filter(
-      (c, i) => c.name === "run_command" && /\[sandbox\]/.test(results[i]!),
+      (c, i) => c.name === "run_command" && /\[sandbox\]/.test(texts[i]!),
     );
     expect(bySandbox.length).toBeGreaterThan(20);
     expect(answer(list.find((c) => JSON.stringify(c).includes(`cat ${secret}`))!)).toMatch(
@@ -245,7 +248,7 @@ describe("escape attempts through every tool, under the OS sandbox", () => {
     expect(answer(hookCopy)).toMatch(/\.git\/hooks.*read-only to commands/);
     if (process.env.KEEL_ESCAPE_LOG)
       console.log(
-        results
+        texts
           .map(
             (r, i) =>
               `${i} ${list[i]!.name} ${JSON.stringify(list[i]!.arguments).slice(0, 80)}\n   → ${r.slice(0, 160).replace(/\n/g, " | ")}`,

@@ -4,6 +4,7 @@
  * conversation kept whole when a server repeats its completion id, the server's own cache counts,
  * and arguments encoded twice repaired on both providers (issue 27).
  */
+import type { TurnUsage } from "../../src/agent/turn-sums.js";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
@@ -11,7 +12,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
 import { runConfig, type SettingsInput } from "../../src/agent/context.js";
 import { createCoderGraph } from "../../src/agent/graph.js";
-import type { CoderStateValue, TurnUsage } from "../../src/agent/state.js";
+import type { CoderStateValue } from "../../src/agent/state.js";
 import { DEFAULT_BUDGET } from "../../src/models/budget.js";
 import { ModelServerError } from "../../src/models/errors.js";
 import { startFakeOllama } from "../../src/testing/fake-ollama/index.js";

@@ -6,7 +6,8 @@ import {
   tallyOf,
   type Tally,
 } from "../../src/agent/learning/lessons.js";
-import { repairKind, type RunRecord } from "../../src/agent/learning/run-record.js";
+import { repairKind } from "../../src/agent/call-tally.js";
+import type { RunRecord } from "../../src/agent/learning/run-record.js";
 
 const tally = (thread: string, calls: number, misuses: number, shown = false): Tally => ({
   thread,

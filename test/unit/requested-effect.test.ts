@@ -1,3 +1,4 @@
+import { tallyOfTrail } from "../../src/agent/call-tally.js";
 import { describe, expect, it } from "vitest";
 import { unmetEffect } from "../../src/agent/nodes/act/effect.js";
 import { asksToRun, classifyByRules } from "../../src/agent/nodes/intent-classify/rules.js";
@@ -143,7 +144,7 @@ describe("unmetEffect: a run that asked for a command", () => {
   const state = (trail: ReturnType<typeof entry>[], intent: "build" | "chat" = "build") => ({
     request: "Create hi.sh that prints hi, then run it",
     filesWritten: ["hi.sh"],
-    trail,
+    callTally: tallyOfTrail(trail),
     intent: { intent, source: "rules" as const, confidence: 0.9 },
   });
   const alone = { workspace: "/nowhere", interactive: false };

@@ -32,7 +32,7 @@ import {
 } from "../../guard/token-estimate.js";
 import { memo, prefixed } from "./prefix.js";
 import { nativeOf } from "./prompt-form.js";
-import { foldRecord, recordTokens, textOf } from "./record.js";
+import { foldRecord, recordTokens, textOf, type Carried } from "./record.js";
 
 const PER_MESSAGE = 8;
 /** The newest messages are never folded (a call and its results stay together). */
@@ -138,6 +138,8 @@ export interface FitOptions {
    * record's shape does not (it follows the window only, see `fitToWindow`).
    */
   reserve?: number;
+  /** What the record says for the messages the thread has moved out of the conversation (archive.ts). */
+  carried?: Carried;
 }
 
 export interface Fitted {
@@ -198,7 +200,7 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
   const fixedTokens = w(fixedProfile(o.fixed));
   const total = upTo(n);
   let foldedUpTo = o.foldedUpTo > 0 && o.foldedUpTo <= n ? o.foldedUpTo : 0;
-  if (foldedUpTo === 0 && fixedTokens + total <= budget)
+  if (foldedUpTo === 0 && !o.carried && fixedTokens + total <= budget)
     return { messages: history, foldedUpTo: 0 };
 
   const pinned = o.pinned().filter((i) => i >= 0 && i < n);
@@ -210,10 +212,12 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
   const sizeAt = (at: number, record = recordBound) =>
     fixedTokens + record + total - upTo(at) + tokensOf(pinnedBefore(at));
 
-  let note = foldedUpTo ? foldRecord(history, foldedUpTo, pinned, shape) : undefined;
+  let note =
+    foldedUpTo || o.carried ? foldRecord(history, foldedUpTo, pinned, shape, o.carried) : undefined;
   let recordAt = Math.min(Math.max(o.recordAt ?? 0, foldedUpTo), n);
   let refolded = false;
-  if (foldedUpTo === 0 || sizeAt(foldedUpTo, sizeOf(recordMessage(note ?? ""))) > budget) {
+  const folded = foldedUpTo > 0 || o.carried !== undefined;
+  if (!folded || sizeAt(foldedUpTo, sizeOf(recordMessage(note ?? ""))) > budget) {
     // A new fold: keep whole groups (an assistant message and the results answering it), newest
     // first, while they fit under the low-water mark; the newest KEEP_LAST messages always stay.
     const low =
@@ -234,7 +238,7 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
       start = open;
     }
     foldedUpTo = Math.max(start, foldedUpTo);
-    note = foldRecord(history, foldedUpTo, pinned, shape);
+    note = foldRecord(history, foldedUpTo, pinned, shape, o.carried);
     recordAt = o.shift ? Math.max(foldedUpTo, newest ?? foldedUpTo) : foldedUpTo;
     refolded = true;
   }
@@ -265,7 +269,7 @@ export function fitToWindow(history: BaseMessage[], o: FitOptions): Fitted {
     foldedUpTo,
     ...at,
     compacted: {
-      folded: foldedUpTo - pinnedBefore(foldedUpTo).length,
+      folded: foldedUpTo - pinnedBefore(foldedUpTo).length + (o.carried?.messages ?? 0),
       tokensBefore: Math.round(fixedTokens + total),
       tokensAfter: Math.round(size),
       budget,

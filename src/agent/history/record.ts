@@ -73,6 +73,32 @@ interface Tally {
   left: number;
 }
 
+/**
+ * The record's account of messages no longer in the conversation (moved to the thread's archive:
+ * archive.ts), as kept in state: how many there were and their tally, so that the record reads as
+ * it did while they were there.
+ */
+export interface Carried {
+  /** Messages moved out, not counting the pinned ones (which stay). */
+  messages: number;
+  /** Per tool: name, calls, the targets named, calls whose target did not fit. */
+  tools: Array<[string, number, string[], number]>;
+  errors: number;
+  /** Characters left for naming targets. */
+  left: number;
+}
+
+const tallyFrom = (c: Carried): Tally => ({
+  tools: new Map(
+    c.tools.map(([name, calls, targets, unnamed]) => [
+      name,
+      { calls, targets: new Set(targets), unnamed },
+    ]),
+  ),
+  errors: c.errors,
+  left: c.left,
+});
+
 function extend(t: Tally, m: BaseMessage): void {
   if (failed(m)) t.errors++;
   for (const { name, target } of callsOf(m)) {
@@ -87,9 +113,12 @@ function extend(t: Tally, m: BaseMessage): void {
   }
 }
 
-/** The tally of `messages[0..end)` under a character allowance for targets. */
-const tallyOf = prefixed<Tally>(
-  (chars) => ({ tools: new Map(), errors: 0, left: chars }),
+/**
+ * The tally of `messages[0..end)` under a character allowance for targets, after what `carried`
+ * accounts for (its allowance, once there is one).
+ */
+const tallyOf = prefixed<Tally, Carried>(
+  (chars, carried) => (carried ? tallyFrom(carried) : { tools: new Map(), errors: 0, left: chars }),
   (t) => ({
     tools: new Map([...t.tools].map(([k, v]) => [k, { ...v, targets: new Set(v.targets) }])),
     errors: t.errors,
@@ -191,18 +220,17 @@ export function foldRecord(
   end: number,
   pinned: readonly number[],
   budget: number,
+  carried?: Carried,
 ): string | undefined {
   const before = (i: number) => pinned.filter((p) => p < i).length;
-  const count = end - before(end);
-  if (count <= 0) return undefined;
+  const moved = carried?.messages ?? 0;
+  if (end - before(end) + moved <= 0) return undefined;
   const shape = shapeOf(budget);
-  const skip = new Set(pinned);
-  let from = end;
-  for (let shown = 0; from > 0 && shown < shape.lines; from--) if (!skip.has(from - 1)) shown++;
-  while (from < end && (skip.has(from) || ToolMessage.isInstance(nativeOf(history[from]!)))) from++;
+  const from = linesFrom(history, end, pinned, shape.lines);
   // Pinned messages contribute nothing to a tally (no calls), so the tally's prefix may include them.
-  const older = from - before(from);
-  const tally = older > 0 ? describe(tallyOf(history, from, shape.targetChars)) : "";
+  const older = from - before(from) + moved;
+  const tally = older > 0 ? describe(tallyOf(history, from, shape.targetChars, carried)) : "";
+  const skip = new Set(pinned);
   const lines: string[] = [];
   for (let i = from; i < end; i++) if (!skip.has(i)) lines.push(lineOf(history[i]!));
   return [
@@ -210,4 +238,53 @@ export function foldRecord(
     ...(older > 0 ? [`- ${older} earlier messages${tally ? `; calls: ${tally}` : ""}`] : []),
     ...lines,
   ].join("\n");
+}
+
+/** The most lines a record spells out (`shapeOf`): the folded messages the conversation keeps. */
+export const MAX_LINES = 24;
+
+/**
+ * Where the record's lines start for a fold at `end`: `lines` messages back that are not pinned,
+ * then on to a call rather than its result.
+ */
+function linesFrom(
+  history: readonly BaseMessage[],
+  end: number,
+  pinned: readonly number[],
+  lines: number,
+): number {
+  const skip = new Set(pinned);
+  let from = end;
+  for (let shown = 0; from > 0 && shown < lines; from--) if (!skip.has(from - 1)) shown++;
+  while (from < end && (skip.has(from) || ToolMessage.isInstance(nativeOf(history[from]!)))) from++;
+  return from;
+}
+
+/**
+ * What may leave the conversation after a fold at `end`: the messages before the record's lines at
+ * their longest (`MAX_LINES`), whatever the window, so the record reads the same without them; and
+ * the account that replaces them (`Carried`), for the target allowance of `budget`. Undefined when
+ * fewer than `least` messages could.
+ */
+export function carryUpTo(
+  history: readonly BaseMessage[],
+  end: number,
+  pinned: readonly number[],
+  budget: number,
+  carried?: Carried,
+  least = 1,
+): { cut: number; carried: Carried } | undefined {
+  const cut = linesFrom(history, end, pinned, MAX_LINES);
+  const moving = cut - pinned.filter((p) => p < cut).length;
+  if (moving < Math.max(1, least)) return undefined;
+  const t = tallyOf(history, cut, shapeOf(budget).targetChars, carried);
+  return {
+    cut,
+    carried: {
+      messages: (carried?.messages ?? 0) + moving,
+      tools: [...t.tools].map(([name, e]) => [name, e.calls, [...e.targets], e.unnamed]),
+      errors: t.errors,
+      left: t.left,
+    },
+  };
 }

@@ -1,32 +1,13 @@
 /**
  * The record of one coder run, pure: read from the state the run left in its checkpoints (the
- * trail of its tool calls, the ladder's rung, the turns' usage). Nothing here is new data: it is
+ * tally of its tool calls, the ladder's rung, the turns' usage). Nothing here is new data: it is
  * what the run already persisted. The ledger tallies it, keel stats and keel eval count it.
  */
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import type { Rung } from "../../guard/ladder.js";
-import type { ToolFailureKind } from "../../tools/types.js";
-import type { CoderStateValue, CoderStatus, TurnUsage } from "../state.js";
-
-/** A kind of repair keel made to a call, from its note (tools/repair.ts). */
-export const REPAIR_KINDS = ["tool name", "field alias", "JSON string", "type", "other"] as const;
-export type RepairKind = (typeof REPAIR_KINDS)[number];
-
-export function repairKind(note: string): RepairKind {
-  if (/^called \S+ for /.test(note)) return "tool name";
-  if (/^used \S+ as /.test(note)) return "field alias";
-  if (note.startsWith("parsed the arguments from a JSON string")) return "JSON string";
-  if (/^\S+: .* → /.test(note)) return "type";
-  return "other";
-}
-
-export interface CallRecord {
-  tool: string;
-  ok: boolean;
-  /** Failure kind when not ok. */
-  kind?: ToolFailureKind;
-  repairs: RepairKind[];
-}
+import { callRecords, loopsCut, tallyOfTrail, type CallRecord } from "../call-tally.js";
+import type { CoderStateValue, CoderStatus } from "../state.js";
+import { addSums, metaOf, NO_TURNS, sumTurns } from "../turn-sums.js";
 
 export interface RunRecord {
   thread: string;
@@ -55,11 +36,6 @@ export interface RunRecord {
   tokensPerSecond?: number;
 }
 
-interface TurnMeta {
-  keel_usage?: TurnUsage;
-  keel_turn?: { model?: string; salvaged?: boolean };
-}
-
 /** The run a state holds (its latest request), or undefined for a state that is not a coder run. */
 export function runRecord(
   thread: string,
@@ -67,15 +43,19 @@ export function runRecord(
   values: Partial<CoderStateValue>,
 ): RunRecord | undefined {
   if (!Array.isArray(values.trail) || !Array.isArray(values.messages)) return undefined;
+  // A thread from before the tally kept its run's whole trail.
+  const tally =
+    values.callTally && Object.keys(values.callTally).length
+      ? values.callTally
+      : tallyOfTrail(values.trail);
   // A run that failed before intent-classify has only its request message.
   const request = values.request || newestRequest(values.messages);
   if (!request) return undefined;
   const turns = runTurns(values.messages, request);
-  const metas = turns.map((m) => (m.response_metadata ?? {}) as TurnMeta);
-  const usage = metas.map((m) => m.keel_usage).filter((u): u is TurnUsage => u !== undefined);
-  const speeds = usage.map((u) => u.tokensPerSecond).filter((v): v is number => v !== undefined);
+  // The run's turns moved out of the conversation count as well (history/archive.ts).
+  const sums = addSums(sumTurns(turns), values.movedTurns ?? NO_TURNS);
   const model =
-    metas.map((m) => m.keel_turn?.model).find((m): m is string => Boolean(m)) ??
+    turns.map((m) => metaOf(m).keel_turn?.model).find((m): m is string => Boolean(m)) ??
     values.fit?.model ??
     "unknown";
   return {
@@ -85,21 +65,14 @@ export function runRecord(
     request,
     intent: values.intent?.intent ?? null,
     status: values.status ?? "running",
-    turns: values.turns ?? turns.length,
-    calls: values.trail.map((t) => ({
-      tool: t.name,
-      ok: t.ok,
-      ...(t.kind ? { kind: t.kind } : {}),
-      repairs: t.repaired ? t.repaired.split("; ").map(repairKind) : [],
-    })),
-    salvaged: metas.filter((m) => m.keel_turn?.salvaged).length,
-    loopsCut: values.trail.filter((t) => t.kind === "loop").length,
+    turns: values.turns ?? sums.turns,
+    calls: callRecords(tally),
+    salvaged: sums.salvaged,
+    loopsCut: loopsCut(tally),
     rung: values.rung ?? "none",
-    promptTokens: usage.reduce((n, u) => n + u.promptTokens, 0),
-    generatedTokens: usage.reduce((n, u) => n + u.generatedTokens, 0),
-    ...(speeds.length
-      ? { tokensPerSecond: speeds.reduce((a, b) => a + b, 0) / speeds.length }
-      : {}),
+    promptTokens: sums.promptTokens,
+    generatedTokens: sums.generatedTokens,
+    ...(sums.speeds ? { tokensPerSecond: sums.speedSum / sums.speeds } : {}),
   };
 }
 

@@ -1,3 +1,4 @@
+import { callCount, okCount } from "../call-tally.js";
 import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { decideRecovery, hintFor, RUNGS } from "../../guard/ladder.js";
@@ -18,11 +19,13 @@ export function buildReport(
   modelSummary: string | undefined,
   interactive: boolean,
 ): string {
-  const ok = state.trail.filter((t) => t.ok).length;
+  const calls = callCount(state.callTally);
+  const ok = okCount(state.callTally);
+  // The newest failures (`trail` keeps the run's newest calls)
   const failed = state.trail.filter((t) => !t.ok);
   const lines = [
     `Stopped: ${reason}.`,
-    `Turns: ${state.turns}; tool calls: ${state.trail.length} (${ok} ok, ${failed.length} failed).`,
+    `Turns: ${state.turns}; tool calls: ${calls} (${ok} ok, ${calls - ok} failed).`,
     state.filesWritten.length
       ? `Files written: ${state.filesWritten.join(", ")}.`
       : "No file was written.",

@@ -1,3 +1,4 @@
+import { callCount, noteOf } from "../call-tally.js";
 import { AIMessage, ToolMessage, type ToolCall } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { clipResult, toolResultLimit } from "../../guard/context-budget.js";
@@ -103,14 +104,14 @@ function resolve(
 ): Resolved {
   const entry: TrailEntry = {
     // act gives every call an id (conversation.ts); an id-less call from elsewhere still gets one
-    id: call.id ?? `call_${state.trail.length}`,
+    id: call.id ?? `call_${callCount(state.callTally)}`,
     name: call.name,
     signature: callSignature(call.name, call.args),
     toolClass: "unknown",
     ok: false,
   };
   const max = env.settings.maxToolCalls;
-  if (state.trail.length >= max)
+  if (callCount(state.callTally) >= max)
     return {
       entry,
       refusal: fail("refused", `the tool-call budget (${max}) is spent; this call was not run.`),
@@ -220,7 +221,7 @@ async function runOnce(
               workspace: env.workspace,
               thread,
               callId,
-              messages: state.messages.length,
+              messages: state.archived + state.messages.length,
               label,
               paths: tool.touches?.(args as never, env.workspace),
             },
@@ -282,6 +283,7 @@ async function answer(
     }),
   ];
   update.trail = entry;
+  update.callTally = noteOf(entry);
   if (streak !== state.errorStreak) update.errorStreak = streak;
   if (result.ok && result.filesWritten) update.filesWritten = result.filesWritten;
   if (result.ok && result.seen) update.seen = result.seen;

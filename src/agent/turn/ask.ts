@@ -5,6 +5,7 @@
  * tool-call parser re-asked with the tools in the prompt (the identical request would fail
  * identically: docs/servers.md, ollama issues 18563, 11704).
  */
+import type { TurnUsage } from "../turn-sums.js";
 import { createHash } from "node:crypto";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
@@ -19,7 +20,7 @@ import {
 import { cutByContext, roomyReserve } from "../../guard/context-budget.js";
 import { weighProfile } from "../../guard/token-estimate.js";
 import { toPromptHistory } from "../history/prompt-form.js";
-import { recordIndex } from "../history/record.js";
+import { recordIndex, type Carried } from "../history/record.js";
 import type { ToolMode } from "../../models/capabilities.js";
 import { structuredOptions } from "../../models/chat-model.js";
 import { ModelServerError } from "../../models/errors.js";
@@ -29,7 +30,7 @@ import { withModelRetry } from "../../models/retry.js";
 import type { FormatName } from "../../models/tool-calls/types.js";
 import type { toolDefinition } from "../../tools/registry.js";
 import type { NodeEnv } from "../runtime.js";
-import type { FitState, TurnUsage } from "../state.js";
+import type { FitState } from "../state.js";
 import { TOOLS_IN_PROMPT } from "./tool-prompt.js";
 import { serverCounts } from "../../models/server-counts.js";
 import { countsOf, reusedEstimate, usageOf } from "./usage.js";
@@ -62,6 +63,8 @@ export interface TurnRequest {
   remember?: (scales: number[]) => Promise<void>;
   /** Indices of the messages never folded (see `fitToWindow`). */
   pinned: () => number[];
+  /** The record's account of messages moved out of the conversation (history/archive.ts). */
+  carried?: Carried;
   signal?: AbortSignal;
   /**
    * The `n_cache_reuse` to send, to a server that shifts runs of its cache into place: folds keep
@@ -124,6 +127,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       ...(shifting ? { shift: true } : {}),
       scales,
       ...(reserve ? { reserve } : {}),
+      ...(r.carried ? { carried: r.carried } : {}),
     });
     if (fitted.compacted) env.emit({ type: "compacted", ...fitted.compacted });
     // A structured request keeps the turn's tools (so its prompt is the turn's prompt) and adds `format`.

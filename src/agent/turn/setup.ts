@@ -110,6 +110,7 @@ export async function turnSetup(
     fit: state.fit,
     ...(reuse ? { cacheReuse: reuse } : {}),
     pinned: () => pinsOf(state),
+    ...(state.carried ? { carried: state.carried } : {}),
     ...(config.signal ? { signal: config.signal } : {}),
   };
   return { intent, tools, mode, format, base };

@@ -2,12 +2,13 @@
  * A turn's token figures: what the server counted (prompt, generated, cached), and the reused
  * tokens — the server's own cache count where it reports one, else keel's estimate.
  */
+import type { TurnUsage } from "../turn-sums.js";
 import { AIMessage } from "@langchain/core/messages";
 import { estimatePrompt, type fitToWindow } from "../history/fit.js";
 import { recordIndex } from "../history/record.js";
 import type { ServerCounts } from "../../models/server-counts.js";
 import type { WireSeen } from "../../models/wire.js";
-import type { FitState, TurnUsage } from "../state.js";
+import type { FitState } from "../state.js";
 
 /**
  * keel's estimate of the prompt tokens the server could take from its cache: everything up to the

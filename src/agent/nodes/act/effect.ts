@@ -6,18 +6,10 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { changesThings } from "../../../tools/registry.js";
 import { UNRUN } from "../../../guard/ladder.js";
-import type { TrailEntry } from "../../../guard/loop.js";
+import { commandCalls, commandOk, ranCommand, unapproved } from "../../call-tally.js";
 import { requestedEffect, unwritten } from "../../requested-effect.js";
 import type { CoderStateValue } from "../../state.js";
 import { asksToRun } from "../intent-classify/rules.js";
-
-/** Whether a command ran this run: one that ran and failed still ran; a refused one did not. */
-export const ranCommand = (trail: readonly TrailEntry[]): boolean =>
-  trail.some(
-    (t) =>
-      t.toolClass === "command" &&
-      (t.ok || t.kind === "failed" || t.kind === "timeout" || t.kind === "interrupted"),
-  );
 
 /**
  * What the request asked for and the run has not done, as a sentence for the failure's detail, or
@@ -27,7 +19,7 @@ export const ranCommand = (trail: readonly TrailEntry[]): boolean =>
  * be run is met by a command that ran (whatever its exit code).
  */
 export function unmetEffect(
-  state: Pick<CoderStateValue, "request" | "filesWritten" | "trail" | "intent">,
+  state: Pick<CoderStateValue, "request" | "filesWritten" | "callTally" | "intent">,
   where: { workspace: string; interactive: boolean },
 ): { detail: string; final?: true } | undefined {
   const unwritten = unwrittenEffect(state, where.workspace);
@@ -42,38 +34,37 @@ export function unmetEffect(
  * run is not done, and no hint can change that (`final`: it ends at once, with a report).
  */
 export function unrunCommand(
-  state: Pick<CoderStateValue, "request" | "trail" | "intent">,
+  state: Pick<CoderStateValue, "request" | "callTally" | "intent">,
   interactive: boolean,
 ): { detail: string; final?: true } | undefined {
   if (!state.intent || !changesThings(state.intent.intent)) return undefined;
-  if (!asksToRun(state.request) || ranCommand(state.trail)) return undefined;
-  const commands = state.trail.filter((t) => t.toolClass === "command");
-  const unapproved = commands.some((t) => t.kind === "needs_approval");
-  if (unapproved && interactive) return undefined;
-  if (unapproved)
+  if (!asksToRun(state.request) || ranCommand(state.callTally)) return undefined;
+  const waited = unapproved(state.callTally);
+  if (waited && interactive) return undefined;
+  if (waited)
     return {
       detail: `${UNRUN}: run_command needs a person's approval and no one was there to give it (run keel in a terminal, or with --yes)`,
       final: true,
     };
-  const tried = commands.length;
+  const tried = commandCalls(state.callTally);
   return {
     detail: `${UNRUN}${tried ? ` (${tried === 1 ? "the run_command call was" : `all ${tried} run_command calls were`} refused)` : ""}`,
   };
 }
 
 function unwrittenEffect(
-  state: Pick<CoderStateValue, "request" | "filesWritten" | "trail">,
+  state: Pick<CoderStateValue, "request" | "filesWritten" | "callTally">,
   workspace: string,
 ): string | undefined {
   const effect = requestedEffect(state.request);
   if (!effect.writes) return undefined;
-  const commandOk = state.trail.some((t) => t.toolClass === "command" && t.ok);
+  const ran = commandOk(state.callTally);
   const missing = unwritten(effect.paths, state.filesWritten).filter(
-    (p) => !(commandOk && existsSync(path.resolve(workspace, p))),
+    (p) => !(ran && existsSync(path.resolve(workspace, p))),
   );
   if (missing.length > 0)
     return `the request asks for ${missing.join(", ")} to be written, and ${missing.length > 1 ? "they were" : "it was"} not`;
-  if (effect.paths.length === 0 && state.filesWritten.length === 0 && !commandOk)
+  if (effect.paths.length === 0 && state.filesWritten.length === 0 && !ran)
     return "the request asks for the result to be written to a file, and no file was written";
   return undefined;
 }

@@ -3,11 +3,15 @@
  * `recover` asks for it, the tool-less summary turn (summary-turn.ts); otherwise a turn with the
  * tools (tool-turn.ts).
  */
-import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { Overwrite, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { BaseMessage } from "@langchain/core/messages";
 import type { GraphDeps } from "../../../run/model.js";
 import { nodeEnv } from "../../runtime.js";
 import type { CoderStateUpdate, CoderStateValue } from "../../state.js";
-import { turnSetup } from "../../turn/setup.js";
+import { pinsOf, turnSetup } from "../../turn/setup.js";
+import { archiveFolded } from "../../history/archive.js";
+import { movesOut } from "../../channels.js";
+import { promptBudget } from "../../history/fit.js";
 import { summaryTurn } from "./summary-turn.js";
 import { toolTurn } from "./tool-turn.js";
 
@@ -27,8 +31,39 @@ export function createActNode(deps: GraphDeps) {
     }
     const setup = await turnSetup(state, env, deps, config);
     const { summaryFor } = state;
-    return summaryFor
-      ? summaryTurn({ ...state, summaryFor }, env, setup)
-      : toolTurn(state, env, setup);
+    const update = summaryFor
+      ? await summaryTurn({ ...state, summaryFor }, env, setup)
+      : await toolTurn(state, env, setup);
+    return { ...update, ...archiveUpdate(state, update, setup.base.window) };
+  };
+}
+
+/** The turn's fold, once it leaves enough messages behind the record, moved out of state (archive.ts). */
+function archiveUpdate(
+  state: CoderStateValue,
+  update: CoderStateUpdate,
+  window: number,
+): CoderStateUpdate {
+  const fit = update.fit ?? state.fit;
+  const added = update.messages ?? [];
+  if (!fit || Overwrite.isInstance(added) || movesOut(added)) return {};
+  const move = archiveFolded({
+    messages: state.messages,
+    added: (Array.isArray(added) ? added : [added]) as BaseMessage[],
+    foldedUpTo: fit.foldedUpTo,
+    ...(fit.recordAt !== undefined ? { recordAt: fit.recordAt } : {}),
+    pinned: pinsOf(state),
+    requestAt: state.requestAt,
+    planAt: state.planAt,
+    budget: promptBudget(Math.min(window, fit.window ?? Infinity)),
+    ...(state.carried ? { carried: state.carried } : {}),
+    archived: state.archived,
+    ...(state.movedTurns ? { movedTurns: state.movedTurns } : {}),
+  });
+  if (!move) return {};
+  const { foldedUpTo, recordAt, ...moved } = move;
+  return {
+    ...moved,
+    fit: { ...fit, foldedUpTo, ...(recordAt !== undefined ? { recordAt } : {}) },
   };
 }

@@ -13,7 +13,8 @@ import { askTurn, fitUpdate, type TurnAnswer } from "../../turn/ask.js";
 import type { TurnSetup } from "../../turn/setup.js";
 import { readReply } from "./channel.js";
 import { classifyReply, visibleText } from "./classify.js";
-import { ranCommand, unmetEffect } from "./effect.js";
+import { unmetEffect } from "./effect.js";
+import { mutated, ranCommand } from "../../call-tally.js";
 import { turnMetadata } from "./metadata.js";
 
 /** Failures of the server's own tool-call parser after which the run stays in prompt mode. */
@@ -113,8 +114,8 @@ export async function toolTurn(
  * True once this run has done what a build/modify/run request needs: written a file, or run a
  * command (a command that ran and failed still ran; a refused one did not).
  */
-export function hasActed(state: Pick<CoderStateValue, "trail">): boolean {
-  return state.trail.some((t) => t.toolClass === "mutate" && t.ok) || ranCommand(state.trail);
+export function hasActed(state: Pick<CoderStateValue, "callTally">): boolean {
+  return mutated(state.callTally) || ranCommand(state.callTally);
 }
 
 /**

@@ -95,6 +95,8 @@ export function createIntentClassifyNode(deps: GraphDeps) {
     ) as CoderStateUpdate;
     if (goOn) return update;
     if (state.trail.length > 0) update.trail = new Overwrite([]);
+    if (Object.keys(state.callTally).length > 0) update.callTally = new Overwrite({});
+    if (state.movedTurns) update.movedTurns = null;
     if (state.filesWritten.length > 0) update.filesWritten = new Overwrite([]);
     return update;
   };
