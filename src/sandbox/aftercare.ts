@@ -14,6 +14,7 @@ import { chmodSync, lstatSync, readdirSync, rmSync, symlinkSync, writeFileSync }
 import path from "node:path";
 import { gitConfigKeys, withoutUnsafeGitConfig } from "./git-config.js";
 import { CONFIGS, leftInGitDir, linksOf } from "./git-dir.js";
+import { undoGitPlants } from "./git-plants.js";
 import {
   linksOnTheWay,
   madeSince,
@@ -176,6 +177,15 @@ export function cleanAfter(
         removed.push(...clean.removed.map((k) => `${k} from ${at(name)}`));
       });
     });
+  }
+  // what it staged or committed that the person's next checkout would write (git-plants.ts): after
+  // the clean-up above, so that the working tree it is compared with is the one left
+  for (const [rel, { git }] of repos) {
+    const was = before.repos.get(rel);
+    if (git && (!was || was.git))
+      attempt(`the history of ${rel}`, () =>
+        removed.push(...undoGitPlants(workspace, rel, was?.git, git)),
+      );
   }
   // a setting it added to a project file that makes a tool run code (a git hook's command, a
   // linter's plugin), or such a file it made a link: the file goes back to what it was before the

@@ -20,11 +20,11 @@
  * regular files, and one look gives git `LOOK_MS`. Without git nothing is named: nothing would run
  * it.
  */
-import { spawnSync } from "node:child_process";
 import { lstatSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse, type ParseEntry } from "shell-quote";
+import { runGit } from "./host-git.js";
 import type { ProtectedPath } from "./protected.js";
 import { realTarget } from "./real-path.js";
 import { isSmallFile } from "./safe-read.js";
@@ -257,21 +257,9 @@ const LOOK_MS = 5_000;
 export const newLook = (): Look => ({ includes: new Map(), deadline: Date.now() + LOOK_MS });
 
 const git = (cwd: string, args: string[], look: Look, env: Record<string, string> = {}) => {
-  const timeout = look.deadline - Date.now();
-  if (timeout <= 0) {
-    look.slow = true;
-    return undefined;
-  }
-  const r = spawnSync("git", args, {
-    cwd,
-    encoding: "utf8",
-    timeout,
-    env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C", ...env },
-  });
-  // cut off (not: git missing, which names nothing and is no one's wait)
-  const code = r.error && "code" in r.error ? r.error.code : undefined;
-  if (r.signal || code === "ETIMEDOUT") look.slow = true;
-  return r.status === 0 ? r.stdout : undefined;
+  const r = runGit(cwd, args, look.deadline - Date.now(), { env });
+  if (r.timedOut) look.slow = true;
+  return r.stdout;
 };
 
 /** How many included files are read at most beyond those in force (an include may include). */

@@ -11,6 +11,7 @@
 import { readdirSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { gitNamedPaths, newLook, personalConfig, personalNames, type Look } from "./git-named.js";
+import { gitState, type GitState } from "./git-refs.js";
 import { takesSettings } from "./protected-settings.js";
 import { namedByYarnrc, YARNRCS } from "./yarn-named.js";
 import {
@@ -108,6 +109,8 @@ export interface WorkspaceMarks {
       common?: string;
       /** The names at its top level: what a command adds there beside git's own goes (aftercare). */
       entries: string[];
+      /** Its refs and index (none when they cannot be read so): what a command commits or stages shows. */
+      git?: GitState;
     }
   >;
 }
@@ -142,6 +145,7 @@ export function markWorkspace(
     const configs = CONFIGS.map((name) => readSmall(path.join(gitDir, name)));
     const hooks = hookStamps(gitDir);
     const common = readSmall(path.join(gitDir, "commondir"));
+    const git = gitState(gitDir);
     marks.repos.set(rel, {
       print: fingerprint(gitDir, configs, hooks, common),
       hooks,
@@ -149,6 +153,7 @@ export function markWorkspace(
       configs,
       entries: entriesOf(gitDir),
       ...(common !== undefined ? { common } : {}),
+      ...(git ? { git } : {}),
     });
   };
   const addRepoWithCommon = (rel: string) => {

@@ -150,6 +150,14 @@ function attempts(): ScriptedCall[] {
     cmd("ln .git/config hard-config && git config -f hard-config core.fsmonitor x"),
     cmd("mkdir -p .husky .devcontainer .claude && cp notes.txt .husky/pre-commit"),
     cmd(`git config --global alias.x '!touch ${out}-global'`),
+    // into git's history and index, where the person's next checkout or reset writes it
+    cmd(
+      "git update-index --add --cacheinfo 100644,$(git hash-object -w notes.txt),.envrc && git update-index --skip-worktree .envrc && git -c user.name=a -c user.email=a@b commit -qm plant",
+    ),
+    cmd(
+      "mkdir -p lib/.vscode && cp notes.txt lib/.vscode/tasks.json && git add lib && git -c user.name=a -c user.email=a@b commit -qm lib",
+    ),
+    cmd("git update-index --add --cacheinfo 100644,$(git hash-object -w notes.txt),.mcp.json"),
     cmd("rg --follow BESIDE- . ; grep -rR BESIDE- . ; cat out2/secret.txt"),
     // project instructions keel itself reads, outside the sandbox, on the next request
     cmd(`ln -s ${root}/secret.txt AGENTS.md`),
@@ -232,6 +240,11 @@ describe("what the agent leaves behind", () => {
     expect(userGit(ws, "commit", "-qm", "x", "--allow-empty").status).toBe(0);
     expect(userGit(at("sub"), "commit", "-qm", "x", "--allow-empty").status).toBe(0);
     expect(userGit(at("sub"), "checkout", "-q", "-b", "x").status).toBe(0);
+    // what a command committed or staged is not written by the person's checkout or reset
+    expect(userGit(ws, "ls-files").stdout).not.toMatch(/\.envrc|\.mcp\.json|lib\/\.vscode/);
+    userGit(ws, "checkout", "-q", ".");
+    userGit(ws, "reset", "-q", "--hard");
+    for (const p of [".envrc", ".mcp.json", "lib/.vscode"]) gone(p);
     // no unapproved server: the .mcp.json is gone, and none would start if it were there
     writeFileSync(
       at(".mcp.json"),

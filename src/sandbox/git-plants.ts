@@ -1,0 +1,264 @@
+/**
+ * What a command left in a repository's history and index that a later git command of the
+ * person's would write into the working tree: a protected path (protected.ts) staged or committed
+ * with content the working tree does not hold. The sandbox keeps a command from writing `.mcp.json`
+ * or `.vscode/tasks.json`, and aftercare removes one it made below the top level — but
+ * `git update-index --cacheinfo` stages one without writing it, and a commit keeps one aftercare
+ * removed; the person's `git checkout .`, `git reset --hard` or `git stash` then writes it, outside
+ * the sandbox. Such a ref is moved back to where it was before the command (one the command made is
+ * deleted; the working tree keeps the commits' other changes), a replace ref it made (which swaps
+ * what a checkout writes) is deleted, and such an index entry is put back to HEAD's. Content the
+ * working tree holds is not a plant: a commit of a file a person approved stays.
+ *
+ * The parsing and the comparison are pure; `undoGitPlants` asks git (host-git.ts).
+ */
+import { createHash } from "node:crypto";
+import { readFileSync, readlinkSync } from "node:fs";
+import path from "node:path";
+import type { GitState } from "./git-refs.js";
+import { runGit } from "./host-git.js";
+import { linksOnTheWay } from "./look.js";
+import { protectedEntry } from "./protected.js";
+import { lstatOf } from "./safe-read.js";
+
+/** A path a commit or the index holds: its mode and object id. */
+export interface Held {
+  path: string;
+  mode: string;
+  id: string;
+}
+
+/** New commits read at most; past them only what each changed ref's tip holds is checked. */
+export const MAX_COMMITS = 5_000;
+/** How long one repository's check may spend in git. */
+const GIT_MS = 10_000;
+/** Files larger than this are not hashed (a plant's content is small; one this large differs). */
+const MAX_HASHED = 64 << 20;
+
+/**
+ * `git log --format=%x01%H -m --root --raw -z --no-abbrev`: per commit, the paths it adds or
+ * changes (deletions left out), with their new mode and id.
+ */
+export function parseRawLog(out: string): Array<Held & { commit: string }> {
+  const held: Array<Held & { commit: string }> = [];
+  for (const record of out.split("\x01")) {
+    const fields = record.split("\0");
+    const commit = fields[0]!.trim();
+    for (let i = 1; i + 1 < fields.length; i++) {
+      const meta = fields[i]!.trim();
+      if (!meta.startsWith(":")) continue;
+      const [, mode, , id, status] = meta.slice(1).split(" ");
+      const file = fields[++i]!;
+      if (mode && id && status && !status.startsWith("D") && !/^0+$/.test(id))
+        held.push({ commit, path: file, mode, id });
+    }
+  }
+  return held;
+}
+
+/** `git ls-files -s -z`: each entry's path, mode and id. */
+export function parseLsFiles(out: string): Held[] {
+  return out
+    .split("\0")
+    .filter((line) => line.includes("\t"))
+    .map((line) => {
+      const tab = line.indexOf("\t");
+      const [mode, id] = line.slice(0, tab).split(" ");
+      return { path: line.slice(tab + 1), mode: mode!, id: id! };
+    });
+}
+
+/** A git blob's id for `bytes`, in the repository's hash (its ids' length says which). */
+export const blobId = (bytes: Buffer, idLength: number) =>
+  createHash(idLength === 64 ? "sha256" : "sha1")
+    .update(`blob ${bytes.length}\0`)
+    .update(bytes)
+    .digest("hex");
+
+/** Whether the working tree holds what git would write at `abs` for this entry. */
+export function inWorkingTree(abs: string, mode: string, id: string): boolean {
+  const st = lstatOf(abs);
+  if (!st) return false;
+  try {
+    if (mode === "120000")
+      return st.isSymbolicLink() && blobId(Buffer.from(readlinkSync(abs)), id.length) === id;
+    if (mode !== "100644" && mode !== "100755") return mode === "160000"; // a submodule writes nothing itself
+    return st.isFile() && st.size <= MAX_HASHED && blobId(readFileSync(abs), id.length) === id;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Undoes what a command planted in the repository whose git folder is `gitRel` (a working tree's
+ * `.git`; a bare one has no working tree to write into), by its state before the command (none: the
+ * command made it) and now. Returns what was done, workspace-relative. Never throws.
+ */
+export function undoGitPlants(
+  workspace: string,
+  gitRel: string,
+  before: GitState | undefined,
+  after: GitState,
+): string[] {
+  const parts = gitRel.split("/");
+  if (parts.at(-1) !== ".git") return [];
+  const top = parts.slice(0, -1).join("/");
+  const cwd = path.join(workspace, top);
+  const deadline = Date.now() + GIT_MS;
+  const env = {
+    GIT_DIR: path.join(workspace, gitRel),
+    GIT_WORK_TREE: cwd,
+    GIT_LITERAL_PATHSPECS: "1",
+  };
+  const git = (args: string[], input?: string) =>
+    runGit(cwd, ["-c", "core.fsmonitor=false", ...args], deadline - Date.now(), {
+      env,
+      ...(input !== undefined ? { input } : {}),
+    }).stdout;
+  const rel = (p: string) => (top ? `${top}/${p}` : p);
+  /** Why a path git holds is a plant, if it is one: protected, and not what the working tree holds. */
+  const plant = (h: Held) => {
+    const entry = protectedEntry(rel(h.path));
+    if (!entry) return undefined;
+    const direct = linksOnTheWay(workspace, rel(h.path)).length === 0;
+    return direct && inWorkingTree(path.join(cwd, h.path), h.mode, h.id) ? undefined : entry.why;
+  };
+  const done: string[] = [];
+  const refs = [...after.refs].filter(([name, id]) => before?.refs.get(name) !== id);
+  const short = (id: string) => id.slice(0, 12);
+  /** The refs deleted here (HEAD must not be left on one). */
+  const deleted = new Set<string>();
+  const moveBack = (name: string, why: string) => {
+    const was = before?.refs.get(name);
+    if (was === undefined) deleted.add(name);
+    const now = after.refs.get(name)!;
+    const ok =
+      was === undefined
+        ? git(["update-ref", "-d", name, now])
+        : git(["update-ref", "-m", "keel: moved back", name, was, now]);
+    done.push(
+      ok === undefined
+        ? `(keel could not undo ${name} in ${top || "."}: check it before you use git there)`
+        : was === undefined
+          ? `${name} in ${top || "the workspace's repository"} (made by the command: deleted; ${why})`
+          : `${name} in ${top || "the workspace's repository"} (moved back from ${short(now)} to ${short(was)}; ${why}; the working tree keeps the commits' other changes)`,
+    );
+  };
+  for (const [name] of refs.filter(([n]) => n.startsWith("refs/replace/")))
+    moveBack(name, "a replace ref swaps what a later checkout writes");
+  const moved = refs.filter(([n]) => !n.startsWith("refs/replace/"));
+  const headId = OID.test(after.head) ? after.head : undefined;
+  const headMoved = headId !== undefined && before?.head !== after.head;
+  if (moved.length > 0 || headMoved) {
+    const tips = [...moved.map(([, id]) => id), ...(headMoved ? [headId] : [])];
+    const old = [...(before?.refs.values() ?? [])];
+    const log = git(
+      [
+        "log",
+        "--stdin",
+        "--format=%x01%H",
+        "-m",
+        "--root",
+        "--raw",
+        "-z",
+        "--no-abbrev",
+        "--no-renames",
+        `--max-count=${MAX_COMMITS}`,
+      ],
+      [...tips, ...old.map((o) => `^${o}`)].join("\n") + "\n",
+    );
+    const commits = log === undefined ? 0 : log.split("\x01").length - 1;
+    const planted = new Map<string, string>();
+    for (const h of parseRawLog(log ?? "")) {
+      const why = plant(h);
+      if (why !== undefined && !planted.has(h.commit))
+        planted.set(h.commit, `it adds ${h.path}: ${why}`);
+    }
+    const unknown = log === undefined || commits >= MAX_COMMITS;
+    /** Why a new tip is a plant: a planted commit it reaches, or too many to know. */
+    const reaches = (id: string) => {
+      if (unknown) {
+        // past `MAX_COMMITS` (a clone of a long history): what a checkout of the tip writes
+        const tree = git(["ls-tree", "-r", "-z", "--full-tree", id]);
+        if (tree === undefined) return "its new commits could not be checked";
+        const held = parseLsTree(tree).find((h) => plant(h) !== undefined);
+        return held && `it holds ${held.path}: ${plant(held)}`;
+      }
+      if (planted.size === 0) return undefined;
+      const list = git(
+        ["rev-list", "--stdin", `--max-count=${MAX_COMMITS}`],
+        [id, ...old.map((o) => `^${o}`)].join("\n") + "\n",
+      );
+      const hit = (list ?? "").split("\n").find((c) => planted.has(c));
+      return list === undefined ? "its new commits could not be checked" : hit && planted.get(hit);
+    };
+    for (const [name, id] of moved) {
+      const why = reaches(id);
+      if (why !== undefined) moveBack(name, why);
+    }
+    // HEAD detached at a planted commit, or on a branch that was just deleted: back where it was
+    const onDeleted = after.head.startsWith("ref: ") && deleted.has(after.head.slice(5));
+    if ((headMoved && reaches(headId) !== undefined) || onDeleted) {
+      const was = before?.head;
+      const ok =
+        was === undefined
+          ? undefined
+          : was.startsWith("ref: ")
+            ? git(["symbolic-ref", "HEAD", was.slice(5)])
+            : git(["update-ref", "--no-deref", "HEAD", was]);
+      done.push(
+        ok === undefined
+          ? `(keel could not move HEAD back in ${top || "."}: it is at a commit that adds files that run code later; check it before you use git there)`
+          : `HEAD in ${top || "the workspace's repository"} (moved back to ${was!.startsWith("ref: ") ? was!.slice(5) : short(was!)}: it was at a commit that adds files that run code later)`,
+      );
+    }
+  }
+  if (before?.index !== after.index && after.index !== "none") {
+    // staged at a protected path, not what the working tree holds, and not HEAD's (a person's own
+    // sparse or staged entry is HEAD's or was there before; a command's changes the index)
+    const odd = parseLsFiles(git(["ls-files", "-s", "-z"]) ?? "").filter((h) => plant(h));
+    const paths = [...new Set(odd.map((h) => h.path))];
+    const inHead = new Map(
+      paths.length === 0
+        ? []
+        : parseLsTree(git(["ls-tree", "-z", "HEAD", "--", ...paths]) ?? "").map((h) => [h.path, h]),
+    );
+    const bad = paths.filter((p) =>
+      odd.some(
+        (h) => h.path === p && (inHead.get(p)?.id !== h.id || inHead.get(p)?.mode !== h.mode),
+      ),
+    );
+    if (bad.length > 0) {
+      const zero = "0".repeat(odd[0]!.id.length);
+      const info = bad.map((p) => {
+        const h = inHead.get(p);
+        return h ? `${h.mode} ${h.id}\t${p}` : `0 ${zero}\t${p}`;
+      });
+      const ok = git(["update-index", "--index-info"], `${info.join("\n")}\n`);
+      const kept = bad.filter((p) => inHead.has(p));
+      if (ok !== undefined && kept.length > 0)
+        git(["update-index", "--no-skip-worktree", "--no-assume-unchanged", "--", ...kept]);
+      for (const p of bad)
+        done.push(
+          ok === undefined
+            ? `(keel could not unstage ${rel(p)}: a later checkout would write it; run git reset -- ${p} there)`
+            : `${rel(p)} (staged by the command with content the working tree does not hold, which a later checkout or reset would write: ${inHead.has(p) ? "put back to HEAD's" : "taken out of the index"})`,
+        );
+    }
+  }
+  return done;
+}
+
+const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/** `git ls-tree -z`: each entry's path, mode and id. */
+function parseLsTree(out: string): Held[] {
+  return out
+    .split("\0")
+    .filter((line) => line.includes("\t"))
+    .map((line) => {
+      const tab = line.indexOf("\t");
+      const [mode, , id] = line.slice(0, tab).split(" ");
+      return { path: line.slice(tab + 1), mode: mode!, id: id! };
+    });
+}
