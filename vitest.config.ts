@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: [
+      "test/support/temp-root.ts",
       "test/support/build.ts",
       "test/support/postgres.ts",
       "test/support/real-servers.ts",

@@ -1,8 +1,6 @@
 /** The analyst's throughput, largest request and checkpoint size on the generated fixture. */
 import { performance } from "node:perf_hooks";
-import { mkdtempSync, realpathSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { realpathSync } from "node:fs";
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { analystRunConfig } from "../src/analysis/context.js";
 import { createAnalystGraph } from "../src/analysis/graph.js";
@@ -10,6 +8,7 @@ import type { AnalystStateValue } from "../src/analysis/state.js";
 import { startFakeOllama } from "../src/testing/fake-ollama/index.js";
 import { analystScript } from "../src/testing/script.js";
 import { generateRepo } from "../test/support/fixture-repo.js";
+import { benchTemp } from "./temp.js";
 
 export async function benchAnalyst() {
   const fake = await startFakeOllama({ script: analystScript() });
@@ -20,7 +19,7 @@ export async function benchAnalyst() {
       ["model, concurrency 1", { concurrency: 1 }],
       ["model, concurrency 4", { concurrency: 4 }],
     ] as const) {
-      const target = realpathSync(mkdtempSync(path.join(tmpdir(), "keel-bench-an-")));
+      const target = realpathSync(benchTemp("keel-bench-an-"));
       generateRepo(target);
       const graph = createAnalystGraph().compile({
         checkpointer: new MemorySaver(),

@@ -7,8 +7,7 @@
  * bench/distributed.json. Needs `npm run build` (it runs the built CLI) and Debian's postgresql.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { cpSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
@@ -19,6 +18,7 @@ import { generateRepo } from "../test/support/fixture-repo.js";
 import startPostgres from "../test/support/postgres.js";
 import { openQueue } from "../src/distributed/queue.js";
 import type { UnitJob } from "../src/distributed/jobs.js";
+import { benchTemp } from "./temp.js";
 
 const KEEL = path.resolve(import.meta.dirname, "../dist/cli/main.js");
 const LATENCY_MS = Number(process.argv.find((a) => a.startsWith("--latency="))?.slice(10) ?? 1000);
@@ -78,7 +78,7 @@ async function queueAtScale(url: string, depth: number) {
   };
 }
 
-const tmp = (p: string) => realpathSync(mkdtempSync(path.join(tmpdir(), p)));
+const tmp = (p: string) => realpathSync(benchTemp(p));
 
 function keel(args: string[]): {
   child: ChildProcess;

@@ -16,8 +16,7 @@ import { startFakeOllama } from "../src/testing/fake-ollama/index.js";
 import type { Script } from "../src/testing/fake-ollama/types.js";
 import { startFakeOpenAI } from "../src/testing/fake-openai/index.js";
 import { call, calls, keelScript } from "../src/testing/script.js";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { benchTemp } from "./temp.js";
 
 type Provider = "ollama" | "openai";
 
@@ -26,7 +25,7 @@ async function run(provider: Provider, script: Script, request: string) {
     provider === "ollama"
       ? await startFakeOllama({ script })
       : await startFakeOpenAI({ server: "llama.cpp", script });
-  const workspace = mkdtempSync(path.join(tmpdir(), "keel-edge-"));
+  const workspace = benchTemp("keel-edge-");
   const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
   const config = runConfig(`edge-${Math.random()}`, {
     ...(provider === "ollama"

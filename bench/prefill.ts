@@ -6,8 +6,7 @@
  * 8,192, num_ctx 8,192), the same tools (keel's read-only set) and the same scripted behaviour:
  * read the next note, until the task's length, then answer.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
@@ -28,6 +27,7 @@ import {
 import { keelScript } from "../src/testing/script.js";
 import { toolsForIntent } from "../src/tools/registry.js";
 import { AGENTS, type AgentName } from "./agents.js";
+import { benchTemp } from "./temp.js";
 
 const MODEL = "bench-coder:8b";
 const CONTEXT = 8192;
@@ -42,7 +42,7 @@ export const note = (i: number, lines = 24) =>
   ).join("\n") + "\n";
 
 export function workspace(files: number, lines = 24): string {
-  const dir = mkdtempSync(path.join(tmpdir(), "keel-bench-prefill-"));
+  const dir = benchTemp("keel-bench-prefill-");
   mkdirSync(path.join(dir, "notes"));
   for (let i = 0; i < files; i++) writeFileSync(path.join(dir, `notes/n${i}.txt`), note(i, lines));
   return dir;

@@ -12,12 +12,12 @@
  * `--out FILE` (under bench/, default real-eval.json).
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { EvalReport } from "../src/eval/run.js";
 import { option } from "./args.js";
 import { realServers, SMOL_NAME } from "../test/real/support.js";
+import { benchTemp } from "./temp.js";
 
 const arg = (name: string, fallback: string) => option(name) ?? fallback;
 const model = arg("--model", SMOL_NAME);
@@ -38,7 +38,7 @@ const MAX_REPLY = 512;
  * with every request, which overrides the server's cap the bare agents get: the same cap here (an
  * 8,192-token act budget let one Gemma 3 270M attempt run for 20 minutes).
  */
-const home = mkdtempSync(path.join(tmpdir(), "keel-real-eval-home-"));
+const home = benchTemp("keel-real-eval-home-");
 mkdirSync(path.join(home, "keel"));
 writeFileSync(
   path.join(home, "keel", "settings.json"),
@@ -81,7 +81,7 @@ for (const real of realServers().filter((r) => servers.includes(r.kind))) {
   try {
     for (const agent of agents) {
       const started = performance.now();
-      const cwd = mkdtempSync(path.join(tmpdir(), "keel-real-eval-"));
+      const cwd = benchTemp("keel-real-eval-");
       const r = await evaluate(
         [...server.flags, "--checkpoints", `sqlite:${path.join(cwd, "eval.db")}`],
         agent,

@@ -3,8 +3,7 @@
  * analyst's throughput and the text tool-call parser. Prints a table and writes bench/results.json.
  * Figures and ratios only — machines are shared and noisy, so nothing here is a pass/fail test.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
@@ -15,6 +14,7 @@ import { benchTokenEstimate } from "./token-estimate.js";
 import { benchUndo } from "./undo.js";
 import { benchPrefill, PREFILL_LENGTHS } from "./prefill.js";
 import { benchThreads, byteCounter, parseThreadArgs, sqliteSaverFor } from "./threads.js";
+import { benchTemp } from "./temp.js";
 
 const quick = process.argv.includes("--quick");
 const TURNS = quick ? [10, 50] : [10, 100, 300];
@@ -24,7 +24,7 @@ const LONG_RUNS = quick ? 1 : 5;
 const ms = (n: number) => Math.round(n * 100) / 100;
 
 function workspace(files: number): string {
-  const dir = mkdtempSync(path.join(tmpdir(), "keel-bench-"));
+  const dir = benchTemp("keel-bench-");
   mkdirSync(path.join(dir, "notes"));
   for (let i = 0; i < files; i++)
     writeFileSync(path.join(dir, `notes/n${i}.txt`), `note ${i}\n`.repeat(20));

@@ -9,14 +9,14 @@
  * saver counts them; for a peer, only the rows added since the last turn are read), never by
  * re-reading the database.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { KeelSqliteSaver } from "../src/persistence/sqlite-saver.js";
 import { buildAgent, type AgentName } from "./agents.js";
+import { benchTemp } from "./temp.js";
 
 /** Names accepted by `--agents`. */
 const ALIASES: Record<string, AgentName> = {
@@ -81,7 +81,7 @@ const AGENTS_MD = Array.from(
 ).join("\n");
 
 function workspace(files: number, agentsMd: boolean): string {
-  const dir = mkdtempSync(path.join(tmpdir(), "keel-bench-"));
+  const dir = benchTemp("keel-bench-");
   mkdirSync(path.join(dir, "notes"));
   for (let i = 0; i < files; i++)
     writeFileSync(path.join(dir, `notes/n${i}.txt`), `note ${i}\n`.repeat(20));

@@ -3,11 +3,11 @@
  * (its one path) and around a command's step (the whole workspace, as git sees it), next to the
  * same step without them. Milliseconds per step, median of the runs.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { recordStep } from "../src/undo/record.js";
+import { benchTemp } from "./temp.js";
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const round = (n: number) => Math.round(n * 10) / 10;
@@ -18,7 +18,7 @@ export async function benchUndo(
 ): Promise<Record<string, { bareMs: number; fileStepMs: number; commandStepMs: number }>> {
   const out: Record<string, { bareMs: number; fileStepMs: number; commandStepMs: number }> = {};
   for (const files of sizes) {
-    const ws = mkdtempSync(path.join(tmpdir(), "keel-bench-undo-"));
+    const ws = benchTemp("keel-bench-undo-");
     mkdirSync(path.join(ws, "src"));
     for (let i = 0; i < files; i++)
       writeFileSync(path.join(ws, `src/f${i}.js`), `export const x${i} = ${i};\n`.repeat(30));

@@ -1,0 +1,24 @@
+/**
+ * vitest global setup: every temporary folder the tests make (workspaces, homes, databases, the
+ * sandbox's sockets) goes under one folder of this run, removed when the run ends — a full run
+ * makes some two thousand, and a developer's /tmp should not keep them. Set first, so that the
+ * other global setups and every test worker take it as their `os.tmpdir()`.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+export default function setup(): () => void {
+  const before = process.env.TMPDIR;
+  const root = mkdtempSync(path.join(tmpdir(), "keel-tests-"));
+  process.env.TMPDIR = root;
+  return () => {
+    if (before === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = before;
+    try {
+      rmSync(root, { recursive: true, force: true, maxRetries: 3 });
+    } catch (e) {
+      console.warn(`keel tests: could not remove ${root}: ${(e as Error).message}`);
+    }
+  };
+}
