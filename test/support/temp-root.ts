@@ -4,13 +4,14 @@
  * makes some two thousand, and a developer's /tmp should not keep them. Set first, so that the
  * other global setups and every test worker take it as their `os.tmpdir()`.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
 export default function setup(): () => void {
   const before = process.env.TMPDIR;
   const root = mkdtempSync(path.join(tmpdir(), "keel-tests-"));
+  chmodSync(root, 0o1777); // as /tmp is: the database server runs as its own user
   process.env.TMPDIR = root;
   return () => {
     if (before === undefined) delete process.env.TMPDIR;
