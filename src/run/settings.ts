@@ -70,7 +70,7 @@ export const ModelSettingsSchema = z.object({
     serverUrl("http://127.0.0.1:8080/v1")
       .optional()
       .describe(
-        `provider openai: the server's /v1 root, e.g. http://127.0.0.1:1234/v1; unset means ${DEFAULT_BASE_URL}`,
+        `provider openai: the server's /v1 root, e.g. http://127.0.0.1:1234/v1; unset means ${DEFAULT_BASE_URL}. Given for a run (--base-url) with no provider set anywhere, the provider is openai`,
       ),
     {
       flag: "--base-url <url>",
@@ -255,7 +255,16 @@ export function layered(
   schema: z.ZodObject,
   given: Record<string, unknown>,
 ): Record<string, unknown> {
-  return { ...fileSettings(schema, settingsFiles(given)), ...envDefaults(schema, given), ...given };
+  const out = {
+    ...fileSettings(schema, settingsFiles(given)),
+    ...envDefaults(schema, given),
+    ...given,
+  };
+  // a /v1 root given for this run, with no provider named anywhere, is an OpenAI-compatible
+  // server's: `--base-url` alone must not be ignored for the default, Ollama
+  if (given.baseUrl !== undefined && out.provider === undefined && "provider" in schema.shape)
+    out.provider = "openai";
+  return out;
 }
 
 /**

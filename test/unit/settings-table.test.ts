@@ -4,7 +4,7 @@
  * for user-only settings, added to for additive lists), its environment variable, and its flag on
  * each command that takes it — and docs/settings.md is what the table says.
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
@@ -15,6 +15,7 @@ import { AnalystContextSchema, analystRunConfig } from "../../src/analysis/conte
 import { analyzeCommand } from "../../src/cli/analyze.js";
 import { evalCommand } from "../../src/cli/eval.js";
 import { runCommandDef } from "../../src/cli/run.js";
+import { resolvedServer } from "../../src/cli/server-options.js";
 import { flagSettings } from "../../src/cli/setting-flags.js";
 import { workerCommand } from "../../src/cli/worker.js";
 import { defaultOf, innerType, metaOf, type SettingCommand } from "../../src/run/setting-meta.js";
@@ -166,6 +167,20 @@ describe("the table's rules", () => {
     expect(() => runConfig("t", { workspace: folder })).toThrow(
       /environment variable KEEL_PROVIDER, field "provider": Invalid option/,
     );
+  });
+
+  it("--base-url with no provider set anywhere means provider openai; a provider set stays", () => {
+    const url = "http://127.0.0.1:9/v1";
+    expect(resolvedServer({ baseUrl: url }, folder)).toMatchObject({ provider: "openai", url });
+    process.env.KEEL_PROVIDER = "ollama";
+    expect(resolvedServer({ baseUrl: url }, folder).provider).toBe("ollama");
+    delete process.env.KEEL_PROVIDER;
+    writeJson(userFile, { provider: "ollama" });
+    expect(resolvedServer({ baseUrl: url }, folder).provider).toBe("ollama");
+    // from the environment alone, the default stays (a shell's KEEL_BASE_URL for another tool)
+    rmSync(userFile);
+    process.env.KEEL_BASE_URL = url;
+    expect(resolvedServer({}, folder).provider).toBe("ollama");
   });
 
   it("a settings file may not name the run's folder", () => {
