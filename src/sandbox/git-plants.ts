@@ -8,7 +8,9 @@
  * the sandbox. Such a ref is moved back to where it was before the command (one the command made is
  * deleted; the working tree keeps the commits' other changes), a replace ref it made (which swaps
  * what a checkout writes) is deleted, and such an index entry is put back to HEAD's. Content the
- * working tree holds is not a plant: a commit of a file a person approved stays.
+ * working tree holds is not a plant: a commit of a file a person approved stays. The same holds for
+ * a project file's setting that runs code (protected-settings.ts: a `package.json` whose husky or
+ * lint-staged entry aftercare put back in the working tree, but which a commit keeps).
  *
  * The parsing and the comparison are pure; `undoGitPlants` asks git (host-git.ts).
  */
@@ -19,7 +21,8 @@ import type { GitState } from "./git-refs.js";
 import { runGit } from "./host-git.js";
 import { linksOnTheWay } from "./look.js";
 import { protectedEntry } from "./protected.js";
-import { lstatOf } from "./safe-read.js";
+import { protectedSetting, settingRulesOf } from "./protected-settings.js";
+import { lstatOf, readSmall } from "./safe-read.js";
 
 /** A path a commit or the index holds: its mode and object id. */
 export interface Held {
@@ -116,12 +119,21 @@ export function undoGitPlants(
       ...(input !== undefined ? { input } : {}),
     }).stdout;
   const rel = (p: string) => (top ? `${top}/${p}` : p);
-  /** Why a path git holds is a plant, if it is one: protected, and not what the working tree holds. */
+  /**
+   * Why a path git holds is a plant, if it is one: not what the working tree holds, and protected,
+   * or a project file (`package.json`…) with a setting that runs code the working tree's lacks.
+   */
   const plant = (h: Held) => {
-    const entry = protectedEntry(rel(h.path));
-    if (!entry) return undefined;
-    const direct = linksOnTheWay(workspace, rel(h.path)).length === 0;
-    return direct && inWorkingTree(path.join(cwd, h.path), h.mode, h.id) ? undefined : entry.why;
+    const at = rel(h.path);
+    const entry = protectedEntry(at);
+    const settings = !entry && settingRulesOf(at).length > 0;
+    if (!entry && !settings) return undefined;
+    const abs = path.join(cwd, h.path);
+    if (linksOnTheWay(workspace, at).length === 0 && inWorkingTree(abs, h.mode, h.id))
+      return undefined;
+    if (entry) return entry.why;
+    const held = git(["cat-file", "blob", h.id]);
+    return held === undefined ? undefined : protectedSetting(at, readSmall(abs) ?? "", held)?.why;
   };
   const done: string[] = [];
   const refs = [...after.refs].filter(([name, id]) => before?.refs.get(name) !== id);
@@ -172,7 +184,7 @@ export function undoGitPlants(
     for (const h of parseRawLog(log ?? "")) {
       const why = plant(h);
       if (why !== undefined && !planted.has(h.commit))
-        planted.set(h.commit, `it adds ${h.path}: ${why}`);
+        planted.set(h.commit, `it commits ${h.path}: ${why}`);
     }
     const unknown = log === undefined || commits >= MAX_COMMITS;
     /** Why a new tip is a plant: a planted commit it reaches, or too many to know. */

@@ -71,7 +71,7 @@ describe("a protected file a command committed or staged", () => {
     git(w, "commit", "-qm", "work");
     const removed = cleanAfter(w, before);
     expect(removed.join("\n")).toMatch(
-      /refs\/heads\/main in the workspace's repository \(moved back from \w{12} to \w{12}; it adds \.mcp\.json: .*MCP/,
+      /refs\/heads\/main in the workspace's repository \(moved back from \w{12} to \w{12}; it commits \.mcp\.json: .*MCP/,
     );
     expect(git(w, "rev-parse", "HEAD").trim()).toBe(one);
     expect(git(w, "ls-files")).not.toContain(".mcp.json");
@@ -97,7 +97,7 @@ describe("a protected file a command committed or staged", () => {
     const removed = cleanAfter(w, before);
     expect(removed).toContain("pkg/.vscode");
     expect(removed.join("\n")).toMatch(
-      /refs\/heads\/main .*moved back.*it adds pkg\/\.vscode\/tasks\.json/,
+      /refs\/heads\/main .*moved back.*it commits pkg\/\.vscode\/tasks\.json/,
     );
     // the commit's other file is still there, staged (the index lost only the task)
     expect(git(w, "status", "--porcelain")).toBe("A  pkg/index.js\n");
@@ -141,7 +141,7 @@ describe("a protected file a command committed or staged", () => {
     git(w, "replace", settings, evil);
     const removed = cleanAfter(w, before).join("\n");
     expect(removed).toMatch(
-      /refs\/heads\/feature in .* \(made by the command: deleted; it adds \.mcp\.json/,
+      /refs\/heads\/feature in .* \(made by the command: deleted; it commits \.mcp\.json/,
     );
     expect(removed).toMatch(
       /refs\/replace\/\w+ .*deleted; a replace ref swaps what a later checkout writes/,
@@ -151,6 +151,30 @@ describe("a protected file a command committed or staged", () => {
     personRestores(w);
     expect(readFileSync(path.join(w, ".vscode/settings.json"), "utf8")).toBe("{}\n");
     expect(existsSync(path.join(w, ".mcp.json"))).toBe(false);
+  });
+
+  it("a package.json committed with a git-hook setting that aftercare took out of the working tree", () => {
+    const w = repo("keel-plant-settings-");
+    writeFileSync(path.join(w, "package.json"), '{"name":"p"}\n');
+    git(w, "add", "package.json");
+    git(w, "commit", "-qm", "package");
+    const before = markWorkspace(w);
+    writeFileSync(
+      path.join(w, "package.json"),
+      '{"name":"p","lint-staged":{"*":"touch /tmp/x"}}\n',
+    );
+    git(w, "commit", "-qam", "lint");
+    writeFileSync(path.join(w, "package.json"), '{"name":"p","version":"1.0.0"}\n');
+    git(w, "commit", "-qam", "version"); // the tip's file is harmless; the commit before is not
+    const removed = cleanAfter(w, before).join("\n");
+    expect(removed).toMatch(
+      /refs\/heads\/main .*moved back.*it commits package\.json: the git hooks/,
+    );
+    expect(git(w, "log", "--format=%s")).toBe("package\none\n");
+    // a dependency committed as the working tree holds it is ordinary work
+    const again = markWorkspace(w);
+    git(w, "commit", "-qam", "version");
+    expect(cleanAfter(w, again)).toEqual([]);
   });
 
   it("ordinary work stays: commits, a tag, and a protected file committed as the working tree holds it", () => {
