@@ -20,6 +20,7 @@ import type { AnalystStateValue } from "../analysis/state.js";
 import { resolveDeps, type GraphDeps } from "../run/model.js";
 import { ModelServerError } from "../models/errors.js";
 import { defaultCheckpoints } from "../persistence/checkpointer.js";
+import { threadGraph } from "../persistence/thread-graph.js";
 import { openPersistence } from "../persistence/open.js";
 import { openDistributed, type DistributedOptions } from "../distributed/coordinator.js";
 import { analyzeStatus } from "./worker.js";
@@ -173,6 +174,10 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
   };
   try {
     const before = await graph.getState(config);
+    if ((await threadGraph(checkpointer, config)) === "coder")
+      throw new UsageError(
+        `thread ${threadId} is a coding run (keel run), not an analysis: continue it with keel run --thread ${threadId}, or give another --thread`,
+      );
     const resuming = pendingNodes(before).length > 0;
     if (resuming) {
       const v = before.values as AnalystStateValue;

@@ -18,6 +18,7 @@ import type { CoderStateUpdate, CoderStateValue } from "../agent/state.js";
 import { ModelServerError } from "../models/errors.js";
 import { openPersistence } from "../persistence/open.js";
 import { lockThread } from "../persistence/thread-lock.js";
+import { threadGraph } from "../persistence/thread-graph.js";
 import { isolationNotice } from "../sandbox/runtime.js";
 import { outcome, settingsShown, type RunOutcome, type RunStatus } from "./outcome.js";
 import { resumeCommand } from "./resume-command.js";
@@ -156,6 +157,10 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
   ): RunOutcome => ({ ...outcome(values, threadId, status, question), settings });
   try {
     const before = await graph.getState(config);
+    if ((await threadGraph(checkpointer, config)) === "analyst")
+      throw new UsageError(
+        `thread ${threadId} is an analysis (keel analyze), not a coding run: continue it with keel analyze <folder> --thread ${threadId}`,
+      );
     let input: unknown;
     // Unfinished work shows in `tasks`: after a crash at the wrong moment `next` can be empty while a
     // task is still pending (seen with a checkpointer dying mid-step).

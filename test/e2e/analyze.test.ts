@@ -7,7 +7,7 @@ import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ChatBody, FakeOllama } from "../../src/testing/fake-ollama/index.js";
-import { analystScript } from "../../src/testing/script.js";
+import { analystScript, keelScript } from "../../src/testing/script.js";
 import { closedPort, runKeel } from "../support/cli.js";
 import { generateRepo, type FixtureInfo } from "../support/fixture-repo.js";
 import { fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
@@ -152,6 +152,36 @@ describe("keel analyze", () => {
     expect(readFileSync(path.join(target, ".keel/report.md"), "utf8")).toContain(
       "**No model was used.**",
     );
+  });
+
+  it("a thread of the other graph is refused by name, and left as it was", async () => {
+    const dir = tempWorkspace("keel-an-other-");
+    writeFileSync(path.join(dir, "a.py"), "x = 1\n");
+    const analysis = await runKeel(["analyze", ".", "-m", "none", "--thread", "an-1", "--json"], {
+      cwd: dir,
+    });
+    expect(analysis.code, analysis.stderr).toBe(0);
+    const asRun = await runKeel(["run", "--thread", "an-1"], { cwd: dir });
+    expect(asRun.code).toBe(2);
+    expect(asRun.stderr).toContain(
+      "thread an-1 is an analysis (keel analyze), not a coding run: continue it with keel analyze <folder> --thread an-1",
+    );
+    fake = await startFake({ script: keelScript(() => ({ content: "It sets x to 1." })) });
+    const run = await runKeel(
+      ["run", "Explain a.py", "--ollama-url", fake.url, "--thread", "c-1"],
+      {
+        cwd: dir,
+      },
+    );
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    const asAnalysis = await runKeel(["analyze", ".", "-m", "none", "--thread", "c-1"], {
+      cwd: dir,
+    });
+    expect(asAnalysis.code).toBe(2);
+    expect(asAnalysis.stderr).toContain("thread c-1 is a coding run (keel run), not an analysis");
+    // the coding thread is as the run left it: resuming it says it is done, not an analysis
+    const again = await runKeel(["run", "--thread", "c-1"], { cwd: dir });
+    expect(again.stderr).toContain("thread c-1 is finished (done)");
   });
 
   it("a file name with newlines and escapes writes no line of its own into the report", async () => {
