@@ -170,7 +170,7 @@ export function cleanAfter(
           return;
         }
         const kept = gitConfigKeys(was?.configs[i] ?? "");
-        const clean = withoutUnsafeGitConfig(text, kept);
+        const clean = withoutUnsafeGitConfig(text, kept, was !== undefined);
         if (clean.removed.length === 0) return;
         chmodSync(config, lstatSync(config).mode | 0o200); // a command may have made it read-only
         writeFileSync(config, clean.text);
@@ -182,7 +182,7 @@ export function cleanAfter(
   // the clean-up above, so that the working tree it is compared with is the one left
   for (const [rel, { git }] of repos) {
     const was = before.repos.get(rel);
-    if (git && (!was || was.git))
+    if (!was || was.git)
       attempt(`the history of ${rel}`, () =>
         removed.push(...undoGitPlants(workspace, rel, was?.git, git)),
       );

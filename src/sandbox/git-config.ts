@@ -45,6 +45,19 @@ export function safeUrl(value: string): boolean {
 }
 
 /**
+ * Whether a URL a command gave a remote or submodule may stay: it names no remote helper
+ * (`safeUrl`) and is not a folder or `file://` URL — the person's next `git pull` or
+ * `git submodule update` would take commits a command left there (a bare repository in the
+ * workspace), outside the sandbox.
+ */
+export function fetchableUrl(value: string): boolean {
+  if (!safeUrl(value) || /^file:/i.test(value)) return false;
+  if (value.includes("://")) return true;
+  const colon = value.indexOf(":");
+  return colon > 0 && !value.slice(0, colon).includes("/"); // scp-like host:path
+}
+
+/**
  * A config value as git reads it (config.c's parse_value): leading blanks skipped, quotes removed,
  * `\\`, `\"`, `\n`, `\t`, `\b` unescaped, a `#` or `;` outside quotes ending it, trailing blanks
  * outside quotes dropped. `raw` is what follows the `=`.
@@ -78,12 +91,15 @@ export function gitValue(raw: string): string {
  * `key = value`). A line it cannot read as a header, a comment or a listed key goes; so does a line
  * with a control character (git stops a name at a NUL: `[remote "x.uploadpack\0"]` is
  * `remote.x.uploadpack` to it), a line that ends in a backslash and the lines git would read as
- * that value's continuation, and a URL naming a remote helper. Every line left is read by git as it
- * is read here, whatever line came before it.
+ * that value's continuation, and a URL naming a remote helper or a folder (`fetchableUrl`) — or, with
+ * `keepNoNewUrl` (a repository that was there before the command: the person's), any URL it added
+ * or changed, since the person's next pull would fetch from it. Every line left is read by git as
+ * it is read here, whatever line came before it.
  */
 export function withoutUnsafeGitConfig(
   text: string,
   kept: ReadonlySet<string> = new Set(),
+  keepNoNewUrl = false,
 ): { text: string; removed: string[] } {
   const removed: string[] = [];
   const out: string[] = [];
@@ -94,7 +110,8 @@ export function withoutUnsafeGitConfig(
     const allowed =
       note ||
       (name !== undefined &&
-        ((SAFE_GIT_CONFIG.test(name) && !(URL_KEY.test(name) && !safeUrl(value ?? ""))) ||
+        ((SAFE_GIT_CONFIG.test(name) &&
+          !(URL_KEY.test(name) && (keepNoNewUrl || !fetchableUrl(value ?? "")))) ||
           kept.has(`${exact}\0${line}`)));
     if (allowed && !endsInBackslash(line)) {
       out.push(line);

@@ -15,9 +15,9 @@
  * The parsing and the comparison are pure; `undoGitPlants` asks git (host-git.ts).
  */
 import { createHash } from "node:crypto";
-import { readFileSync, readlinkSync } from "node:fs";
+import { readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { GitState } from "./git-refs.js";
+import { gitStateByGit, PSEUDO_REFS, reflogIds, unchanged, type GitState } from "./git-refs.js";
 import { runGit } from "./host-git.js";
 import { linksOnTheWay } from "./look.js";
 import { protectedEntry } from "./protected.js";
@@ -33,6 +33,8 @@ export interface Held {
 
 /** New commits read at most; past them only what each changed ref's tip holds is checked. */
 export const MAX_COMMITS = 5_000;
+/** Planted commits whose refs are listed by git (`--contains`); past them each ref is asked. */
+const MAX_PLANTED = 50;
 /** How long one repository's check may spend in git. */
 const GIT_MS = 10_000;
 /** Files larger than this are not hashed (a plant's content is small; one this large differs). */
@@ -101,23 +103,28 @@ export function undoGitPlants(
   workspace: string,
   gitRel: string,
   before: GitState | undefined,
-  after: GitState,
+  looked: GitState | undefined,
 ): string[] {
+  if (before && looked && unchanged(before, looked)) return [];
   const parts = gitRel.split("/");
   if (parts.at(-1) !== ".git") return [];
   const top = parts.slice(0, -1).join("/");
   const cwd = path.join(workspace, top);
-  const deadline = Date.now() + GIT_MS;
-  const env = {
-    GIT_DIR: path.join(workspace, gitRel),
-    GIT_WORK_TREE: cwd,
-    GIT_LITERAL_PATHSPECS: "1",
-  };
+  const gitDir = path.join(workspace, gitRel);
+  const shown = top || "the workspace's repository";
+  let deadline = Date.now() + GIT_MS;
+  const env = { GIT_DIR: gitDir, GIT_WORK_TREE: cwd, GIT_LITERAL_PATHSPECS: "1" };
   const git = (args: string[], input?: string) =>
     runGit(cwd, ["-c", "core.fsmonitor=false", ...args], deadline - Date.now(), {
       env,
       ...(input !== undefined ? { input } : {}),
     }).stdout;
+  // what git itself reads now: keel's own reading need not understand every ref a command wrote
+  const after = gitStateByGit(gitDir, cwd, GIT_MS);
+  if (!after)
+    return [
+      `(keel could not check what the command committed or staged in ${shown}: git did not answer; check its branches and index before you use git there)`,
+    ];
   const rel = (p: string) => (top ? `${top}/${p}` : p);
   /**
    * Why a path git holds is a plant, if it is one: not what the working tree holds, and protected,
@@ -144,16 +151,21 @@ export function undoGitPlants(
     const was = before?.refs.get(name);
     if (was === undefined) deleted.add(name);
     const now = after.refs.get(name)!;
+    if (PSEUDO_REFS.includes(name)) {
+      // a pseudo-ref (`git reset --hard ORIG_HEAD`) is the last operation's: it goes
+      rmSync(path.join(gitDir, name), { force: true });
+      return void done.push(`${name} in ${shown} (set by the command: removed; ${why})`);
+    }
     const ok =
       was === undefined
         ? git(["update-ref", "-d", name, now])
         : git(["update-ref", "-m", "keel: moved back", name, was, now]);
     done.push(
       ok === undefined
-        ? `(keel could not undo ${name} in ${top || "."}: check it before you use git there)`
+        ? `(keel could not undo ${name} in ${shown}: ${why}; check it before you use git there)`
         : was === undefined
-          ? `${name} in ${top || "the workspace's repository"} (made by the command: deleted; ${why})`
-          : `${name} in ${top || "the workspace's repository"} (moved back from ${short(now)} to ${short(was)}; ${why}; the working tree keeps the commits' other changes)`,
+          ? `${name} in ${shown} (made by the command: deleted; ${why})`
+          : `${name} in ${shown} (moved back from ${short(now)} to ${short(was)}; ${why}; the working tree keeps the commits' other changes)`,
     );
   };
   for (const [name] of refs.filter(([n]) => n.startsWith("refs/replace/")))
@@ -161,8 +173,18 @@ export function undoGitPlants(
   const moved = refs.filter(([n]) => !n.startsWith("refs/replace/"));
   const headId = OID.test(after.head) ? after.head : undefined;
   const headMoved = headId !== undefined && before?.head !== after.head;
-  if (moved.length > 0 || headMoved) {
-    const tips = [...moved.map(([, id]) => id), ...(headMoved ? [headId] : [])];
+  // reflog entries it added: `git checkout -` and `git stash pop stash@{1}` check them out
+  const resolved = (id: string) =>
+    id.startsWith("rev:")
+      ? git(["rev-parse", "--verify", "-q", "--end-of-options", `${id.slice(4)}^{commit}`])?.trim()
+      : id;
+  const added = [...after.reflogs].map(([file, ids]) => {
+    const fresh = [...ids].filter((id) => !before?.reflogs.get(file)?.has(id));
+    return [file, fresh.map((id) => [id, resolved(id)] as const)] as const;
+  });
+  const logged = added.flatMap(([, ids]) => ids.flatMap(([, id]) => (id ? [id] : [])));
+  if (moved.length > 0 || headMoved || logged.length > 0) {
+    const tips = [...moved.map(([, id]) => id), ...(headMoved ? [headId] : []), ...logged];
     const old = [...(before?.refs.values() ?? [])];
     const log = git(
       [
@@ -187,8 +209,19 @@ export function undoGitPlants(
         planted.set(h.commit, `it commits ${h.path}: ${why}`);
     }
     const unknown = log === undefined || commits >= MAX_COMMITS;
-    /** Why a new tip is a plant: a planted commit it reaches, or too many to know. */
-    const reaches = (id: string) => {
+    // the refs that reach a planted commit, asked once per planted commit (not once per ref: a
+    // command can make thousands)
+    const containing = new Map<string, string>();
+    let contained = !unknown && planted.size <= MAX_PLANTED;
+    if (contained)
+      for (const [commit, why] of planted) {
+        const names = git(["for-each-ref", "--format=%(refname)", "--contains", commit]);
+        if (names === undefined) contained = false;
+        for (const name of (names ?? "").split("\n").filter(Boolean))
+          if (!containing.has(name)) containing.set(name, why);
+      }
+    /** Why a new tip is a plant: a planted commit it reaches, or what its tree holds past `MAX_COMMITS`. */
+    const reaches = (name: string | undefined, id: string) => {
       if (unknown) {
         // past `MAX_COMMITS` (a clone of a long history): what a checkout of the tip writes
         const tree = git(["ls-tree", "-r", "-z", "--full-tree", id]);
@@ -197,6 +230,8 @@ export function undoGitPlants(
         return held && `it holds ${held.path}: ${plant(held)}`;
       }
       if (planted.size === 0) return undefined;
+      if (planted.has(id)) return planted.get(id);
+      if (contained && name?.startsWith("refs/")) return containing.get(name);
       const list = git(
         ["rev-list", "--stdin", `--max-count=${MAX_COMMITS}`],
         [id, ...old.map((o) => `^${o}`)].join("\n") + "\n",
@@ -205,12 +240,21 @@ export function undoGitPlants(
       return list === undefined ? "its new commits could not be checked" : hit && planted.get(hit);
     };
     for (const [name, id] of moved) {
-      const why = reaches(id);
+      const why = reaches(name, id);
       if (why !== undefined) moveBack(name, why);
+    }
+    for (const [file, ids] of added) {
+      // keyed by what the line says (its id, or the name a checkout message gives)
+      const bad = new Map(
+        ids
+          .map(([said, id]) => [said, id && reaches(undefined, id)] as const)
+          .filter(([, why]) => why),
+      );
+      if (bad.size > 0) done.push(...forgetEntries(gitDir, file, bad, shown));
     }
     // HEAD detached at a planted commit, or on a branch that was just deleted: back where it was
     const onDeleted = after.head.startsWith("ref: ") && deleted.has(after.head.slice(5));
-    if ((headMoved && reaches(headId) !== undefined) || onDeleted) {
+    if ((headMoved && reaches(undefined, headId) !== undefined) || onDeleted) {
       const was = before?.head;
       const ok =
         was === undefined
@@ -220,15 +264,22 @@ export function undoGitPlants(
             : git(["update-ref", "--no-deref", "HEAD", was]);
       done.push(
         ok === undefined
-          ? `(keel could not move HEAD back in ${top || "."}: it is at a commit that adds files that run code later; check it before you use git there)`
-          : `HEAD in ${top || "the workspace's repository"} (moved back to ${was!.startsWith("ref: ") ? was!.slice(5) : short(was!)}: it was at a commit that adds files that run code later)`,
+          ? `(keel could not move HEAD back in ${shown}: it is at a commit that adds files that run code later; check it before you use git there)`
+          : `HEAD in ${shown} (moved back to ${was!.startsWith("ref: ") ? was!.slice(5) : short(was!)}: it was at a commit that adds files that run code later)`,
       );
     }
   }
   if (before?.index !== after.index && after.index !== "none") {
     // staged at a protected path, not what the working tree holds, and not HEAD's (a person's own
-    // sparse or staged entry is HEAD's or was there before; a command's changes the index)
-    const odd = parseLsFiles(git(["ls-files", "-s", "-z"]) ?? "").filter((h) => plant(h));
+    // sparse or staged entry is HEAD's; a command's changes the index), with time of its own
+    deadline = Date.now() + GIT_MS;
+    const listed = git(["ls-files", "-s", "-z"]);
+    if (listed === undefined)
+      return [
+        ...done,
+        `(keel could not check what the command staged in ${shown}: git did not answer; run git status there and unstage what you did not mean)`,
+      ];
+    const odd = parseLsFiles(listed).filter((h) => plant(h));
     const paths = [...new Set(odd.map((h) => h.path))];
     const inHead = new Map(
       paths.length === 0
@@ -262,6 +313,38 @@ export function undoGitPlants(
 }
 
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/**
+ * Removes a reflog's lines whose commit is in `bad` (a link in place of the reflog goes whole: keel
+ * does not write through links). Says what it did (nothing for a reflog gone with its ref).
+ */
+function forgetEntries(
+  gitDir: string,
+  file: string,
+  bad: ReadonlyMap<string, string | undefined>,
+  shown: string,
+): string[] {
+  const abs = path.join(gitDir, file);
+  const why = [...bad.values()][0];
+  if (!lstatOf(abs)) return []; // gone with its ref
+  try {
+    const text = lstatOf(abs)?.isFile() ? readSmall(abs) : undefined;
+    if (text === undefined) rmSync(abs, { force: true });
+    else
+      writeFileSync(
+        abs,
+        text
+          .split("\n")
+          .filter((line) => ![...reflogIds(line)].some((said) => bad.has(said)))
+          .join("\n"),
+      );
+    return [
+      `${bad.size} entr${bad.size === 1 ? "y" : "ies"} of ${file} in ${shown} (added by the command: removed; ${why}; git checkout - or git stash pop would write it)`,
+    ];
+  } catch (e) {
+    return [`(keel could not clean ${file} in ${shown}: ${(e as Error).message}; ${why})`];
+  }
+}
 
 /** `git ls-tree -z`: each entry's path, mode and id. */
 function parseLsTree(out: string): Held[] {

@@ -11,7 +11,7 @@
 import { readdirSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { gitNamedPaths, newLook, personalConfig, personalNames, type Look } from "./git-named.js";
-import { gitState, type GitState } from "./git-refs.js";
+import { gitState, gitStateByGit, type GitState } from "./git-refs.js";
 import { takesSettings } from "./protected-settings.js";
 import { namedByYarnrc, YARNRCS } from "./yarn-named.js";
 import {
@@ -35,6 +35,8 @@ import { COMMAND_PROTECTED, removedWhenMade, type ProtectedPath } from "./protec
  * passed over in silence: a command could make many files to hide one behind them.
  */
 export const MAX_ENTRIES = 1_000_000;
+/** How long git may take to list a repository's refs that keel cannot read itself (a reftable). */
+const GIT_STATE_MS = 3_000;
 /** Folders never looked into (they hold other people's code, and a lot of it). */
 const SKIP = new Set(["node_modules"]);
 /** What the look found: protected paths below the top level, and each repository's fingerprint. */
@@ -145,7 +147,7 @@ export function markWorkspace(
     const configs = CONFIGS.map((name) => readSmall(path.join(gitDir, name)));
     const hooks = hookStamps(gitDir);
     const common = readSmall(path.join(gitDir, "commondir"));
-    const git = gitState(gitDir);
+    const git = gitState(gitDir) ?? gitStateByGit(gitDir, path.dirname(gitDir), GIT_STATE_MS);
     marks.repos.set(rel, {
       print: fingerprint(gitDir, configs, hooks, common),
       hooks,

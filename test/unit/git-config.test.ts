@@ -132,23 +132,25 @@ describe("withoutUnsafeGitConfig", () => {
     expect([...r.text].filter((c) => c < " " && c !== "\t" && c !== "\n")).toEqual([]);
     expect(r.removed).toHaveLength(5);
   });
-  it("reads a URL's value as git does (quotes, escapes) and keeps only transports git serves itself", () => {
+  it("reads a URL's value as git does (quotes, escapes) and keeps only transports git serves itself, not folders", () => {
     const urls = [
       'url = p"w"n::x',
       'url = ""pwn::x',
       "url = pwn://example.com/x",
       "url = evil::x",
       'url = "ext::sh -c x" ; a comment',
+      "url = ../other",
+      "url = /srv/bare.git",
+      "url = FILE:///srv/bare.git",
       "url = https://example.com/r.git",
       "url = git@example.com:r.git",
-      "url = ../other",
       "url = ssh://git@example.com/r.git",
       "url = git+ssh://example.com/r.git",
     ];
     const text = ['[remote "o"]', ...urls.map((u) => `\t${u}`)].join("\n");
     const r = withoutUnsafeGitConfig(text);
-    expect(r.removed).toEqual(Array(5).fill("remote.o.url"));
-    expect(r.text.split("\n").slice(1)).toEqual(urls.slice(5).map((u) => `\t${u}`));
+    expect(r.removed).toEqual(Array(8).fill("remote.o.url"));
+    expect(r.text.split("\n").slice(1)).toEqual(urls.slice(8).map((u) => `\t${u}`));
     expect(gitValue(' "a b" ; c')).toBe("a b");
     expect(gitValue(" x\\ty # c")).toBe("x\ty");
   });
@@ -157,6 +159,19 @@ describe("withoutUnsafeGitConfig", () => {
       '[extensions]\n\tpartialclone = evil\n[remote "evil"]\n\tpromisor = true',
     );
     expect(r.removed).toEqual(["extensions.partialclone", "remote.evil.promisor"]);
+  });
+  it("in the person's repository, a URL the command added or changed goes; the one it had stays", () => {
+    const before = '[remote "origin"]\n\turl = https://example.com/r.git';
+    const after = `${before}\n[remote "evil"]\n\turl = https://evil.example/r.git\n[submodule "lib"]\n\turl = https://evil.example/lib.git`;
+    const r = withoutUnsafeGitConfig(after, gitConfigKeys(before), true);
+    expect(r.removed).toEqual(["remote.evil.url", "submodule.lib.url"]);
+    expect(r.text).toContain("url = https://example.com/r.git");
+    const repointed = withoutUnsafeGitConfig(
+      '[remote "origin"]\n\turl = https://evil.example/r.git',
+      gitConfigKeys(before),
+      true,
+    );
+    expect(repointed.removed).toEqual(["remote.origin.url"]);
   });
   it("keeps a line it had before only in the same subsection, case and all", () => {
     const before = '[remote "Origin"]\n\tuploadpack = my-pack';

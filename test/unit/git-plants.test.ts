@@ -7,7 +7,15 @@
  * the person's own `git reset --hard` and `git checkout .` write afterwards.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { cleanAfter } from "../../src/sandbox/aftercare.js";
@@ -194,6 +202,76 @@ describe("a protected file a command committed or staged", () => {
     expect(cleanAfter(w, before)).toEqual([]);
     expect(git(w, "rev-parse", "HEAD").trim()).toBe(head);
     expect(git(w, "show", "HEAD~1:.vscode/settings.json")).toBe('{"editor.tabSize":2}\n');
+  });
+});
+
+/** A commit of HEAD's tree plus `.mcp.json`, made with plumbing: no ref, index untouched. */
+function plantedCommit(w: string) {
+  stage(w, ".mcp.json", MCP);
+  const tree = git(w, "write-tree").trim();
+  git(w, "rm", "-q", "--cached", ".mcp.json");
+  return git(w, "commit-tree", tree, "-p", "HEAD", "-m", "planted").trim();
+}
+
+describe("refs, pseudo-refs and reflogs written the ways git reads and keel's reading might not", () => {
+  const cases: Array<[string, (w: string, p: string) => void, string]> = [
+    [
+      "a loose ref in upper case with text after the id",
+      (w, p) => writeFileSync(path.join(w, ".git/refs/heads/main"), `${p.toUpperCase()} x\n`),
+      "reset -q --hard",
+    ],
+    [
+      "a loose ref that is a link",
+      (w, p) => {
+        writeFileSync(path.join(w, ".git/objects/info/x"), `${p}\n`);
+        rmSync(path.join(w, ".git/refs/heads/main"));
+        symlinkSync("../../objects/info/x", path.join(w, ".git/refs/heads/main"));
+      },
+      "reset -q --hard",
+    ],
+    [
+      "ORIG_HEAD, the person's way back",
+      (w, p) => writeFileSync(path.join(w, ".git/ORIG_HEAD"), `${p}\n`),
+      "reset -q --hard ORIG_HEAD",
+    ],
+    [
+      "a HEAD reflog line `git checkout -` returns to",
+      (w, p) => {
+        const h = git(w, "rev-parse", "HEAD").trim();
+        appendFileSync(
+          path.join(w, ".git/logs/HEAD"),
+          `${h} ${h} A <a@example.com> 1700000000 +0000\tcheckout: moving from ${p.slice(0, 9)} to main\n`,
+        );
+      },
+      "checkout -q -",
+    ],
+  ];
+  for (const [name, attack, person] of cases)
+    it(`${name}: undone, the person's git ${person.split(" ")[0]} writes nothing planted`, () => {
+      const w = repo("keel-plant-ref-");
+      const before = markWorkspace(w);
+      attack(w, plantedCommit(w));
+      expect(cleanAfter(w, before).join("\n")).toMatch(/it commits \.mcp\.json/);
+      try {
+        git(w, ...person.split(" "));
+      } catch {
+        // a way back that is gone fails: what matters is that nothing planted is written
+      }
+      expect(existsSync(path.join(w, ".mcp.json"))).toBe(false);
+    });
+
+  it("a remote the command pointed at a repository in the workspace: the person's pull does not take it", () => {
+    const w = repo("keel-plant-remote-");
+    const before = markWorkspace(w);
+    const p = plantedCommit(w);
+    git(w, "init", "-q", "--bare", "vendor.git");
+    git(w, "push", "-q", "./vendor.git", `${p}:refs/heads/main`);
+    git(w, "remote", "add", "origin", "./vendor.git");
+    git(w, "config", "branch.main.remote", "origin");
+    git(w, "config", "branch.main.merge", "refs/heads/main");
+    expect(cleanAfter(w, before)).toContain("remote.origin.url from .git/config");
+    expect(() => git(w, "pull", "-q", "--no-rebase")).toThrow();
+    expect(existsSync(path.join(w, ".mcp.json"))).toBe(false);
   });
 });
 
