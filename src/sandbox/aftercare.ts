@@ -14,6 +14,7 @@ import { chmodSync, lstatSync, readdirSync, rmSync, symlinkSync, writeFileSync }
 import path from "node:path";
 import { gitConfigKeys, withoutUnsafeGitConfig } from "./git-config.js";
 import { CONFIGS, leftInGitDir, linksOf } from "./git-dir.js";
+import { removeForgedObjects } from "./git-objects.js";
 import { undoGitPlants } from "./git-plants.js";
 import {
   linksOnTheWay,
@@ -179,9 +180,14 @@ export function cleanAfter(
     });
   }
   // what it staged or committed that the person's next checkout would write (git-plants.ts): after
-  // the clean-up above, so that the working tree it is compared with is the one left
+  // the clean-up above, so that the working tree it is compared with is the one left; first the
+  // objects it forged (git-objects.ts), which git would read as they are
   for (const [rel, { git }] of repos) {
     const was = before.repos.get(rel);
+    if (direct(rel))
+      attempt(`the objects of ${rel}`, () =>
+        removed.push(...removeForgedObjects(path.join(workspace, rel), before.at, rel)),
+      );
     if (!was || was.git)
       attempt(`the history of ${rel}`, () =>
         removed.push(...undoGitPlants(workspace, rel, was?.git, git)),

@@ -9,6 +9,7 @@
 import { execFileSync } from "node:child_process";
 import {
   appendFileSync,
+  chmodSync,
   existsSync,
   mkdirSync,
   readFileSync,
@@ -272,6 +273,45 @@ describe("refs, pseudo-refs and reflogs written the ways git reads and keel's re
     expect(cleanAfter(w, before)).toContain("remote.origin.url from .git/config");
     expect(() => git(w, "pull", "-q", "--no-rebase")).toThrow();
     expect(existsSync(path.join(w, ".mcp.json"))).toBe(false);
+  });
+});
+
+describe("objects a command forged", () => {
+  it("the person's blob overwritten in place: removed, so a checkout fails instead of writing it", () => {
+    const w = repo("keel-plant-object-");
+    const blob = git(w, "rev-parse", "HEAD:.vscode/settings.json").trim();
+    const before = markWorkspace(w);
+    writeFileSync(path.join(w, "evil.tmp"), '{"task.allowAutomaticTasks":"on"}\n');
+    const evil = git(w, "hash-object", "-w", "evil.tmp").trim();
+    const at = (id: string) => path.join(w, ".git/objects", id.slice(0, 2), id.slice(2));
+    chmodSync(at(blob), 0o644);
+    writeFileSync(at(blob), readFileSync(at(evil)));
+    expect(cleanAfter(w, before)).toContain(
+      "1 object in .git/objects (written by the command with content their names do not say: removed; a later checkout would have written it)",
+    );
+    expect(existsSync(at(blob))).toBe(false);
+    expect(existsSync(at(evil))).toBe(true); // an honest object the command wrote stays
+    rmSync(path.join(w, ".vscode/settings.json"));
+    expect(() => git(w, "checkout", "-q", "--", ".vscode/settings.json")).toThrow();
+    expect(existsSync(path.join(w, ".vscode/settings.json"))).toBe(false);
+  });
+
+  it("an alternates file it made goes; objects it wrote honestly stay", () => {
+    const w = repo("keel-plant-alternates-");
+    const before = markWorkspace(w);
+    git(w, "init", "-q", "--bare", "store.git");
+    writeFileSync(
+      path.join(w, ".git/objects/info/alternates"),
+      `${path.join(w, "store.git/objects")}\n`,
+    );
+    writeFileSync(path.join(w, "notes.txt"), "more\n");
+    git(w, "commit", "-qam", "work");
+    expect(cleanAfter(w, before)).toEqual([
+      expect.stringMatching(
+        /^objects\/info\/alternates in \.git \(made or changed by the command: removed/,
+      ),
+    ]);
+    expect(git(w, "fsck", "--no-dangling").trim()).toBe("");
   });
 });
 
