@@ -182,7 +182,7 @@ export function cleanAfter(
   // what it staged or committed that the person's next checkout would write (git-plants.ts): after
   // the clean-up above, so that the working tree it is compared with is the one left; first the
   // objects it forged (git-objects.ts), which git would read as they are
-  for (const [rel, { git }] of repos) {
+  for (const [rel, { git, worktree }] of repos) {
     const was = before.repos.get(rel);
     if (direct(rel))
       attempt(`the objects of ${rel}`, () =>
@@ -190,7 +190,7 @@ export function cleanAfter(
       );
     if (!was || was.git)
       attempt(`the history of ${rel}`, () =>
-        removed.push(...undoGitPlants(workspace, rel, was?.git, git)),
+        removed.push(...undoGitPlants(workspace, rel, was?.git, git, worktree)),
       );
   }
   // a setting it added to a project file that makes a tool run code (a git hook's command, a

@@ -96,7 +96,8 @@ export function inWorkingTree(abs: string, mode: string, id: string): boolean {
 
 /**
  * Undoes what a command planted in the repository whose git folder is `gitRel` (a working tree's
- * `.git`; a bare one has no working tree to write into), by its state before the command (none: the
+ * `.git`, or the folder a `.git` file in `worktree` names; a bare one has no working tree to write
+ * into), by its state before the command (none: the
  * command made it) and now. Returns what was done, workspace-relative. Never throws.
  */
 export function undoGitPlants(
@@ -104,11 +105,14 @@ export function undoGitPlants(
   gitRel: string,
   before: GitState | undefined,
   looked: GitState | undefined,
+  worktree?: string,
 ): string[] {
   if (before && looked && unchanged(before, looked)) return [];
   const parts = gitRel.split("/");
-  if (parts.at(-1) !== ".git") return [];
-  const top = parts.slice(0, -1).join("/");
+  const own = parts.at(-1) === ".git" ? parts.slice(0, -1).join("/") : undefined;
+  const tree = own ?? worktree;
+  if (tree === undefined) return []; // bare: no working tree to write into
+  const top = tree === "." ? "" : tree;
   const cwd = path.join(workspace, top);
   const gitDir = path.join(workspace, gitRel);
   const shown = top || "the workspace's repository";
@@ -252,20 +256,28 @@ export function undoGitPlants(
       );
       if (bad.size > 0) done.push(...forgetEntries(gitDir, file, bad, shown));
     }
-    // HEAD detached at a planted commit, or on a branch that was just deleted: back where it was
+    // HEAD detached at a planted commit, or on a branch that was just deleted: back where it was;
+    // in a repository or worktree the command made, onto a branch with no commit (nothing to write)
     const onDeleted = after.head.startsWith("ref: ") && deleted.has(after.head.slice(5));
-    if ((headMoved && reaches(undefined, headId) !== undefined) || onDeleted) {
-      const was = before?.head;
-      const ok =
-        was === undefined
-          ? undefined
-          : was.startsWith("ref: ")
-            ? git(["symbolic-ref", "HEAD", was.slice(5)])
-            : git(["update-ref", "--no-deref", "HEAD", was]);
+    const was = before?.head;
+    if (headMoved && reaches(undefined, headId) !== undefined) {
+      const to = was ?? `ref: ${UNBORN}`;
+      const ok = to.startsWith("ref: ")
+        ? git(["symbolic-ref", "HEAD", to.slice(5)])
+        : git(["update-ref", "--no-deref", "HEAD", to]);
       done.push(
         ok === undefined
-          ? `(keel could not move HEAD back in ${shown}: it is at a commit that adds files that run code later; check it before you use git there)`
-          : `HEAD in ${shown} (moved back to ${was!.startsWith("ref: ") ? was!.slice(5) : short(was!)}: it was at a commit that adds files that run code later)`,
+          ? `(keel could not move HEAD in ${shown}: it is at a commit that adds files that run code later; check it before you use git there)`
+          : `HEAD in ${shown} (moved ${was === undefined ? "onto" : "back to"} ${to.startsWith("ref: ") ? to.slice(5) : short(to)}: it was at a commit that adds files that run code later)`,
+      );
+    } else if (onDeleted && was !== undefined && was !== after.head) {
+      const ok = was.startsWith("ref: ")
+        ? git(["symbolic-ref", "HEAD", was.slice(5)])
+        : git(["update-ref", "--no-deref", "HEAD", was]);
+      done.push(
+        ok === undefined
+          ? `(keel could not move HEAD back in ${shown}: its branch was deleted; check it before you use git there)`
+          : `HEAD in ${shown} (moved back to ${was.startsWith("ref: ") ? was.slice(5) : short(was)}: its branch was deleted)`,
       );
     }
   }
@@ -313,6 +325,8 @@ export function undoGitPlants(
 }
 
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+/** The branch, with no commit, HEAD is put on in a repository or worktree a command made at a plant. */
+const UNBORN = "refs/heads/keel-removed-plant";
 
 /**
  * Removes a reflog's lines whose commit is in `bad` (a link in place of the reflog goes whole: keel

@@ -113,6 +113,8 @@ export interface WorkspaceMarks {
       entries: string[];
       /** Its refs and index (none when they cannot be read so): what a command commits or stages shows. */
       git?: GitState;
+      /** The working tree a `.git` file sends here (a linked worktree's, `--separate-git-dir`'s). */
+      worktree?: string;
     }
   >;
 }
@@ -141,8 +143,13 @@ export function markWorkspace(
     settings: new Map(),
     since: firstLook.get(workspace) ?? firstLook.set(workspace, Date.now()).get(workspace)!,
   };
-  const addRepo = (rel: string) => {
-    if (marks.repos.has(rel)) return;
+  const addRepo = (rel: string, worktree?: string) => {
+    const known = marks.repos.get(rel);
+    if (known) {
+      // met in the walk of the main `.git` before the `.git` file that names it
+      if (worktree !== undefined) known.worktree ??= worktree;
+      return;
+    }
     const gitDir = path.join(workspace, rel);
     const configs = CONFIGS.map((name) => readSmall(path.join(gitDir, name)));
     const hooks = hookStamps(gitDir);
@@ -156,10 +163,11 @@ export function markWorkspace(
       entries: entriesOf(gitDir),
       ...(common !== undefined ? { common } : {}),
       ...(git ? { git } : {}),
+      ...(worktree !== undefined ? { worktree } : {}),
     });
   };
-  const addRepoWithCommon = (rel: string) => {
-    addRepo(rel);
+  const addRepoWithCommon = (rel: string, worktree?: string) => {
+    addRepo(rel, worktree);
     // git reads the config and runs the hooks of the folder `commondir` names
     const common = commonDirOf(workspace, rel, marks.repos.get(rel)?.common);
     if (common !== undefined) addRepo(common);
@@ -217,7 +225,7 @@ export function markWorkspace(
       // a `.git` file or link sends git to a repository anywhere (`node_modules` too)
       if (git && !folder) {
         const target = gitFileTarget(workspace, child, link);
-        if (target !== undefined) addRepoWithCommon(target);
+        if (target !== undefined) addRepoWithCommon(target, rel || ".");
       }
       if (
         bytecodeSince !== undefined &&
@@ -253,7 +261,7 @@ export function markWorkspace(
         rel === "." ? ".git" : `${rel}/.git`,
         dotGit.isSymbolicLink(),
       );
-      if (target !== undefined) addRepoWithCommon(target);
+      if (target !== undefined) addRepoWithCommon(target, rel);
     }
   };
   walk("");

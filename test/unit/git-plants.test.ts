@@ -261,6 +261,23 @@ describe("refs, pseudo-refs and reflogs written the ways git reads and keel's re
       expect(existsSync(path.join(w, ".mcp.json"))).toBe(false);
     });
 
+  it("a linked worktree the command made, its HEAD at a plant; a repository with its git folder elsewhere", () => {
+    const w = repo("keel-plant-worktree-");
+    const before = markWorkspace(w);
+    const p = plantedCommit(w);
+    git(w, "worktree", "add", "-q", "--detach", "wt", "HEAD");
+    writeFileSync(path.join(w, ".git/worktrees/wt/HEAD"), `${p}\n`);
+    mkdirSync(path.join(w, "pkg"));
+    git(path.join(w, "pkg"), "init", "-q", "--separate-git-dir=../pkg.gitdir");
+    stage(path.join(w, "pkg"), ".envrc", "touch /tmp/x\n");
+    const removed = cleanAfter(w, before).join("\n");
+    expect(removed).toMatch(/HEAD in wt \(moved onto refs\/heads\/keel-removed-plant/);
+    expect(removed).toMatch(/pkg\/\.envrc \(staged by the command/);
+    git(path.join(w, "wt"), "checkout", "-q", ".");
+    expect(existsSync(path.join(w, "wt/.mcp.json"))).toBe(false);
+    expect(git(path.join(w, "pkg"), "ls-files")).toBe("");
+  });
+
   it("a remote the command pointed at a repository in the workspace: the person's pull does not take it", () => {
     const w = repo("keel-plant-remote-");
     const before = markWorkspace(w);
