@@ -134,7 +134,8 @@ export function undoGitPlants(
    * Why a path git holds is a plant, if it is one: not what the working tree holds, and protected,
    * or a project file (`package.json`…) with a setting that runs code the working tree's lacks.
    */
-  const plant = (h: Held) => {
+  const plant = (h: Held): string | undefined => {
+    if (h.mode === GITLINK) return submodulePlant(h);
     const at = rel(h.path);
     const entry = protectedEntry(at);
     const settings = !entry && settingRulesOf(at).length > 0;
@@ -145,6 +146,26 @@ export function undoGitPlants(
     if (entry) return entry.why;
     const held = git(["cat-file", "blob", h.id]);
     return held === undefined ? undefined : protectedSetting(at, readSmall(abs) ?? "", held)?.why;
+  };
+  /**
+   * A submodule pointed at a commit whose tree holds a plant: `git submodule update` checks it out.
+   * Asked of the submodule's own repository (its objects are there), when it is checked out.
+   */
+  const submodulePlant = (h: Held) => {
+    const sub = path.join(cwd, h.path);
+    if (!lstatOf(path.join(sub, ".git")) || linksOnTheWay(workspace, rel(h.path)).length > 0)
+      return undefined;
+    const list = runGit(sub, ["ls-tree", "-r", "-z", "--full-tree", h.id], deadline - Date.now());
+    const held = parseLsTree(list.stdout ?? "").find(
+      (x) =>
+        x.mode !== GITLINK &&
+        protectedEntry(rel(`${h.path}/${x.path}`)) !== undefined &&
+        !inWorkingTree(path.join(sub, x.path), x.mode, x.id),
+    );
+    return (
+      held &&
+      `its submodule ${h.path} at ${h.id.slice(0, 12)} holds ${held.path}, which git submodule update would write`
+    );
   };
   const done: string[] = [];
   const refs = [...after.refs].filter(([name, id]) => before?.refs.get(name) !== id);
@@ -291,18 +312,28 @@ export function undoGitPlants(
         ...done,
         `(keel could not check what the command staged in ${shown}: git did not answer; run git status there and unstage what you did not mean)`,
       ];
-    const odd = parseLsFiles(listed).filter((h) => plant(h));
-    const paths = [...new Set(odd.map((h) => h.path))];
-    const inHead = new Map(
+    // only entries that could be plants and differ from HEAD's are looked at further (a submodule
+    // or a package.json costs a git call each)
+    const maybe = parseLsFiles(listed).filter(
+      (h) =>
+        h.mode === GITLINK ||
+        protectedEntry(rel(h.path)) !== undefined ||
+        settingRulesOf(rel(h.path)).length > 0,
+    );
+    const paths = [...new Set(maybe.map((h) => h.path))];
+    const headTree =
       paths.length === 0
-        ? []
-        : parseLsTree(git(["ls-tree", "-z", "HEAD", "--", ...paths]) ?? "").map((h) => [h.path, h]),
+        ? ""
+        : git(
+            paths.length > MAX_PATHS
+              ? ["ls-tree", "-r", "-z", "--full-tree", "HEAD"]
+              : ["ls-tree", "-z", "HEAD", "--", ...paths],
+          );
+    const inHead = new Map(parseLsTree(headTree ?? "").map((h) => [h.path, h]));
+    const odd = maybe.filter(
+      (h) => (inHead.get(h.path)?.id !== h.id || inHead.get(h.path)?.mode !== h.mode) && plant(h),
     );
-    const bad = paths.filter((p) =>
-      odd.some(
-        (h) => h.path === p && (inHead.get(p)?.id !== h.id || inHead.get(p)?.mode !== h.mode),
-      ),
-    );
+    const bad = [...new Set(odd.map((h) => h.path))];
     if (bad.length > 0) {
       const zero = "0".repeat(odd[0]!.id.length);
       const info = bad.map((p) => {
@@ -325,6 +356,10 @@ export function undoGitPlants(
 }
 
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+/** Paths given to one `git ls-tree`; past them HEAD's whole tree is listed. */
+const MAX_PATHS = 200;
+/** A tree entry's mode for a submodule's commit. */
+const GITLINK = "160000";
 /** The branch, with no commit, HEAD is put on in a repository or worktree a command made at a plant. */
 const UNBORN = "refs/heads/keel-removed-plant";
 

@@ -278,6 +278,28 @@ describe("refs, pseudo-refs and reflogs written the ways git reads and keel's re
     expect(git(path.join(w, "pkg"), "ls-files")).toBe("");
   });
 
+  it("a submodule pointed at a planted commit of its own: git submodule update writes nothing", () => {
+    const src = path.join(tempWorkspace("keel-plant-libsrc-"), "lib");
+    mkdirSync(src);
+    writeFileSync(path.join(src, "l.txt"), "l\n");
+    git(src, "init", "-q", "-b", "main");
+    git(src, "add", "-A");
+    git(src, "commit", "-qm", "lib");
+    const w = repo("keel-plant-submodule-");
+    const file = ["-c", "protocol.file.allow=always"];
+    git(w, ...file, "submodule", "add", "-q", src, "lib");
+    git(w, "commit", "-qm", "sub");
+    const before = markWorkspace(w);
+    const p = plantedCommit(path.join(w, "lib"));
+    git(w, "update-index", "--cacheinfo", `160000,${p},lib`);
+    git(w, "commit", "-qm", "bump lib");
+    expect(cleanAfter(w, before).join("\n")).toMatch(
+      /moved back .*its submodule lib at \w{12} holds \.mcp\.json, which git submodule update would write/,
+    );
+    git(w, ...file, "submodule", "update", "-q");
+    expect(existsSync(path.join(w, "lib/.mcp.json"))).toBe(false);
+  });
+
   it("a remote the command pointed at a repository in the workspace: the person's pull does not take it", () => {
     const w = repo("keel-plant-remote-");
     const before = markWorkspace(w);
