@@ -20,7 +20,7 @@ import {
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { cleanAfter } from "../../src/sandbox/aftercare.js";
-import { blobId, parseRawLog } from "../../src/sandbox/git-plants.js";
+import { blobId, parseRawLog } from "../../src/sandbox/git-parse.js";
 import { packedRefs } from "../../src/sandbox/git-refs.js";
 import { markWorkspace } from "../../src/sandbox/look.js";
 import { tempWorkspace } from "../support/harness.js";
