@@ -14,6 +14,12 @@ export interface KeelEnv {
   userSettingsFile: string;
   /** Real model servers and models (`npm run real-servers`), for the contract suite and the bench. */
   realServers: RealServerPaths;
+  /**
+   * Where a keel process notes the sandbox's stand-in folders of a command it runs, until the
+   * command has finished (`KEEL_CACHE_DIR`/stand-ins): the next command clears those of a keel that
+   * was killed.
+   */
+  standInRecords: string;
 }
 
 /**
@@ -103,8 +109,13 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): KeelEnv {
     get realServers() {
       return realServerPaths(env);
     },
+    standInRecords: path.join(cacheDirOf(env), "stand-ins"),
   };
 }
+
+/** keel's cache folder: `KEEL_CACHE_DIR`, default `~/.cache/keel`. */
+const cacheDirOf = (env: NodeJS.ProcessEnv) =>
+  env.KEEL_CACHE_DIR || path.join(env.HOME || homedir(), ".cache", "keel");
 
 /**
  * A run setting's environment variable (the settings table names which: `KEEL_MODEL`,
@@ -120,7 +131,7 @@ export function realServerPaths(env: NodeJS.ProcessEnv): RealServerPaths {
     if (key.startsWith("KEEL_GGUF_") && value)
       ggufs[key.slice("KEEL_GGUF_".length).toLowerCase().replaceAll("_", "-")] = value;
   return {
-    cacheDir: env.KEEL_CACHE_DIR || path.join(env.HOME || homedir(), ".cache", "keel"),
+    cacheDir: cacheDirOf(env),
     llamaServer: env.KEEL_LLAMA_SERVER || undefined,
     ollama: env.KEEL_OLLAMA || undefined,
     ollamaModels: env.KEEL_OLLAMA_MODELS || undefined,

@@ -18,6 +18,7 @@ import { readEnv } from "../env.js";
 import { cleanAfter } from "./aftercare.js";
 import { markWorkspace, nestedDenies } from "./look.js";
 import { sandboxDenyPaths } from "./protected.js";
+import { clearLeftStandIns, noteStandIns } from "./stand-in-records.js";
 import { standIns, withoutStandIns } from "./stand-ins.js";
 import {
   allowedHosts,
@@ -296,11 +297,16 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
   const commandId = randomBytes(16).toString("base64url");
   const hosts = allowedHosts(run.grants, run.approved);
   active += 1;
+  const records = readEnv().standInRecords;
+  // a keel killed mid-command left its stand-ins: gone before the look, which would hold them
+  clearLeftStandIns(records, run.workspace);
   const marks = markWorkspace(run.workspace);
   let wrapped: string;
   let fs: FilesystemPolicy;
   /** The missing protected paths an empty folder holds while the command runs. */
   let held: string[] = [];
+  /** Drops the note of them (stand-in-records.ts) once the runtime has removed them. */
+  let forget = () => {};
   let SandboxManager: typeof Manager;
   try {
     SandboxManager = await sandboxManager();
@@ -330,6 +336,7 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
     if (hosts.length > 0) {
       SandboxManager.registerCommandNetworkLists(commandId, { allowedDomains: hosts });
     }
+    forget = noteStandIns(records, run.workspace, held);
   } catch (e) {
     release();
     throw e;
@@ -350,6 +357,7 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
       collectors.delete(blocked);
       SandboxManager.unregisterCommandNetworkLists(commandId);
       SandboxManager.cleanupAfterCommand();
+      forget();
       release();
       const trace = {
         command,

@@ -4,7 +4,8 @@
  * workspace lists that file, and the note names only the protected path the command tried to write.
  * Real sandbox, the run_command tool.
  */
-import { readdirSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ALL_TOOLS } from "../../src/tools/registry.js";
@@ -46,5 +47,47 @@ describe("the sandbox's stand-in folders", () => {
     expect(r.ok).toBe(false);
     const out = r.ok ? r.output : r.message;
     expect(out).toMatch(/\[sandbox\] \.envrc is read-only to commands/);
+  }, 60_000);
+
+  it("a keel killed mid-command leaves them; the next command of any keel clears them, not a person's file", async () => {
+    const ws = tempWorkspace();
+    const cache = tempWorkspace("keel-cache-");
+    writeFileSync(path.join(ws, "app.py"), "print('hi')\n");
+    const marker = `sleep ${(30 + Math.random()).toFixed(3)}`;
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        path.join(import.meta.dirname, "../support/command-child.ts"),
+        ws,
+        marker,
+      ],
+      { env: { ...process.env, KEEL_CACHE_DIR: cache }, stdio: "ignore" },
+    );
+    try {
+      for (let i = 0; i < 200 && !existsSync(path.join(ws, ".mcp.json")); i++)
+        await new Promise((r) => setTimeout(r, 100));
+      expect(existsSync(path.join(ws, ".mcp.json")), "the command's stand-ins").toBe(true);
+      child.kill("SIGKILL");
+      await new Promise((r) => child.once("exit", r));
+    } finally {
+      child.kill("SIGKILL");
+      spawnSync("pkill", ["-f", marker]);
+    }
+    // killed: its stand-ins stay (npm and MCP clients would fail on these folders)
+    expect(readdirSync(ws).length).toBeGreaterThan(20);
+    expect(readdirSync(path.join(cache, "stand-ins"))).toHaveLength(1);
+    writeFileSync(path.join(ws, ".vscode/settings.json"), "{}\n"); // a person's file in one
+    const saved = process.env.KEEL_CACHE_DIR;
+    process.env.KEEL_CACHE_DIR = cache;
+    try {
+      expect((await run(ws, "true")).ok).toBe(true);
+    } finally {
+      if (saved === undefined) delete process.env.KEEL_CACHE_DIR;
+      else process.env.KEEL_CACHE_DIR = saved;
+    }
+    expect(readdirSync(ws).sort()).toEqual([".vscode", "app.py"]);
+    expect(readdirSync(path.join(cache, "stand-ins"))).toEqual([]);
   }, 60_000);
 });
