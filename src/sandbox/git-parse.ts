@@ -54,8 +54,11 @@ export const parseLsFiles = (out: string): Held[] => tabbed(out, 1);
 /** `git ls-tree -z`: each entry's path, mode and id. */
 export const parseLsTree = (out: string): Held[] => tabbed(out, 2);
 
-/** A git blob's id for `bytes`, in the repository's hash (its ids' length says which). */
-export const blobId = (bytes: Buffer, idLength: number) =>
+/**
+ * git's id of content as a blob (`git hash-object`), computed here: comparing needs no process. In
+ * the repository's hash, which its ids' length says (SHA-1 unless 64).
+ */
+export const blobId = (bytes: Buffer, idLength = 40) =>
   createHash(idLength === 64 ? "sha256" : "sha1")
     .update(`blob ${bytes.length}\0`)
     .update(bytes)

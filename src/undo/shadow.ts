@@ -8,12 +8,12 @@
  * is refused to every tool and read-only to commands, and keel refuses a `.keel/undo` that is a link.
  */
 import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
 import { existsSync, realpathSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { deflateSync } from "node:zlib";
+import { blobId } from "../sandbox/git-parse.js";
 
 const run = promisify(execFile);
 
@@ -25,11 +25,6 @@ const EXCLUDED = [".keel/", ".git/", "node_modules/"];
 const SHADOW_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n";
 /** git's name for "no file". */
 const ABSENT = /^0+$/;
-
-/** git's id of a file's content (`git hash-object`), computed here: comparing needs no process. */
-export function blobId(content: Buffer): string {
-  return createHash("sha1").update(`blob ${content.length}\0`).update(content).digest("hex");
-}
 
 /** One file a step changed: its blob before and after (null: it did not exist). */
 export interface FileChange {

@@ -9,7 +9,8 @@ import { appendFileSync, existsSync, mkdirSync, symlinkSync, writeFileSync } fro
 import path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { JOURNAL } from "../../src/undo/journal.js";
-import { blobId, ShadowRepo, SHADOW_DIR } from "../../src/undo/shadow.js";
+import { blobId } from "../../src/sandbox/git-parse.js";
+import { ShadowRepo, SHADOW_DIR } from "../../src/undo/shadow.js";
 import { applyUndo, planThreadUndo, UndoError } from "../../src/undo/undo.js";
 import { tempWorkspace } from "../support/harness.js";
 
