@@ -24,6 +24,7 @@ import { quote } from "shell-quote";
 import { beforeAll, describe, expect, it } from "vitest";
 import { mcpServersOf } from "../../src/mcp/servers.js";
 import { runKeel } from "../support/cli.js";
+import { PERSON_GIT_ENV } from "../support/git.js";
 import type { ScriptedCall } from "../../src/testing/fake-ollama/index.js";
 import {
   call,
@@ -68,19 +69,7 @@ beforeAll(() => {
 
 /** The user's own git, later and outside the sandbox, with no config of theirs that could hide a plant. */
 const userGit = (cwd: string, ...args: string[]) =>
-  spawnSync("git", args, {
-    cwd,
-    env: {
-      ...process.env,
-      GIT_CONFIG_GLOBAL: "/dev/null",
-      GIT_CONFIG_NOSYSTEM: "1",
-      GIT_AUTHOR_NAME: "Ann",
-      GIT_AUTHOR_EMAIL: "ann@example.com",
-      GIT_COMMITTER_NAME: "Ann",
-      GIT_COMMITTER_EMAIL: "ann@example.com",
-    },
-    encoding: "utf8",
-  });
+  spawnSync("git", args, { cwd, env: PERSON_GIT_ENV, encoding: "utf8" });
 
 const cmd = (command: string): ScriptedCall => call("run_command", { command });
 /** A command that writes a file without a shell redirection (keel refuses those). */

@@ -5,12 +5,10 @@
  * not the thread. Two requests on one thread through the real coder graph, with the bench's scripted
  * model, once as keel runs and once with the move turned off.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
-import { runConfig } from "../../src/agent/context.js";
 import { createCoderGraph } from "../../src/agent/graph.js";
 import { SNAPSHOT_EVERY } from "../../src/agent/channels.js";
 import { TRAIL_WINDOW } from "../../src/agent/call-tally.js";
@@ -23,6 +21,7 @@ import { KeelSqliteSaver } from "../../src/persistence/sqlite-saver.js";
 import { KeelPostgresSaver } from "../../src/persistence/postgres-saver.js";
 import { ScriptedToolModel } from "../../bench/scripted-model.js";
 import { tempWorkspace } from "../support/harness.js";
+import { notesWorkspace, readingRunConfig } from "../support/long-thread.js";
 
 /** Turns `off` keeps every message in state (the thread as it was before the move existed). */
 const moves = vi.hoisted(() => ({ off: false }));
@@ -87,21 +86,12 @@ async function twoRequests(
   first = FIRST,
   second = SECOND,
 ) {
-  const ws = tempWorkspace();
-  mkdirSync(path.join(ws, "notes"));
-  for (let i = 0; i < second; i++)
-    writeFileSync(path.join(ws, `notes/n${i}.txt`), `note ${i}\n`.repeat(20));
+  const ws = notesWorkspace(second);
   const saver = await open();
   const prompts: string[] = [];
   let model = new Recording(first, prompts);
   const graph = createCoderGraph({ createModel: () => model }).compile({ checkpointer: saver });
-  const config = runConfig("long", {
-    workspace: ws,
-    maxTurns: second + 5,
-    maxToolCalls: second + 5,
-    loopWindowCount: 1000,
-    loopNoProgress: 1000,
-  });
+  const config = readingRunConfig("long", ws, second);
   await graph.invoke({ messages: [new HumanMessage("hello, read the notes one by one")] }, config);
   model = new Recording(second, prompts);
   await graph.invoke({ messages: [new HumanMessage("now read the rest of them")] }, config);

@@ -4,15 +4,14 @@
  * bench's zero-latency scripted model; bytes are deterministic, so this is a test (timing is the
  * bench's: bench/README.md).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { runConfig } from "../../src/agent/context.js";
 import { createCoderGraph } from "../../src/agent/graph.js";
 import { KeelSqliteSaver } from "../../src/persistence/sqlite-saver.js";
 import { ScriptedToolModel } from "../../bench/scripted-model.js";
-import { tempWorkspace } from "../support/harness.js";
+import { notesWorkspace, readingRunConfig } from "../support/long-thread.js";
 
 const TURNS = 300;
 /** A 6 KB AGENTS.md. */
@@ -33,21 +32,12 @@ class Recording extends ScriptedToolModel {
 
 /** Runs a `TURNS`-turn thread; the saver's bytes written after each turn, and the prompts. */
 async function thread(agentsMd: boolean) {
-  const ws = tempWorkspace();
-  mkdirSync(path.join(ws, "notes"));
-  for (let i = 0; i < TURNS; i++)
-    writeFileSync(path.join(ws, `notes/n${i}.txt`), `note ${i}\n`.repeat(20));
+  const ws = notesWorkspace(TURNS);
   if (agentsMd) writeFileSync(path.join(ws, "AGENTS.md"), AGENTS_MD);
   const saver = new KeelSqliteSaver(path.join(ws, "keel.db"));
   const model = new Recording(TURNS);
   const graph = createCoderGraph({ createModel: () => model }).compile({ checkpointer: saver });
-  const config = runConfig("flat", {
-    workspace: ws,
-    maxTurns: TURNS + 5,
-    maxToolCalls: TURNS + 5,
-    loopWindowCount: 1000,
-    loopNoProgress: 1000,
-  });
+  const config = readingRunConfig("flat", ws, TURNS);
   const bytes = [saver.bytesWritten];
   const stream = await graph.stream(
     { messages: [new HumanMessage("hello, read the notes one by one")] },

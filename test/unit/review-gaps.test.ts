@@ -4,7 +4,6 @@
  * trunk, RuboCop, git's XDG config), and git state a command leaves (another tool's file in a git
  * folder, an unfinished rebase). The gate's decision for each path, and aftercare's clean-up.
  */
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -13,6 +12,7 @@ import { markWorkspace, nestedDenies } from "../../src/sandbox/look.js";
 import { sandboxDenyPaths } from "../../src/sandbox/protected.js";
 import { protectedSetting } from "../../src/sandbox/protected-settings.js";
 import { gateDecision } from "../support/gate.js";
+import { git } from "../support/git.js";
 import { tempWorkspace } from "../support/harness.js";
 
 const fresh = (prefix: string) => {
@@ -20,20 +20,6 @@ const fresh = (prefix: string) => {
   mkdirSync(w);
   return w;
 };
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, {
-    cwd,
-    encoding: "utf8",
-    env: {
-      ...process.env,
-      GIT_CONFIG_GLOBAL: "/dev/null",
-      GIT_CONFIG_NOSYSTEM: "1",
-      GIT_AUTHOR_NAME: "A",
-      GIT_AUTHOR_EMAIL: "a@example.com",
-      GIT_COMMITTER_NAME: "A",
-      GIT_COMMITTER_EMAIL: "a@example.com",
-    },
-  });
 
 describe("lazygit's repository config", () => {
   it("the gate asks a person for .lazygit.yml at any depth and .git/lazygit.yml", () => {
