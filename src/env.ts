@@ -20,6 +20,12 @@ export interface KeelEnv {
    * was killed.
    */
   standInRecords: string;
+  /**
+   * keel's own state folder (`KEEL_STATE_DIR`, else `$XDG_STATE_HOME/keel`, default
+   * `~/.local/state/keel`): what keel keeps for itself lives here, never in a workspace, which
+   * anyone who ships a repository can fill.
+   */
+  stateDir: string;
 }
 
 /**
@@ -110,8 +116,14 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): KeelEnv {
       return realServerPaths(env);
     },
     standInRecords: path.join(cacheDirOf(env), "stand-ins"),
+    stateDir: stateDirOf(env),
   };
 }
+
+/** keel's state folder: `KEEL_STATE_DIR`, else `$XDG_STATE_HOME/keel`, default `~/.local/state/keel`. */
+const stateDirOf = (env: NodeJS.ProcessEnv) =>
+  env.KEEL_STATE_DIR ||
+  path.join(env.XDG_STATE_HOME || path.join(env.HOME || homedir(), ".local", "state"), "keel");
 
 /** keel's cache folder: `KEEL_CACHE_DIR`, default `~/.cache/keel`. */
 const cacheDirOf = (env: NodeJS.ProcessEnv) =>
