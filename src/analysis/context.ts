@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ANALYSIS_DEPTHS } from "./analyze-unit.js";
 import { setting } from "../run/setting-meta.js";
-import { layered } from "../run/layered.js";
+import { layered, type LayerOptions } from "../run/layered.js";
 import {
   ANYONE,
   modelSetting,
@@ -83,9 +83,19 @@ export type AnalystSettingsInput = z.input<typeof AnalystContextSchema>;
 export const analystSettingsFrom = (config?: SettingsSource) =>
   parseSettings(AnalystContextSchema, config);
 
-/** The invoke/stream config of an analysis run. Each unit batch and folder batch is one step. */
-export function analystRunConfig(threadId: string, input: AnalystSettingsInput) {
-  const parsed = AnalystContextSchema.parse(layered(AnalystContextSchema, input));
+/**
+ * The invoke/stream config of an analysis run. Each unit batch and folder batch is one step.
+ * `layers` picks what the settings are read from beneath `input` (`layered`; a worker reads no
+ * project's file).
+ */
+export function analystRunConfig(
+  threadId: string,
+  input: AnalystSettingsInput,
+  layers?: LayerOptions["layers"],
+) {
+  const parsed = AnalystContextSchema.parse(
+    layered(AnalystContextSchema, input, layers ? { layers } : {}),
+  );
   return {
     configurable: { thread_id: threadId },
     context: settingsContext(AnalystContextSchema, parsed, {

@@ -299,6 +299,17 @@ describe("the table's rules", () => {
     ]);
   });
 
+  it("a run that reads no project's file (a worker's) takes nothing from one", () => {
+    writeJson(userFile, { depth: "quick" });
+    writeJson(path.join(folder, ".keel", "settings.json"), { model: "theirs:1b", depth: "deep" });
+    expect(analystRunConfig("t", { target: folder }).context).toMatchObject({
+      model: "theirs:1b",
+      depth: "deep",
+    });
+    const own = analystRunConfig("t", { target: folder }, ["user-file", "environment"]).context;
+    expect(own).toMatchObject({ model: defaultOf(AnalystContextSchema, "model"), depth: "quick" });
+  });
+
   it("an environment variable the field refuses is named", () => {
     process.env.KEEL_PROVIDER = "bogus";
     expect(() => runConfig("t", { workspace: folder })).toThrow(
