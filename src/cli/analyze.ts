@@ -339,7 +339,7 @@ Examples:
         if (flags.status) return analyzeStatus(flags.postgres, flags.json);
         if (flags.workers && !flags.postgres)
           throw new UsageError("--workers needs --postgres URL: the workers share its queue");
-        checkSettingsFiles(path.resolve(dir));
+        checkSettingsFiles(path.resolve(dir), flagSettings(analyze));
         const stop = installCtrlC(
           (line) => process.stderr.write(`\n${line}\n`),
           (flags.postgres ?? flags.checkpoints ?? "") !== "memory",

@@ -78,7 +78,7 @@ async function runCommand(
   settings: Record<string, unknown>,
 ): Promise<number> {
   const workspace = workspaceFolder(flags.workspace);
-  checkSettingsFiles(workspace);
+  checkSettingsFiles(workspace, settings);
   const env = readEnv();
   // `-` reads the request from stdin, which then cannot answer questions.
   const fromStdin = given === "-";
