@@ -224,6 +224,14 @@ export const ContextSchema = ModelSettingsSchema.extend({
     .positive()
     .default(120_000)
     .describe("Default time limit of run_command"),
+  toolTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(60_000)
+    .describe(
+      "Time limit of a call of any other tool (grep, glob, the file tools, analyze_code); past it the call is stopped and the model told",
+    ),
   errorStreak: z
     .number()
     .int()
