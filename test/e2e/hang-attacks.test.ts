@@ -1,7 +1,8 @@
 /**
  * Work that always ends (issue 45), through the keel command with a scripted model: a grep or glob
  * pattern built to backtrack for ever is answered; Ctrl-C during a long grep stops keel at once,
- * resumable; a call past its deadline is stopped and the model is told.
+ * resumable; a call past its deadline is stopped and the model is told; a server that ignores the
+ * generation budget and sends 6,000 text calls gets the first 64 run and the model told of the rest.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -90,6 +91,50 @@ describe("a long grep", () => {
     const told = toolMessages(fake.chatBodies({ turnsOnly: true }).at(-1)).at(-1);
     expect(told?.content).toMatch(
       /^Error \[timeout\]: grep was stopped: it ran past its time limit \(1\.5 s\)/,
+    );
+  }, 60_000);
+});
+
+describe("a reply with thousands of calls", () => {
+  it("a server that ignores the budget sends 6,000 text calls: 64 run, the model is told of the other 5,936, the run ends", async () => {
+    const text = Array.from(
+      { length: 6000 },
+      (_, i) => `<tool_call>{"name":"read_file","arguments":{"path":"f${i}"}}</tool_call>`,
+    ).join("\n");
+    expect(text.length).toBeGreaterThan(300_000);
+    const fake = await startFake({
+      script: keelScript(
+        (req) =>
+          req.turn === 0
+            ? { content: text, pieces: 50, ignoreBudget: true }
+            : { content: "Read what there was." },
+        { intent: "analyze" },
+      ),
+    });
+    const ws = tempWorkspace();
+    const r = await runKeel([
+      "run",
+      "Read the files",
+      "-w",
+      ws,
+      "--ollama-url",
+      fake.url,
+      "--json",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ status: "done" });
+    const next = fake.chatBodies({ turnsOnly: true })[1]!;
+    const results = toolMessages(next);
+    // the first 64 calls ran, in order, and none after them
+    expect(results).toHaveLength(64);
+    expect(results.map((m) => /read_file: f(\d+) does not exist/.exec(m.content)?.[1])).toEqual(
+      Array.from({ length: 64 }, (_, i) => String(i)),
+    );
+    expect(results[0]!.content).toContain(
+      "keel did not run 5936 other entries of your tool-call list",
+    );
+    expect(results[0]!.content).toContain(
+      "keel runs at most 64 tool calls per reply; the reply had 6000",
     );
   }, 60_000);
 });
