@@ -405,6 +405,9 @@ class PyReader {
   }
 }
 
+/** A tool or parameter name as the XML-style templates write it: one word, no spaces. */
+export const XML_NAME = /^[\p{L}\p{N}_.:$-]+$/u;
+
 /** Whether the markup at `at` sits inside a line of prose (words before it), not where calls start. */
 export function inline(text: string, at: number): boolean {
   const before = text.slice(Math.max(0, at - 200), at);

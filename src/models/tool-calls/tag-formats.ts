@@ -7,7 +7,7 @@
  */
 import { jsonEntries, readCall, splitEntries, type Entries } from "./entries.js";
 import { charge, scanAll } from "./meter.js";
-import { find, findRe, jsonAt, lenientJson, parsePythonLines } from "./scan.js";
+import { find, findRe, jsonAt, lenientJson, parsePythonLines, XML_NAME } from "./scan.js";
 import type { Extraction, Extractor, RawCall } from "./types.js";
 
 /**
@@ -209,19 +209,45 @@ const PARAMETER = new RegExp(
 export function invokes(body: string, cut = false): RawCall[] | undefined {
   charge(2 * body.length);
   const calls: RawCall[] = [];
+  let at = 0;
   for (const inv of body.matchAll(INVOKE)) {
+    if (body.slice(at, inv.index).trim()) return undefined; // text between the invokes
+    at = inv.index + inv[0].length;
     // In a body the text ends inside, an invoke without its close was cut: never half a call.
-    if (cut && !/invoke>$/.test(inv[0])) continue;
-    const args: Record<string, unknown> = {};
-    for (const p of inv[5]!.matchAll(PARAMETER)) {
-      const value = xmlText(p[5]!);
-      args[(p[1] ?? p[2] ?? p[3]!).trim()] = /\bstring\s*=\s*["']?false/.test(p[4]!)
-        ? (lenientJson(value) ?? value)
-        : value;
+    if (!/invoke>$/.test(inv[0])) {
+      if (cut) return calls.length ? calls : undefined;
+      return undefined;
     }
-    calls.push({ name: (inv[1] ?? inv[2] ?? inv[3]!).trim(), arguments: args, textValues: true });
+    const call = invokeCall(inv);
+    if (!call) return undefined;
+    calls.push(call);
   }
+  // after the last invoke, nothing (a cut body may end inside the next tag, not close another)
+  const rest = body.slice(at).trim();
+  if (rest && (!cut || rest.includes("</"))) return undefined;
   return calls.length ? calls : undefined;
+}
+
+/**
+ * One invoke as a call, read strictly: a one-word name, only parameter elements inside, each
+ * closed and named once. Undefined for anything else: a malformed invoke never becomes a call.
+ */
+function invokeCall(inv: RegExpExecArray | RegExpMatchArray): RawCall | undefined {
+  const name = (inv[1] ?? inv[2] ?? inv[3]!).trim();
+  if (!XML_NAME.test(name)) return undefined;
+  const body = inv[5]!;
+  const args: Record<string, unknown> = {};
+  let at = 0;
+  for (const p of body.matchAll(PARAMETER)) {
+    if (body.slice(at, p.index).trim()) return undefined; // text between the parameters
+    at = p.index + p[0].length;
+    const key = (p[1] ?? p[2] ?? p[3]!).trim();
+    if (!/parameter>$/.test(p[0]) || !XML_NAME.test(key) || key in args) return undefined;
+    const value = xmlText(p[5]!);
+    args[key] = /\bstring\s*=\s*["']?false/.test(p[4]!) ? (lenientJson(value) ?? value) : value;
+  }
+  if (body.slice(at).trim()) return undefined;
+  return { name, arguments: args, textValues: true };
 }
 
 const minimaxWrapped = tagged(
@@ -257,11 +283,15 @@ function functionParams(text: string): Extraction[] {
     const body = m[5]!;
     if (body.replace(PARAM, "").trim() !== "") continue;
     const args: Record<string, unknown> = {};
+    let twice = false;
     for (const p of body.matchAll(PARAM)) {
       const cdata = CDATA.exec(p[5]!.trim());
-      args[(p[1] ?? p[2] ?? p[3]!).trim()] = cdata ? cdata[1]! : xmlText(p[5]!.trim());
+      const key = (p[1] ?? p[2] ?? p[3]!).trim();
+      twice ||= key in args || !XML_NAME.test(key);
+      args[key] = cdata ? cdata[1]! : xmlText(p[5]!.trim());
     }
     const name = (m[1] ?? m[2] ?? m[3]!).trim();
+    if (twice || !XML_NAME.test(name)) continue; // a parameter twice, or no name: not a call
     out.push({
       start: m.index,
       end: m.index + m[0].length,
