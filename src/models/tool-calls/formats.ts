@@ -22,13 +22,8 @@ import {
   olmo3Format,
   toolCallsBlockFormat,
 } from "./tag-formats.js";
-import {
-  gemmaFormat,
-  glmFormat,
-  lfm2Format,
-  pythonicFormat,
-  qwen3CoderFormat,
-} from "./text-formats.js";
+import { qwen3CoderFormat } from "./qwen-formats.js";
+import { gemmaFormat, glmFormat, lfm2Format, pythonicFormat } from "./text-formats.js";
 import type { Extractor, FormatName } from "./types.js";
 import { REASONING_MARKERS } from "./reasoning.js";
 

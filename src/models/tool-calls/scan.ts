@@ -4,6 +4,9 @@
  * the characters it reads to the parse's meter (meter.ts).
  */
 import { charge } from "./meter.js";
+import { forgetSearches, memoOf } from "./find.js";
+
+export { find, findRe } from "./find.js";
 
 /**
  * Where the brackets of the reply being read close (-1: never, or wrongly), as far as a scan has
@@ -11,19 +14,6 @@ import { charge } from "./meter.js";
  * scan starting there would, so none is scanned twice. Forgotten at the start of each reply.
  */
 const closes = new Map<string, Map<number, number>>();
-/** Per text and needle, the last search: from where, and what it found (`find`, `findRe`). */
-const searches = new Map<string, Map<string, { from: number; at: number; length: number }>>();
-const REMEMBERED_TEXTS = 4;
-
-/** The memo of `text` in `memos`, made (and an old text's dropped) when missing. */
-function memoOf<V>(memos: Map<string, V>, text: string, make: () => V): V {
-  let m = memos.get(text);
-  if (!m) {
-    if (memos.size >= REMEMBERED_TEXTS) memos.delete(memos.keys().next().value!);
-    memos.set(text, (m = make()));
-  }
-  return m;
-}
 
 /** End index (exclusive) of the balanced JSON object/array starting at `start`, or -1. */
 export function balancedEnd(text: string, start: number): number {
@@ -70,47 +60,6 @@ export function balancedEnd(text: string, start: number): number {
   }
   charge(steps);
   return fail();
-}
-
-/**
- * `text.indexOf(needle, from)`, remembering the last answer per needle: a reader asking again
- * from a later point before that answer gets it without a scan (each text is scanned about once
- * per needle, however many openers ask for their close).
- */
-export function find(text: string, needle: string, from: number): number {
-  return search(text, needle, from, () => {
-    const at = text.indexOf(needle, from);
-    return { at, length: needle.length };
-  }).at;
-}
-
-/** The first match of `re` at or after `from` (where, and how long; at -1: none), as `find` does. */
-export function findRe(text: string, re: RegExp, from: number): { at: number; length: number } {
-  return search(text, `/${re.source}/${re.flags}`, from, () => {
-    const g = new RegExp(re.source, re.flags.includes("g") ? re.flags : `${re.flags}g`);
-    g.lastIndex = from;
-    const m = g.exec(text);
-    return m ? { at: m.index, length: m[0].length } : { at: -1, length: 0 };
-  });
-}
-
-function search(
-  text: string,
-  key: string,
-  from: number,
-  scan: () => { at: number; length: number },
-): { at: number; length: number } {
-  const byKey = memoOf(
-    searches,
-    text,
-    () => new Map<string, { from: number; at: number; length: number }>(),
-  );
-  const last = byKey.get(key);
-  if (last && from >= last.from && (last.at < 0 || from <= last.at)) return last;
-  const found = scan();
-  charge((found.at < 0 ? text.length : found.at + found.length) - from + 1);
-  byKey.set(key, { from, ...found });
-  return found;
 }
 
 /**
@@ -191,7 +140,7 @@ const FAILED_TEXTS = 4;
 export function forgetFailures(): void {
   failed.clear();
   closes.clear();
-  searches.clear();
+  forgetSearches();
 }
 
 /** The first balanced JSON value at or after `from` (skipping whitespace only), parsed. */
