@@ -274,6 +274,17 @@ export const ContextSchema = ModelSettingsSchema.extend({
     5,
     "Loop guard: the same tool on the same target with slightly changed arguments, this many times in a row",
   ),
+  toolTimeoutMs: setting(
+    z
+      .number()
+      .int()
+      .positive()
+      .default(60_000)
+      .describe(
+        "Time limit of a call of any other tool (grep, glob, the file tools, analyze_code); past it the call is stopped and the model told",
+      ),
+    PERSON,
+  ),
 });
 
 export type Settings = z.output<typeof ContextSchema>;

@@ -48,6 +48,7 @@ export const runCommandTool = defineTool({
       .optional()
       .describe("Time limit in milliseconds (default 120000)"),
   }),
+  ownLimitMs: ({ timeout_ms }, ctx) => timeout_ms ?? ctx.commandTimeoutMs,
   async run({ command, timeout_ms }, ctx) {
     const isolation = ctx.isolation ?? { grants: NO_GRANTS, unsandboxed: false };
     // Paths the user granted are not "outside" for the cheap first check; the sandbox holds the rest.

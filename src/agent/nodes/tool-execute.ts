@@ -197,6 +197,7 @@ async function runOnce(
     approve: approver(env),
     isolation: isolationOf(env.settings),
     commandTimeoutMs: env.settings.commandTimeoutMs,
+    toolTimeoutMs: env.settings.toolTimeoutMs,
     outputLimit: toolResultLimit(window),
     onSpawn: (pid) => {
       recordPid = journal?.spawned(callId, pid);
