@@ -132,7 +132,7 @@ export function cleanAfter(
         for (const mark of ["HEAD", "objects", "commondir"])
           if (
             lstatOf(path.join(workspace, rel, mark)) &&
-            madeSince(path.join(workspace, rel, mark), before.at)
+            madeSince(path.join(workspace, rel, mark), before.since)
           )
             remove(path.join(rel, mark), shown(rel === "." ? mark : `${rel}/${mark}`));
     }

@@ -217,12 +217,18 @@ export function sandboxNotes(
     );
   }
   // Named by the command, or by a line saying a write failed: a listing (`ls -a`) names them all.
-  const said = [t.command, ...t.output.split("\n").filter((l) => WRITE_FAILED.test(l))].join("\n");
+  // `.git` by a failed write only: a command that reads git (or names `.git`) is told nothing.
+  const failed = t.output
+    .split("\n")
+    .filter((l) => WRITE_FAILED.test(l))
+    .join("\n");
   const touched = COMMAND_PROTECTED.filter((p) => {
     const at = path.join(workspace, p);
     return (
       policy.denyWrite.some((d) => d === at || d === path.join(at, PLACEHOLDER)) &&
-      new RegExp(`(^|[^\\w.-])${p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[^\\w.-])`).test(said)
+      new RegExp(`(^|[^\\w.-])${p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[^\\w.-])`).test(
+        p === ".git" ? failed : `${t.command}\n${failed}`,
+      )
     );
   });
   if (touched.includes(".git"))

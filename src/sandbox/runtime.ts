@@ -16,6 +16,7 @@ import { spawnSync } from "node:child_process";
 import type { SandboxManager as Manager } from "@anthropic-ai/sandbox-runtime";
 import { readEnv } from "../env.js";
 import { cleanAfter } from "./aftercare.js";
+import { gitIdentity } from "./host-git.js";
 import { markWorkspace, nestedDenies } from "./look.js";
 import { sandboxDenyPaths } from "./protected.js";
 import { clearLeftStandIns, noteStandIns } from "./stand-in-records.js";
@@ -357,8 +358,11 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
     // detached shell, not keel, so a command outlives a crash of keel as unsandboxed ones do (the
     // journal then waits for it).
     argv: ["bash", "-c", `${wrapped}\nexit $?`],
-    // git's reading commands (status, diff) take no lock they could not get in a read-only `.git`
-    env: gitWritable ? env : { ...env, GIT_OPTIONAL_LOCKS: "0" },
+    // git's reading commands (status, diff) take no lock they could not get in a read-only `.git`;
+    // a git write a person approved commits as them
+    env: gitWritable
+      ? { ...env, ...gitIdentity(run.workspace) }
+      : { ...env, GIT_OPTIONAL_LOCKS: "0" },
     shown: (output) =>
       withoutStandIns(output, held, run.workspace, marks.nested, topLevel(run.workspace)),
     finish: (output) => {
