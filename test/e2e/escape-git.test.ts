@@ -22,6 +22,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { quote } from "shell-quote";
+import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import type { ScriptedCall } from "../../src/testing/fake-ollama/index.js";
 import { git, PERSON_GIT_ENV } from "../support/git.js";
@@ -237,4 +238,54 @@ describe("git's metadata against a command that writes it unseen", () => {
     expect(git(w, "ls-files", "-s")).toBe(tracked);
     expect(PERSON_GIT_ENV.GIT_CONFIG_NOSYSTEM).toBe("1"); // their git ran with no config to hide a plant
   }, 300_000);
+});
+
+describe("a git write a person approved", () => {
+  it("runs with .git writable, but for its hooks and config; the repository it makes stays", async () => {
+    const w = path.join(tempWorkspace("keel-git-approved-"), "ws");
+    mkdirSync(w);
+    writeFileSync(path.join(w, "notes.txt"), "notes\n");
+    git(w, "init", "-q", "-b", "main");
+    git(w, "add", "-A");
+    git(w, "commit", "-qm", "one");
+    writeFileSync(path.join(w, "notes.txt"), "notes, edited\n");
+    const config = readFileSync(path.join(w, ".git/config"), "utf8");
+    const command = [
+      "git -c user.name=Ann -c user.email=ann@example.com commit -qam two",
+      "git init -q sub",
+      "cp notes.txt .git/hooks/pre-commit",
+      "git config core.fsmonitor 'touch pwned'",
+    ].join("; ");
+    const fake = await startFake({
+      script: keelScript((req) =>
+        req.turn === 0 ? calls(call("run_command", { command })) : { content: "Committed." },
+      ),
+    });
+    const checkpointer = new MemorySaver();
+    const context = { interactive: true, autoApprove: true };
+    const first = await runCoder(fake, "Commit the change", {
+      workspace: w,
+      checkpointer,
+      context,
+    });
+    // asked, though --yes: a person sees the command
+    const asked = first.snapshot.tasks.flatMap((t) => t.interrupts)[0]?.value;
+    expect(asked).toMatchObject({ type: "approval", command, protected: true });
+    expect(git(w, "log", "--format=%s")).toBe("one\n");
+    await runCoder(fake, null, {
+      workspace: w,
+      checkpointer,
+      threadId: first.threadId,
+      resume: "yes",
+      context,
+    });
+    expect(git(w, "log", "--format=%s")).toBe("two\none\n");
+    expect(existsSync(path.join(w, "sub/.git/HEAD"))).toBe(true);
+    expect(readdirSync(path.join(w, ".git/hooks")).filter((n) => !n.endsWith(".sample"))).toEqual(
+      [],
+    );
+    expect(readFileSync(path.join(w, ".git/config"), "utf8")).toBe(config);
+    const told = fake.chatBodies({ turnsOnly: true }).at(-1)!.messages!.at(-1)!.content;
+    expect(told).toMatch(/\.git\/hooks.*read-only to commands/s);
+  }, 120_000);
 });
