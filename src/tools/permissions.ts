@@ -187,7 +187,7 @@ export function decideCall(call: CallFacts, policy: Policy): Decision {
   if (gitWrite)
     return {
       decision: "ask",
-      reason: `\`git ${gitWrite.subcommand}\` writes the repository's .git, which is read-only to commands`,
+      reason: `\`git ${gitWrite.subcommand}\` writes the repository's .git, which only a person who sees the command may allow`,
       protected: true,
       gitWrite,
     };

@@ -241,7 +241,7 @@ describe("escape attempts through every tool, under the OS sandbox", () => {
     expect(answer(list.at(-2)!)).toMatch(/\[sandbox\] The network is closed/);
     const gitInit = list.find((c) => JSON.stringify(c).includes("git init -q ."))!;
     expect(answer(gitInit)).toMatch(
-      /needs_approval.*`git init` writes the repository's \.git.*--yes does not.*say in your answer which git command is needed \(`git init -q \.`\)/s,
+      /needs_approval.*`git init` writes the repository's \.git.*--yes does not.*\.git is read-only to commands.*say in your answer which git command is needed \(`git init -q \.`\)/s,
     );
     const hookCopy = list.find((c) => JSON.stringify(c).includes("post-checkout"))!;
     expect(answer(hookCopy)).toMatch(/\[sandbox\] \.git is read-only to commands/);

@@ -75,7 +75,7 @@ describe("git through the real CLI, .git read-only to commands", () => {
     expect(r.json, r.stderr).toBeDefined();
     const [told] = toolResults(fake);
     expect(told).toMatch(
-      /^Error \[needs_approval\]: run_command was not run: `git commit` writes the repository's \.git, which is read-only to commands .*none did \(--yes does not\)\. Do the rest of the task without it, and say in your answer which git command is needed \(`git commit -am add two`\)/s,
+      /^Error \[needs_approval\]: run_command was not run: `git commit` writes the repository's \.git, which only a person who sees the command may allow, and none did \(--yes does not\)\. \.git is read-only to commands: do the rest of the task without it, and say in your answer which git command is needed \(`git commit -am add two`\)/,
     );
     expect(git(w, "rev-parse", "HEAD")).toBe(head);
     expect(git(w, "status", "--porcelain")).toBe(" M notes.txt\n");
@@ -117,7 +117,7 @@ describe("git through the real CLI, .git read-only to commands", () => {
     });
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     expect(screen).toMatch(
-      /Allow `git commit -am 'add two'`\? \(`git commit` writes the repository's \.git, which is read-only to commands\)/,
+      /Allow `git commit -am 'add two'`\? \(`git commit` writes the repository's \.git, which only a person who sees the command may allow\)/,
     );
     expect(code, screen).toBe(0);
     expect(git(w, "log", "--format=%s %an <%ae>")).toBe(

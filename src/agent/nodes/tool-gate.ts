@@ -168,7 +168,7 @@ export function gate(
       run: false,
       result: fail(
         "needs_approval",
-        `${facts.tool} was not run: ${d.reason} (every repository's is), and only a person who sees the command may allow it; none did (--yes does not). Do the rest of the task without it, and say in your answer which git command is needed (\`${d.gitWrite.command.slice(0, 200)}\`), so that the person can run it.`,
+        `${facts.tool} was not run: ${d.reason}, and none did (--yes does not). .git is read-only to commands: do the rest of the task without it, and say in your answer which git command is needed (\`${d.gitWrite.command.slice(0, 200)}\`), so that the person can run it.`,
       ),
     };
   }
