@@ -4,9 +4,9 @@
  * or one the person's git config or yarn config names, is removed — a repository it made too (its
  * `.git`, or git's marks of a bare one: `HEAD`, `objects`, `commondir`), unless a person approved
  * the command's git write. The person's repositories need nothing more: their git folders are
- * read-only to commands (`nestedDenies`). Python bytecode it left goes too
- * (Python runs a `.pyc` in place of its source), and a project file it gave a setting that runs
- * code (protected-settings.ts) is put back. Never through a link.
+ * read-only to commands (`nestedDenies`). Python bytecode it left goes too (Python runs a `.pyc` in
+ * place of its source), and a project file it gave a setting that runs code (protected-settings.ts)
+ * is put back. Never through a link.
  */
 import { chmodSync, lstatSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -26,9 +26,8 @@ import { lstatOf } from "./safe-read.js";
 /**
  * After a command: removes the protected paths it created below the top level and those the git
  * config names that were not there before it, and every repository it made (unless `gitWritable`:
- * a person approved its git write), and removes the Python
- * bytecode it left outside installed packages. Returns what was removed, workspace-relative (the
- * bytecode is not said). Never throws.
+ * a person approved its git write), and removes the Python bytecode it left outside installed
+ * packages. Returns what was removed, workspace-relative (the bytecode is not said). Never throws.
  */
 export function cleanAfter(
   workspace: string,
@@ -118,8 +117,8 @@ export function cleanAfter(
   }
   // a folder the command made a repository's, which the walk above did not meet as a `.git` (a
   // bare one; one in `node_modules` a link or a `.git` file sends git to): git runs its hooks and
-  // obeys its config, so it goes — a `.git` whole, another folder its marks the command made (git
-  // takes it for none then). The person's git folders are read-only to commands.
+  // obeys its config, so it goes — a `.git` whole, another folder git's marks in it made since keel
+  // first looked (git takes it for none then). The person's git folders are read-only to commands.
   if (!before.incomplete && !gitWritable)
     for (const rel of after.repos) {
       if (before.repos.has(rel) || !lstatOf(path.join(workspace, rel))) continue;

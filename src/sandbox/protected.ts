@@ -316,7 +316,10 @@ export const isKeelOwn = (rel: string): boolean => {
   return first !== undefined && sameName(first, KEEL_DIR);
 };
 
-/** The entries commands may not write (`.git` too, but for a command a person approved: see `sandboxDenyPaths`). */
+/**
+ * The entries commands may not write: all of the list (`.git` too, but for a git write a person
+ * approved: see `sandboxDenyPaths`).
+ */
 export const COMMAND_PROTECTED = PROTECTED_PATHS.map((p) => p.path);
 
 /** The top-level entries a missing one of which no placeholder holds (`unheld`). */
@@ -373,8 +376,7 @@ export const PLACEHOLDER = ".keel-protected";
  * `nested`, the protected paths found deeper in the workspace. `.git` is held whole (a missing one
  * too: no command makes a repository there), unless a person approved this command's git write
  * (`gitWritable`): then only the entries the list names inside it are, when `.git` is a folder (a
- * placeholder in a missing one would break `git init`; a repository a command makes is cleaned
- * after it, see aftercare).
+ * placeholder in a missing one would break `git init`).
  */
 export function sandboxDenyPaths(
   workspace: string,
