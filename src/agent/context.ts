@@ -90,13 +90,13 @@ export const ContextSchema = ModelSettingsSchema.extend({
       .boolean()
       .default(false)
       .describe(
-        "Answer yes to every approval question (the CLI's --yes), except running a command without the OS sandbox",
+        "Answer yes to every approval question (the CLI's --yes), except running a command without the OS sandbox, a protected write and a git command that writes a repository (a person must see those)",
       ),
     {
       flag: "-y, --yes",
       commands: RUN,
       flagHelp:
-        "answer yes to every approval question (commands beyond the workspace, --approval ask|edits); deny rules and running unsandboxed still refuse",
+        "answer yes to every approval question (commands beyond the workspace, --approval ask|edits); deny rules and running unsandboxed still refuse, and protected writes and git writes (commit, checkout…) still need a person",
       ...PERSON,
     },
   ),

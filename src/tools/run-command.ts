@@ -86,6 +86,7 @@ export const runCommandTool = defineTool({
       grants: isolation.grants,
       approved,
       sandboxed: sandbox?.ok === true,
+      gitWritable: ctx.gitWritable === true,
     });
     return spawnCommand(prepared, timeout_ms ?? ctx.commandTimeoutMs, ctx);
   },

@@ -85,6 +85,11 @@ export interface ToolContext {
    * `--yes` could approve.
    */
   approved?: boolean;
+  /**
+   * A person approved this command's write to git at the gate (tools/permissions.ts `decideCall`):
+   * it runs with the repositories' `.git` writable, but for their hooks and configs.
+   */
+  gitWritable?: boolean;
 }
 
 /** A single-purpose tool: a described zod schema and a function that never throws. */

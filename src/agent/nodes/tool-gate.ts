@@ -27,7 +27,14 @@ import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools
 import type { NodeEnv } from "../runtime.js";
 import { rulesOf } from "../context.js";
 
-export type GateVerdict = { run: true; approved: boolean } | { run: false; result: ToolResult };
+export type GateVerdict =
+  | {
+      run: true;
+      approved: boolean;
+      /** A person approved the command's write to git: it runs with `.git` writable (run-command.ts). */
+      gitWritable?: true;
+    }
+  | { run: false; result: ToolResult };
 
 /**
  * What the rules, the person asked and the undo journal see of a call: its tool, its path relative
@@ -147,6 +154,24 @@ export function gate(
           : `${facts.tool} refused: ${d.reason}. Do not retry it; do the task another way or say what is needed.`,
       ),
     };
+  if (d.gitWrite) {
+    if (
+      askPerson(env, {
+        tool: facts.tool,
+        command: facts.command!,
+        reason: d.reason,
+        protected: true,
+      })
+    )
+      return { run: true, approved: true, gitWritable: true };
+    return {
+      run: false,
+      result: fail(
+        "needs_approval",
+        `${facts.tool} was not run: ${d.reason}, and none did (--yes does not). .git is read-only to commands: do the rest of the task without it, and say in your answer which git command is needed (\`${d.gitWrite.command.slice(0, 200)}\`), so that the person can run it.`,
+      ),
+    };
+  }
   if (d.protected) {
     if (preview.length > PREVIEW_MAX)
       return {
