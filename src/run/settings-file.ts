@@ -10,8 +10,10 @@
  * deny rules adds to the user's (`additive`): a repository may ask or refuse more, never less. A
  * bad file is an error that names the file and the field.
  */
-import { readFileSync, statSync } from "node:fs";
+import { lstatSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
 import type { z } from "zod";
+import { readInSync } from "../files/door.js";
 import { keysWhere, metaOf } from "./setting-meta.js";
 
 /** The project's settings file, relative to the workspace. */
@@ -31,11 +33,22 @@ export class SettingsFileError extends Error {
   }
 }
 
-/** A file's JSON object; undefined when there is no file. */
-export function readSettingsFile(file: string): Record<string, unknown> | undefined {
+/**
+ * A file's JSON object; undefined when there is no file. A project's file is read through keel's
+ * file door (`files/door.ts`): a link on the way or at the file, a FIFO or a device is an error,
+ * never followed or waited on.
+ */
+export function readSettingsFile(
+  file: string,
+  opts: { project?: boolean } = {},
+): Record<string, unknown> | undefined {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    const bytes = opts.project
+      ? readInSync(path.resolve(file, "..", ".."), PROJECT_SETTINGS)
+      : readFileSync(file);
+    if (bytes === undefined) return undefined;
+    text = bytes.toString("utf8");
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new SettingsFileError(file, undefined, (e as Error).message);
@@ -103,16 +116,17 @@ interface Cached {
 const cache = new Map<string, Cached>();
 
 /** A file's settings, read again only when it changed on disk. */
-function cachedFile(file: string): Record<string, unknown> | undefined {
+function cachedFile(file: string, project: boolean): Record<string, unknown> | undefined {
   let mtimeMs = -1;
   try {
-    mtimeMs = statSync(file).mtimeMs;
+    // the project's own entry (a link is not followed: its read is refused), the user's through links
+    mtimeMs = (project ? lstatSync(file) : statSync(file)).mtimeMs;
   } catch {
     // no file
   }
   const hit = cache.get(file);
   if (hit && hit.mtimeMs === mtimeMs) return hit.values;
-  const values = mtimeMs < 0 ? undefined : readSettingsFile(file);
+  const values = mtimeMs < 0 ? undefined : readSettingsFile(file, { project });
   cache.set(file, { mtimeMs, values });
   return values;
 }
@@ -123,8 +137,8 @@ export function fileSettings(
   files: { user: string; project: string },
   known?: ReadonlySet<string>,
 ): Record<string, unknown> {
-  const user = cachedFile(files.user);
-  const project = cachedFile(files.project);
+  const user = cachedFile(files.user, false);
+  const project = cachedFile(files.project, true);
   const mine = user
     ? checkSettings(files.user, user, schema, { project: false, ...(known ? { known } : {}) })
     : {};
