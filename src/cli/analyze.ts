@@ -19,7 +19,6 @@ import type { AnalysisProgress } from "../analysis/runtime.js";
 import type { AnalystStateValue } from "../analysis/state.js";
 import { resolveDeps, type GraphDeps } from "../run/model.js";
 import { ModelServerError } from "../models/errors.js";
-import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { threadGraph } from "../persistence/thread-graph.js";
 import { openPersistence } from "../persistence/open.js";
 import { openDistributed, type DistributedOptions } from "../distributed/coordinator.js";
@@ -27,7 +26,7 @@ import { analyzeStatus } from "./worker.js";
 import { pendingNodes, UsageError } from "../session/session.js";
 import { Command, Option } from "commander";
 import { installCtrlC } from "./interrupt.js";
-import { positiveInt, threadId } from "./options.js";
+import { checkpointsOf, DEFAULT_STORE, positiveInt, threadId } from "./options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
 import { checkSettingsFiles } from "./server-options.js";
 
@@ -124,7 +123,7 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     );
   if (o.modelRequired && settings.model !== "none") await modelThere(settings, o);
   const threadId = o.threadId ?? defaultAnalysisThread(target, run.context.depth);
-  const persistence = await openPersistence(o.checkpoints ?? defaultCheckpoints(target));
+  const persistence = await openPersistence(checkpointsOf(o.checkpoints, target));
   const { checkpointer, store } = persistence;
   if (o.distributed && persistence.target.kind !== "postgres") {
     await persistence.close();
@@ -287,7 +286,7 @@ export function analyzeCommand(): Command {
       threadId,
     );
   addSettingFlags(analyze, "analyze", AnalystContextSchema)
-    .option("--checkpoints <url>", "memory | sqlite:PATH (default: sqlite:<dir>/.keel/keel.db)")
+    .option("--checkpoints <url>", `memory | sqlite:PATH (default: ${DEFAULT_STORE})`)
     .option("--json", "progress as JSON lines on stderr; one JSON object as the last stdout line")
     .option(
       "--postgres <url>",
