@@ -8,16 +8,21 @@ import { mkdir, readdir, realpath, stat, type FileHandle } from "node:fs/promise
 import path from "node:path";
 import { z } from "zod";
 import { notRegular, openIn, writeIn } from "../files/door.js";
-import { resolveInWorkspace } from "./workspace-path.js";
+import { hiddenNameRefusal, resolveInWorkspace } from "./workspace-path.js";
 import { defineTool, fail, ok, type ToolResult } from "./types.js";
 
 export const PathArg = z.string().describe("Path relative to the workspace root, e.g. src/app.ts");
 
-/** Resolves a path, or hands back the sandbox's refusal as a tool failure. */
+/**
+ * Resolves a path the model gave, or hands back the refusal as a tool failure: outside the
+ * workspace (`resolveInWorkspace`), or a name with a control character (`hiddenNameRefusal`).
+ */
 export function sandboxed(
   workspace: string,
   p: string,
 ): { abs: string; rel: string } | { failure: ToolResult } {
+  const hidden = typeof p === "string" ? hiddenNameRefusal(p) : undefined;
+  if (hidden) return { failure: fail("invalid_arguments", hidden) };
   const r = resolveInWorkspace(workspace, p);
   return r.ok ? r : { failure: fail(r.kind, r.message) };
 }
