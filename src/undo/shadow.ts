@@ -11,7 +11,7 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, rename, writeFile } from "node:fs/promises";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { deflateSync } from "node:zlib";
@@ -27,6 +27,12 @@ export const MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024;
 const EXCLUDED = [".keel/", ".git/", "node_modules/"];
 /** The shadow repository's whole config, written by keel before each use. */
 const SHADOW_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n";
+/**
+ * Files by which git reads another folder's config, objects or repository (a command can write the
+ * state folder where the workspace holds it, e.g. a workspace that is the home folder): removed
+ * before each use.
+ */
+const REDIRECTS = ["commondir", "gitdir", "objects/info/alternates", "config.worktree"];
 /** git's name for "no file". */
 const ABSENT = /^0+$/;
 
@@ -57,6 +63,8 @@ export class ShadowRepo {
         return undefined;
       }
     }
+    // git follows these out of the folder (another config, other objects): never keel's own
+    for (const away of REDIRECTS) await rm(path.join(gitDir, away), { force: true });
     await mkdir(path.join(gitDir, "info"), { recursive: true });
     await writeFile(path.join(gitDir, "config"), SHADOW_CONFIG);
     await writeFile(path.join(gitDir, "info", "exclude"), EXCLUDED.join("\n") + "\n");

@@ -44,6 +44,12 @@ describe("keel's git", () => {
     // what a person's hand could leave in keel's own folder
     const own = workspaceState(ws).undo;
     appendFileSync(path.join(own, "config"), filter);
+    // a common folder elsewhere whose config and attributes set the filter (where a command could
+    // write keel's state folder: a workspace that holds it)
+    execFileSync("git", ["init", "--bare", "-q", path.join(root, "common")]);
+    appendFileSync(path.join(root, "common/config"), filter);
+    writeFileSync(path.join(root, "common/info/attributes"), "* filter=evil\n");
+    writeFileSync(path.join(own, "commondir"), path.join(root, "common"));
     mkdirSync(path.join(own, "hooks"), { recursive: true });
     writeFileSync(path.join(own, "info/attributes"), "* filter=evil\n");
     const again = (await ShadowRepo.open(ws))!;
