@@ -17,6 +17,7 @@
  */
 import { randomBytes } from "node:crypto";
 import {
+  accessSync,
   closeSync,
   constants,
   fstatSync,
@@ -37,7 +38,7 @@ export const MAX_READ = 1 << 20;
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
 
-export type RefusalReason = "link" | "not_file" | "too_large" | "outside";
+export type RefusalReason = "link" | "not_file" | "too_large" | "outside" | "read_only";
 
 /** A file the door will not open, with why; its message names the file and says what it is. */
 export class FileRefused extends Error {
@@ -209,9 +210,10 @@ export function readInSync(root: string, rel: string, opts: OpenOptions = {}): B
   }
   try {
     const max = opts.maxBytes ?? MAX_READ;
-    const refused = refusal(file, fstatSync(fd), fd, max);
+    const st = fstatSync(fd);
+    const refused = refusal(file, st, fd, max);
     if (refused) throw refused;
-    return readAll(fd, max);
+    return readAll(fd, Number.isFinite(max) ? max : st.size);
   } finally {
     closeSync(fd);
   }
@@ -254,6 +256,10 @@ export async function writeIn(
       "not_file",
       `is ${notRegular(st) ?? "a folder"}, not a regular file`,
     );
+  // a read-only file stays so: a new file renamed over it would not ask the file's permissions
+  if (st && (st.mode & 0o222) === 0)
+    throw new FileRefused(file, "read_only", "is read-only; keel does not replace it");
+  if (st) accessSync(file, constants.W_OK);
   const tmp = path.join(dir, `.${name.slice(0, 100)}.keel-${randomBytes(6).toString("hex")}`);
   const mode = st ? st.mode & 0o7777 : 0o666;
   try {

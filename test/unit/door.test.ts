@@ -116,6 +116,13 @@ describe("writing through the door", () => {
     expect(readdirSync(ws)).toEqual(["pipe"]);
   });
 
+  it("leaves a read-only file as it is", async () => {
+    writeFileSync(path.join(ws, "locked.txt"), "keep\n");
+    chmodSync(path.join(ws, "locked.txt"), 0o444);
+    expect(await reasonOf(() => writeIn(ws, "locked.txt", "changed\n"))).toBe("read_only");
+    expect(readFileSync(path.join(ws, "locked.txt"), "utf8")).toBe("keep\n");
+  });
+
   it("replaces a hard-linked file under its own name only, keeping its mode", async () => {
     writeFileSync(path.join(ws, "run.sh"), "echo old\n");
     chmodSync(path.join(ws, "run.sh"), 0o750);
