@@ -29,6 +29,7 @@ import { installCtrlC } from "./interrupt.js";
 import { checkpointsOf, DEFAULT_STORE, positiveInt, threadId } from "./options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
 import { checkSettingsFiles } from "./server-options.js";
+import { printableName } from "../printable.js";
 
 export interface AnalyzeOptions {
   dir: string;
@@ -99,12 +100,12 @@ function createProgress(json: boolean | undefined) {
         reused = e.reused ? 1 : 0;
         bar?.start(e.total, 0, { phase: e.phase.padEnd(7), current: "", reused });
       }
-      if (bar) return bar.update(e.done, { current: e.queue ?? e.current.slice(-50), reused });
+      // a unit's name is the analysed folder's: shown with its control characters as codes
+      const current = printableName(e.queue ?? e.current);
+      if (bar) return bar.update(e.done, { current: current.slice(-50), reused });
       if (e.done === e.total || Date.now() - last > 3000) {
         last = Date.now();
-        process.stderr.write(
-          `${e.phase} ${e.done}/${e.total} (${reused} reused) ${e.queue ?? e.current}\n`,
-        );
+        process.stderr.write(`${e.phase} ${e.done}/${e.total} (${reused} reused) ${current}\n`);
       }
     },
     stop: () => bar?.stop(),
