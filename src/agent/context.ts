@@ -162,7 +162,7 @@ export const ContextSchema = ModelSettingsSchema.extend({
       .boolean()
       .default(true)
       .describe(
-        "Snapshot the files each changing step touches (a shadow git repository in .keel/undo), for keel undo and keel diff",
+        "Snapshot the files each changing step touches (a shadow git repository in keel's state folder, outside the workspace), for keel undo and keel diff",
       ),
     PERSON,
   ),

@@ -6,8 +6,10 @@
  * the layers are folded (settings-layers.ts). A bad file is an error that names the file and the
  * field.
  */
-import { readFileSync, statSync } from "node:fs";
+import { lstatSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
 import type { z } from "zod";
+import { readInSync } from "../files/door.js";
 import { metaOf } from "./setting-meta.js";
 import type { SettingsLayer } from "./settings-layers.js";
 
@@ -28,11 +30,22 @@ export class SettingsFileError extends Error {
   }
 }
 
-/** A file's JSON object; undefined when there is no file. */
-export function readSettingsFile(file: string): Record<string, unknown> | undefined {
+/**
+ * A file's JSON object; undefined when there is no file. A project's file is read through keel's
+ * file door (`files/door.ts`): a link on the way or at the file, a FIFO or a device is an error,
+ * never followed or waited on.
+ */
+export function readSettingsFile(
+  file: string,
+  opts: { project?: boolean } = {},
+): Record<string, unknown> | undefined {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    const bytes = opts.project
+      ? readInSync(path.resolve(file, "..", ".."), PROJECT_SETTINGS)
+      : readFileSync(file);
+    if (bytes === undefined) return undefined;
+    text = bytes.toString("utf8");
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new SettingsFileError(file, undefined, (e as Error).message);
@@ -94,16 +107,17 @@ interface Cached {
 const cache = new Map<string, Cached>();
 
 /** A file's settings, read again only when it changed on disk. */
-function cachedFile(file: string): Record<string, unknown> | undefined {
+function cachedFile(file: string, project: boolean): Record<string, unknown> | undefined {
   let mtimeMs = -1;
   try {
-    mtimeMs = statSync(file).mtimeMs;
+    // the project's own entry (a link is not followed: its read is refused), the user's through links
+    mtimeMs = (project ? lstatSync(file) : statSync(file)).mtimeMs;
   } catch {
     // no file
   }
   const hit = cache.get(file);
   if (hit && hit.mtimeMs === mtimeMs) return hit.values;
-  const values = mtimeMs < 0 ? undefined : readSettingsFile(file);
+  const values = mtimeMs < 0 ? undefined : readSettingsFile(file, { project });
   cache.set(file, { mtimeMs, values });
   return values;
 }
@@ -118,9 +132,9 @@ export function fileLayer(
   source: "person" | "project",
   known?: ReadonlySet<string>,
 ): SettingsLayer | undefined {
-  const values = cachedFile(file);
-  if (!values) return undefined;
   const project = source === "project";
+  const values = cachedFile(file, project);
+  if (!values) return undefined;
   return {
     source,
     name: `settings file ${file}`,

@@ -21,7 +21,7 @@ import {
   type WorkspaceMarks,
 } from "./look.js";
 import { protectedSetting } from "./protected-settings.js";
-import { lstatOf } from "./safe-read.js";
+import { lstatOf } from "../files/door.js";
 
 /**
  * After a command: removes the protected paths it created below the top level and those the git

@@ -5,7 +5,7 @@
  */
 import { realpathSync } from "node:fs";
 import path from "node:path";
-import { lstatOf, readSmall } from "./safe-read.js";
+import { lstatOf, readSmall } from "../files/door.js";
 
 /**
  * Whether a folder's entries make it a git folder as git decides (setup.c's is_git_directory): a

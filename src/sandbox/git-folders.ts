@@ -4,7 +4,7 @@
  * Read from the file system at the write: a command may have made the folder since the run began.
  */
 import path from "node:path";
-import { lstatOf } from "./safe-read.js";
+import { lstatOf } from "../files/door.js";
 import { sameName } from "./names.js";
 import type { ProtectedPath } from "./protected.js";
 

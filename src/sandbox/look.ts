@@ -14,7 +14,7 @@ import { gitNamedPaths, newLook, personalConfig, personalNames, type Look } from
 import { takesSettings } from "./protected-settings.js";
 import { namedByYarnrc, YARNRCS } from "./yarn-named.js";
 import { commonDirOf, gitFileTarget, inWorkspace, isGitDir, resolves } from "./git-dir.js";
-import { lstatOf, readSmall } from "./safe-read.js";
+import { lstatOf, readSmall } from "../files/door.js";
 import { foldName, sameName } from "./names.js";
 import { COMMAND_PROTECTED, removedWhenMade, type ProtectedPath } from "./protected.js";
 

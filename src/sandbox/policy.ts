@@ -238,7 +238,7 @@ export function sandboxNotes(
   const others = touched.filter((p) => p !== ".git");
   if (others.length > 0) {
     notes.push(
-      `[sandbox] ${others.join(", ")} ${one(others, "is", "are")} read-only to commands: programs outside the sandbox (git, shells, editors, MCP clients) run what is there, and .keel holds keel's own state. If the task needs ${one(others, "it", "them")} changed, say so in your answer, or write the file with write_file (a person must approve it).`,
+      `[sandbox] ${others.join(", ")} ${one(others, "is", "are")} read-only to commands: programs outside the sandbox (git, shells, editors, MCP clients) run what is there, and keel reads its project settings from .keel. If the task needs ${one(others, "it", "them")} changed, say so in your answer, or write the file with write_file (a person must approve it).`,
     );
   }
   // aftercare's own notes are in parentheses: what it could not do, not something it removed

@@ -178,7 +178,7 @@ export function decideCall(call: CallFacts, policy: Policy): Decision {
   if (call.path !== undefined && isKeelOwn(call.path))
     return {
       decision: "deny",
-      reason: "keel's own settings and records are there, and no tool may read or change them",
+      reason: "keel's project settings and reports are there, and no tool may read or change them",
       keelOwn: true,
     };
   const verdict = decide(call, policy.mode, policy.rules);

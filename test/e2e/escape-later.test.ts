@@ -916,7 +916,7 @@ describe("what the agent leaves behind: names protected by their form", () => {
     expect.soft(results[2]).toContain("web/App.code-workspace");
     expect.soft(results[3]).toContain("mise.dev.toml");
     expect.soft(results[4]).toMatch(/read-only/);
-    expect(readdirSync(w).sort()).toEqual([".keel", "team.code-workspace", "web"]);
+    expect(readdirSync(w).sort()).toEqual(["team.code-workspace", "web"]);
     expect(readdirSync(path.join(w, "web"))).toEqual([]);
     expect(readFileSync(path.join(w, "team.code-workspace"), "utf8")).toBe(team);
   }, 120_000);

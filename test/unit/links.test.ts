@@ -31,7 +31,7 @@ import { cleanAfter } from "../../src/sandbox/aftercare.js";
 import { gitFoldersOn } from "../../src/sandbox/git-folders.js";
 import { markWorkspace, nestedDenies } from "../../src/sandbox/look.js";
 import { protectedEntry } from "../../src/sandbox/protected.js";
-import { readSmall } from "../../src/sandbox/safe-read.js";
+import { readSmall } from "../../src/files/door.js";
 import { recordStep } from "../../src/undo/record.js";
 import { applyUndo, planThreadUndo, UndoError } from "../../src/undo/undo.js";
 import { PERSON_GIT_ENV } from "../support/git.js";
