@@ -3,18 +3,39 @@
  * the one place call ids are given (a call a model wrote as text, or a server that sent none, gets
  * one here, so every tool message can name the call it answers: F8).
  */
-import { AIMessage, ToolMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
+import { Overwrite } from "@langchain/langgraph";
+import { AIMessage, BaseMessage, ToolMessage, type ToolCall } from "@langchain/core/messages";
 
 /** The calls of the newest assistant message that have no tool message yet, in call order. */
 export function unansweredCalls(messages: readonly BaseMessage[]): ToolCall[] {
+  return pendingIn(messages, new Set()) ?? [];
+}
+
+/**
+ * The calls still unanswered once a node's `written` messages (its update's `messages`) join the
+ * conversation: a router's view of what the node decided, without building the state after it.
+ */
+export function unansweredAfter(messages: readonly BaseMessage[], written: unknown): ToolCall[] {
+  if (Overwrite.isInstance(written)) return unansweredAfter([], written.value);
+  const added = (Array.isArray(written) ? written : [written]).filter((m): m is BaseMessage =>
+    BaseMessage.isInstance(m),
+  );
   const answered = new Set<string>();
+  return pendingIn(added, answered) ?? pendingIn(messages, answered) ?? [];
+}
+
+/**
+ * The unanswered calls of the newest assistant message in `messages`, adding the ids answered
+ * after it to `answered`; undefined when `messages` holds no assistant message.
+ */
+function pendingIn(messages: readonly BaseMessage[], answered: Set<string>) {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (ToolMessage.isInstance(m)) answered.add(m.tool_call_id);
     else if (AIMessage.isInstance(m))
       return (m.tool_calls ?? []).filter((c) => !c.id || !answered.has(c.id));
   }
-  return [];
+  return undefined;
 }
 
 /** The calls of turn `turn` with an id each: the server's when it sent one, else `call_<turn>_<i>`. */
