@@ -14,6 +14,7 @@ import {
   routeAfterRecover,
   routeAfterToolExecute,
   routed,
+  withIds,
 } from "./routing.js";
 import { resolveDeps, type GraphDeps } from "../run/model.js";
 import { CoderState } from "./state.js";
@@ -30,7 +31,7 @@ export function createCoderGraph(options: GraphDeps = {}) {
     .addNode(NODE.intentClassify, routed(createIntentClassifyNode(deps), routeAfterIntent), {
       ends: [...NEXT[NODE.intentClassify]],
     })
-    .addNode(NODE.plan, createPlanNode(deps))
+    .addNode(NODE.plan, withIds(createPlanNode(deps)))
     .addNode(NODE.act, routed(createActNode(deps), routeAfterAct), {
       ends: [...NEXT[NODE.act]],
     })

@@ -4,7 +4,7 @@
  * each node can go, so Studio draws the real graph.
  */
 import { Command, END, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { unansweredAfter } from "./conversation.js";
+import { unansweredAfter, withMessageIds } from "./conversation.js";
 import type { CoderStateUpdate, CoderStateValue } from "./state.js";
 
 export const NODE = {
@@ -42,10 +42,17 @@ type Router<N extends keyof typeof NEXT> = (
  * every turn.
  */
 export function routed<N extends keyof typeof NEXT>(node: CoderNode, router: Router<N>) {
+  const identified = withIds(node);
   return async (state: CoderStateValue, config: LangGraphRunnableConfig) => {
-    const update = await node(state, config);
+    const update = await identified(state, config);
     return new Command({ update, goto: router(state, update) });
   };
+}
+
+/** A node whose new messages get keel's short ids (conversation.ts `withMessageIds`). */
+export function withIds(node: CoderNode) {
+  return async (state: CoderStateValue, config: LangGraphRunnableConfig) =>
+    withMessageIds(state, await node(state, config));
 }
 
 /** A plain field as the node leaves it: its update's value, else the state's. */
