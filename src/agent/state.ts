@@ -2,6 +2,14 @@
  * The coder graph's state, declared once. Each field says who writes it and who reads it.
  * The growing collections (messages, the trail, seen files) are delta channels (channels.ts): a
  * checkpoint stores what a step changed, not the whole history.
+ *
+ * What a model reply tells keel reaches the state only through what act returns: the model call
+ * gives its value with the wire's facts of the answer (models/wire.ts `callOverWire`), the turn
+ * answer types them (turn/ask.ts `TurnAnswer`: `usage`, `cut`, `fallback`, `fit`), and act's
+ * update holds them — the AI message (its calls after the one repair pass, `keel_usage`,
+ * `keel_turn`), `failure` (a cut or a looping reply), `toolChannel` (a fallback), `fit`, and
+ * `replyNotes` (what tool-execute adds to the calls' results). Nothing travels beside a message
+ * for a later node to find.
  */
 import { DeltaValue, ReducedValue, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
@@ -64,6 +72,15 @@ export const FitStateSchema = z.object({
   window: z.number().optional(),
 });
 export type FitState = z.infer<typeof FitStateSchema>;
+
+/** What tool-execute adds to one call's result (state `replyNotes`). */
+export const ReplyNoteSchema = z.object({
+  /** The one repair pass's notes on the call (tools/call-repair.ts). */
+  repaired: z.string().optional(),
+  /** The note on the entries of the reply's call list that keel could not read. */
+  unread: z.string().optional(),
+});
+export type ReplyNotes = Record<string, z.infer<typeof ReplyNoteSchema>>;
 
 /** What went wrong, for `recover`. */
 export const FailureSchema = z.object({
@@ -167,6 +184,13 @@ export const CoderState = new StateSchema({
    * the newest SEEN_WINDOW files (channels.ts), as a delta channel.
    */
   seen: SeenChannel,
+  /**
+   * What act's reading of the newest reply adds to its calls' results, by call id: what the one
+   * repair pass changed in a call (`repaired`, also in the trail) and, with the first call's
+   * result, the entries of the call list keel could not read (`unread`). Written by act (null once
+   * a reply has none after one that had); read by tool-execute.
+   */
+  replyNotes: z.record(z.string(), ReplyNoteSchema).optional().nullable(),
   /** Hits per loop (detector + calls). Written by tool-execute; read by tool-execute (a second hit escalates). */
   loopHits: z.record(z.string(), z.number()).default(() => ({})),
   /** Set by recover for the forced tool-less summary turn; read and cleared by act. */

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { classifyModelError, ProtocolError } from "../../src/models/errors.js";
 import { addToolIdentity, repairResponseLine } from "../../src/models/ollama/fetch.js";
+import { keptRaw } from "../../src/models/raw-arguments.js";
+import type { WireFacts } from "../../src/models/wire.js";
 
 describe("addToolIdentity", () => {
   it("pairs tool messages with the preceding assistant's calls by order", () => {
@@ -36,26 +38,37 @@ describe("addToolIdentity", () => {
 });
 
 describe("repairResponseLine", () => {
-  it("parses string arguments into an object", () => {
+  it("keeps string arguments as text (ChatOllama drops such a call), unparsed: the one pass reads them", () => {
     const line = JSON.stringify({
       message: {
         role: "assistant",
         content: "",
-        tool_calls: [{ function: { name: "f", arguments: '{"a":1}' } }],
+        tool_calls: [
+          { function: { name: "f", arguments: '{"a":1}' } },
+          { function: { name: "g", arguments: "not json" } },
+          { function: { name: "h", arguments: { b: 2 } } },
+        ],
       },
       done: false,
     });
-    expect(JSON.parse(repairResponseLine(line)).message.tool_calls[0].function.arguments).toEqual({
-      a: 1,
-    });
+    const calls = (
+      JSON.parse(repairResponseLine(line)) as {
+        message: { tool_calls: Array<{ function: { arguments: unknown } }> };
+      }
+    ).message.tool_calls;
+    expect(calls.map((c) => c.function.arguments)).toEqual([
+      keptRaw('{"a":1}'),
+      keptRaw("not json"),
+      { b: 2 },
+    ]);
   });
-  it("leaves other lines and unparseable arguments alone", () => {
+  it("leaves other lines alone and notes the reply's done_reason in the call's facts", () => {
     const plain = '{"message":{"role":"assistant","content":"hi"},"done":false}';
     expect(repairResponseLine(plain)).toBe(plain);
-    const bad = JSON.stringify({
-      message: { tool_calls: [{ function: { name: "f", arguments: "not json" } }] },
-    });
-    expect(repairResponseLine(bad)).toBe(bad);
+    const facts: WireFacts = {};
+    const last = '{"message":{"role":"assistant","content":""},"done":true,"done_reason":"length"}';
+    expect(repairResponseLine(last, facts)).toBe(last);
+    expect(facts).toEqual({ finishReason: "length" });
   });
 });
 
