@@ -59,6 +59,11 @@ export interface WireFacts {
   /** What keel stopped (`looped`) was a copy of its own instructions, not a loop. */
   echoed?: true;
   /**
+   * The ids the server gave the reply's calls, in order, where the client library replaces them
+   * with its own (ChatOllama: a random UUID for Ollama's `call_` id): see `withServerCallIds`.
+   */
+  callIds?: Array<string | undefined>;
+  /**
    * For a reply keel stopped (`looped`), of which the server counted nothing: the streamed events
    * that added text (a local server streams about one token per event).
    */
@@ -96,6 +101,22 @@ export async function callOverWire<T>(
     if (!rescue) throw error;
     return { value: rescue(error, facts), facts };
   }
+}
+
+/**
+ * The reply with its calls' ids as the server gave them (`facts.callIds`), where the client
+ * library replaced them and every call of the reply is accounted for; otherwise as it is. Mutates
+ * and returns `reply`.
+ */
+export function withServerCallIds<R extends { tool_calls?: Array<{ id?: string }> }>(
+  reply: R,
+  facts: WireFacts,
+): R {
+  const ids = facts.callIds;
+  const calls = reply.tool_calls;
+  if (!ids || !calls || ids.length !== calls.length) return reply;
+  reply.tool_calls = calls.map((c, i) => (ids[i] ? { ...c, id: ids[i] } : c));
+  return reply;
 }
 
 /** The additions of the model call in progress, if any (for the providers' request hooks). */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { classifyModelError, ProtocolError } from "../../src/models/errors.js";
 import { addToolIdentity, repairResponseLine } from "../../src/models/ollama/fetch.js";
 import { keptRaw } from "../../src/models/raw-arguments.js";
-import type { WireFacts } from "../../src/models/wire.js";
+import { withServerCallIds, type WireFacts } from "../../src/models/wire.js";
 
 describe("addToolIdentity", () => {
   it("pairs tool messages with the preceding assistant's calls by order", () => {
@@ -60,6 +60,23 @@ describe("repairResponseLine", () => {
       keptRaw('{"a":1}'),
       keptRaw("not json"),
       { b: 2 },
+    ]);
+  });
+  it("notes the server's call ids, which ChatOllama replaces, and gives them back to the reply", () => {
+    const facts: WireFacts = {};
+    const line = (calls: unknown[]) =>
+      JSON.stringify({ message: { role: "assistant", content: "", tool_calls: calls } });
+    repairResponseLine(line([{ id: "call_a1", function: { name: "f", arguments: {} } }]), facts);
+    repairResponseLine(line([{ function: { name: "g", arguments: "{}" } }]), facts);
+    expect(facts.callIds).toEqual(["call_a1", undefined]);
+    const reply = { tool_calls: [{ id: "uuid-1" }, { id: "uuid-2" }] };
+    expect(withServerCallIds(reply, facts).tool_calls).toEqual([
+      { id: "call_a1" },
+      { id: "uuid-2" },
+    ]);
+    // calls the client library did not keep every one of: nothing to pair them by
+    expect(withServerCallIds({ tool_calls: [{ id: "u" }] }, facts).tool_calls).toEqual([
+      { id: "u" },
     ]);
   });
   it("leaves other lines alone and notes the reply's done_reason in the call's facts", () => {

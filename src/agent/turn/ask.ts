@@ -24,7 +24,12 @@ import { recordIndex, type Carried } from "../history/record.js";
 import type { ToolMode } from "../../models/capabilities.js";
 import { structuredOptions } from "../../models/chat-model.js";
 import { ModelServerError } from "../../models/errors.js";
-import { callOverWire, type WireFacts, type WireTurn } from "../../models/wire.js";
+import {
+  callOverWire,
+  withServerCallIds,
+  type WireFacts,
+  type WireTurn,
+} from "../../models/wire.js";
 import { cutAtBudget, cutOf, type CallKind, type Cut } from "../../models/budget.js";
 import { withModelRetry } from "../../models/retry.js";
 import type { FormatName } from "../../models/tool-calls/types.js";
@@ -208,6 +213,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       }
       throw err;
     }
+    withServerCallIds(reply, facts);
     const profile = promptProfile(fixed, fitted.messages);
     const estimated = weighProfile(profile);
     const expected = Math.round(weighProfile(profile, scales));

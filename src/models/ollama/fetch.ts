@@ -61,17 +61,20 @@ export function addToolIdentity<T extends WireMessage>(messages: T[]): T[] {
 
 /**
  * Keeps the string `arguments` of the tool calls in one response line (as `RAW_ARGUMENTS`, which
- * ChatOllama passes on where it drops a string); returns the line unchanged otherwise. Notes the
- * reply's `done_reason` in `facts`.
+ * ChatOllama passes on where it drops a string); returns the line unchanged otherwise. Notes in
+ * `facts` the reply's `done_reason` and its calls' ids (ChatOllama gives each call a UUID of its
+ * own instead).
  */
 export function repairResponseLine(line: string, facts?: WireFacts): string {
   const done = /"done_reason"\s*:\s*"([a-z_]+)"/.exec(line);
   if (done && facts) facts.finishReason = done[1];
-  if (!line.includes('"arguments":"')) return line;
+  if (!line.includes('"tool_calls"')) return line;
   try {
     const obj = JSON.parse(line) as { message?: { tool_calls?: WireToolCall[] } };
+    const calls = obj.message?.tool_calls ?? [];
+    if (facts) facts.callIds = [...(facts.callIds ?? []), ...calls.map((c) => c.id)];
     let changed = false;
-    for (const call of obj.message?.tool_calls ?? []) {
+    for (const call of calls) {
       const args = call.function?.arguments;
       if (typeof args === "string") {
         call.function!.arguments = keptRaw(args);
