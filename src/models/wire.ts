@@ -60,7 +60,7 @@ export interface WireFacts {
   echoed?: true;
   /**
    * The ids the server gave the reply's calls, in order, where the client library replaces them
-   * with its own (ChatOllama: a random UUID for Ollama's `call_` id): see `withServerCallIds`.
+   * with its own (ChatOllama: a random UUID for Ollama's `call_` id): server-calls.ts.
    */
   callIds?: Array<string | undefined>;
   /**
@@ -71,18 +71,10 @@ export interface WireFacts {
 }
 
 /** A model call's result with what the wire read of its answer. */
-export interface OverWire<T> {
-  value: T;
-  facts: WireFacts;
-}
+export type OverWire<T> = { value: T; facts: WireFacts };
 
 /** The model call in progress: what it adds to its requests, and what its answers reported. */
-interface WireCall {
-  turn: WireTurn;
-  facts: WireFacts;
-}
-
-const wireCall = new AsyncLocalStorage<WireCall>();
+const wireCall = new AsyncLocalStorage<{ turn: WireTurn; facts: WireFacts }>();
 
 /**
  * Runs one model call with `turn`'s additions applied to the requests it sends; returns its value
@@ -101,22 +93,6 @@ export async function callOverWire<T>(
     if (!rescue) throw error;
     return { value: rescue(error, facts), facts };
   }
-}
-
-/**
- * The reply with its calls' ids as the server gave them (`facts.callIds`), where the client
- * library replaced them and every call of the reply is accounted for; otherwise as it is. Mutates
- * and returns `reply`.
- */
-export function withServerCallIds<R extends { tool_calls?: Array<{ id?: string }> }>(
-  reply: R,
-  facts: WireFacts,
-): R {
-  const ids = facts.callIds;
-  const calls = reply.tool_calls;
-  if (!ids || !calls || ids.length !== calls.length) return reply;
-  reply.tool_calls = calls.map((c, i) => (ids[i] ? { ...c, id: ids[i] } : c));
-  return reply;
 }
 
 /** The additions of the model call in progress, if any (for the providers' request hooks). */

@@ -4,7 +4,7 @@
  * message (so the conversation, and the server that reads it back, hold calls it can parse):
  *
  * 1. arguments that arrived as text (an OpenAI-compatible server's unparsable `arguments`, or
- *    Ollama's string the wire kept: models/raw-arguments.ts) are read: JSON, JSON encoded twice,
+ *    Ollama's string the wire kept: models/server-calls.ts) are read: JSON, JSON encoded twice,
  *    the XML-style parameters of some servers, typed by the tool's schema
  *    (models/tool-calls `argumentsFromText`). Unreadable: the call is left out;
  * 2. a foreign or mis-cased tool name is mapped to one of ours (repair.ts `repairToolName`);
@@ -17,7 +17,7 @@
  */
 import { argumentsFromText } from "../models/tool-calls/parse.js";
 import type { ArgSchemas } from "../models/tool-calls/types.js";
-import { rawArguments } from "../models/raw-arguments.js";
+import { rawArguments } from "../models/server-calls.js";
 import { checkArgs, lookupTool, toolDefinition } from "./registry.js";
 import { repairArguments } from "./repair.js";
 import type { KeelTool } from "./types.js";

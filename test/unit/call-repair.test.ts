@@ -7,7 +7,7 @@
 import { AIMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { readReply } from "../../src/agent/nodes/act/channel.js";
-import { keptRaw } from "../../src/models/raw-arguments.js";
+import { keptRaw } from "../../src/models/server-calls.js";
 import { repairCall, schemasOf } from "../../src/tools/call-repair.js";
 import { ALL_TOOLS, toolsForIntent } from "../../src/tools/registry.js";
 

@@ -16,7 +16,7 @@ import {
 import { slotWindow } from "../../src/models/openai/slots.js";
 import { argumentsFromText } from "../../src/models/tool-calls/parse.js";
 import type { WireFacts } from "../../src/models/wire.js";
-import { keptRaw } from "../../src/models/raw-arguments.js";
+import { keptRaw } from "../../src/models/server-calls.js";
 
 describe("generation budget", () => {
   it("defaults per call kind; a setting overrides one kind and keeps the others", () => {

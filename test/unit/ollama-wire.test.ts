@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { classifyModelError, ProtocolError } from "../../src/models/errors.js";
 import { addToolIdentity, repairResponseLine } from "../../src/models/ollama/fetch.js";
-import { keptRaw } from "../../src/models/raw-arguments.js";
-import { withServerCallIds, type WireFacts } from "../../src/models/wire.js";
+import { keptRaw, withServerCallIds } from "../../src/models/server-calls.js";
+import type { WireFacts } from "../../src/models/wire.js";
 
 describe("addToolIdentity", () => {
   it("pairs tool messages with the preceding assistant's calls by order", () => {

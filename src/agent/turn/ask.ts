@@ -24,12 +24,8 @@ import { recordIndex, type Carried } from "../history/record.js";
 import type { ToolMode } from "../../models/capabilities.js";
 import { structuredOptions } from "../../models/chat-model.js";
 import { ModelServerError } from "../../models/errors.js";
-import {
-  callOverWire,
-  withServerCallIds,
-  type WireFacts,
-  type WireTurn,
-} from "../../models/wire.js";
+import { callOverWire, type WireFacts, type WireTurn } from "../../models/wire.js";
+import { withServerCallIds } from "../../models/server-calls.js";
 import { cutAtBudget, cutOf, type CallKind, type Cut } from "../../models/budget.js";
 import { withModelRetry } from "../../models/retry.js";
 import type { FormatName } from "../../models/tool-calls/types.js";

@@ -1,5 +1,5 @@
 import type { ThinkField } from "../capabilities.js";
-import { keptRaw } from "../raw-arguments.js";
+import { keptRaw } from "../server-calls.js";
 import {
   createWireFetch,
   currentWireTurn,
