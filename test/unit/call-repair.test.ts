@@ -6,10 +6,13 @@
  */
 import { AIMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { readReply } from "../../src/agent/nodes/act/channel.js";
+import { schemaForModel } from "../../src/mcp/config.js";
 import { keptRaw } from "../../src/models/server-calls.js";
 import { repairCall, schemasOf } from "../../src/tools/call-repair.js";
 import { ALL_TOOLS, toolsForIntent } from "../../src/tools/registry.js";
+import { defineTool, ok, type KeelTool } from "../../src/tools/types.js";
 
 const tools = ALL_TOOLS;
 const read = (ai: AIMessage, mode: "native" | "prompt" = "native") =>
@@ -88,6 +91,48 @@ describe("repairCall", () => {
     expect(
       repairCall({ name: "bash", args: { command: "ls" } }, toolsForIntent("analyze")),
     ).toEqual({ name: "bash", args: { command: "ls" }, notes: [] });
+  });
+});
+
+describe("repairCall on a tool from an MCP server (its own JSON schema)", () => {
+  // built as mcp/session.ts builds one: validated by a schema read from the server's JSON Schema,
+  // offered to the model with that JSON Schema
+  const inputSchema = {
+    type: "object",
+    properties: { a: { type: "number" }, b: { type: "number" } },
+    required: ["a", "b"],
+  };
+  const add: KeelTool = {
+    ...defineTool({
+      name: "calc__add",
+      description: "adds",
+      toolClass: "explore",
+      schema: z.fromJSONSchema(inputSchema as Parameters<typeof z.fromJSONSchema>[0]),
+      run: () => Promise.resolve(ok("")),
+    }),
+    parameters: schemaForModel(inputSchema),
+  };
+
+  it("types what the schema makes certain, and says so", () => {
+    expect(repairCall({ name: "calc__add", args: { a: "2", b: 40 } }, [add])).toEqual({
+      name: "calc__add",
+      args: { a: 2, b: 40 },
+      notes: ['a: "2" → 2'],
+    });
+  });
+
+  it("in a reply: Ollama's string arguments and a misspelt name reach the message repaired", () => {
+    const r = readReply(
+      new AIMessage({
+        content: "",
+        tool_calls: [{ id: "m1", name: "CALC__ADD", args: keptRaw('{"a": "2", "b": 40}') }],
+      }),
+      { mode: "native", format: "hermes", tools: [add], schemas: schemasOf([add]) },
+    );
+    expect(r.calls).toEqual([
+      { name: "calc__add", args: { a: 2, b: 40 }, id: "m1", type: "tool_call" },
+    ]);
+    expect(r.repairs).toEqual([["called calc__add for CALC__ADD", 'a: "2" → 2']]);
   });
 });
 
