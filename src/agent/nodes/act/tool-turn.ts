@@ -48,7 +48,7 @@ export async function toolTurn(
     ...turnMetadata(
       answer,
       turn.modelName,
-      read.fromText ? { keel_raw_text: raw } : {},
+      read.fromText && !overCap(read) ? { keel_raw_text: raw } : {},
       read.fromText && answer.mode === "native",
     ),
   });
@@ -128,6 +128,14 @@ function replyNotesOf(
     notes[first] = { ...notes[first], unread: rejectedNote(read.rejected) };
   return Object.keys(notes).length ? notes : undefined;
 }
+
+/**
+ * A reply with calls past the per-reply cap (cap.ts): the history keeps only the calls that ran
+ * (prompt mode shows them in the tag form, history/prompt-form.ts), not the thousands it wrote,
+ * which every later prompt would repeat.
+ */
+const overCap = (read: Pick<ReadReply, "rejected">) =>
+  read.rejected?.some((r) => r.count !== undefined) ?? false;
 
 /**
  * True once this run has done what a build/modify/run request needs: written a file, or run a
