@@ -166,7 +166,7 @@ describe("a reply with thousands of calls", () => {
     ]);
     expect(r.code, r.stderr).toBe(0);
     const next = fake.chatBodies({ turnsOnly: true })[1]!;
-    const asked = next.messages.filter((m) => m.role === "assistant").map((m) => m.content);
+    const asked = (next.messages ?? []).filter((m) => m.role === "assistant").map((m) => m.content);
     expect(asked).toHaveLength(1);
     const paths = [...asked[0]!.matchAll(/"path":"f(\d+)"/g)].map((m) => m[1]);
     expect(paths).toEqual(Array.from({ length: 64 }, (_, i) => String(i)));
