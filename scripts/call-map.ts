@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { runAgent } from "../src/api.js";
+import { closeSandbox, probeSandbox } from "../src/sandbox/runtime.js";
 import { startFakeOllama } from "../src/testing/fake-ollama/index.js";
 import { call, calls, keelScript } from "../src/testing/script.js";
 
@@ -43,6 +44,10 @@ function take(session: Session): string[] {
 
 /** Runs the traced turn; the files that ran between the two model requests. */
 async function trace(): Promise<string[]> {
+  // the sandbox's probe (once per process) starts its proxies, and a timer stops them a second
+  // after: done before the run, so the timer's stop does not land in the traced call at random
+  await probeSandbox();
+  await closeSandbox();
   const session = new Session();
   session.connect();
   session.post("Profiler.enable");

@@ -14,6 +14,7 @@ import {
 import { isolationNotice } from "./sandbox/runtime.js";
 import { runConfig, type SettingsInput } from "./agent/context.js";
 import { createCoderGraph } from "./agent/graph.js";
+import { recordRunEnd } from "./agent/learning/ledger.js";
 import type { GraphDeps } from "./run/model.js";
 import type { CoderStateValue } from "./agent/state.js";
 import { analystRunConfig, type AnalystSettingsInput } from "./analysis/context.js";
@@ -35,7 +36,8 @@ export interface RunAgentOptions extends SettingsInput, GraphDeps {
 
 /**
  * Runs the coder agent on one request and returns its final state (`status`, `summary`,
- * `filesWritten`, `trail`…). Throws `ModelServerError` when the model server fails for good.
+ * `filesWritten`, `trail`…), and leaves the run's tally in the store's learning ledger (settings
+ * `learnDescriptions`). Throws `ModelServerError` when the model server fails for good.
  *
  * @example
  * ```ts
@@ -48,21 +50,25 @@ export async function runAgent(
   opts: RunAgentOptions = {},
 ): Promise<CoderStateValue> {
   const { threadId, checkpointer, store, createModel, probe, signal, ...settings } = opts;
+  const runStore = store ?? new InMemoryStore();
   const graph = createCoderGraph({ createModel, probe }).compile({
     checkpointer: checkpointer ?? new MemorySaver(),
-    store: store ?? new InMemoryStore(),
+    store: runStore,
   });
   const config = runConfig(threadId ?? randomUUID(), settings);
   // Commands without the OS sandbox are said once per run, as the CLI says it.
   const notice = await isolationNotice(config.context.runCommandsUnsandboxed);
   if (notice) process.emitWarning(notice, "KeelSandboxWarning");
   // The MCP servers the run starts are its own: closed when it returns, throws or is aborted.
-  return withMcpScope(() =>
+  const state = (await withMcpScope(() =>
     graph.invoke(
       { messages: [new HumanMessage(request)] },
       { ...config, ...(signal ? { signal } : {}) },
     ),
-  );
+  )) as CoderStateValue;
+  // The run's tally for the learning ledger, once it is over (a run waiting for a person is not).
+  await recordRunEnd(state, { ...config, store: runStore });
+  return state;
 }
 
 export interface RunAnalysisOptions extends Omit<AnalystSettingsInput, "target">, GraphDeps {

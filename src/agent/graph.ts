@@ -14,16 +14,16 @@ import {
   routeAfterRecover,
   routeAfterToolExecute,
   routed,
+  withIds,
 } from "./routing.js";
 import { resolveDeps, type GraphDeps } from "../run/model.js";
 import { CoderState } from "./state.js";
-import { recordRunEnd } from "./learning/ledger.js";
 
 /**
  * Builds the uncompiled coder graph: intent-classify → plan → act ⇄ tool-execute, with recover on
- * every failure edge. Each node with a choice names its next node through its router (`routed`);
- * `ends` declares the choices, so the drawn graph has every edge. Compile it with a checkpointer
- * (CLI, tests) or without (LangGraph server).
+ * every failure edge. Each node with a choice names its next node through its router (`routed`),
+ * from what it decided; `ends` declares the choices (`NEXT`), so the drawn graph has every edge.
+ * Compile it with a checkpointer (CLI, tests) or without (LangGraph server).
  */
 export function createCoderGraph(options: GraphDeps = {}) {
   const deps = resolveDeps(options);
@@ -31,14 +31,14 @@ export function createCoderGraph(options: GraphDeps = {}) {
     .addNode(NODE.intentClassify, routed(createIntentClassifyNode(deps), routeAfterIntent), {
       ends: [...NEXT[NODE.intentClassify]],
     })
-    .addNode(NODE.plan, createPlanNode(deps))
-    .addNode(NODE.act, routed(createActNode(deps), routeAfterAct, recordRunEnd), {
+    .addNode(NODE.plan, withIds(createPlanNode(deps)))
+    .addNode(NODE.act, routed(createActNode(deps), routeAfterAct), {
       ends: [...NEXT[NODE.act]],
     })
     .addNode(NODE.toolExecute, routed(createToolExecuteNode(deps), routeAfterToolExecute), {
       ends: [...NEXT[NODE.toolExecute]],
     })
-    .addNode(NODE.recover, routed(createRecoverNode(), routeAfterRecover, recordRunEnd), {
+    .addNode(NODE.recover, routed(createRecoverNode(), routeAfterRecover), {
       ends: [...NEXT[NODE.recover]],
     })
     .addEdge(START, NODE.intentClassify)

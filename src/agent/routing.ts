@@ -1,11 +1,11 @@
 /**
- * Routers: pure functions of the state that name the next node. `routed` runs one after its node,
- * on the state that node leaves, and `NEXT` lists where each node can go, so Studio draws the real
- * graph.
+ * Routers: pure functions that name the next node from what the node just decided — the state it
+ * started from and the update it returns. `routed` runs one after its node, and `NEXT` lists where
+ * each node can go, so Studio draws the real graph.
  */
 import { Command, END, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { unansweredCalls } from "./conversation.js";
-import { stateAfter, type CoderStateUpdate, type CoderStateValue } from "./state.js";
+import { unansweredAfter, withMessageIds } from "./conversation.js";
+import type { CoderStateUpdate, CoderStateValue } from "./state.js";
 
 export const NODE = {
   intentClassify: "intent-classify",
@@ -15,7 +15,7 @@ export const NODE = {
   recover: "recover",
 } as const;
 
-/** Where each routed node can go next (its router's possible answers). */
+/** Where each routed node can go next (its router's possible answers): the graph's path maps. */
 export const NEXT = {
   [NODE.intentClassify]: [NODE.plan, NODE.act],
   [NODE.act]: [NODE.toolExecute, NODE.recover, END],
@@ -29,48 +29,83 @@ type CoderNode = (
   config: LangGraphRunnableConfig,
 ) => CoderStateUpdate | Promise<CoderStateUpdate>;
 
+/** A router: the next node, from the state a node started from and the update it decided. */
+type Router<N extends keyof typeof NEXT> = (
+  state: CoderStateValue,
+  update: CoderStateUpdate,
+) => Next<N>;
+
 /**
- * A node that names its next node: it returns its update together with the router's choice over
- * the state after that update (LangGraph's Command). The decision is the one a conditional edge
- * would make, without a separate router step that re-reads and re-reduces the whole state — a
- * measurable share of every turn.
+ * A node that names its next node: it returns its update together with its router's choice
+ * (LangGraph's Command). The decision is the one a conditional edge would make, without a
+ * separate router step that re-reads and re-reduces the whole state — a measurable share of
+ * every turn.
  */
-export function routed<N extends keyof typeof NEXT>(
-  node: CoderNode,
-  router: (state: CoderStateValue) => Next<N>,
-  /** Runs when the router ends the run, with the run's final state (keel's learning ledger). */
-  atEnd?: (state: CoderStateValue, config: LangGraphRunnableConfig) => Promise<void>,
-) {
+export function routed<N extends keyof typeof NEXT>(node: CoderNode, router: Router<N>) {
+  const identified = withIds(node);
   return async (state: CoderStateValue, config: LangGraphRunnableConfig) => {
-    const update = await node(state, config);
-    const after = stateAfter(state, update);
-    const goto = router(after);
-    if (goto === END && atEnd) await atEnd(after, config);
-    return new Command({ update, goto });
+    const update = await identified(state, config);
+    return new Command({ update, goto: router(state, update) });
   };
 }
 
+/** A node whose new messages get keel's short ids (conversation.ts `withMessageIds`). */
+export function withIds(node: CoderNode) {
+  return async (state: CoderStateValue, config: LangGraphRunnableConfig) =>
+    withMessageIds(state, await node(state, config));
+}
+
+/** A plain field as the node leaves it: its update's value, else the state's. */
+const decided = <K extends "failure" | "intent">(
+  state: CoderStateValue,
+  update: CoderStateUpdate,
+  key: K,
+) => (update[key] !== undefined ? update[key] : state[key]);
+
 /** Chat needs no plan. */
-export function routeAfterIntent(state: CoderStateValue): Next<typeof NODE.intentClassify> {
-  return state.intent?.intent === "chat" ? NODE.act : NODE.plan;
+export function routeAfterIntent(
+  state: CoderStateValue,
+  update: CoderStateUpdate,
+): Next<typeof NODE.intentClassify> {
+  return decided(state, update, "intent")?.intent === "chat" ? NODE.act : NODE.plan;
 }
 
 /** Tool calls go to execution, a failure to recovery, a final answer ends the run. */
-export function routeAfterAct(state: CoderStateValue): Next<typeof NODE.act> {
-  if (state.failure) return NODE.recover;
-  if (state.status === "done") return END;
-  return unansweredCalls(state.messages).length > 0 ? NODE.toolExecute : NODE.recover;
+export function routeAfterAct(
+  state: CoderStateValue,
+  update: CoderStateUpdate,
+): Next<typeof NODE.act> {
+  if (decided(state, update, "failure")) return NODE.recover;
+  if (update.status === "done") return END;
+  return unansweredAfter(state.messages, update.messages).length > 0
+    ? NODE.toolExecute
+    : NODE.recover;
 }
 
 /** F4: after a tool result the model always gets the next turn, unless a guard stops it first. */
-export function routeAfterToolExecute(state: CoderStateValue): Next<typeof NODE.toolExecute> {
-  if (state.failure) return NODE.recover;
-  if (unansweredCalls(state.messages).length > 0) return NODE.toolExecute;
+export function routeAfterToolExecute(
+  state: CoderStateValue,
+  update: CoderStateUpdate,
+): Next<typeof NODE.toolExecute> {
+  if (decided(state, update, "failure")) return NODE.recover;
+  if (unansweredAfter(state.messages, update.messages).length > 0) return NODE.toolExecute;
   return NODE.act;
 }
 
-export function routeAfterRecover(state: CoderStateValue): Next<typeof NODE.recover> {
-  if (state.recoverTo === "plan") return NODE.plan;
-  if (state.recoverTo === "end") return END;
+/**
+ * A run recover stopped (`gave_up`, `needs_human`) ends; a re-plan (`replanReason` written) goes
+ * to plan; everything else (a hint, the summary turn, a person's answer) back to act.
+ */
+export function routeAfterRecover(
+  _state: CoderStateValue,
+  update: CoderStateUpdate,
+): Next<typeof NODE.recover> {
+  return recoverGoesTo(update);
+}
+
+/** Where recover's update sends the run (also what the timeline says of it). */
+export function recoverGoesTo(update: CoderStateUpdate): Next<typeof NODE.recover> {
+  if (update.status !== undefined && update.status !== "running") return END;
+  if (update.replanReason !== undefined) return NODE.plan;
   return NODE.act;
 }

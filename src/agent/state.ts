@@ -2,9 +2,16 @@
  * The coder graph's state, declared once. Each field says who writes it and who reads it.
  * The growing collections (messages, the trail, seen files) are delta channels (channels.ts): a
  * checkpoint stores what a step changed, not the whole history.
+ *
+ * What a model reply tells keel reaches the state only through what act returns: the model call
+ * gives its value with the wire's facts of the answer (models/wire.ts `callOverWire`), the turn
+ * answer types them (turn/ask.ts `TurnAnswer`: `usage`, `cut`, `fallback`, `fit`), and act's
+ * update holds them — the AI message (its calls after the one repair pass, `keel_usage`,
+ * `keel_turn`), `failure` (a cut or a looping reply), `toolChannel` (a fallback), `fit`, and
+ * `replyNotes` (what tool-execute adds to the calls' results). Nothing travels beside a message
+ * for a later node to find.
  */
-import { DeltaValue, Overwrite, ReducedValue, StateSchema } from "@langchain/langgraph";
-import type { BaseMessage } from "@langchain/core/messages";
+import { DeltaValue, ReducedValue, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import type { TrailEntry } from "../guard/loop.js";
 import type { Carried } from "./history/record.js";
@@ -13,7 +20,7 @@ import { addCalls, TRAIL_WINDOW, type CallNote, type CallTally } from "./call-ta
 import { FAILURE_KINDS, RUNGS } from "../guard/ladder.js";
 import { TOOL_MODES } from "../models/capabilities.js";
 import { INTENTS } from "../tools/registry.js";
-import { MessagesChannel, movesOut, SeenChannel, SNAPSHOT_EVERY } from "./channels.js";
+import { MessagesChannel, SeenChannel, SNAPSHOT_EVERY } from "./channels.js";
 
 /** What decided a request's intent: the rules, or the model when the rules were unsure. */
 export const INTENT_SOURCES = ["rules", "model"] as const;
@@ -66,6 +73,15 @@ export const FitStateSchema = z.object({
 });
 export type FitState = z.infer<typeof FitStateSchema>;
 
+/** What tool-execute adds to one call's result (state `replyNotes`). */
+export const ReplyNoteSchema = z.object({
+  /** The one repair pass's notes on the call (tools/call-repair.ts). */
+  repaired: z.string().optional(),
+  /** The note on the entries of the reply's call list that keel could not read. */
+  unread: z.string().optional(),
+});
+export type ReplyNotes = Record<string, z.infer<typeof ReplyNoteSchema>>;
+
 /** What went wrong, for `recover`. */
 export const FailureSchema = z.object({
   kind: z.enum(FAILURE_KINDS),
@@ -75,11 +91,9 @@ export const FailureSchema = z.object({
 });
 export type Failure = z.infer<typeof FailureSchema>;
 
-const Messages = MessagesChannel;
-
 export const CoderState = new StateSchema({
   /** The conversation the model sees. Input: the user's request. Written by act, tool-execute, recover. */
-  messages: Messages,
+  messages: MessagesChannel,
   /** The request of this run. Written by intent-classify (from the last human message); read by plan, act, recover. */
   request: z.string().default(""),
   /**
@@ -170,11 +184,18 @@ export const CoderState = new StateSchema({
    * the newest SEEN_WINDOW files (channels.ts), as a delta channel.
    */
   seen: SeenChannel,
+  /**
+   * What act's reading of the newest reply adds to its calls' results, by call id: what the one
+   * repair pass changed in a call (`repaired`, also in the trail) and, with the first call's
+   * result, the entries of the call list keel could not read (`unread`). Written by act (null once
+   * a reply has none after one that had); read by tool-execute.
+   */
+  replyNotes: z.record(z.string(), ReplyNoteSchema).optional().nullable(),
   /** Hits per loop (detector + calls). Written by tool-execute; read by tool-execute (a second hit escalates). */
   loopHits: z.record(z.string(), z.number()).default(() => ({})),
   /** Set by recover for the forced tool-less summary turn; read and cleared by act. */
   summaryFor: FailureSchema.optional().nullable(),
-  /** Consecutive failed tool calls. Written by tool-execute (reset by recover); read by routeAfterToolExecute. */
+  /** Consecutive failed tool calls. Written by tool-execute (reset by recover); read by tool-execute (a streak is a failure). */
   errorStreak: z.number().default(0),
   /** The highest rung of the recovery ladder this run reached. Written by recover (reset by intent-classify); read by keel stats. */
   rung: z.enum(RUNGS).default("none"),
@@ -189,8 +210,6 @@ export const CoderState = new StateSchema({
   strikes: z.record(z.string(), z.number()).default(() => ({})),
   /** The failure to handle. Written by act / tool-execute; read by routers and recover, cleared by recover. */
   failure: FailureSchema.optional().nullable(),
-  /** Where recover sends the run next. Written by recover; read by routeAfterRecover. */
-  recoverTo: z.enum(["act", "plan", "end"]).optional(),
   /** Outcome of the run. Written by act (done) and recover (gave_up / needs_human). Read by the CLI. */
   status: z.enum(RUN_STATUSES).default("running"),
   /** Final answer or report. Written by act / recover; read by the CLI. */
@@ -199,29 +218,3 @@ export const CoderState = new StateSchema({
 
 export type CoderStateValue = typeof CoderState.State;
 export type CoderStateUpdate = typeof CoderState.Update;
-
-/** Whether a write holds a message with an id (which may replace one already there). */
-const hasIds = (value: unknown) =>
-  (Array.isArray(value) ? value : [value]).some((m) => (m as { id?: unknown } | null)?.id != null);
-
-/**
- * The state after `update`, by the schema's own reducers (what LangGraph will store): lets a node
- * name its next node from its own result without another read of the whole state.
- */
-export function stateAfter(state: CoderStateValue, update: CoderStateUpdate): CoderStateValue {
-  const next: Record<string, unknown> = { ...state };
-  const fields = CoderState.fields as Record<string, unknown>;
-  for (const [key, value] of Object.entries(update)) {
-    const field = fields[key];
-    const current = (state as Record<string, unknown>)[key];
-    if (Overwrite.isInstance(value)) next[key] = (value as Overwrite).value;
-    else if (field === Messages && !hasIds(value) && !movesOut(value))
-      // Messages without ids are only appended (ids are what the reducer indexes the whole history
-      // for): the same result without that index.
-      next[key] = (current as BaseMessage[]).concat(Messages.reducer([], [value as BaseMessage[]]));
-    else if (DeltaValue.isInstance(field)) next[key] = field.reducer(current, [value]);
-    else if (ReducedValue.isInstance(field)) next[key] = field.reducer(current, value);
-    else next[key] = value;
-  }
-  return next as CoderStateValue;
-}

@@ -8,7 +8,7 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import pc from "picocolors";
 import { table } from "./table.js";
 import { EVAL_MODES, runEval, type EvalMode, type EvalReport } from "../eval/run.js";
-import { EVAL_AGENTS, type EvalAgent } from "../eval/peers.js";
+import { EVAL_AGENTS, loadCreateAgent, type EvalAgent } from "../eval/peers.js";
 import { EVAL_TASKS } from "../eval/tasks.js";
 import { checkpointsOf, DEFAULT_STORE } from "./options.js";
 import { ModelSettingsSchema } from "../run/settings.js";
@@ -45,7 +45,7 @@ export function evalCommand(): Command {
     .addOption(
       new Option(
         "--agent <agent>",
-        "who runs the tasks: keel, or a bare LangGraph ReAct agent or langchain createAgent with the same model, server and tools (native channel only)",
+        "who runs the tasks: keel, or a bare LangGraph ReAct agent or langchain createAgent (needs the langchain package) with the same model, server and tools (native channel only)",
       )
         .choices([...EVAL_AGENTS])
         .default("keel"),
@@ -98,6 +98,10 @@ async function evaluate(flags: EvalFlags, settings: Record<string, unknown>): Pr
         return t;
       })
     : EVAL_TASKS;
+  if (flags.agent === "create-agent")
+    await loadCreateAgent().catch((err: Error) => {
+      throw new UsageError(err.message);
+    });
   if (flags.agent !== "keel" && flags.mode === "prompt")
     throw new UsageError(
       `--mode prompt is keel's channel; ${flags.agent} calls tools through the server's API only`,

@@ -10,10 +10,29 @@ import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messa
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
+import type { createAgent } from "langchain";
 import { isolationOf, settingsFrom, type SettingsInput } from "../agent/context.js";
 import { toolResultLimit } from "../guard/context-budget.js";
 import { createChatModel, loadProvider } from "../models/chat-model.js";
 import { ALL_TOOLS, toolsForIntent } from "../tools/registry.js";
+
+/**
+ * langchain's `createAgent`, for the `create-agent` peer. `langchain` is an optional peer
+ * dependency of keel (nothing else needs it): when it is not installed, an error that says how to
+ * install it.
+ */
+export async function loadCreateAgent(): Promise<typeof createAgent> {
+  try {
+    return (await import("langchain")).createAgent;
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") throw err;
+    throw new Error(
+      "the create-agent peer is langchain's createAgent, and the langchain package is not installed: npm install langchain (next to keel-agent)",
+      { cause: err },
+    );
+  }
+}
 
 /** Who runs the tasks: keel, or one of the bare agents. The one list of them. */
 export const EVAL_AGENTS = ["keel", "react", "create-agent"] as const;
@@ -92,7 +111,7 @@ export async function runPeer(
   );
   const graph =
     agent === "create-agent"
-      ? (await import("langchain")).createAgent({ model, tools, checkpointer: new MemorySaver() })
+      ? (await loadCreateAgent())({ model, tools, checkpointer: new MemorySaver() })
       : createReactAgent({ llm: model, tools, checkpointSaver: new MemorySaver() });
   // a model turn and a tool step per turn: the same budget of model turns as keel's
   const config = { configurable: { thread_id: "peer" }, recursionLimit: 2 * s.maxTurns + 1 };

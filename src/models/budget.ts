@@ -8,7 +8,8 @@
  */
 import type { AIMessage } from "@langchain/core/messages";
 import { z } from "zod";
-import type { WireSeen } from "./wire.js";
+import { rawArguments } from "./server-calls.js";
+import type { WireFacts } from "./wire.js";
 
 /** The kinds of model call keel makes; each has its own budget. */
 export const CALL_KINDS = ["classify", "plan", "act", "summary", "analyze"] as const;
@@ -50,14 +51,17 @@ export type GenerationBudget = z.output<typeof GenerationBudgetSchema>;
 /**
  * Whether the server stopped the reply at its generation budget: OpenAI's `finish_reason`,
  * Ollama's `done_reason` — as the client libraries keep them in `response_metadata`, or as the
- * wire saw them (`seen`: a streamed reply's metadata loses them).
+ * wire saw them (`facts`: a streamed reply's metadata loses them).
  */
-export function cutAtBudget(reply: Pick<AIMessage, "response_metadata">, seen?: WireSeen): boolean {
+export function cutAtBudget(
+  reply: Pick<AIMessage, "response_metadata">,
+  facts?: WireFacts,
+): boolean {
   const meta = (reply.response_metadata ?? {}) as Record<string, unknown>;
   return (
     meta.finish_reason === "length" ||
     meta.done_reason === "length" ||
-    seen?.finishReason === "length"
+    facts?.finishReason === "length"
   );
 }
 
@@ -66,12 +70,7 @@ export function cutAtBudget(reply: Pick<AIMessage, "response_metadata">, seen?: 
  * writing (the last one it started: native, dropped by the client as unreadable, or as text) and
  * how much of its arguments arrived.
  */
-export function describeCut(
-  reply: AIMessage,
-  budget: number,
-  seen?: WireSeen,
-  contextEnd?: number,
-): string {
+export function describeCut(reply: AIMessage, budget: number, contextEnd?: number): string {
   const raw = (reply.additional_kwargs?.tool_calls ?? []) as Array<{
     function?: { name?: string; arguments?: string };
   }>;
@@ -81,9 +80,8 @@ export function describeCut(
       ? []
       : [...(reply.tool_calls ?? []), ...(reply.invalid_tool_calls ?? [])].map((c) => ({
           name: c.name,
-          chars: (typeof c.args === "string" ? c.args : JSON.stringify(c.args ?? {})).length,
+          chars: (rawArguments(c.args) ?? JSON.stringify(c.args ?? {})).length,
         }))),
-    ...(seen?.unreadCalls ?? []),
   ];
   const last = calls.at(-1);
   const text = typeof reply.content === "string" ? reply.content : "";
@@ -110,17 +108,21 @@ export interface Cut {
 }
 
 /** What stopped a cut reply: the budget, the end of the context, or a loop keel stopped as it streamed. */
-export function cutOf(reply: AIMessage, budget: number, seen: WireSeen, contextEnd?: number): Cut {
-  if (seen.looped === undefined)
-    return { budget, detail: describeCut(reply, budget, seen, contextEnd) };
-  const unit = seen.looped.trim().slice(0, 80) || JSON.stringify(seen.looped.slice(0, 20));
-  const what = seen.echoed
+export function cutOf(
+  reply: AIMessage,
+  budget: number,
+  facts: WireFacts,
+  contextEnd?: number,
+): Cut {
+  if (facts.looped === undefined) return { budget, detail: describeCut(reply, budget, contextEnd) };
+  const unit = facts.looped.trim().slice(0, 80) || JSON.stringify(facts.looped.slice(0, 20));
+  const what = facts.echoed
     ? `copied keel's tool instructions word for word ("${unit}…") instead of making a call`
     : `fell into a loop, writing "${unit}" over and over`;
   return {
     budget,
     detail: `your reply ${what}; keel stopped it there and ran none of it`,
-    looped: seen.looped,
-    ...(seen.echoed ? { echoed: true as const } : {}),
+    looped: facts.looped,
+    ...(facts.echoed ? { echoed: true as const } : {}),
   };
 }

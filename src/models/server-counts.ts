@@ -1,6 +1,6 @@
 /** What a server counted for one answer, read from whichever API it speaks. */
 import type { AIMessage } from "@langchain/core/messages";
-import type { WireSeen } from "./wire.js";
+import type { WireFacts } from "./wire.js";
 
 export interface ServerCounts {
   prompt?: number;
@@ -15,18 +15,18 @@ export interface ServerCounts {
  * The server's counts: Ollama's `prompt_eval_count`/`eval_count`/`eval_duration`, or the standard
  * usage (an OpenAI-compatible server's `usage.prompt_tokens`, when it sent usage); the cached
  * prompt tokens from `usage.prompt_tokens_details.cached_tokens` or llama.cpp's `timings.cache_n`
- * (read on the wire: `seen`), where the server reports them.
+ * (read on the wire: `facts`), where the server reports them.
  */
 export function serverCounts(
   reply: Pick<AIMessage, "response_metadata" | "usage_metadata"> | undefined,
-  seen?: WireSeen,
+  facts?: WireFacts,
 ): ServerCounts {
   const meta = (reply?.response_metadata ?? {}) as Record<string, number | undefined>;
   const usage = reply?.usage_metadata;
-  const cached = seen?.cachedTokens ?? usage?.input_token_details?.cache_read;
+  const cached = facts?.cachedTokens ?? usage?.input_token_details?.cache_read;
   // llama.cpp's timings without usage: the prompt is what it took from the cache and what it evaluated.
   const fromTimings =
-    seen?.evaluatedTokens !== undefined ? seen.evaluatedTokens + (cached ?? 0) : undefined;
+    facts?.evaluatedTokens !== undefined ? facts.evaluatedTokens + (cached ?? 0) : undefined;
   const prompt = meta.prompt_eval_count ?? (usage?.input_tokens || fromTimings);
   const generated = meta.eval_count ?? (usage?.output_tokens || undefined);
   return {

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { cutAtBudget } from "./budget.js";
 import { serverCounts } from "./server-counts.js";
 import { withModelRetry, type RetryPolicy } from "./retry.js";
-import { withWireTurn, type WireTurn } from "./wire.js";
+import { callOverWire } from "./wire.js";
 
 /**
  * Asks the model for output matching `schema` (a JSON schema: Ollama's `format`, OpenAI's
@@ -34,26 +34,27 @@ export async function structuredCall<S extends z.ZodObject>(
   const runnable = model.withStructuredOutput(schema, { includeRaw: true, method: "jsonSchema" });
   const messages: BaseMessage[] = [new SystemMessage(system), new HumanMessage(user)];
   for (let attempt = 0; attempt < 2; attempt++) {
-    const wire: WireTurn = { thinking: [], seen: {}, ...(maxTokens ? { maxTokens } : {}) };
-    const out = await withModelRetry(
+    const { value: out, facts } = await withModelRetry(
       () =>
-        withWireTurn(wire, () => runnable.invoke(messages, { signal: policy.signal })).catch(
-          (e: unknown) => {
+        callOverWire(
+          { thinking: [], ...(maxTokens ? { maxTokens } : {}) },
+          () => runnable.invoke(messages, { signal: policy.signal }),
+          (e, facts) => {
             // The OpenAI client parses a JSON-schema answer itself and throws on one that is not
             // JSON (prose, or JSON cut at the budget). The server did answer (its finish reason
             // arrived): that is the model's answer, not a fault of the server to retry.
-            if (wire.seen?.finishReason !== undefined && unreadableAnswer(e)) return undefined;
+            if (facts.finishReason !== undefined && unreadableAnswer(e)) return undefined;
             throw e;
           },
         ),
       policy,
     );
-    const prompt = serverCounts(out?.raw, wire.seen).prompt;
+    const prompt = serverCounts(out?.raw, facts).prompt;
     if (prompt !== undefined) onPrompt?.(prompt);
     if (out === undefined) {
       messages.push(
         new HumanMessage(
-          wire.seen?.finishReason === "length"
+          facts.finishReason === "length"
             ? cutNote(maxTokens)
             : "That answer was not JSON. Reply again with JSON matching the schema only.",
         ),
@@ -65,7 +66,7 @@ export async function structuredCall<S extends z.ZodObject>(
     messages.push(
       out.raw,
       new HumanMessage(
-        cutAtBudget(out.raw, wire.seen)
+        cutAtBudget(out.raw, facts)
           ? cutNote(maxTokens)
           : repairNote(checked.error, out.raw.content),
       ),

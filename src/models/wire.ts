@@ -2,8 +2,13 @@
  * The `fetch` keel gives every chat model, whatever the provider: the request body rewritten where
  * the client library cannot say what the server needs, each line of the response repaired where the
  * server sends what the library cannot read, and deadlines for the first byte and between streamed
- * chunks, so a silent server fails with a timeout instead of hanging the run. What a call adds that
- * the library cannot carry (the thinking of earlier turns) travels beside it in `withWireTurn`.
+ * chunks, so a silent server fails with a timeout instead of hanging the run.
+ *
+ * A model call made through `callOverWire` gives its request what the library cannot carry (the
+ * thinking of earlier turns, the generation budget…) and returns, with the call's own result, what
+ * the wire read of the answer that the library drops (`WireFacts`): the facts come back as part of
+ * the call's value. The fetch, called deep inside the client library, finds its call's record in
+ * an AsyncLocalStorage that nothing outside this module sees.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { echoWatch } from "../guard/echo.js";
@@ -23,11 +28,6 @@ export interface WireTurn {
    */
   cacheReuse?: number;
   /**
-   * What the server reported that the client library drops (llama.cpp's `timings`, the cached
-   * prompt tokens), filled in by the provider's line hook as the answer arrives.
-   */
-  seen?: WireSeen;
-  /**
    * keel's own instructions in the prompt (prompt mode's tool block): a reply that copies them at
    * length is stopped as a loop is (guard/echo.ts).
    */
@@ -41,7 +41,7 @@ export interface WireTurn {
 }
 
 /** What a server reported of one answer that the client library does not keep. */
-export interface WireSeen {
+export interface WireFacts {
   /** Prompt tokens the server took from its cache (`prompt_tokens_details.cached_tokens`, `timings.cache_n`). */
   cachedTokens?: number;
   /** Prompt tokens it evaluated anew (`timings.prompt_n`). */
@@ -51,8 +51,6 @@ export interface WireSeen {
    * from a streamed reply, and "length" means the reply, and any call in it, was cut.
    */
   finishReason?: string;
-  /** Calls whose arguments were unreadable, which the client library drops (Ollama's). */
-  unreadCalls?: Array<{ name: string; chars: number }>;
   /**
    * keel stopped the streamed reply: it had fallen into a loop (the unit it repeated). The stream
    * ends as a reply cut at its budget would (`finishReason` "length"), and the server stops.
@@ -61,21 +59,44 @@ export interface WireSeen {
   /** What keel stopped (`looped`) was a copy of its own instructions, not a loop. */
   echoed?: true;
   /**
+   * The ids the server gave the reply's calls, in order, where the client library replaces them
+   * with its own (ChatOllama: a random UUID for Ollama's `call_` id): server-calls.ts.
+   */
+  callIds?: Array<string | undefined>;
+  /**
    * For a reply keel stopped (`looped`), of which the server counted nothing: the streamed events
    * that added text (a local server streams about one token per event).
    */
   streamedPieces?: number;
 }
 
-const wireTurn = new AsyncLocalStorage<WireTurn>();
+/** A model call's result with what the wire read of its answer. */
+export type OverWire<T> = { value: T; facts: WireFacts };
 
-/** Runs one model call with `turn`'s additions applied to the request it sends. */
-export function withWireTurn<T>(turn: WireTurn, call: () => Promise<T>): Promise<T> {
-  return wireTurn.run(turn, call);
+/** The model call in progress: what it adds to its requests, and what its answers reported. */
+const wireCall = new AsyncLocalStorage<{ turn: WireTurn; facts: WireFacts }>();
+
+/**
+ * Runs one model call with `turn`'s additions applied to the requests it sends; returns its value
+ * and the facts of its answer. A call that throws rethrows, unless `rescue` (given the error and
+ * the facts that arrived before it) returns a value to stand for it.
+ */
+export async function callOverWire<T>(
+  turn: WireTurn,
+  call: () => Promise<T>,
+  rescue?: (error: unknown, facts: WireFacts) => T,
+): Promise<OverWire<T>> {
+  const facts: WireFacts = {};
+  try {
+    return { value: await wireCall.run({ turn, facts }, call), facts };
+  } catch (error) {
+    if (!rescue) throw error;
+    return { value: rescue(error, facts), facts };
+  }
 }
 
-/** The additions of the model call in progress, if any. */
-export const currentWireTurn = (): WireTurn | undefined => wireTurn.getStore();
+/** The additions of the model call in progress, if any (for the providers' request hooks). */
+export const currentWireTurn = (): WireTurn | undefined => wireCall.getStore()?.turn;
 
 export class ModelTimeoutError extends Error {
   override name = "ModelTimeoutError";
@@ -96,10 +117,10 @@ export interface WireFetchOptions {
   /** Rewrites a chat request's parsed JSON body (mutate and return it). */
   request?: (body: Record<string, unknown>) => Record<string, unknown>;
   /**
-   * Repairs one line of a chat response (NDJSON line or SSE `data:` line); `turn` is the model
-   * call's (captured when the request was sent), for what the line reports.
+   * Repairs one line of a chat response (NDJSON line or SSE `data:` line), noting in `facts` (the
+   * model call's, captured when the request was sent) what the line reports.
    */
-  line?: (line: string, turn: WireTurn | undefined) => string;
+  line?: (line: string, facts: WireFacts | undefined) => string;
   /**
    * A chat request the server refused (status ≥ 400, its error text): the body to send instead,
    * or undefined to let the refusal stand. Called again after each resend, so a server that
@@ -124,7 +145,8 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
   const base = resendingDropped(opts.baseFetch ?? fetch);
   return async (input, init) => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-    const turn = currentWireTurn();
+    const call = wireCall.getStore();
+    const turn = call?.turn;
     const isChat = opts.isChat(new URL(url).pathname);
     let body = init?.body;
     let parsed: Record<string, unknown> | undefined;
@@ -210,7 +232,7 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
       return res;
     }
 
-    const repair = opts.line ? (l: string) => opts.line!(l, turn) : (l: string) => l;
+    const repair = opts.line ? (l: string) => opts.line!(l, call?.facts) : (l: string) => l;
     const watch =
       opts.generated && opts.cutEnd && turn
         ? loopWatch(opts.generated, turn.instructions)
@@ -240,7 +262,7 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
             const stop = watch?.look(lines);
             if (stop !== undefined) {
               // Ended as a cut reply: the client library keeps what came, keel runs none of it.
-              Object.assign((turn!.seen ??= {}), {
+              Object.assign(call!.facts, {
                 looped: stop.unit,
                 ...(stop.echoed ? { echoed: true } : {}),
                 finishReason: "length",

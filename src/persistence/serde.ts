@@ -1,14 +1,20 @@
 /**
- * LangGraph's JSON serializer with a faster way back for chat messages, the bulk of a thread:
- * the stored bytes are the same (writing is LangGraph's own), and a value is revived synchronously,
- * a message built directly by its class, where LangGraph's reviver awaits every node of the value
- * and sends each message through `load()` (re-serialised, its class looked up by import path).
- * Anything else LangChain-serialised (secrets, escaped objects, other classes, `lc: 2` records
- * other than `undefined` and delta snapshots) goes to LangGraph's own reviver, whole.
+ * LangGraph's JSON serializer with a faster way back for chat messages, the bulk of a thread: a
+ * value is revived synchronously, a message built directly by its class, where LangGraph's reviver
+ * awaits every node of the value and sends each message through `load()` (re-serialised, its class
+ * looked up by import path). Anything else LangChain-serialised (secrets, escaped objects, other
+ * classes, `lc: 2` records other than `undefined` and delta snapshots) goes to LangGraph's own
+ * reviver, whole.
+ *
+ * Writing is LangGraph's own, but for the fields LangChain writes into every message even when
+ * empty and its constructors give back as they were (`additional_kwargs: {}`, `response_metadata:
+ * {}`, `invalid_tool_calls: []`): left out, ~90 bytes a reading turn, in every write and snapshot.
+ * Either reviver reads the result.
  */
 import {
   AIMessage,
   AIMessageChunk,
+  BaseMessage,
   ChatMessage,
   FunctionMessage,
   HumanMessage,
@@ -94,8 +100,39 @@ function revive(value: unknown): unknown {
 
 const decoder = new TextDecoder();
 
+/** Message fields LangChain serialises even when empty, which the message constructors default. */
+const EMPTY_DEFAULTS = ["additional_kwargs", "response_metadata", "invalid_tool_calls"] as const;
+
+const isEmpty = (v: unknown) =>
+  Array.isArray(v) ? v.length === 0 : !!v && typeof v === "object" && Object.keys(v).length === 0;
+
+/** A message as LangChain serialises it, without its empty defaulted fields. */
+function compactMessage(m: BaseMessage): unknown {
+  const json = m.toJSON() as { type: string; kwargs?: Record<string, unknown> };
+  if (json.type !== "constructor" || !json.kwargs) return json;
+  const kwargs = { ...json.kwargs };
+  for (const k of EMPTY_DEFAULTS) if (isEmpty(kwargs[k])) delete kwargs[k];
+  return { ...json, kwargs };
+}
+
+/**
+ * A value to write with its messages compacted: a message, a list of them (a write), or a delta
+ * snapshot of the conversation; anything else as it is.
+ */
+function compact(value: unknown): unknown {
+  if (BaseMessage.isInstance(value)) return compactMessage(value);
+  if (Array.isArray(value))
+    return value.some((v) => BaseMessage.isInstance(v)) ? value.map(compact) : value;
+  if (value instanceof DeltaSnapshot) return new DeltaSnapshot(compact(value.value));
+  return value;
+}
+
 /** JsonPlusSerializer, reviving messages and plain data synchronously (see the module comment). */
 export class KeelSerializer extends JsonPlusSerializer {
+  protected override _dumps(obj: unknown): Uint8Array {
+    return super._dumps(compact(obj));
+  }
+
   override async loadsTyped(type: string, data: Uint8Array | string): Promise<unknown> {
     if (type !== "json") return super.loadsTyped(type, data);
     const text = typeof data === "string" ? data : decoder.decode(data);

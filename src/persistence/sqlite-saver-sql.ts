@@ -3,6 +3,11 @@ import type Database from "better-sqlite3";
 import { TASKS } from "@langchain/langgraph-checkpoint";
 import type { HistoryRow } from "./delta-history.js";
 
+/**
+ * The tables, each `WITHOUT ROWID`: a row lives in its primary key's b-tree, read by key as every
+ * statement reads it. A rowid table also kept every key a second time, in its primary key's index
+ * (for a reading turn of the CLI, a kilobyte of the file's growth).
+ */
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS keel_checkpoints (
   thread_id TEXT NOT NULL,
@@ -14,7 +19,7 @@ CREATE TABLE IF NOT EXISTS keel_checkpoints (
   metadata BLOB,
   stored TEXT NOT NULL DEFAULT '{}',
   PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS keel_blobs (
   thread_id TEXT NOT NULL,
   checkpoint_ns TEXT NOT NULL DEFAULT '',
@@ -23,7 +28,7 @@ CREATE TABLE IF NOT EXISTS keel_blobs (
   type TEXT NOT NULL,
   blob BLOB,
   PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS keel_writes (
   thread_id TEXT NOT NULL,
   checkpoint_ns TEXT NOT NULL DEFAULT '',
@@ -35,7 +40,7 @@ CREATE TABLE IF NOT EXISTS keel_writes (
   blob BLOB,
   task_path TEXT NOT NULL DEFAULT '',
   PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-);`;
+) WITHOUT ROWID;`;
 
 /** A stored value's bytes, as text when it is JSON (no buffer made and decoded again per row). */
 const data = (column = "blob", t = "") =>

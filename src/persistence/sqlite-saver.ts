@@ -38,12 +38,19 @@ import { SCHEMA, statements, type CheckpointRow, type Statements } from "./sqlit
  * `PRAGMA application_id` of a file that holds keel's tables (`SCHEMA`, in WAL mode) and a
  * checkpoint in them, so that no legacy thread is left to copy (`migrateLegacy`): "kee" and the
  * schema's number. A change to `SCHEMA` takes the next number, and `setup` makes the change for a
- * file with another id.
+ * file with another id. (2: the tables are `WITHOUT ROWID`; a file made before keeps its rowid
+ * tables, which the same statements read and write.)
  */
-const SET_UP = 0x6b656501;
+const SET_UP = 0x6b656502;
 
 /** The parts of a checkpoint stored in its row: everything but the channel values. */
 type Skeleton = Omit<Checkpoint, "channel_values">;
+
+/**
+ * A skeleton as stored: without its `id`, which the row's key holds (a checkpoint stored before
+ * has it in both).
+ */
+type StoredSkeleton = Omit<Skeleton, "id"> & { id?: string };
 
 export class KeelSqliteSaver extends BaseCheckpointSaver {
   readonly db: Database.Database;
@@ -99,7 +106,8 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
   private async tupleOf(thread: string, ns: string, head: CheckpointRow): Promise<CheckpointTuple> {
     const s = this.setup();
     const [id, parent, text, metaType, meta] = head;
-    const skeleton = JSON.parse(text) as Skeleton;
+    const stored = JSON.parse(text) as StoredSkeleton;
+    const skeleton: Skeleton = { ...stored, id: stored.id ?? id };
     const params = { thread, ns, id, checkpoint: text };
     const channel_values: Record<string, unknown> = {};
     for (const [channel, type, data] of s.values()(params))
@@ -197,11 +205,11 @@ export class KeelSqliteSaver extends BaseCheckpointSaver {
     if (!c.thread_id) throw new Error('Missing "thread_id" field in passed "config.configurable".');
     const thread = c.thread_id;
     const ns = c.checkpoint_ns ?? "";
-    const { channel_values: values, ...rest } = checkpoint;
+    const { channel_values: values, id: _id, ...rest } = checkpoint;
     const skeleton = JSON.stringify({
       ...rest,
       channel_versions: checkpoint.channel_versions ?? {},
-    });
+    } satisfies StoredSkeleton);
     const blobs: unknown[][] = [];
     const stored: Record<string, string> = {};
     for (const [channel, version] of Object.entries(newVersions)) {

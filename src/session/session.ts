@@ -12,6 +12,7 @@ import { mcpServersOf, projectMcpServers } from "../mcp/servers.js";
 import { withMcpScope } from "../mcp/session.js";
 import { realWorkspace } from "../tools/workspace-path.js";
 import { createCoderGraph } from "../agent/graph.js";
+import { recordRunEnd } from "../agent/learning/ledger.js";
 import type { KeelEvent } from "../agent/runtime.js";
 import type { GraphDeps } from "../run/model.js";
 import type { CoderStateUpdate, CoderStateValue } from "../agent/state.js";
@@ -239,6 +240,7 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
       const pending = snap.tasks.flatMap((t) => t.interrupts);
       const values = snap.values as CoderStateValue;
       if (pending.length === 0) {
+        await recordRunEnd(values, { ...config, store });
         const o = report(
           values,
           values.status === "done"

@@ -6,7 +6,8 @@ import type { TurnUsage } from "../agent/turn-sums.js";
 import { printable, printableName } from "../printable.js";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import pc from "picocolors";
-import { NODE } from "../agent/routing.js";
+import { END } from "@langchain/langgraph";
+import { NODE, recoverGoesTo } from "../agent/routing.js";
 import type { KeelEvent } from "../agent/runtime.js";
 import type { CoderStateUpdate, Failure } from "../agent/state.js";
 import { createStreamFilter } from "./stream-filter.js";
@@ -120,9 +121,9 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
       if (update.failure) lines.push(`${pc.yellow("guard")}    ${update.failure.detail}`);
       break;
     case NODE.recover:
-      if (update.recoverTo === "end")
+      if (recoverGoesTo(update) === END)
         lines.push(`${pc.yellow("recover")}  stopping: ${short(update.summary ?? "", 120)}`);
-      else if (update.recoverTo === "plan")
+      else if (recoverGoesTo(update) === NODE.plan)
         lines.push(
           `${pc.yellow("recover")}  re-planning: ${short(update.replanReason ?? "", 100)}`,
         );

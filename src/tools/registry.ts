@@ -85,6 +85,11 @@ export function lookupTool(name: string, args: unknown, tools: readonly KeelTool
       notes: repaired.note ? [repaired.note] : [],
     };
   }
+  return { found: false, message: unknownTool(name, tools) };
+}
+
+/** What the model is told of a name none of `tools` has: the tools there are, and the closest. */
+export function unknownTool(name: string, tools: readonly KeelTool[]): string {
   const closest = tools
     .map((t) => ({ name: t.name, d: distance(t.name.toLowerCase(), name.toLowerCase()) }))
     .sort((a, b) => a.d - b.d)
@@ -93,10 +98,7 @@ export function lookupTool(name: string, args: unknown, tools: readonly KeelTool
   const hidden = ALL_TOOLS.some((t) => t.name === name)
     ? ` ${name} is not available for this request (it changes files or runs commands, and this request only reads).`
     : "";
-  return {
-    found: false,
-    message: `unknown tool "${name}".${hidden} Available tools: ${tools.map((t) => t.name).join(", ")}. Closest: ${closest.join(", ")}.`,
-  };
+  return `unknown tool "${name}".${hidden} Available tools: ${tools.map((t) => t.name).join(", ")}. Closest: ${closest.join(", ")}.`;
 }
 
 /**
@@ -108,14 +110,28 @@ export function validateArgs(
   tool: KeelTool,
   args: unknown,
 ): { ok: true; value: unknown; notes: string[] } | { ok: false; message: string } {
-  const direct = tool.schema.safeParse(args ?? {});
-  if (direct.success) return { ok: true, value: direct.data, notes: [] };
+  const direct = checkArgs(tool, args);
+  if (direct.ok) return { ...direct, notes: [] };
   const schema = toolDefinition(tool).function.parameters as Parameters<typeof repairArguments>[1];
   const repaired = repairArguments(args ?? {}, schema);
   if (repaired.notes.length) {
     const again = tool.schema.safeParse(repaired.args);
     if (again.success) return { ok: true, value: again.data, notes: repaired.notes };
   }
+  return direct;
+}
+
+/**
+ * Validates arguments against a tool's schema, without repair (the one repair pass,
+ * call-repair.ts, has run): the parsed value, or each field named with the expected and received
+ * type, so the model can correct the call.
+ */
+export function checkArgs(
+  tool: KeelTool,
+  args: unknown,
+): { ok: true; value: unknown } | { ok: false; message: string } {
+  const direct = tool.schema.safeParse(args ?? {});
+  if (direct.success) return { ok: true, value: direct.data };
   const problems = direct.error.issues.map((issue) => {
     const field = issue.path.join(".") || "(arguments)";
     const received = receivedType(args, issue.path);

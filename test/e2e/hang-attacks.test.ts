@@ -137,4 +137,39 @@ describe("a reply with thousands of calls", () => {
       "keel runs at most 64 tool calls per reply; the reply had 6000",
     );
   }, 60_000);
+
+  it("prompt mode: the next prompt holds the 64 calls that ran, not the 6,000 written", async () => {
+    const text = Array.from(
+      { length: 6000 },
+      (_, i) => `<tool_call>{"name":"read_file","arguments":{"path":"f${i}"}}</tool_call>`,
+    ).join("\n");
+    const fake = await startFake({
+      script: keelScript(
+        (req) =>
+          req.turn === 0
+            ? { content: text, pieces: 50, ignoreBudget: true }
+            : { content: "Read what there was." },
+        { intent: "analyze" },
+      ),
+    });
+    const ws = tempWorkspace();
+    const r = await runKeel([
+      "run",
+      "Read the files",
+      "-w",
+      ws,
+      "--ollama-url",
+      fake.url,
+      "--tool-mode",
+      "prompt",
+      "--json",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const next = fake.chatBodies({ turnsOnly: true })[1]!;
+    const asked = (next.messages ?? []).filter((m) => m.role === "assistant").map((m) => m.content);
+    expect(asked).toHaveLength(1);
+    const paths = [...asked[0]!.matchAll(/"path":"f(\d+)"/g)].map((m) => m[1]);
+    expect(paths).toEqual(Array.from({ length: 64 }, (_, i) => String(i)));
+    expect(JSON.stringify(next).length).toBeLessThan(text.length / 10);
+  }, 60_000);
 });

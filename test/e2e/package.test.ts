@@ -3,7 +3,7 @@
  * import keel by name and run a graph (against the fake Ollama server).
  */
 import { execFile } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -71,5 +71,20 @@ console.log(JSON.stringify({ status: state.status, files: state.filesWritten, pa
       fields: expect.any(Number),
     });
     expect(readFileSync(path.join(ws, "out.txt"), "utf8")).toBe("from the package");
+  });
+
+  it("installs without the packages only the bench and the tests use; the createAgent peer says how to add langchain", async () => {
+    const installed = (name: string) => existsSync(path.join(project, "node_modules", name));
+    expect(installed("keel-agent")).toBe(true);
+    expect(installed("langchain")).toBe(false);
+    expect(installed("@langchain/langgraph-checkpoint-sqlite")).toBe(false);
+    const keel = path.join(project, "node_modules/keel-agent/dist/cli/main.js");
+    const refused = await run(
+      process.execPath,
+      [keel, "eval", "--agent", "create-agent", "--model", "m", "--checkpoints", "sqlite:e.db"],
+      { cwd: project },
+    ).catch((e: { code: number; stderr: string }) => e);
+    expect(refused).toMatchObject({ code: 2 });
+    expect((refused as { stderr: string }).stderr).toContain("npm install langchain");
   });
 });

@@ -9,6 +9,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
+import type { Callbacks } from "@langchain/core/callbacks/manager";
+import type { LLMResult } from "@langchain/core/outputs";
 import { afterEach, describe, expect, it } from "vitest";
 import { runConfig, type SettingsInput } from "../../src/agent/context.js";
 import { createCoderGraph } from "../../src/agent/graph.js";
@@ -85,6 +87,7 @@ async function run(
   context: Partial<SettingsInput> = {},
   extra: FakeOpenAIOptions = {},
   streamed = false,
+  callbacks: Callbacks = [],
 ) {
   const workspace = tempWorkspace();
   const served = await serve(provider, script, extra);
@@ -95,6 +98,7 @@ async function run(
     retryBaseMs: 5,
     ...context,
   });
+  Object.assign(config, { callbacks });
   const input = { messages: [new HumanMessage(request)] };
   let state: CoderStateValue | undefined;
   if (streamed) {
@@ -220,13 +224,31 @@ describe("cache reuse", () => {
       .filter((u): u is TurnUsage => u !== undefined);
 
   it("llama.cpp: the reused tokens are the server's own count (cached_tokens)", async () => {
-    const { state } = await run("openai", writeHello, "Create hello.py that prints hi");
-    const turns = state.messages.filter((m) => AIMessage.isInstance(m));
+    // What the client library read of each act turn's answer (the stored message keeps keel's
+    // figures only): the server's cached_tokens.
+    const node = new Map<string, unknown>();
+    const cached: unknown[] = [];
+    const seen = {
+      handleChatModelStart: (...a: unknown[]) =>
+        node.set(a[2] as string, (a[6] as { langgraph_node?: string })?.langgraph_node),
+      handleLLMEnd: (output: LLMResult, runId: string) => {
+        const message = (output.generations[0]?.[0] as { message?: AIMessage })?.message;
+        if (node.get(runId) === "act")
+          cached.push(message?.usage_metadata?.input_token_details?.cache_read);
+      },
+    };
+    const { state } = await run(
+      "openai",
+      writeHello,
+      "Create hello.py that prints hi",
+      {},
+      {},
+      false,
+      [seen],
+    );
     const u = usages(state);
     expect(u.map((x) => x.reusedFrom)).toEqual(["server", "server"]);
-    expect(u.map((x) => x.reusedTokens)).toEqual(
-      turns.map((m) => m.usage_metadata?.input_token_details?.cache_read),
-    );
+    expect(u.map((x) => x.reusedTokens)).toEqual(cached);
     expect(u[1]!.reusedTokens).toBeGreaterThan(0);
   });
 

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { HumanMessage } from "@langchain/core/messages";
 import { runAnalysis } from "../../src/api.js";
 import { createCoderGraph } from "../../src/agent/graph.js";
+import { runAgent } from "../../src/api.js";
 import { runConfig, type SettingsInput } from "../../src/agent/context.js";
 import type { CoderStateValue } from "../../src/agent/state.js";
 import { readTallies } from "../../src/agent/learning/ledger.js";
@@ -103,18 +104,16 @@ describe("native tool calls on each server", () => {
       script: writeHello,
     });
     const store = new InMemoryStore();
-    const graph = createCoderGraph().compile({ checkpointer: new MemorySaver(), store });
-    const config = runConfig("served-name", {
+    // runAgent, as the CLI, leaves the finished run's tally in the store's ledger
+    const state = await runAgent("Create hello.py that prints hi", {
+      threadId: "served-name",
+      store,
       provider: "openai",
       baseUrl: f.baseUrl,
       workspace: tempWorkspace(),
       retryBaseMs: 5,
       learnDescriptions: true,
     });
-    const state = (await graph.invoke(
-      { messages: [new HumanMessage("Create hello.py that prints hi")] },
-      config,
-    )) as CoderStateValue;
     expect(state.status).toBe("done");
     // the request went out under keel's default name, which the server ignored
     expect(f.chatBodies({ turnsOnly: true })[0]!.model).toBe("qwen3:8b");

@@ -15,7 +15,8 @@ import {
 } from "../../src/models/openai/rejected.js";
 import { slotWindow } from "../../src/models/openai/slots.js";
 import { argumentsFromText } from "../../src/models/tool-calls/parse.js";
-import type { WireSeen } from "../../src/models/wire.js";
+import type { WireFacts } from "../../src/models/wire.js";
+import { keptRaw } from "../../src/models/server-calls.js";
 
 describe("generation budget", () => {
   it("defaults per call kind; a setting overrides one kind and keeps the others", () => {
@@ -44,7 +45,7 @@ describe("generation budget", () => {
     ).toBe(false);
   });
 
-  it("names the call that was cut: the server's raw call, one the client dropped, or text", () => {
+  it("names the call that was cut: the server's raw call, one the wire kept as text, or text", () => {
     const openai = new AIMessage({
       content: "",
       additional_kwargs: {
@@ -56,10 +57,12 @@ describe("generation budget", () => {
     expect(describeCut(openai, 512)).toBe(
       "your reply was cut at the generation budget of 512 tokens while writing a call to write_file (1 characters of arguments arrived); nothing in it was run",
     );
-    const ollama = new AIMessage({ content: "" });
-    expect(describeCut(ollama, 8192, { unreadCalls: [{ name: "edit_file", chars: 40 }] })).toMatch(
-      /while writing a call to edit_file \(40 characters/,
-    );
+    // Ollama's string arguments, kept by the wire (ChatOllama would drop the call): their length
+    const ollama = new AIMessage({
+      content: "",
+      tool_calls: [{ id: "c2", name: "edit_file", args: keptRaw(`{"path": "${"x".repeat(30)}`) }],
+    });
+    expect(describeCut(ollama, 8192)).toMatch(/while writing a call to edit_file \(40 characters/);
     expect(describeCut(new AIMessage({ content: '<tool_call>\n{"name": "write' }), 64)).toMatch(
       /while writing a tool call as text/,
     );
@@ -69,23 +72,23 @@ describe("generation budget", () => {
 
 describe("the server's cache figures", () => {
   it("llama.cpp's usage chunk and timings, streamed or whole", () => {
-    const seen: WireSeen = {};
+    const seen: WireFacts = {};
     noteServerFigures(
       'data: {"choices":[],"usage":{"prompt_tokens":1200,"completion_tokens":9,"prompt_tokens_details":{"cached_tokens":1100}},"timings":{"cache_n":1100,"prompt_n":100}}',
       seen,
     );
     expect(seen).toEqual({ cachedTokens: 1100, evaluatedTokens: 100 });
-    const only: WireSeen = {};
+    const only: WireFacts = {};
     noteServerFigures(
       '{"choices":[{"finish_reason":"stop"}],"timings":{"cache_n":30,"prompt_n":70}}',
       only,
     );
     expect(only).toEqual({ cachedTokens: 30, evaluatedTokens: 70, finishReason: "stop" });
     // A streamed reply's finish reason, which the client drops from the message it builds.
-    const cut: WireSeen = {};
+    const cut: WireFacts = {};
     noteServerFigures('data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}', cut);
     expect(cut).toEqual({ finishReason: "length" });
-    const none: WireSeen = {};
+    const none: WireFacts = {};
     noteServerFigures('data: {"choices":[{"delta":{"content":"cached_tokens"}}]', none);
     expect(none).toEqual({});
   });

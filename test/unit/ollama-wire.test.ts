@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { classifyModelError, ProtocolError } from "../../src/models/errors.js";
 import { addToolIdentity, repairResponseLine } from "../../src/models/ollama/fetch.js";
+import { keptRaw, withServerCallIds } from "../../src/models/server-calls.js";
+import type { WireFacts } from "../../src/models/wire.js";
 
 describe("addToolIdentity", () => {
   it("pairs tool messages with the preceding assistant's calls by order", () => {
@@ -36,26 +38,54 @@ describe("addToolIdentity", () => {
 });
 
 describe("repairResponseLine", () => {
-  it("parses string arguments into an object", () => {
+  it("keeps string arguments as text (ChatOllama drops such a call), unparsed: the one pass reads them", () => {
     const line = JSON.stringify({
       message: {
         role: "assistant",
         content: "",
-        tool_calls: [{ function: { name: "f", arguments: '{"a":1}' } }],
+        tool_calls: [
+          { function: { name: "f", arguments: '{"a":1}' } },
+          { function: { name: "g", arguments: "not json" } },
+          { function: { name: "h", arguments: { b: 2 } } },
+        ],
       },
       done: false,
     });
-    expect(JSON.parse(repairResponseLine(line)).message.tool_calls[0].function.arguments).toEqual({
-      a: 1,
-    });
+    const calls = (
+      JSON.parse(repairResponseLine(line)) as {
+        message: { tool_calls: Array<{ function: { arguments: unknown } }> };
+      }
+    ).message.tool_calls;
+    expect(calls.map((c) => c.function.arguments)).toEqual([
+      keptRaw('{"a":1}'),
+      keptRaw("not json"),
+      { b: 2 },
+    ]);
   });
-  it("leaves other lines and unparseable arguments alone", () => {
+  it("notes the server's call ids, which ChatOllama replaces, and gives them back to the reply", () => {
+    const facts: WireFacts = {};
+    const line = (calls: unknown[]) =>
+      JSON.stringify({ message: { role: "assistant", content: "", tool_calls: calls } });
+    repairResponseLine(line([{ id: "call_a1", function: { name: "f", arguments: {} } }]), facts);
+    repairResponseLine(line([{ function: { name: "g", arguments: "{}" } }]), facts);
+    expect(facts.callIds).toEqual(["call_a1", undefined]);
+    const reply = { tool_calls: [{ id: "uuid-1" }, { id: "uuid-2" }] };
+    expect(withServerCallIds(reply, facts).tool_calls).toEqual([
+      { id: "call_a1" },
+      { id: "uuid-2" },
+    ]);
+    // calls the client library did not keep every one of: nothing to pair them by
+    expect(withServerCallIds({ tool_calls: [{ id: "u" }] }, facts).tool_calls).toEqual([
+      { id: "u" },
+    ]);
+  });
+  it("leaves other lines alone and notes the reply's done_reason in the call's facts", () => {
     const plain = '{"message":{"role":"assistant","content":"hi"},"done":false}';
     expect(repairResponseLine(plain)).toBe(plain);
-    const bad = JSON.stringify({
-      message: { tool_calls: [{ function: { name: "f", arguments: "not json" } }] },
-    });
-    expect(repairResponseLine(bad)).toBe(bad);
+    const facts: WireFacts = {};
+    const last = '{"message":{"role":"assistant","content":""},"done":true,"done_reason":"length"}';
+    expect(repairResponseLine(last, facts)).toBe(last);
+    expect(facts).toEqual({ finishReason: "length" });
   });
 });
 

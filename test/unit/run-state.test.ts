@@ -1,15 +1,19 @@
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { END, messagesDeltaReducer, Overwrite } from "@langchain/langgraph";
-import fc from "fast-check";
+import { END, Overwrite } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { runConfig, settingsFrom } from "../../src/agent/context.js";
 import { PROJECT_SETTINGS } from "../../src/run/settings-file.js";
 import { tempWorkspace } from "../support/harness.js";
-import { NODE, routeAfterAct, routeAfterToolExecute } from "../../src/agent/routing.js";
-import { stateAfter, type CoderStateValue } from "../../src/agent/state.js";
-import type { TrailEntry } from "../../src/guard/loop.js";
+import {
+  NODE,
+  routeAfterAct,
+  routeAfterIntent,
+  routeAfterRecover,
+  routeAfterToolExecute,
+} from "../../src/agent/routing.js";
+import type { CoderStateValue } from "../../src/agent/state.js";
 import { pinsOf, planNote } from "../../src/agent/turn/setup.js";
 
 const base = (): CoderStateValue =>
@@ -33,80 +37,55 @@ const call = (id: string) =>
 const result = (id: string) =>
   new ToolMessage({ id: `tm-${id}`, content: "ok", tool_call_id: id, name: "read_file" });
 
-describe("stateAfter", () => {
-  it("applies each field's own reducer: messages and trail append, files unite, plain fields replace", () => {
-    const state = {
-      ...base(),
-      messages: [new HumanMessage({ id: "h", content: "go" })],
-      trail: [{ name: "read_file" } as TrailEntry],
-      filesWritten: ["a.ts"],
-      turns: 1,
-    };
-    const after = stateAfter(state, {
-      messages: [call("c1")],
-      trail: { name: "write_file" } as TrailEntry,
-      filesWritten: ["a.ts", "b.ts"],
-      turns: 2,
-      failure: null,
-    });
-    expect(after.messages.map((m) => m.id)).toEqual(["h", "ai-c1"]);
-    expect(after.trail.map((t) => t.name)).toEqual(["read_file", "write_file"]);
-    expect(after.filesWritten).toEqual(["a.ts", "b.ts"]);
-    expect(after.turns).toBe(2);
-    expect(after.failure).toBeNull();
-    // the state it started from is untouched
-    expect(state.messages).toHaveLength(1);
-    expect(state.trail).toHaveLength(1);
+describe("the routers read what their node decided (state, update)", () => {
+  it("send act's calls to tool-execute, one call per step, then back to act", () => {
+    const asked = { messages: [call("c1"), call("c2")], turns: 1 };
+    expect(routeAfterAct(base(), asked)).toBe(NODE.toolExecute);
+    const before = { ...base(), messages: asked.messages };
+    expect(routeAfterToolExecute(before, { messages: [result("c1")] })).toBe(NODE.toolExecute);
+    const half = { ...base(), messages: [...asked.messages, result("c1")] };
+    expect(routeAfterToolExecute(half, { messages: [result("c2")] })).toBe(NODE.act);
   });
 
-  it("replaces a message with the same id and honours Overwrite", () => {
-    const state = { ...base(), messages: [call("c1")], trail: [{ name: "x" } as TrailEntry] };
-    const replaced = new AIMessage({ id: "ai-c1", content: "changed" });
-    const after = stateAfter(state, { messages: [replaced], trail: new Overwrite([]) });
-    expect(after.messages).toEqual([replaced]);
-    expect(after.trail).toEqual([]);
-  });
-
-  it("gives the messages LangGraph's reducer gives, with and without ids (property)", () => {
-    const message = fc.record({
-      kind: fc.constantFrom("ai", "tool", "human"),
-      id: fc.option(fc.constantFrom("a", "b", "c", "d"), { nil: undefined }),
-      text: fc.string({ maxLength: 5 }),
-    });
-    const make = ({ kind, id, text }: { kind: string; id?: string; text: string }) =>
-      kind === "ai"
-        ? new AIMessage({ id, content: text })
-        : kind === "tool"
-          ? new ToolMessage({ id, content: text, tool_call_id: "x" })
-          : new HumanMessage({ id, content: text });
-    fc.assert(
-      fc.property(
-        fc.array(message, { maxLength: 6 }),
-        fc.array(message, { maxLength: 3 }),
-        (a, b) => {
-          const current = messagesDeltaReducer([], [a.map(make)]);
-          const written = b.map(make);
-          const after = stateAfter({ ...base(), messages: current }, { messages: written });
-          expect(after.messages).toEqual(messagesDeltaReducer(current, [written]));
-        },
-      ),
+  it("end the run at a final answer, and send a failure to recover", () => {
+    const answered = { ...base(), messages: [call("c1"), result("c1")] };
+    expect(routeAfterAct(answered, { status: "done" })).toBe(END);
+    expect(routeAfterAct(answered, { failure: { kind: "empty", detail: "nothing" } })).toBe(
+      NODE.recover,
     );
-  });
-
-  it("gives the routers the state the node leaves", () => {
-    const asked = stateAfter(base(), { messages: [call("c1"), call("c2")], turns: 1 });
-    expect(routeAfterAct(asked)).toBe(NODE.toolExecute);
-    const half = stateAfter(asked, { messages: [result("c1")] });
-    expect(routeAfterToolExecute(half)).toBe(NODE.toolExecute);
-    const answered = stateAfter(half, { messages: [result("c2")] });
-    expect(routeAfterToolExecute(answered)).toBe(NODE.act);
-    expect(routeAfterAct(stateAfter(answered, { status: "done" }))).toBe(END);
-    const failed = stateAfter(answered, { failure: { kind: "empty", detail: "nothing" } });
-    expect(routeAfterAct(failed)).toBe(NODE.recover);
     // act clears an old failure when it succeeds
-    expect(routeAfterAct(stateAfter(failed, { failure: null, messages: [call("c3")] }))).toBe(
-      NODE.toolExecute,
+    const failed = { ...answered, failure: { kind: "empty" as const, detail: "nothing" } };
+    expect(routeAfterAct(failed, { failure: null, messages: [call("c3")] })).toBe(NODE.toolExecute);
+    // a failure the node left in place still holds
+    expect(routeAfterToolExecute(failed, { messages: [result("c3")] })).toBe(NODE.recover);
+    // a reply without calls, failure or answer is a failure of its own
+    expect(routeAfterAct(answered, { messages: [new AIMessage({ content: "" })] })).toBe(
+      NODE.recover,
     );
+  });
+
+  it("read a move out of the conversation and an Overwrite as act writes them", () => {
+    const moved = { messages: [{ keel_moved: ["h"] }, call("c4")] };
+    expect(routeAfterAct(base(), moved)).toBe(NODE.toolExecute);
+    expect(routeAfterAct(base(), { messages: new Overwrite([call("c5"), result("c5")]) })).toBe(
+      NODE.recover,
+    );
+  });
+
+  it("send recover where its update says: a stop ends, a re-plan plans, the rest acts", () => {
+    expect(routeAfterRecover(base(), { status: "gave_up", summary: "x" })).toBe(END);
+    expect(routeAfterRecover(base(), { status: "needs_human" })).toBe(END);
+    expect(routeAfterRecover(base(), { replanReason: "" })).toBe(NODE.plan);
+    expect(routeAfterRecover(base(), { messages: [] })).toBe(NODE.act);
+    expect(routeAfterRecover(base(), {})).toBe(NODE.act);
+  });
+
+  it("send chat straight to act and everything else to plan", () => {
+    const chat = { intent: "chat" as const, confidence: 1, source: "rules" as const };
+    expect(routeAfterIntent(base(), { intent: chat })).toBe(NODE.act);
+    expect(routeAfterIntent(base(), { intent: { ...chat, intent: "build" } })).toBe(NODE.plan);
+    // a follow-up that keeps the thread's intent writes none
+    expect(routeAfterIntent({ ...base(), intent: chat }, {})).toBe(NODE.act);
   });
 });
 

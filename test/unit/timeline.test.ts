@@ -55,13 +55,11 @@ describe("describeUpdate for recover", () => {
   it("names each rung: a hint shows keel's note, the summary turn says so (it has no note)", () => {
     const hint = describeUpdate("recover", {
       messages: [new AIMessage({ content: "" }), keelNote("Say something new.")],
-      recoverTo: "act",
     });
     expect(hint.join("\n")).toMatch(/hint → \[keel\] Say something new\./);
     const summary = describeUpdate("recover", {
       messages: [],
       summaryFor: { kind: "repetition", detail: "the same reply 3 times" },
-      recoverTo: "act",
     });
     expect(summary.join("\n")).toMatch(
       /one last turn without tools, for a summary: the same reply 3 times/,

@@ -1,6 +1,6 @@
 /**
  * The learning ledger in the run's LangGraph store: one tally per finished run, under
- * ["keel", "ledger", <model>]. Runs write it when they end; a new request reads its model's tallies
+ * ["keel", "ledger", <model>]. What ran the run writes it when the run ends (`recordRunEnd`); a new request reads its model's tallies
  * to choose the lines its tool descriptions get; keel stats shows every model's lessons.
  */
 import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
@@ -56,14 +56,17 @@ export async function allLessons(
 }
 
 /**
- * The graph's hook at a run's end: the tally goes to the run's store when learning is on. The
- * ledger is a help, never a failure of the run.
+ * A finished run's tally into the ledger of the store it ran with, when learning is on (settings
+ * `learnDescriptions`). Called by whoever ran the graph, once the run is over (`keel run`'s
+ * session, `runAgent`): a run still going (waiting for a person, stopped by Ctrl-C) records
+ * nothing. The ledger is a help, never a failure of the run.
  */
 export async function recordRunEnd(
-  state: CoderStateValue,
+  state: CoderStateValue | undefined,
   config: LangGraphRunnableConfig,
 ): Promise<void> {
   const thread: unknown = config.configurable?.thread_id;
+  if (!state || state.status === "running") return;
   if (!config.store || typeof thread !== "string" || !settingsFrom(config).learnDescriptions)
     return;
   await recordRun(config.store, thread, state).catch(() => undefined);

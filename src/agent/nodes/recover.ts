@@ -54,7 +54,7 @@ export function buildReport(
 export function createRecoverNode() {
   return (state: CoderStateValue, config: LangGraphRunnableConfig): CoderStateUpdate => {
     const failure = state.failure;
-    if (!failure) return { recoverTo: "act" };
+    if (!failure) return {};
     const settings = settingsFrom(config);
     const kind = failure.kind;
     const strike = (state.strikes[kind] ?? 0) + (failure.summarized ? 0 : 1);
@@ -76,7 +76,6 @@ export function createRecoverNode() {
       return {
         ...base,
         messages: [keelNote(hintFor(kind, strike, failure.detail))],
-        recoverTo: "act",
       };
     if (action === "replan") {
       return {
@@ -87,7 +86,6 @@ export function createRecoverNode() {
             `${hintFor(kind, strike, failure.detail)} The plan has been revised; follow the new plan.`,
           ),
         ],
-        recoverTo: "plan",
       };
     }
     // Calls left unanswered when the run winds down get an answer, so the thread stays well-formed.
@@ -100,8 +98,7 @@ export function createRecoverNode() {
           status: "error",
         }),
     );
-    if (action === "summarize")
-      return { ...base, messages: skipped, summaryFor: failure, recoverTo: "act" };
+    if (action === "summarize") return { ...base, messages: skipped, summaryFor: failure };
     const modelSummary = failure.summarized ? state.summary : undefined;
     if (action === "ask") {
       const answer: unknown = interrupt({
@@ -117,7 +114,6 @@ export function createRecoverNode() {
           strikes: { ...strikes, [kind]: 0 },
           messages: [...skipped, new HumanMessage(answer.trim())],
           summary: "",
-          recoverTo: "act",
         };
       }
       return {
@@ -130,7 +126,6 @@ export function createRecoverNode() {
           modelSummary,
           settings.interactive,
         ),
-        recoverTo: "end",
       };
     }
     return {
@@ -138,7 +133,6 @@ export function createRecoverNode() {
       messages: skipped,
       status: "gave_up",
       summary: buildReport(state, failure.detail, modelSummary, settings.interactive),
-      recoverTo: "end",
     };
   };
 }

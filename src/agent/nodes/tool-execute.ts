@@ -1,5 +1,5 @@
 import { callCount, noteOf } from "../call-tally.js";
-import { AIMessage, ToolMessage, type ToolCall } from "@langchain/core/messages";
+import { ToolMessage, type ToolCall } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { clipResult, toolResultLimit } from "../../guard/context-budget.js";
 import { detectLoop, loopHint, type TrailEntry } from "../../guard/loop.js";
@@ -7,7 +7,7 @@ import { callParts, callSignature, resultHash } from "../../guard/signature.js";
 import { CallJournal, INTERRUPTED_CALL, settleOrphan } from "../../persistence/journal.js";
 import { modelFitOf, type GraphDeps } from "../../run/model.js";
 import { EXACT_COUNT_FROM, serverTokenCounter } from "../../models/token-count.js";
-import { lookupTool, toolsForIntent, validateArgs } from "../../tools/registry.js";
+import { checkArgs, toolsForIntent, unknownTool } from "../../tools/registry.js";
 import { withCheck } from "../../tools/post-edit.js";
 import { STOPPED_WITH_KEEL } from "../../tools/run-command.js";
 import { fail, type KeelTool, type ToolContext, type ToolResult } from "../../tools/types.js";
@@ -16,8 +16,6 @@ import { isolationOf, loopSettingsOf } from "../context.js";
 import { unansweredCalls } from "../conversation.js";
 import { nodeEnv, type NodeEnv } from "../runtime.js";
 import type { CoderStateUpdate, CoderStateValue, Failure } from "../state.js";
-import type { RejectedCall } from "../../models/tool-calls/types.js";
-import { rejectedNote } from "./act/channel.js";
 import {
   callFacts,
   changePreview,
@@ -31,8 +29,8 @@ import {
  * Runs ONE unanswered tool call of the last reply and answers it with a ToolMessage carrying its
  * tool_call_id, name and status. One call per step means each result is checkpointed as soon as it
  * exists, so a resumed run never repeats a call that already has its answer. The steps, each its
- * own function: resolve (the tool, a repair if it is unambiguous, the arguments validated, the
- * budget) → guard (the loop detectors: a loop is answered with a hint, the same loop again
+ * own function: resolve (the tool, the arguments validated — act's one repair pass has run: its
+ * notes come from `replyNotes` —, the budget) → guard (the loop detectors: a loop is answered with a hint, the same loop again
  * escalates to `recover`) → gate (approval mode and rules, tool-gate.ts) → run once (commands
  * journaled across crashes) → answer (the tool message, the trail, the error streak). Never throws
  * into the graph except to interrupt for an approval.
@@ -80,7 +78,7 @@ export function createToolExecuteNode(deps: GraphDeps) {
       }
       if (step.entry.repaired) result = withNote(result, step.entry.repaired);
     }
-    const unread = unreadEntries(state.messages, call);
+    const unread = call.id ? state.replyNotes?.[call.id]?.unread : undefined;
     if (unread) result = prepend(result, `${unread}\n`);
     const counter = serverTokenCounter({
       provider: env.settings.provider,
@@ -100,7 +98,11 @@ type Resolved =
   | { entry: TrailEntry; tool: KeelTool; args: unknown }
   | { entry: TrailEntry; refusal: ToolResult; failure?: Failure };
 
-/** The tool and arguments a call means, or why it cannot run (budget, unknown tool, bad arguments). */
+/**
+ * The tool and arguments a call means, or why it cannot run (budget, unknown tool, bad
+ * arguments). The call is as act's one repair pass left it (tools/call-repair.ts); what the pass
+ * repaired is in `replyNotes`.
+ */
 function resolve(
   call: ToolCall,
   state: CoderStateValue,
@@ -122,26 +124,28 @@ function resolve(
       refusal: fail("refused", `the tool-call budget (${max}) is spent; this call was not run.`),
       failure: { kind: "budget", detail: `the tool-call budget (${max} calls) is spent` },
     };
-  const found = lookupTool(
-    call.name,
-    call.args,
-    toolsForIntent(state.intent?.intent ?? "build", mcp, env.settings.approval === "plan"),
+  const offered = toolsForIntent(
+    state.intent?.intent ?? "build",
+    mcp,
+    env.settings.approval === "plan",
   );
-  if (!found.found) return { entry, refusal: fail("unknown_tool", found.message) };
-  const tool = found.tool;
-  const valid = validateArgs(tool, found.args);
-  const args = valid.ok ? valid.value : found.args;
-  const notes = [...found.notes, ...(valid.ok ? valid.notes : [])];
+  const tool = offered.find((t) => t.name === call.name);
+  if (!tool) return { entry, refusal: fail("unknown_tool", unknownTool(call.name, offered)) };
+  const valid = checkArgs(tool, call.args);
+  const args = valid.ok ? valid.value : call.args;
+  const repaired = call.id ? state.replyNotes?.[call.id]?.repaired : undefined;
   const resolved: TrailEntry = {
     ...entry,
-    name: tool.name,
     signature: callSignature(tool.name, args),
     toolClass: tool.toolClass,
     ...callParts(tool.name, args),
-    ...(notes.length ? { repaired: notes.join("; ") } : {}),
+    ...(repaired ? { repaired } : {}),
   };
   if (!valid.ok)
-    return { entry: resolved, refusal: withNote(fail("invalid_arguments", valid.message), notes) };
+    return {
+      entry: resolved,
+      refusal: withNote(fail("invalid_arguments", valid.message), repaired ?? ""),
+    };
   return { entry: resolved, tool, args };
 }
 
@@ -325,17 +329,6 @@ function prepend(result: ToolResult, note: string): ToolResult {
   return result.ok
     ? { ...result, output: note + result.output }
     : { ...result, message: note + result.message };
-}
-
-/**
- * For the first call of a reply whose call list had entries keel could not read (kept on the
- * message by `act`), the note that tells the model so; undefined otherwise.
- */
-function unreadEntries(messages: CoderStateValue["messages"], call: ToolCall): string | undefined {
-  const ai = messages.findLast((m): m is AIMessage => AIMessage.isInstance(m));
-  const rejected = ai?.additional_kwargs?.keel_rejected as RejectedCall[] | undefined;
-  if (!rejected?.length || ai?.tool_calls?.[0]?.id !== call.id) return undefined;
-  return rejectedNote(rejected);
 }
 
 /** The failure kind of an error streak: the one all its errors share, else tool_error. */

@@ -24,7 +24,8 @@ import { recordIndex, type Carried } from "../history/record.js";
 import type { ToolMode } from "../../models/capabilities.js";
 import { structuredOptions } from "../../models/chat-model.js";
 import { ModelServerError } from "../../models/errors.js";
-import { withWireTurn, type WireTurn } from "../../models/wire.js";
+import { callOverWire, type WireFacts, type WireTurn } from "../../models/wire.js";
+import { withServerCallIds } from "../../models/server-calls.js";
 import { cutAtBudget, cutOf, type CallKind, type Cut } from "../../models/budget.js";
 import { withModelRetry } from "../../models/retry.js";
 import type { FormatName } from "../../models/tool-calls/types.js";
@@ -144,23 +145,23 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
     const wire: WireTurn = {
       thinking,
       maxTokens: budget,
-      seen: {},
       ...(toolBlock ? { instructions: toolBlock } : {}),
       ...(shifting ? { cacheReuse: shifting } : {}),
       ...(r.signal ? { signal: r.signal } : {}),
     };
     let reply: AIMessage;
+    let facts: WireFacts;
     try {
-      reply = await withModelRetry(
+      ({ value: reply, facts } = await withModelRetry(
         () =>
-          withWireTurn(wire, () =>
+          callOverWire(wire, () =>
             runnable.invoke([new SystemMessage(system), ...fitted.messages], {
               signal: r.signal,
               ...options,
             }),
           ),
         env.policy,
-      );
+      ));
     } catch (err) {
       if (!(err instanceof ModelServerError)) throw err;
       const kind = err.kind;
@@ -208,10 +209,11 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       }
       throw err;
     }
+    withServerCallIds(reply, facts);
     const profile = promptProfile(fixed, fitted.messages);
     const estimated = weighProfile(profile);
     const expected = Math.round(weighProfile(profile, scales));
-    const counts = serverCounts(reply, wire.seen);
+    const counts = serverCounts(reply, facts);
     const verdict = judgePrompt(profile, counts.prompt, window, scales);
     scales = verdict.scales;
     if (verdict.truncated) {
@@ -228,7 +230,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
         { provider: env.settings.provider },
       );
     }
-    const cut = cutAtBudget(reply, wire.seen);
+    const cut = cutAtBudget(reply, facts);
     const atContextEnd = cut && cutByContext(counts.prompt, counts.generated, window, budget);
     if (atContextEnd && !reserve) {
       // The end of the context, not the budget, stopped this reply: never run, and asked again
@@ -264,12 +266,10 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       ...(fallback ? { fallback } : {}),
       fit,
       ...usageOf(
-        countsOf(counts, wire.seen, expected),
+        countsOf(counts, facts, expected),
         reusedEstimate(r.fit, key, fixed, fitted) / estimated,
       ),
-      ...(cut
-        ? { cut: cutOf(reply, budget, wire.seen ?? {}, atContextEnd ? window : undefined) }
-        : {}),
+      ...(cut ? { cut: cutOf(reply, budget, facts, atContextEnd ? window : undefined) } : {}),
     };
   }
 }

@@ -92,9 +92,8 @@ export async function turnSetup(
   const format = promptFormat(profile?.format ?? "hermes");
   const intent = state.intent?.intent ?? "build";
   const plan = env.settings.approval === "plan";
-  const tools = toolsForIntent(intent, await env.mcpTools(), plan).map((t) =>
-    withLesson(toolDefinition(t), state.lessons[t.name]?.line),
-  );
+  const toolset = toolsForIntent(intent, await env.mcpTools(), plan);
+  const tools = toolset.map((t) => withLesson(toolDefinition(t), state.lessons[t.name]?.line));
   // The store's calibration matters only to a thread without its own for this model.
   const learned = state.fit?.model === model ? undefined : await learnedScales(config.store, model);
   const reuse = cacheShift({ ...fit, cacheReuse: env.settings.cacheReuse });
@@ -113,7 +112,7 @@ export async function turnSetup(
     ...(state.carried ? { carried: state.carried } : {}),
     ...(config.signal ? { signal: config.signal } : {}),
   };
-  return { intent, tools, mode, format, base };
+  return { intent, tools, toolset, mode, format, base };
 }
 
 /** What `turnSetup` gives a turn. */

@@ -7,7 +7,7 @@ import { AIMessage } from "@langchain/core/messages";
 import { estimatePrompt, type fitToWindow } from "../history/fit.js";
 import { recordIndex } from "../history/record.js";
 import type { ServerCounts } from "../../models/server-counts.js";
-import type { WireSeen } from "../../models/wire.js";
+import type { WireFacts } from "../../models/wire.js";
 import type { FitState } from "../state.js";
 
 /**
@@ -38,11 +38,11 @@ export function reusedEstimate(
  */
 export function countsOf(
   counts: ServerCounts,
-  seen: WireSeen | undefined,
+  facts: WireFacts,
   estimate: number,
 ): ServerCounts & { byKeel?: true } {
-  if (seen?.streamedPieces === undefined || counts.prompt !== undefined) return counts;
-  return { prompt: estimate, generated: seen.streamedPieces, byKeel: true };
+  if (facts.streamedPieces === undefined || counts.prompt !== undefined) return counts;
+  return { prompt: estimate, generated: facts.streamedPieces, byKeel: true };
 }
 
 /**

@@ -1,14 +1,15 @@
 import type { ThinkField } from "../capabilities.js";
-import { argumentsFromText } from "../tool-calls/parse.js";
+import { keptRaw } from "../server-calls.js";
 import {
   createWireFetch,
   currentWireTurn,
   NOTHING_STREAMED,
   type StreamedText,
+  type WireFacts,
   type WireTurn,
 } from "../wire.js";
 
-export { ModelTimeoutError, withWireTurn, type WireTurn } from "../wire.js";
+export { ModelTimeoutError, callOverWire, type WireTurn } from "../wire.js";
 
 /**
  * A `fetch` for ChatOllama that repairs what it loses on the wire (docs/ollama-protocol.md §3, §7),
@@ -16,11 +17,12 @@ export { ModelTimeoutError, withWireTurn, type WireTurn } from "../wire.js";
  * - requests: `think` as the run asks (ChatOllama sends booleans only, and no level); `false` with
  *   `format` (structured output and thinking together return empty replies: ollama issue 10976);
  *   each assistant tool-call message gets back the `thinking` it was produced with, as Ollama's
- *   tool-calling docs ask (ChatOllama drops it from history): see `withWireTurn`;
+ *   tool-calling docs ask (ChatOllama drops it from history): see `callOverWire`;
  * - requests: each `role:"tool"` message gets the `tool_name` and `tool_call_id` of the call it
  *   answers (paired by order with the preceding assistant message's `tool_calls`);
- * - responses: a tool call whose `arguments` arrives as a JSON string is parsed into an object,
- *   so ChatOllama does not drop the call silently;
+ * - responses: a tool call whose `arguments` arrives as a string is kept, its text as the one-key
+ *   object `RAW_ARGUMENTS`, so ChatOllama does not drop the call silently (the text is read by the
+ *   one repair pass, tools/call-repair.ts, as every channel's); `done_reason` noted in the facts;
  * - requests: the call's generation budget as `options.num_predict` (budget.ts);
  * - both: the deadlines of every provider's fetch (wire.ts).
  */
@@ -58,30 +60,25 @@ export function addToolIdentity<T extends WireMessage>(messages: T[]): T[] {
 }
 
 /**
- * Parses string `arguments` of tool calls in one response line; returns the line unchanged
- * otherwise. A call whose arguments stay unreadable (ChatOllama drops it) is noted in the turn's
- * `seen.unreadCalls`, so a reply cut at its budget can say which call was cut.
+ * Keeps the string `arguments` of the tool calls in one response line (as `RAW_ARGUMENTS`, which
+ * ChatOllama passes on where it drops a string); returns the line unchanged otherwise. Notes in
+ * `facts` the reply's `done_reason` and its calls' ids (ChatOllama gives each call a UUID of its
+ * own instead).
  */
-export function repairResponseLine(line: string, turn?: WireTurn): string {
+export function repairResponseLine(line: string, facts?: WireFacts): string {
   const done = /"done_reason"\s*:\s*"([a-z_]+)"/.exec(line);
-  if (done && turn) (turn.seen ??= {}).finishReason = done[1];
-  if (!line.includes('"arguments":"')) return line;
+  if (done && facts) facts.finishReason = done[1];
+  if (!line.includes('"tool_calls"')) return line;
   try {
     const obj = JSON.parse(line) as { message?: { tool_calls?: WireToolCall[] } };
+    const calls = obj.message?.tool_calls ?? [];
+    if (facts) facts.callIds = [...(facts.callIds ?? []), ...calls.map((c) => c.id)];
     let changed = false;
-    for (const call of obj.message?.tool_calls ?? []) {
+    for (const call of calls) {
       const args = call.function?.arguments;
       if (typeof args === "string") {
-        // JSON text, or markup a server left there (XML parameters): read it as keel's parsers do.
-        const parsed = argumentsFromText(call.function?.name ?? "", args);
-        if (parsed) {
-          call.function!.arguments = parsed;
-          changed = true;
-        } else if (turn)
-          (turn.seen ??= {}).unreadCalls = [
-            ...(turn.seen.unreadCalls ?? []),
-            { name: call.function?.name ?? "?", chars: args.length },
-          ];
+        call.function!.arguments = keptRaw(args);
+        changed = true;
       }
     }
     return changed ? JSON.stringify(obj) : line;

@@ -10,7 +10,7 @@ import {
   currentWireTurn,
   NOTHING_STREAMED,
   type StreamedText,
-  type WireSeen,
+  type WireFacts,
   type WireTurn,
 } from "../wire.js";
 import { contextGate } from "../shared-context.js";
@@ -81,8 +81,8 @@ export const createOpenAIChatModel: ChatModelFactory = (s) => {
           }
           return withoutArguments(body, dropped);
         },
-        line: (line, turn) => {
-          if (turn) noteServerFigures(line, (turn.seen ??= {}));
+        line: (line, facts) => {
+          if (facts) noteServerFigures(line, facts);
           return line;
         },
         generated: streamedText,
@@ -132,11 +132,11 @@ export function streamedText(line: string): StreamedText {
  * Reads what a server reports beside what the client library keeps: why it stopped
  * (`finish_reason`, dropped from streamed replies), llama.cpp's `timings` (`cache_n`, `prompt_n`)
  * and the standard `usage.prompt_tokens_details.cached_tokens`, from a streamed `data:` line or a
- * whole JSON answer. Mutates `seen`.
+ * whole JSON answer. Mutates `facts`.
  */
-export function noteServerFigures(line: string, seen: WireSeen): void {
+export function noteServerFigures(line: string, facts: WireFacts): void {
   const finish = /"finish_reason"\s*:\s*"([a-z_]+)"/.exec(line);
-  if (finish) seen.finishReason = finish[1];
+  if (finish) facts.finishReason = finish[1];
   if (!line.includes('"timings"') && !line.includes('"cached_tokens"')) return;
   try {
     const obj = JSON.parse(line.replace(/^data:\s*/, "")) as {
@@ -144,8 +144,8 @@ export function noteServerFigures(line: string, seen: WireSeen): void {
       usage?: { prompt_tokens_details?: { cached_tokens?: number } | null };
     };
     const cached = obj.usage?.prompt_tokens_details?.cached_tokens ?? obj.timings?.cache_n;
-    if (typeof cached === "number") seen.cachedTokens = cached;
-    if (typeof obj.timings?.prompt_n === "number") seen.evaluatedTokens = obj.timings.prompt_n;
+    if (typeof cached === "number") facts.cachedTokens = cached;
+    if (typeof obj.timings?.prompt_n === "number") facts.evaluatedTokens = obj.timings.prompt_n;
   } catch {
     // a line that is not JSON reports nothing
   }

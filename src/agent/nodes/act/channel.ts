@@ -5,12 +5,16 @@
 import type { AIMessage, ToolCall } from "@langchain/core/messages";
 import type { ToolMode } from "../../../models/capabilities.js";
 import { capped, parseToolCalls } from "../../../models/tool-calls/index.js";
-import { argumentsFromText } from "../../../models/tool-calls/parse.js";
 import type { ArgSchemas, FormatName, RejectedCall } from "../../../models/tool-calls/types.js";
+import { repairCall, type RawCall } from "../../../tools/call-repair.js";
+import type { KeelTool } from "../../../tools/types.js";
 import { callSyntax } from "../../turn/tool-prompt.js";
 
 export interface ReadReply {
+  /** The calls, each through the one repair pass (tools/call-repair.ts). */
   calls: ToolCall[];
+  /** What the pass repaired in each call, in the order of `calls` (empty: nothing). */
+  repairs: string[][];
   /** Visible text, without any tool-call markup. */
   content: string;
   /** Markup was present but held no valid call: what was wrong, and the syntax expected. */
@@ -24,23 +28,27 @@ export interface ReadReply {
 export interface ReadOptions {
   mode: ToolMode;
   format: FormatName;
-  toolNames: string[];
+  /** The tools offered this turn. */
+  tools: readonly KeelTool[];
+  /** Their JSON schemas by name (call-repair.ts `schemasOf`). */
   schemas: ArgSchemas;
 }
 
 /**
  * Reads the calls of a reply. Native: the API's calls; if there are none, a call written as text
- * to an offered tool is salvaged. Prompt: calls are parsed from the text, any name (the executor
- * answers unknown names with the list of tools).
+ * to an offered tool is salvaged. Prompt: calls are parsed from the text, any name (the one repair
+ * pass maps a foreign name; the executor answers one it cannot with the list of tools).
  */
 export function readReply(ai: AIMessage, o: ReadOptions): ReadReply {
   const text = typeof ai.content === "string" ? ai.content : ai.text;
   if (o.mode === "native") {
-    // at most MAX_CALLS_PER_REPLY of the API's calls run; the model is told of the rest
-    const { run, over } = capped(nativeCalls(ai, o.schemas));
-    if (run.length)
+    // at most MAX_CALLS_PER_REPLY of the API's calls are repaired and run; the model is told of
+    // the rest
+    const { run, over } = capped(nativeCalls(ai));
+    const calls = repaired(run, o);
+    if (calls.calls.length)
       return {
-        calls: run,
+        ...calls,
         content: text,
         fromText: false,
         ...(over.length ? { rejected: over } : {}),
@@ -48,17 +56,16 @@ export function readReply(ai: AIMessage, o: ReadOptions): ReadReply {
   }
   const parsed = parseToolCalls(text, {
     schemas: o.schemas,
-    ...(o.mode === "native" ? { toolNames: o.toolNames } : {}),
+    ...(o.mode === "native" ? { toolNames: o.tools.map((t) => t.name) } : {}),
   });
   // Ids are given where the reply becomes a message (conversation.ts `withCallIds`).
-  const calls: ToolCall[] = parsed.calls.map((c) => ({
-    name: c.name,
-    args: c.arguments,
-    type: "tool_call",
-  }));
-  if (calls.length)
+  const calls = repaired(
+    parsed.calls.map((c) => ({ name: c.name, args: c.arguments })),
+    o,
+  );
+  if (calls.calls.length)
     return {
-      calls,
+      ...calls,
       content: parsed.content,
       fromText: true,
       ...(parsed.rejected ? { rejected: parsed.rejected } : {}),
@@ -70,51 +77,49 @@ export function readReply(ai: AIMessage, o: ReadOptions): ReadReply {
         : "";
     return {
       calls: [],
+      repairs: [],
       content: text,
       fromText: false,
       problem: `${parsed.problem}. ${how} ${callSyntax(o.format)}`.replace(/\s+\./g, ".").trim(),
     };
   }
-  return { calls: [], content: text, fromText: false };
+  return { calls: [], repairs: [], content: text, fromText: false };
+}
+
+/** The calls through the one repair pass; a call whose arguments stay unreadable is left out. */
+function repaired(raw: readonly RawCall[], o: ReadOptions): Pick<ReadReply, "calls" | "repairs"> {
+  const calls: ToolCall[] = [];
+  const repairs: string[][] = [];
+  for (const c of raw) {
+    const r = repairCall(c, o.tools, o.schemas);
+    if (!r) continue;
+    calls.push({ name: r.name, args: r.args, ...(r.id ? { id: r.id } : {}), type: "tool_call" });
+    repairs.push(r.notes);
+  }
+  return { calls, repairs };
 }
 
 /**
- * The API's calls, with those whose arguments the client could not parse as JSON (XML or other
- * markup a server put in `function.arguments`: continue issue 11453) read by keel's parsers, in the
- * order the server sent them, ids kept. A call whose arguments stay unreadable is left out here;
- * the model hears about it from the empty turn.
+ * The API's calls as they came, in the order the server sent them, ids kept: those the client
+ * parsed, and those whose arguments it could not (XML or other markup a server put in
+ * `function.arguments`: continue issue 11453), their text for the repair pass to read. A call
+ * whose arguments stay unreadable there is left out; the model hears about it from the empty turn.
  */
-function nativeCalls(ai: AIMessage, schemas: ArgSchemas): ToolCall[] {
-  // Arguments the client parsed into something other than an object (a JSON string holding the
-  // JSON: arguments encoded twice) are read by the same repair as unparsable ones.
-  const valid: ToolCall[] = [];
-  const invalid = [...(ai.invalid_tool_calls ?? [])];
-  for (const c of ai.tool_calls ?? []) {
-    const args: unknown = c.args;
-    if (args && typeof args === "object" && !Array.isArray(args)) valid.push(c);
-    else
-      invalid.push({
-        name: c.name,
-        args: typeof args === "string" ? args : JSON.stringify(args ?? {}),
-        ...(c.id ? { id: c.id } : {}),
-        type: "invalid_tool_call",
-        error: "arguments are not an object",
-      });
-  }
-  if (invalid.length === 0) return valid;
-  const salvaged: ToolCall[] = [];
-  for (const bad of invalid) {
-    const args = bad.name && bad.args ? argumentsFromText(bad.name, bad.args, schemas) : undefined;
-    if (bad.name && args)
-      salvaged.push({ name: bad.name, args, ...(bad.id ? { id: bad.id } : {}), type: "tool_call" });
-  }
+function nativeCalls(ai: AIMessage): RawCall[] {
+  const calls: RawCall[] = [
+    ...(ai.tool_calls ?? []),
+    ...(ai.invalid_tool_calls ?? [])
+      .filter((c) => c.name && c.args)
+      .map((c) => ({ name: c.name!, args: c.args!, ...(c.id ? { id: c.id } : {}) })),
+  ];
   // The server's order: the raw calls as the client kept them (OpenAI's `tool_calls`), by id.
   const raw = (ai.additional_kwargs?.tool_calls ?? []) as Array<{ id?: string }>;
-  const position = (c: ToolCall) => {
+  if (raw.length === 0 || !ai.invalid_tool_calls?.length) return calls;
+  const position = (c: RawCall) => {
     const at = raw.findIndex((r) => r.id !== undefined && r.id === c.id);
     return at < 0 ? Number.MAX_SAFE_INTEGER : at;
   };
-  return [...valid, ...salvaged].sort((a, b) => position(a) - position(b));
+  return calls.sort((a, b) => position(a) - position(b));
 }
 
 /**

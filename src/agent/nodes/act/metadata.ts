@@ -2,8 +2,11 @@
 import type { TurnAnswer } from "../../turn/ask.js";
 
 /**
- * What an AI message keeps of its turn: thinking, the server's usage, and `keel_turn` (the model,
- * the channel, and whether its calls were salvaged from text on the native channel) for keel stats.
+ * What an AI message keeps of its turn: thinking, the server's counts (`keel_usage`) and
+ * `keel_turn` (the model, the channel, and whether its calls were salvaged from text on the native
+ * channel) for keel stats and the outcome. Nothing else of the server's metadata: every field is
+ * stored in a write and in the conversation's snapshots, and keel reads none of the rest (the
+ * client library's `usage_metadata` holds the counts `keel_usage` has).
  */
 export function turnMetadata(
   answer: TurnAnswer,
@@ -19,10 +22,8 @@ export function turnMetadata(
       ...extra,
     },
     response_metadata: {
-      ...reply.response_metadata,
       ...(answer.usage ? { keel_usage: answer.usage } : {}),
       keel_turn: { model, mode: answer.mode, ...(salvaged ? { salvaged } : {}) },
     },
-    ...(reply.usage_metadata ? { usage_metadata: reply.usage_metadata } : {}),
   };
 }

@@ -43,9 +43,7 @@ export async function summaryTurn(
     summary: answer.cut?.looped
       ? ""
       : ownSummary(
-          visibleText(
-            readReply(reply, { mode: "prompt", format, toolNames: [], schemas: {} }).content,
-          ),
+          visibleText(readReply(reply, { mode: "prompt", format, tools: [], schemas: {} }).content),
           ask.text,
         ),
     summaryFor: null,

@@ -3,15 +3,15 @@
  * prompt) or prompt mode (tools described once, calls parsed from text). Classifies the reply and
  * records a failure (empty, prose, unparseable, repetition, unmet, cut) for `recover`.
  */
-import { AIMessage } from "@langchain/core/messages";
+import { AIMessage, type ToolCall } from "@langchain/core/messages";
 import { findRepetition, loopingTail } from "../../../guard/repetition.js";
-import type { ArgSchemas } from "../../../models/tool-calls/types.js";
+import { schemasOf } from "../../../tools/call-repair.js";
 import { withCallIds } from "../../conversation.js";
 import type { NodeEnv } from "../../runtime.js";
-import type { CoderStateUpdate, CoderStateValue } from "../../state.js";
+import type { CoderStateUpdate, CoderStateValue, ReplyNotes } from "../../state.js";
 import { askTurn, fitUpdate, type TurnAnswer } from "../../turn/ask.js";
 import type { TurnSetup } from "../../turn/setup.js";
-import { readReply } from "./channel.js";
+import { readReply, rejectedNote, type ReadReply } from "./channel.js";
 import { classifyReply, visibleText } from "./classify.js";
 import { unmetEffect } from "./effect.js";
 import { mutated, ranCommand } from "../../call-tally.js";
@@ -23,7 +23,7 @@ const PARSE_FAILURES_TO_PIN = 2;
 export async function toolTurn(
   state: CoderStateValue,
   env: NodeEnv,
-  { intent, tools, mode, format, base: turn }: TurnSetup,
+  { intent, tools, toolset, mode, format, base: turn }: TurnSetup,
 ): Promise<CoderStateUpdate> {
   const channel = state.toolChannel;
   if (mode === "native" && !turn.model.bindTools)
@@ -32,28 +32,23 @@ export async function toolTurn(
   const reply = answer.reply;
   if (answer.cut !== undefined) return cutTurn(state, answer, turn.modelName);
 
-  const schemas: ArgSchemas = Object.fromEntries(
-    tools.map((t) => [t.function.name, t.function.parameters as ArgSchemas[string]]),
-  );
   const read = readReply(reply, {
     mode: answer.mode,
     format,
-    toolNames: tools.map((t) => t.function.name),
-    schemas,
+    tools: toolset,
+    schemas: schemasOf(toolset),
   });
   const raw = typeof reply.content === "string" ? reply.content : reply.text;
+  const calls = withCallIds(read.calls, state.turns);
   // No `id: reply.id`: servers repeat completion ids (a constant one made the messages reducer
-  // replace earlier turns); the reducer gives each message its own.
+  // replace earlier turns); the node's message gets keel's own (conversation.ts).
   const ai = new AIMessage({
     content: read.fromText ? read.content : raw,
-    tool_calls: withCallIds(read.calls, state.turns),
+    tool_calls: calls,
     ...turnMetadata(
       answer,
       turn.modelName,
-      {
-        ...(read.fromText ? { keel_raw_text: raw } : {}),
-        ...(read.rejected ? { keel_rejected: read.rejected } : {}),
-      },
+      read.fromText && !overCap(read) ? { keel_raw_text: raw } : {},
       read.fromText && answer.mode === "native",
     ),
   });
@@ -85,6 +80,9 @@ export async function toolTurn(
     ...fitUpdate(state.fit, answer.fit),
   };
   if (state.failure) update.failure = null;
+  const notes = replyNotesOf(calls, read);
+  if (notes) update.replyNotes = notes;
+  else if (state.replyNotes) update.replyNotes = null;
   if (JSON.stringify(channel) !== JSON.stringify(next)) update.toolChannel = next;
   if (kind === "empty")
     update.failure = { kind: "empty", detail: "the model replied with nothing" };
@@ -110,6 +108,34 @@ export async function toolTurn(
   }
   return update;
 }
+
+/**
+ * What tool-execute adds to the results of this reply's calls (state `replyNotes`), by call id:
+ * the one pass's repairs of each call, and with the first call's result, the entries of the call
+ * list keel could not read. Undefined when there is none.
+ */
+function replyNotesOf(
+  calls: readonly ToolCall[],
+  read: Pick<ReadReply, "repairs" | "rejected">,
+): ReplyNotes | undefined {
+  const notes: ReplyNotes = {};
+  calls.forEach((c, i) => {
+    const repaired = read.repairs[i]?.join("; ");
+    if (repaired) notes[c.id!] = { repaired };
+  });
+  const first = calls[0]?.id;
+  if (first && read.rejected?.length)
+    notes[first] = { ...notes[first], unread: rejectedNote(read.rejected) };
+  return Object.keys(notes).length ? notes : undefined;
+}
+
+/**
+ * A reply with calls past the per-reply cap (cap.ts): the history keeps only the calls that ran
+ * (prompt mode shows them in the tag form, history/prompt-form.ts), not the thousands it wrote,
+ * which every later prompt would repeat.
+ */
+const overCap = (read: Pick<ReadReply, "rejected">) =>
+  read.rejected?.some((r) => r.count !== undefined) ?? false;
 
 /**
  * True once this run has done what a build/modify/run request needs: written a file, or run a

@@ -85,7 +85,6 @@ export function createIntentClassifyNode(deps: GraphDeps) {
       rung: "none",
       lessons: await learnedLines(config, env.settings.learnDescriptions, name),
       failure: null,
-      recoverTo: undefined,
       status: "running",
       summary: "",
     };
