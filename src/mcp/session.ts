@@ -294,20 +294,19 @@ function mcpTool(
       toolClass: readOnly ? "explore" : "command",
       schema,
       ownLimitMs: () => config.timeout,
+      declare: (args) =>
+        config.trust
+          ? {}
+          : {
+              ask: {
+                ...mcpNeeds(server, name),
+                shown: `${server}.${t.name} ${JSON.stringify(args)}`,
+              },
+            },
       async run(args, ctx) {
-        if (!config.trust && !ctx.approved) {
-          const approved =
-            ctx.approve?.({
-              tool: name,
-              command: `${server}.${t.name} ${JSON.stringify(args)}`,
-              reason: `an MCP tool acts outside keel's file tools (server "${server}")`,
-            }) ?? false;
-          if (!approved)
-            return fail(
-              "needs_approval",
-              `${name} refused: MCP tools act outside keel's file tools and no one approved this call. (The user can allow them with --yes, or mark the server "trust": true in the user settings.) Do the task without it, or finish and say what is needed.`,
-            );
-        }
+        // the gate decided on what `declare` said; said again here, a call it did not allow stops
+        if (!config.trust && ctx.approved !== true)
+          return fail("needs_approval", mcpNeeds(server, name).refused);
         try {
           const result = await client.callTool(
             { name: t.name, arguments: args as Record<string, unknown> },
@@ -330,3 +329,9 @@ function mcpTool(
     parameters: schemaForModel(t.inputSchema),
   };
 }
+
+/** What an MCP tool of an untrusted server needs: a person, or `--yes`, for each call. */
+const mcpNeeds = (server: string, tool: string) => ({
+  reason: `an MCP tool acts outside keel's file tools (server "${server}")`,
+  refused: `${tool} refused: MCP tools act outside keel's file tools and no one approved this call. (The user can allow them with --yes, or mark the server "trust": true in the user settings.) Do the task without it, or finish and say what is needed.`,
+});

@@ -1,11 +1,10 @@
 /**
  * Who decides whether a tool call runs, in one place and pure: keel's own folder, protected paths,
  * the approval mode, the user's rules and `--yes` (`decideCall`); and whether `--yes` answers what
- * run_command asks of a person beyond that (`answeredByYes`). The nodes only ask a person where
- * these say "ask" (agent/nodes/tool-gate.ts).
+ * a tool declares it needs of a person beyond that (`answeredByYes`). The gate
+ * (agent/nodes/tool-gate.ts) is the one place that asks a person, where these say "ask".
  *
  * The rules' order (`decide`, the first that applies decides):
- * Order (the first that applies decides):
  *   1. a deny rule → refused, in every mode, whatever `--yes` says;
  *   2. plan mode → anything that changes files or runs commands is refused (read-only);
  *   3. an ask rule → a person is asked;
@@ -16,9 +15,10 @@
  *      asked; auto → both run.
  * Before the rules' allow and the mode, whatever they say: a file change in a protected path and a
  * command that writes git are asked of a person (`decideCall`).
- * After these, run_command keeps its own built-in rule set: a command that reaches beyond the
- * workspace (installs, network, sudo) is asked about unless `--yes`, and one that cannot be
- * sandboxed needs a person.
+ * Beside these, a tool declares what a call needs (`KeelTool.declare`): run_command's built-in rule
+ * set asks about a command that reaches beyond the workspace (installs, network, sudo) unless an
+ * allow rule or `--yes` covers it, and one that cannot be sandboxed needs a person; the gate puts
+ * both in one question.
  *
  * A rule is `tool` or `tool(pattern)`, the tool `*` for any: for tools with a path argument the
  * pattern is a glob on the workspace-relative path (`src/**`, `*.env`: a pattern without `/`

@@ -12,6 +12,9 @@ import type { ToolContext, ToolResult } from "./types.js";
 export const checkFor = (command: string, files: readonly string[]) =>
   command.replaceAll("{file}", quote([...files]));
 
+/** Whether the check may run, and whether what run_command declared of it was allowed. */
+export type CheckVerdict = { run: true; approved: boolean } | { run: false; why: string };
+
 /**
  * `result` with the check's verdict added. `allowedFor` says whether the run's rules let the check
  * run without asking (otherwise it is skipped, and the result says so).
@@ -20,14 +23,14 @@ export async function withCheck(
   result: ToolResult,
   command: string,
   ctx: ToolContext,
-  allowedFor: (cmd: string) => { run: true } | { run: false; why: string },
+  allowedFor: (cmd: string) => Promise<CheckVerdict>,
 ): Promise<ToolResult> {
   if (!result.ok || !result.filesWritten?.length) return result;
   const cmd = checkFor(command, result.filesWritten);
-  const allowed = allowedFor(cmd);
+  const allowed = await allowedFor(cmd);
   if (!allowed.run)
     return { ...result, output: `${result.output}\n\ncheck \`${cmd}\` not run: ${allowed.why}` };
-  const check = await runCommandTool.run({ command: cmd }, ctx);
+  const check = await runCommandTool.run({ command: cmd }, { ...ctx, approved: allowed.approved });
   const verdict = check.ok
     ? `check \`${cmd}\` passed`
     : `check \`${cmd}\` FAILED; the change was made, fix what it reports:\n${check.message.replace(/^run_command: /, "")}`;

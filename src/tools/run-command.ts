@@ -3,7 +3,7 @@ import { z } from "zod";
 import { NO_GRANTS } from "../sandbox/policy.js";
 import { prepareCommand, probeSandbox, type PreparedCommand } from "../sandbox/runtime.js";
 import { checkCommand } from "./command-policy.js";
-import { defineTool, fail, ok, type ToolContext, type ToolResult } from "./types.js";
+import { defineTool, fail, ok, type Declared, type ToolContext, type ToolResult } from "./types.js";
 
 /**
  * Collects a command's output in bounded memory: the first and the last `limit / 2` characters,
@@ -49,48 +49,54 @@ export const runCommandTool = defineTool({
       .describe("Time limit in milliseconds (default 120000)"),
   }),
   ownLimitMs: ({ timeout_ms }, ctx) => timeout_ms ?? ctx.commandTimeoutMs,
+  declare: ({ command }, ctx) => commandNeeds(command, ctx),
   async run({ command, timeout_ms }, ctx) {
     const isolation = ctx.isolation ?? { grants: NO_GRANTS, unsandboxed: false };
-    // Paths the user granted are not "outside" for the cheap first check; the sandbox holds the rest.
-    const { allowRead, allowWrite } = isolation.grants;
-    const check = checkCommand(command, ctx.workspace, [...allowWrite, ...allowRead]);
-    if (check.verdict === "refuse") return fail("refused", `run_command refused: ${check.reason}`);
+    // the gate decided on what `declare` said; said again here, a call it did not allow stops
+    const needs = await commandNeeds(command, ctx);
+    if (needs.refuse) return fail("refused", `run_command refused: ${needs.refuse}`);
+    if (needs.ask && ctx.approved !== true) return fail("needs_approval", needs.ask.refused);
     const sandbox = isolation.unsandboxed ? undefined : await probeSandbox();
-    // Without the OS sandbox (and no opt-out) every command needs a person; --yes is not enough.
-    const unsandboxed = sandbox !== undefined && !sandbox.ok;
-    let approved = false;
-    if (check.verdict === "approve" || unsandboxed) {
-      const reason = [
-        check.verdict === "approve" ? check.reason : undefined,
-        unsandboxed
-          ? `keel cannot sandbox commands on this machine (${sandbox.reason})`
-          : undefined,
-      ]
-        .filter(Boolean)
-        .join("; and ");
-      // Already approved at the gate (a rule, or a person asked by the approval mode) covers what
-      // --yes could approve; running unsandboxed is asked about on its own.
-      approved =
-        (ctx.approved === true && !unsandboxed) ||
-        (ctx.approve?.({
-          tool: "run_command",
-          command,
-          reason,
-          ...(unsandboxed && { unsandboxed }),
-        }) ??
-          false);
-      if (!approved) return fail("needs_approval", refusal(reason, unsandboxed));
-    }
     const prepared = await prepareCommand(command, {
       workspace: ctx.workspace,
       grants: isolation.grants,
-      approved,
+      approved: needs.ask !== undefined && ctx.approved === true,
       sandboxed: sandbox?.ok === true,
       gitWritable: ctx.gitWritable === true,
     });
     return spawnCommand(prepared, timeout_ms ?? ctx.commandTimeoutMs, ctx);
   },
 });
+
+/**
+ * What a command needs beyond the approval policy: refused (command-policy.ts), or a person for a
+ * command that reaches beyond the workspace or would run without the OS sandbox (no `--yes` for
+ * that).
+ */
+async function commandNeeds(command: string, ctx: ToolContext): Promise<Declared> {
+  const isolation = ctx.isolation ?? { grants: NO_GRANTS, unsandboxed: false };
+  // Paths the user granted are not "outside" for the cheap first check; the sandbox holds the rest.
+  const { allowRead, allowWrite } = isolation.grants;
+  const check = checkCommand(command, ctx.workspace, [...allowWrite, ...allowRead]);
+  if (check.verdict === "refuse") return { refuse: check.reason };
+  const sandbox = isolation.unsandboxed ? undefined : await probeSandbox();
+  // Without the OS sandbox (and no opt-out) every command needs a person; --yes is not enough.
+  const unsandboxed = sandbox !== undefined && !sandbox.ok;
+  if (check.verdict !== "approve" && !unsandboxed) return {};
+  const reason = [
+    check.verdict === "approve" ? check.reason : undefined,
+    unsandboxed ? `keel cannot sandbox commands on this machine (${sandbox.reason})` : undefined,
+  ]
+    .filter(Boolean)
+    .join("; and ");
+  return {
+    ask: {
+      reason,
+      ...(unsandboxed && { unsandboxed }),
+      refused: refusal(reason, unsandboxed),
+    },
+  };
+}
 
 function refusal(reason: string, unsandboxed: boolean): string {
   const allow = unsandboxed

@@ -39,27 +39,30 @@ export type ToolResult =
   | { ok: false; kind: ToolFailureKind; message: string };
 
 /**
- * What a tool may ask of its caller when a command needs a person's approval. `unsandboxed`: the
- * command would run without the OS sandbox, which only a person (not `--yes`) can allow.
+ * What a tool declares about a call before it runs, for the gate (agent/nodes/tool-gate.ts), which
+ * alone decides and asks a person: nothing (the approval policy decides), a refusal (`refuse`: why),
+ * or a question for a person (`ask`). A tool never asks; it acts on what the gate decided
+ * (`ToolContext.approved`).
  */
-export type Approver = (request: {
-  tool: string;
-  command: string;
-  reason: string;
-  unsandboxed?: boolean;
-  /** A write to a protected path (sandbox/protected.ts): only a person may allow it, not `--yes`. */
-  protected?: boolean;
-  /** What the person is shown of the change (the content written, the edit). */
-  preview?: string;
-}) => boolean;
+export interface Declared {
+  refuse?: string;
+  ask?: {
+    /** Why a person must allow it: "curl acts beyond the workspace". */
+    reason: string;
+    /** The call would run without the OS sandbox, which only a person (not `--yes`) can allow. */
+    unsandboxed?: boolean;
+    /** What the person is shown as the call, where it is not its command or path (an MCP call's arguments). */
+    shown?: string;
+    /** What the model is told when no one allowed it: how the user could, and what to do instead. */
+    refused: string;
+  };
+}
 
 /** Everything a tool needs from the run; no tool reads globals. */
 export interface ToolContext {
   /** Absolute, real path of the workspace root. */
   workspace: string;
   signal?: AbortSignal;
-  /** Decides on commands that reach beyond the workspace; absent means "refuse". */
-  approve?: Approver;
   /** How commands are isolated (src/sandbox); absent means the OS sandbox with no grants. */
   isolation?: Isolation;
   /** Default timeout of a command, in ms. */
@@ -81,8 +84,9 @@ export interface ToolContext {
   /** Earlier failed calls of this tool on the same path this run (edit_file then steers to write_file). */
   failuresOnTarget?: number;
   /**
-   * A person (or the run's policy) already approved this call: a tool does not ask again for what
-   * `--yes` could approve.
+   * The gate allowed what the call's `declare` asked for (a person, `--yes` or an allow rule): a
+   * command may reach what such a command reaches (the package registries). Absent: not allowed,
+   * and a tool whose `declare` asks refuses rather than act.
    */
   approved?: boolean;
   /**
@@ -110,6 +114,8 @@ export interface KeelTool<S extends z.ZodType = z.ZodType> {
    * deadline is that plus `OWN_LIMIT_GRACE_MS`, so the tool ends itself first and says how.
    */
   ownLimitMs?(args: z.infer<S>, ctx: ToolContext): number;
+  /** What the call needs beyond the approval policy, said before it runs (`Declared`). */
+  declare?(args: z.infer<S>, ctx: ToolContext): Declared | Promise<Declared>;
   run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 

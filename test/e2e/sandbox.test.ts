@@ -36,29 +36,24 @@ describe("a normal build inside the sandbox", () => {
     );
     writeFileSync(path.join(ws, "tool.py"), "def f(x):\n    return x + 1\n");
     const asked: string[] = [];
-    const ctx: ToolContext = {
-      workspace: ws,
-      commandTimeoutMs: 120_000,
-      outputLimit: 20_000,
-      approve: (req) => {
-        asked.push(req.command);
-        return true;
-      },
+    const ctx: ToolContext = { workspace: ws, commandTimeoutMs: 120_000, outputLimit: 20_000 };
+    // as the gate does: what the command declares it needs, a person allows
+    const run = async (command: string) => {
+      const { ask } = await runCommandTool.declare!({ command }, ctx);
+      if (ask) asked.push(command);
+      return runCommandTool.run({ command }, { ...ctx, approved: ask !== undefined });
     };
-    const install = await runCommandTool.run(
-      { command: "npm install --no-audit --no-fund --offline" },
-      ctx,
-    );
+    const install = await run("npm install --no-audit --no-fund --offline");
     expect(install).toMatchObject({ ok: true });
     expect(asked).toEqual(["npm install --no-audit --no-fund --offline"]);
     expect(existsSync(path.join(ws, "node_modules/left/index.js"))).toBe(true);
     expect(existsSync(path.join(ws, "package-lock.json"))).toBe(true);
 
-    const test = await runCommandTool.run({ command: "node --test" }, ctx);
+    const test = await run("node --test");
     expect(test).toMatchObject({ ok: true });
     expect(test.ok && test.output).toMatch(/# pass 1/);
 
-    const compile = await runCommandTool.run({ command: "python3 -m py_compile tool.py" }, ctx);
+    const compile = await run("python3 -m py_compile tool.py");
     expect(compile).toMatchObject({ ok: true });
     expect(existsSync(path.join(ws, "__pycache__"))).toBe(true);
     expect(asked).toHaveLength(1); // only the install needed a person

@@ -3,11 +3,12 @@
  * and refuses, a deny rule under auto (and --yes), ask rules, a person's answer through the
  * interrupt (the path Studio resumes), project rules that add to the user's, and the post-edit check.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it, vi } from "vitest";
 import type { SettingsInput } from "../../src/agent/context.js";
+import { workspaceState } from "../../src/files/state.js";
 import { outcome } from "../../src/session/outcome.js";
 import {
   call,
@@ -216,6 +217,48 @@ describe("approval by a person", () => {
     });
     expect(existsSync(path.join(ws, "ran.txt"))).toBe(false);
     expect(third.state.status).toBe("done");
+  });
+});
+
+describe("one gate", () => {
+  it("a command beyond the workspace is asked at the gate, before its undo snapshot or journal", async () => {
+    const command = "curl --version > /dev/null; echo ran > ran.txt";
+    const fake = await startFake({
+      script: keelScript((req) =>
+        req.turn === 0 ? calls(call("run_command", { command })) : { content: "Ran it." },
+      ),
+    });
+    const ws = tempWorkspace();
+    const checkpointer = new MemorySaver();
+    const context = { approval: "auto" as const, interactive: true, runCommandsUnsandboxed: true };
+    const first = await runCoder(fake, "Run the curl check", {
+      workspace: ws,
+      checkpointer,
+      context,
+    });
+    const asked = first.snapshot.tasks.flatMap((t) => t.interrupts);
+    expect(asked).toHaveLength(1);
+    expect(asked[0]?.value).toMatchObject({ type: "approval", tool: "run_command", command });
+    expect((asked[0]?.value as { reason: string }).reason).toMatch(
+      /curl acts beyond the workspace/,
+    );
+    // nothing of the call happened before the question: no snapshot of the workspace, no journal
+    expect(existsSync(workspaceState(ws).undo)).toBe(false);
+    expect(existsSync(path.join(ws, "ran.txt"))).toBe(false);
+    const second = await runCoder(fake, null, {
+      workspace: ws,
+      checkpointer,
+      context,
+      threadId: first.threadId,
+      resume: "yes",
+    });
+    expect(second.state.status).toBe("done");
+    expect(readFileSync(path.join(ws, "ran.txt"), "utf8")).toBe("ran\n");
+    // the step is recorded once, around the run the person allowed
+    const steps = readFileSync(workspaceState(ws).journal, "utf8").trim().split("\n");
+    expect(steps.map((l) => (JSON.parse(l) as { label: string }).label)).toEqual([
+      `run_command ${command}`,
+    ]);
   });
 });
 

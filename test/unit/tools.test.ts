@@ -8,6 +8,7 @@ import {
   toolsForIntent,
   validateArgs,
 } from "../../src/tools/registry.js";
+import { runCommandTool } from "../../src/tools/run-command.js";
 import type { ToolContext, ToolResult } from "../../src/tools/types.js";
 import { tempWorkspace } from "../support/harness.js";
 
@@ -177,7 +178,7 @@ describe("run_command", () => {
     const r = await run("run_command", { command: "sleep 5", timeout_ms: 200 }, context());
     expect(r).toMatchObject({ ok: false, kind: "timeout" });
   });
-  it("refuses commands needing approval when nobody approves, runs them when approved", async () => {
+  it("declares what needs a person, refuses it unless the gate allowed it, runs it when allowed", async () => {
     const refused = await run(
       "run_command",
       { command: "curl --version > /dev/null; echo ran" },
@@ -185,14 +186,15 @@ describe("run_command", () => {
     );
     expect(refused).toMatchObject({ ok: false, kind: "needs_approval" });
     expect(!refused.ok && refused.message).toContain("--yes");
-    const seen: string[] = [];
-    const approved = await run(
-      "run_command",
-      { command: "kill -0 $$ ; echo ran" },
-      context({ approve: (r) => (seen.push(r.command), true) }),
-    );
+    const command = "kill -0 $$ ; echo ran";
+    const declared = await runCommandTool.declare!({ command }, context());
+    expect(declared.ask?.reason).toMatch(/kill/);
+    expect(await run("run_command", { command }, context())).toMatchObject({
+      kind: "needs_approval",
+    });
+    const approved = await run("run_command", { command }, context({ approved: true }));
     expect(approved).toMatchObject({ ok: true });
-    expect(seen).toEqual(["kill -0 $$ ; echo ran"]);
+    expect(approved.ok && approved.output).toContain("ran");
   });
   it("caps output, keeping head and tail", async () => {
     const r = await run("run_command", { command: "seq 1 20000" }, context());

@@ -17,7 +17,6 @@ import { unansweredCalls } from "../conversation.js";
 import { nodeEnv, type NodeEnv } from "../runtime.js";
 import type { CoderStateUpdate, CoderStateValue, Failure } from "../state.js";
 import {
-  approver,
   callFacts,
   changePreview,
   fileChangeOf,
@@ -61,14 +60,20 @@ export function createToolExecuteNode(deps: GraphDeps) {
         if (loop.failure) update.failure = loop.failure;
       } else {
         const facts = callFacts(step.tool, step.args, step.entry, env.workspace);
+        const ctx = toolContext(state, step.entry, env, config, window);
         const gated = gate(
           facts,
           env,
           changePreview(step.tool, step.args),
           fileChangeOf(step.tool, step.args),
+          await step.tool.declare?.(step.args, ctx),
         );
         result = gated.run
-          ? await runOnce(step, describeCall(facts), state, env, config, window, gated)
+          ? await runOnce(step, describeCall(facts), state, env, config, {
+              ...ctx,
+              approved: gated.approved,
+              ...(gated.gitWritable ? { gitWritable: true } : {}),
+            })
           : gated.result;
       }
       if (step.entry.repaired) result = withNote(result, step.entry.repaired);
@@ -162,10 +167,33 @@ function guard(state: CoderStateValue, entry: TrailEntry, env: NodeEnv) {
   };
 }
 
+/** What a tool is given of the run (the gate's verdict is added to it for the call that runs). */
+function toolContext(
+  state: CoderStateValue,
+  entry: TrailEntry,
+  env: NodeEnv,
+  config: LangGraphRunnableConfig,
+  window: number,
+): ToolContext {
+  return {
+    workspace: env.workspace,
+    signal: config.signal,
+    isolation: isolationOf(env.settings),
+    commandTimeoutMs: env.settings.commandTimeoutMs,
+    toolTimeoutMs: env.settings.toolTimeoutMs,
+    outputLimit: toolResultLimit(window),
+    seen: state.seen,
+    failuresOnTarget: state.trail.filter(
+      (t) => t.name === entry.name && !t.ok && t.target === entry.target,
+    ).length,
+  };
+}
+
 /**
- * Runs the call, at most once across crashes for commands: the side-effect journal in the store says
- * whether it already ran (its result), started and was cut off (the model is told), or never ran.
- * A changing call runs between undo snapshots, and a file change is followed by the check command.
+ * Runs the call the gate allowed, at most once across crashes for commands: the side-effect journal
+ * in the store says whether it already ran (its result), started and was cut off (the model is
+ * told), or never ran. A changing call runs between undo snapshots, and a file change is followed by
+ * the check command.
  */
 async function runOnce(
   { tool, args, entry }: { tool: KeelTool; args: unknown; entry: TrailEntry },
@@ -173,8 +201,7 @@ async function runOnce(
   state: CoderStateValue,
   env: NodeEnv,
   config: LangGraphRunnableConfig,
-  window: number,
-  { approved, gitWritable }: { approved: boolean; gitWritable?: true },
+  allowed: ToolContext,
 ): Promise<ToolResult> {
   const callId = entry.id;
   const thread = String(config.configurable?.thread_id ?? "");
@@ -196,22 +223,10 @@ async function runOnce(
   await journal?.start(callId);
   let recordPid: Promise<void> | undefined;
   const ctx: ToolContext = {
-    workspace: env.workspace,
-    signal: config.signal,
-    approve: approver(env),
-    isolation: isolationOf(env.settings),
-    commandTimeoutMs: env.settings.commandTimeoutMs,
-    toolTimeoutMs: env.settings.toolTimeoutMs,
-    outputLimit: toolResultLimit(window),
+    ...allowed,
     onSpawn: (pid) => {
       recordPid = journal?.spawned(callId, pid);
     },
-    seen: state.seen,
-    failuresOnTarget: state.trail.filter(
-      (t) => t.name === entry.name && !t.ok && t.target === entry.target,
-    ).length,
-    approved,
-    ...(gitWritable ? { gitWritable } : {}),
   };
   const run = () => tool.run(args, ctx);
   // keel stopped (Ctrl-C, SIGTERM) while the command runs: recorded at once, as the process may end
@@ -247,7 +262,7 @@ async function runOnce(
   if (!config.signal?.aborted) await journal?.finish(callId, result);
   const check = env.settings.checkCommand;
   return check && tool.toolClass === "mutate"
-    ? withCheck(result, check, ctx, checkAllowed(env))
+    ? withCheck(result, check, ctx, checkAllowed(env, ctx))
     : result;
 }
 

@@ -23,7 +23,15 @@ import { yarnNamedOn } from "../../sandbox/yarn-named.js";
 import { KEEL_DIR, type ProtectedPath } from "../../sandbox/protected.js";
 import { lstatOf, readInSync } from "../../files/door.js";
 import { applyEdit } from "../../tools/edit-match.js";
-import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
+import type { CheckVerdict } from "../../tools/post-edit.js";
+import { runCommandTool } from "../../tools/run-command.js";
+import {
+  fail,
+  type Declared,
+  type KeelTool,
+  type ToolContext,
+  type ToolResult,
+} from "../../tools/types.js";
 import type { NodeEnv } from "../runtime.js";
 import { rulesOf } from "../context.js";
 
@@ -128,15 +136,18 @@ export function changePreview(tool: KeelTool, args: unknown): string {
 export const PREVIEW_MAX = 20_000;
 
 /**
- * Whether a resolved call may run: the decision is `decideCall`'s (tools/permissions.ts); where it
- * says "ask", a person is asked — shown `preview` for a file change — or, with nobody there, the
- * call is refused with what would allow it.
+ * Whether a resolved call may run — the one place that decides, and the only one that asks a
+ * person. The decision is `decideCall`'s (tools/permissions.ts) with what the tool declared of the
+ * call (`declared`: a command beyond the workspace or outside the sandbox, an MCP call); where a
+ * person must answer, one question covers both and shows `preview` for a file change; with nobody
+ * there, the call is refused with what would allow it.
  */
 export function gate(
   facts: CallFacts,
   env: NodeEnv,
   preview = "",
   change: FileChange | undefined = undefined,
+  declared: Declared = {},
 ): GateVerdict {
   const named =
     facts.toolClass === "mutate" && facts.path !== undefined
@@ -148,7 +159,6 @@ export function gate(
         ]
       : [];
   const d = decideCall(facts, { ...policyOf(env), named });
-  if (d.decision === "allow") return { run: true, approved: d.approved };
   if (d.decision === "deny")
     return {
       run: false,
@@ -159,13 +169,33 @@ export function gate(
           : `${facts.tool} refused: ${d.reason}. Do not retry it; do the task another way or say what is needed.`,
       ),
     };
+  if (declared.refuse)
+    return { run: false, result: fail("refused", `${facts.tool} refused: ${declared.refuse}`) };
+  const ask = declared.ask;
+  if (d.decision === "allow") {
+    if (!ask) return { run: true, approved: d.approved };
+    if (covered(d.approved, ask, env.settings.autoApprove)) return { run: true, approved: true };
+    const question = {
+      tool: facts.tool,
+      command: ask.shown ?? facts.command ?? describeCall(facts),
+      reason: ask.reason,
+      ...(ask.unsandboxed && { unsandboxed: true }),
+    };
+    return askPerson(env, question)
+      ? { run: true, approved: true }
+      : { run: false, result: fail("needs_approval", ask.refused) };
+  }
+  // the policy asks a person too: one question, for both
+  const reason = ask ? `${d.reason}; and ${ask.reason}` : d.reason;
+  const outside = ask?.unsandboxed ? { unsandboxed: true } : {};
   if (d.gitWrite) {
     if (
       askPerson(env, {
         tool: facts.tool,
         command: facts.command!,
-        reason: d.reason,
+        reason,
         protected: true,
+        ...outside,
       })
     )
       return { run: true, approved: true, gitWritable: true };
@@ -190,8 +220,9 @@ export function gate(
       askPerson(env, {
         tool: facts.tool,
         command: describeCall(facts),
-        reason: d.reason,
+        reason,
         protected: true,
+        ...outside,
         preview,
       })
     )
@@ -207,8 +238,9 @@ export function gate(
   if (
     askPerson(env, {
       tool: facts.tool,
-      command: facts.command ?? describeCall(facts),
-      reason: d.reason,
+      command: ask?.shown ?? facts.command ?? describeCall(facts),
+      reason,
+      ...outside,
     })
   )
     return { run: true, approved: true };
@@ -254,24 +286,44 @@ function gitNamedOf(env: NodeEnv, rel: string): ProtectedPath[] {
   return [...named, ...run.deep];
 }
 
-/** Whether the check command after a file change may run without asking (tools/post-edit). */
-export function checkAllowed(env: NodeEnv) {
-  return (command: string): { run: true } | { run: false; why: string } => {
+/**
+ * Whether the check command after a file change may run without asking (tools/post-edit), and as
+ * what: the policy allows it and covers what run_command declares of it — a check never asks.
+ */
+export function checkAllowed(env: NodeEnv, ctx: ToolContext) {
+  return async (command: string): Promise<CheckVerdict> => {
     const d = decideCall({ tool: "run_command", toolClass: "command", command }, policyOf(env));
-    return d.decision === "allow" ? { run: true } : { run: false, why: d.reason };
+    if (d.decision !== "allow") return { run: false, why: d.reason };
+    const { refuse, ask } = await runCommandTool.declare!({ command }, ctx);
+    if (refuse) return { run: false, why: refuse };
+    if (ask && !covered(d.approved, ask, env.settings.autoApprove))
+      return { run: false, why: `${ask.reason}, and a check is not asked of a person` };
+    return { run: true, approved: ask !== undefined };
   };
 }
 
-/**
- * The approver tools are given (run_command asks it about commands beyond the workspace or outside
- * the sandbox): `--yes` answers where `answeredByYes` says it may, else a person is asked.
- */
-export function approver(env: NodeEnv): Approver {
-  return (req) => answeredByYes(req, env.settings.autoApprove) || askPerson(env, req);
+/** An allow rule or `--yes` covers what a tool asks, but for running outside the sandbox. */
+const covered = (
+  approvedByPolicy: boolean,
+  ask: NonNullable<Declared["ask"]>,
+  autoApprove: boolean,
+) => (approvedByPolicy && !ask.unsandboxed) || answeredByYes(ask, autoApprove);
+
+/** A question for a person: the call, why it needs them, and what they are shown of it. */
+interface Question {
+  tool: string;
+  command: string;
+  reason: string;
+  /** The call would run without the OS sandbox: only a person may allow it, not `--yes`. */
+  unsandboxed?: boolean;
+  /** A write to a protected path (sandbox/protected.ts): only a person may allow it, not `--yes`. */
+  protected?: boolean;
+  /** What the person is shown of the change (the content written, the edit). */
+  preview?: string;
 }
 
 /** Asks a person through an interrupt (the CLI's prompt, Studio's resume); no one there is a no. */
-function askPerson(env: NodeEnv, req: Parameters<Approver>[0]): boolean {
+function askPerson(env: NodeEnv, req: Question): boolean {
   if (!env.settings.interactive) return false;
   const command = printable(req.command);
   const answer: unknown = interrupt({
