@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFile, readdir, stat } from "node:fs/promises";
+import type { Stats } from "node:fs";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { KEEL_DIR } from "../sandbox/protected.js";
@@ -29,6 +30,10 @@ export interface FileUnit {
 
 export interface Enumeration {
   files: FileUnit[];
+  /** What each listed or content-skipped file was, by its size and times: the next run's `previous`. */
+  index: StatIndex;
+  /** Files read and hashed this time (the others were known by their size and times). */
+  hashed: number;
   /** Every folder holding an analysed file, deepest first ("." last). */
   folders: string[];
   skipped: Record<
@@ -79,6 +84,51 @@ const TEXT_NAMES = /^(README|LICENSE|Makefile|Dockerfile|CHANGELOG|CONTRIBUTING)
 export interface EnumerateOptions {
   /** Files larger than this are skipped (default 1 MiB). */
   maxBytes?: number;
+  /** The index of an earlier run: a file whose size and times are unchanged is not read again. */
+  previous?: StatIndex;
+  /** The clock, for the index's stamp (tests). */
+  now?: () => number;
+}
+
+/**
+ * What a file was when last read, as git's index keeps it: a file whose size, modification and
+ * change times and inode are the same is the same file, and its hash is not computed again.
+ */
+export interface StatEntry {
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
+  /** A unit's hash and lines; or why its content kept it out. */
+  hash?: string;
+  lines?: number;
+  skip?: "binary" | "generated";
+}
+
+export interface StatIndex {
+  /** When the listing that wrote it began (ms). */
+  stamp: number;
+  files: Record<string, StatEntry>;
+}
+
+/**
+ * A file modified this close to (or after) the start of the listing that saw it may have changed
+ * again within the same timestamp: git calls it "racily clean" and reads it again; so does keel.
+ */
+export const RACY_MS = 2000;
+
+/** The entry `previous` holds for a file that still has this size and these times, if any. */
+export function unchanged(
+  previous: StatIndex | undefined,
+  rel: string,
+  st: Pick<Stats, "size" | "mtimeMs" | "ctimeMs" | "ino">,
+): StatEntry | undefined {
+  const e = previous?.files[rel];
+  if (!e || !previous) return undefined;
+  if (e.size !== st.size || e.mtimeMs !== st.mtimeMs || e.ctimeMs !== st.ctimeMs) return undefined;
+  if (e.ino !== st.ino || Math.max(e.mtimeMs, e.ctimeMs) >= previous.stamp - RACY_MS)
+    return undefined;
+  return e;
 }
 
 /** Lists what to analyse under `root`. Never follows symlinks out of the tree. */
@@ -96,19 +146,50 @@ export async function enumerateUnits(
     not_source: 0,
   };
   const files: FileUnit[] = [];
+  const index: StatIndex = { stamp: (opts.now ?? Date.now)(), files: {} };
+  let hashed = 0;
 
-  const walk = async (dir: string, rules: Array<{ base: string; ig: Ignore }>) => {
+  // File system calls in flight at once: a walk waits on thousands of them, one at a time is slow
+  const limit = limiter(64);
+  /** A file that passed the name checks: its size, then what it is (read only when it changed). */
+  const visit = async (rel: string, name: string) => {
+    const st = await stat(path.join(root, rel));
+    if (st.size > maxBytes) return void skipped.too_large++;
+    if (
+      !languageOf(rel) &&
+      !TEXT_NAMES.test(name) &&
+      !/\.(md|txt|rst|json|ya?ml|toml|ini|cfg|sql|html?|xml|sh|env\.example)$/i.test(name)
+    )
+      return void skipped.not_source++;
+    let entry = unchanged(opts.previous, rel, st);
+    if (!entry) {
+      entry = await readEntry(path.join(root, rel), st);
+      hashed++;
+    }
+    index.files[rel] = entry;
+    if (entry.skip) return void skipped[entry.skip]++;
+    files.push({
+      path: rel,
+      bytes: entry.size,
+      lines: entry.lines!,
+      hash: entry.hash!,
+      language: languageOf(rel) ?? (path.extname(rel).slice(1) || "text"),
+    });
+  };
+
+  const walk = async (dir: string, rules: Array<{ base: string; ig: Ignore }>): Promise<void> => {
     const abs = path.join(root, dir);
-    const gitignore = await readFile(path.join(abs, ".gitignore"), "utf8").catch(() => undefined);
+    const entries = await limit(() => readdir(abs, { withFileTypes: true }));
+    const gitignore = entries.some((e) => e.name === ".gitignore" && e.isFile())
+      ? await limit(() => readFile(path.join(abs, ".gitignore"), "utf8")).catch(() => undefined)
+      : undefined;
     const scoped = gitignore ? [...rules, { base: dir, ig: ignore().add(gitignore) }] : rules;
     const ignored = (rel: string, isDir: boolean) =>
       scoped.some(({ base, ig }) => {
         const sub = base === "" ? rel : path.posix.relative(base, rel);
         return !sub.startsWith("..") && ig.ignores(isDir ? `${sub}/` : sub);
       });
-    const entries = (await readdir(abs, { withFileTypes: true })).sort((a, b) =>
-      a.name.localeCompare(b.name),
-    );
+    const next: Array<Promise<void>> = [];
     for (const e of entries) {
       const rel = dir === "" ? e.name : `${dir}/${e.name}`;
       if (e.isSymbolicLink()) continue;
@@ -117,55 +198,16 @@ export async function enumerateUnits(
         if (dir === "" && e.name === KEEL_DIR) continue;
         if (VENDORED.has(e.name)) skipped.vendored++;
         else if (ignored(rel, true)) skipped.ignored++;
-        else await walk(rel, scoped);
+        else next.push(walk(rel, scoped));
         continue;
       }
-      if (!e.isFile()) continue;
-      if (e.name === ".gitignore") continue;
-      if (ignored(rel, false)) {
-        skipped.ignored++;
-        continue;
-      }
-      if (GENERATED.test(e.name)) {
-        skipped.generated++;
-        continue;
-      }
-      if (BINARY_EXT.test(e.name)) {
-        skipped.binary++;
-        continue;
-      }
-      const size = (await stat(path.join(root, rel))).size;
-      if (size > maxBytes) {
-        skipped.too_large++;
-        continue;
-      }
-      const buf = await readFile(path.join(root, rel));
-      if (buf.subarray(0, 8192).includes(0)) {
-        skipped.binary++;
-        continue;
-      }
-      // keel's own reports (any --out, any earlier run) are output, not source.
-      if (buf.subarray(0, 256).includes(REPORT_MARK)) {
-        skipped.generated++;
-        continue;
-      }
-      if (
-        !languageOf(rel) &&
-        !TEXT_NAMES.test(e.name) &&
-        !/\.(md|txt|rst|json|ya?ml|toml|ini|cfg|sql|html?|xml|sh|env\.example)$/i.test(e.name)
-      ) {
-        skipped.not_source++;
-        continue;
-      }
-      const text = buf.toString("utf8");
-      files.push({
-        path: rel,
-        bytes: size,
-        lines: lineCount(text),
-        hash: createHash("sha1").update(buf).digest("hex"),
-        language: languageOf(rel) ?? (path.extname(rel).slice(1) || "text"),
-      });
+      if (!e.isFile() || e.name === ".gitignore") continue;
+      if (ignored(rel, false)) skipped.ignored++;
+      else if (GENERATED.test(e.name)) skipped.generated++;
+      else if (BINARY_EXT.test(e.name)) skipped.binary++;
+      else next.push(limit(() => visit(rel, e.name)));
     }
+    await Promise.all(next);
   };
   await walk("", []);
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -181,7 +223,42 @@ export async function enumerateUnits(
   const depth = (d: string) => (d === "." ? 0 : d.split("/").length);
   return {
     files,
+    index,
+    hashed,
     folders: [...folders].sort((a, b) => depth(b) - depth(a) || a.localeCompare(b)),
     skipped,
+  };
+}
+
+/** Reads a file once: its hash and lines, or why its content keeps it out of the analysis. */
+async function readEntry(file: string, st: Stats): Promise<StatEntry> {
+  const stats = { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino };
+  const buf = await readFile(file);
+  if (buf.subarray(0, 8192).includes(0)) return { ...stats, skip: "binary" };
+  // keel's own reports (any --out, any earlier run) are output, not source.
+  if (buf.subarray(0, 256).includes(REPORT_MARK)) return { ...stats, skip: "generated" };
+  return {
+    ...stats,
+    // the size read, not the size seen: a file written between the two is read again next time
+    size: buf.length,
+    hash: createHash("sha1").update(buf).digest("hex"),
+    lines: lineCount(buf.toString("utf8")),
+  };
+}
+
+/** Runs at most `n` of the calls given to it at once. */
+function limiter(n: number) {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(call: () => Promise<T>): Promise<T> => {
+    if (running < n) running++;
+    else await new Promise<void>((r) => waiting.push(r)); // the slot is handed over, not freed
+    try {
+      return await call();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
   };
 }
