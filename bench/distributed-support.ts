@@ -5,9 +5,11 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
-import pg from "pg";
 import type { TestProject } from "vitest/node";
+import { query as sql } from "../test/support/pg.js";
 import startPostgres from "../test/support/postgres.js";
+
+export { sql };
 
 export const KEEL = path.resolve(import.meta.dirname, "../dist/cli/main.js");
 
@@ -24,16 +26,6 @@ export async function startCountingPostgres(): Promise<{ url: string; stop: () =
   );
   await sql(url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
   return { url, stop };
-}
-
-export async function sql<R>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(text, values)).rows as R[];
-  } finally {
-    await c.end();
-  }
 }
 
 /** A new database on the cluster; its URL. */
@@ -65,8 +57,9 @@ export function keel(args: string[]): Keel {
 export function statementKind(q: string): string {
   const kinds: Array<[RegExp, string]> = [
     [/WITH next AS/, "take"],
-    [/WITH done AS/, "complete"],
-    [/WITH failed AS/, "fail"],
+    // pg_stat_statements shows constants as $n: a completion sets completed_on first
+    [/WITH changed AS[\s\S]*SET completed_on = now\(\)/, "complete"],
+    [/WITH changed AS/, "fail"],
     [/WITH renewed AS/, "renew"],
     [/WITH dead AS/, "sweep"],
     [/json_to_recordset/, "enqueue"],
@@ -77,7 +70,9 @@ export function statementKind(q: string): string {
     [/data->>'analysis' = \$2$/m, "coordinator start"],
     [/keel_worker/, "worker session"],
     [/pg_try_advisory_lock|pg_advisory_lock|pg_advisory_unlock/, "locks"],
-    [/(FROM|INTO|UPDATE) ("?public"?\.)?"?store"?/, "store"],
+    [/^\s*SELECT[\s\S]*FROM ("?public"?\.)?"?store"?/, "store read"],
+    [/(INTO|UPDATE) ("?public"?\.)?"?store"?/, "store write"],
+    [/store/, "store (other)"],
     [/checkpoint/, "checkpoints"],
     [/keel_queue\./, "pg-boss"],
   ];
@@ -97,6 +92,10 @@ export async function statementsOf(base: string, url: string): Promise<Record<st
   for (const r of rows) {
     const k = statementKind(r.query);
     out[k] = (out[k] ?? 0) + Number(r.calls);
+    if (k === "other" && Number(r.calls) > 10)
+      console.error(
+        `other statement, ${r.calls} calls: ${r.query.replace(/\s+/g, " ").slice(0, 120)}`,
+      );
   }
   return out;
 }

@@ -17,6 +17,7 @@ import {
   ledger,
   query,
   reportOf,
+  singleProcessReport,
   slowServers,
   stopAll,
   worker,
@@ -33,19 +34,7 @@ beforeAll(async () => {
   base = tempWorkspace("keel-restart-fixture-");
   generateRepo(base, UNITS);
   const fake = await startFake({ script: analystScript() });
-  const dir = copy();
-  const db = path.join(tempWorkspace(), "keel.db");
-  const r = await runKeel([
-    "analyze",
-    dir,
-    "--ollama-url",
-    fake.url,
-    "--checkpoints",
-    `sqlite:${db}`,
-    "--json",
-  ]);
-  expect(r.code, r.stderr).toBe(0);
-  baseline = reportOf(dir);
+  baseline = await singleProcessReport(copy(), fake.url, path.join(tempWorkspace(), "keel.db"));
   await fake.close();
 }, 120_000);
 

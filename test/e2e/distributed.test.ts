@@ -17,6 +17,7 @@ import {
   ledger,
   query,
   reportOf,
+  singleProcessReport,
   slowServers,
   stopAll,
   worker,
@@ -34,20 +35,7 @@ beforeAll(async () => {
   base = tempWorkspace("keel-dist-fixture-");
   info = generateRepo(base, UNITS);
   const fake = await startFake({ script: analystScript() });
-  const dir = copy();
-  // Checkpoints outside the folder, as in a Postgres run: no .keel folder exists when it is listed.
-  const db = path.join(tempWorkspace(), "keel.db");
-  const r = await runKeel([
-    "analyze",
-    dir,
-    "--ollama-url",
-    fake.url,
-    "--checkpoints",
-    `sqlite:${db}`,
-    "--json",
-  ]);
-  expect(r.code, r.stderr).toBe(0);
-  baseline = reportOf(dir);
+  baseline = await singleProcessReport(copy(), fake.url, path.join(tempWorkspace(), "keel.db"));
   await fake.close();
 }, 120_000);
 

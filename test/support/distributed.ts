@@ -6,32 +6,43 @@
 import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import pg from "pg";
 import { inject } from "vitest";
 import type { FakeOllama, Script } from "../../src/testing/fake-ollama/index.js";
 import { analystScript } from "../../src/testing/script.js";
 import { runKeel, type CliResult } from "./cli.js";
+import { query } from "./pg.js";
 
 let dbs = 0;
 /** A new empty database on the run's PostgreSQL; its URL. */
 export async function freshDb(name: string): Promise<string> {
   const url = inject("pgUrl");
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
   const db = `${name}_${process.pid}_${Date.now()}_${++dbs}`.toLowerCase();
-  await client.query(`CREATE DATABASE ${db}`);
-  await client.end();
+  await query(url, `CREATE DATABASE ${db}`);
   return url.replace(/\/keel$/, `/${db}`);
 }
 
-export async function query<R>(url: string, sql: string, values: unknown[] = []): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql, values)).rows as R[];
-  } finally {
-    await client.end();
-  }
+export { query };
+
+/**
+ * The single-process report of `dir` against a fake model at `modelUrl`, with the checkpoints
+ * outside the folder (as in a Postgres run: no .keel folder exists when it is listed).
+ */
+export async function singleProcessReport(
+  dir: string,
+  modelUrl: string,
+  checkpoints: string,
+): Promise<Record<string, unknown>> {
+  const r = await runKeel([
+    "analyze",
+    dir,
+    "--ollama-url",
+    modelUrl,
+    "--checkpoints",
+    `sqlite:${checkpoints}`,
+    "--json",
+  ]);
+  if (r.code !== 0) throw new Error(`the single-process analysis failed: ${r.stderr}`);
+  return reportOf(dir);
 }
 
 /** `n` fake servers answering like the analyst's model, each request after `delayMs`. */
