@@ -71,7 +71,8 @@ export function createDispatchUnitsNode(deps: GraphDeps, d: DispatchOptions) {
     state: AnalystStateValue,
     config: LangGraphRunnableConfig,
   ): Promise<AnalystStateUpdate> => {
-    const { env, manifest, records, ...step } = await analystStep(config, deps, state);
+    const step = await analystStep(config, deps, state);
+    const { env, manifest } = step;
     // Without a model there is nothing for workers to do: the structural facts are local and quick.
     if (!manifest.model) return local(state, config);
     if (await step.unchanged())
@@ -79,169 +80,231 @@ export function createDispatchUnitsNode(deps: GraphDeps, d: DispatchOptions) {
         cursor: state.total,
         reused: state.reused + state.total,
       });
-    const model = manifest.model;
-    const depth = env.settings.depth;
-    const keyOf = (unit: FileUnit) => unitJobKey(manifest.target, { unit, model, depth });
-    const index = folderIndex(manifest.files, manifest.folders);
-    const plan = new FoldPlan(
-      manifest.files.map((f) => f.path),
-      manifest.folders,
-    );
-    const ready: string[] = plan.initiallyReady();
-    const counts = { done: 0, analyzed: 0, reused: 0, failed: 0 };
-    const perWorker: Record<string, number> = {};
-    let queueLine: string | undefined;
-    const finish = (unit: FileUnit, how: "analyzed" | "reused" | "failed") => {
-      counts.done++;
-      counts[how]++;
-      ready.push(...plan.unitDone(unit.path));
-      env.emit({
-        type: "analysis",
-        phase: "units",
-        done: counts.done,
-        total: state.total,
-        current: unit.path,
-        reused: how === "reused",
-        ...(queueLine ? { queue: queueLine } : {}),
-      });
+    const run = new Dispatch(d, step, manifest.model, state.total);
+    await run.start();
+    await run.wait(config.signal);
+    // the workers wrote records for this analysis (or failures were recorded): a new epoch
+    if (run.counts.analyzed + run.counts.failed > 0) await step.records.bumpEpoch();
+    return {
+      cursor: state.total,
+      analyzed: state.analyzed + run.counts.analyzed,
+      reused: state.reused + run.counts.reused,
+      failed: state.failed + run.counts.failed,
+      largestRequest: step.largest(),
     };
-    const read = unitTextReader(manifest.target);
-    const paths = new Set(manifest.files.map((f) => f.path));
-    const recordFailure = async (unit: FileUnit, why: string) => {
-      const got = await read(unit);
-      const facts = "text" in got ? await factsOf(unit, got.text, paths) : NO_FACTS;
-      await records.putUnit({ path: unit.path, hash: unit.hash, facts, model, depth, failed: why });
-      finish(unit, "failed");
-    };
+  };
+}
 
-    // The database's clock before anything is read: a job finished from here on is polled below.
-    const since = await d.queue.dbNow();
-    await d.queue.sweep();
-    const earlier = byKey(await d.queue.jobsOf(manifest.id));
-    const pending = new Map<string, FileUnit>();
-    const toSend: FileUnit[] = [];
-    const stored = await records.units(manifest.files);
-    for (const [i, unit] of manifest.files.entries()) {
-      const jobs = earlier.get(keyOf(unit)) ?? [];
-      const standing = standingOf(stored[i], jobs, model, depth);
+type Step = Awaited<ReturnType<typeof analystStep>>;
+
+/** One coordinator's run of the units step: what it sent, what it waits for, what is done. */
+class Dispatch {
+  readonly counts = { done: 0, analyzed: 0, reused: 0, failed: 0 };
+  private readonly manifest: Step["manifest"];
+  private readonly depth: Step["env"]["settings"]["depth"];
+  private readonly plan: FoldPlan;
+  private readonly index: ReturnType<typeof folderIndex>;
+  private readonly read: ReturnType<typeof unitTextReader>;
+  private readonly ready: string[];
+  private readonly pending = new Map<string, FileUnit>();
+  private readonly toSend: FileUnit[] = [];
+  private readonly perWorker: Record<string, number> = {};
+  private paths: ReadonlySet<string> | undefined;
+  private sent = 0;
+  private since = 0;
+  private firstDone: number | undefined;
+  private queueLine: string | undefined;
+
+  constructor(
+    private readonly d: DispatchOptions,
+    private readonly step: Step,
+    private readonly model: string,
+    private readonly total: number,
+  ) {
+    this.manifest = step.manifest;
+    this.depth = step.env.settings.depth;
+    this.plan = new FoldPlan(
+      this.manifest.files.map((f) => f.path),
+      this.manifest.folders,
+    );
+    this.index = folderIndex(this.manifest.files, this.manifest.folders);
+    this.read = unitTextReader(this.manifest.target);
+    this.ready = this.plan.initiallyReady();
+  }
+
+  private keyOf(unit: FileUnit): string {
+    return unitJobKey(this.manifest.target, { unit, model: this.model, depth: this.depth });
+  }
+
+  private emit(current: string, reused: boolean) {
+    this.step.env.emit({
+      type: "analysis",
+      phase: "units",
+      done: this.counts.done,
+      total: this.total,
+      current,
+      reused,
+      ...(this.queueLine ? { queue: this.queueLine } : {}),
+    });
+  }
+
+  private finish(unit: FileUnit, how: "analyzed" | "reused" | "failed") {
+    this.counts.done++;
+    this.counts[how]++;
+    this.ready.push(...this.plan.unitDone(unit.path));
+    this.emit(unit.path, how === "reused");
+  }
+
+  /** A unit that will have no finding: its record says why, the report lists it. */
+  private async recordFailure(unit: FileUnit, why: string) {
+    const got = await this.read(unit);
+    const paths = (this.paths ??= new Set(this.manifest.files.map((f) => f.path)));
+    const facts = "text" in got ? await factsOf(unit, got.text, paths) : NO_FACTS;
+    await this.step.records.putUnit({
+      path: unit.path,
+      hash: unit.hash,
+      facts,
+      model: this.model,
+      depth: this.depth,
+      failed: why,
+    });
+    this.finish(unit, "failed");
+  }
+
+  /**
+   * Where each unit stands: done (a stored finding), waited for (a job of this analysis still
+   * queued or running: a coordinator started again), failed, or to send. The database's clock is
+   * read first: a job that finishes from then on is found by the polls.
+   */
+  async start() {
+    this.since = await this.d.queue.dbNow();
+    await this.d.queue.sweep();
+    const earlier = byKey(await this.d.queue.jobsOf(this.manifest.id));
+    const stored = await this.step.records.units(this.manifest.files);
+    for (const [i, unit] of this.manifest.files.entries()) {
+      const jobs = earlier.get(this.keyOf(unit)) ?? [];
+      const standing = standingOf(stored[i], jobs, this.model, this.depth);
       if (standing === "reused" || standing === "analyzed" || standing === "failed")
-        finish(unit, standing);
+        this.finish(unit, standing);
       else if (standing === "failed-job")
-        await recordFailure(unit, failure(jobs.find((j) => j.state === "failed")?.output));
+        await this.recordFailure(unit, failure(jobs.find((j) => j.state === "failed")?.output));
       else {
-        pending.set(keyOf(unit), unit);
-        if (standing === "send") toSend.push(unit);
+        this.pending.set(this.keyOf(unit), unit);
+        if (standing === "send") this.toSend.push(unit);
       }
     }
     // Largest first, and only `window` ahead of the completions: a take reads the queued jobs
     // in order of size, so a short queue keeps it cheap. Texts are read when they are sent.
-    toSend.sort((a, b) => b.bytes - a.bytes);
-    let sent = 0;
-    const topUp = async () => {
-      const upTo = Math.min(toSend.length, counts.done + (d.window ?? 1000));
-      const batch: Array<{ data: UnitJob; key: string }> = [];
-      for (; sent < upTo; sent++) {
-        const unit = toSend[sent]!;
-        const got = await read(unit);
-        if ("refused" in got) {
-          pending.delete(keyOf(unit));
-          await recordFailure(unit, got.refused);
-          continue;
-        }
-        batch.push({
-          key: keyOf(unit),
-          data: {
-            v: JOB_FORMAT,
-            run: env.threadId,
-            analysis: manifest.id,
-            unit,
-            model,
-            depth,
-            text: got.text,
-          },
-        });
-      }
-      await d.queue.enqueue(batch, d.leaseSeconds);
-    };
-    const fold = async () => {
-      while (ready.length) {
-        const now = ready.splice(0, env.settings.concurrency);
-        await Promise.all(
-          now.map(async (folder) => {
-            await foldFolder(manifest, records, folder, step.budgeted, index);
-            ready.push(...plan.folderDone(folder));
-          }),
-        );
-      }
-    };
-    const first = { at: undefined as number | undefined };
-    const showQueue = async () => {
-      await d.queue.sweep();
-      const open = await d.queue.openOf(manifest.id);
-      const s = withRate(
-        {
-          run: env.threadId,
-          analysis: manifest.id,
-          total: state.total,
-          done: counts.done,
-          inFlight: open.active ?? 0,
-          queued: (open.created ?? 0) + (open.retry ?? 0),
-          failed: counts.failed,
-          perWorker,
-          unitsPerSecond: null,
-          etaSeconds: null,
-        },
-        first.at,
-        await d.queue.dbNow(),
-      );
-      queueLine = formatStatusLine(s, await d.queue.workers());
-      env.emit({
-        type: "analysis",
-        phase: "units",
-        done: counts.done,
-        total: state.total,
-        current: `${pending.size} units left`,
-        reused: false,
-        queue: queueLine,
-      });
-    };
+    this.toSend.sort((a, b) => b.bytes - a.bytes);
+  }
 
-    let seen = since;
-    let lastShown = 0;
-    await topUp();
-    while (pending.size > 0) {
-      if (config.signal?.aborted) throw new Error("the analysis was stopped");
-      for (const job of await d.queue.finishedSince(manifest.id, seen - 1000)) {
-        const unit = pending.get(job.key);
-        if (!unit) continue;
-        pending.delete(job.key);
-        seen = Math.max(seen, job.finishedAt);
-        first.at ??= job.finishedAt;
-        if (job.state === "failed") await recordFailure(unit, failure(job.output));
-        else {
-          perWorker[job.output.worker] = (perWorker[job.output.worker] ?? 0) + 1;
-          finish(unit, job.output.finding === false ? "failed" : "analyzed");
-        }
+  /** Sends units while fewer than `window` are on the queue; a unit that cannot be read fails here. */
+  private async topUp() {
+    // pending: the units waited for, sent or not yet sent
+    const onQueue = this.pending.size - (this.toSend.length - this.sent);
+    const upTo = Math.min(this.toSend.length, this.sent + (this.d.window ?? 1000) - onQueue);
+    const batch: Array<{ data: UnitJob; key: string }> = [];
+    for (; this.sent < upTo; this.sent++) {
+      const unit = this.toSend[this.sent]!;
+      const got = await this.read(unit);
+      if ("refused" in got) {
+        this.pending.delete(this.keyOf(unit));
+        await this.recordFailure(unit, got.refused);
+        continue;
       }
-      if (Date.now() - lastShown > (d.sweepMs ?? 5000)) {
-        lastShown = Date.now();
-        await showQueue();
-      }
-      await topUp();
-      await fold();
-      if (pending.size > 0) await sleep(d.pollMs ?? 250);
+      batch.push({
+        key: this.keyOf(unit),
+        data: {
+          v: JOB_FORMAT,
+          run: this.step.env.threadId,
+          analysis: this.manifest.id,
+          unit,
+          model: this.model,
+          depth: this.depth,
+          text: got.text,
+        },
+      });
     }
-    await fold();
-    // the workers wrote records for this analysis (or failures were recorded): a new epoch
-    if (counts.analyzed + counts.failed > 0) await records.bumpEpoch();
-    return {
-      cursor: state.total,
-      analyzed: state.analyzed + counts.analyzed,
-      reused: state.reused + counts.reused,
-      failed: state.failed + counts.failed,
-      largestRequest: step.largest(),
-    };
-  };
+    await this.d.queue.enqueue(batch, this.d.leaseSeconds);
+  }
+
+  /** Summarises the folders whose units and subfolders are all done. */
+  private async fold() {
+    while (this.ready.length) {
+      const now = this.ready.splice(0, this.step.env.settings.concurrency);
+      await Promise.all(
+        now.map(async (folder) => {
+          await foldFolder(
+            this.manifest,
+            this.step.records,
+            folder,
+            this.step.budgeted,
+            this.index,
+          );
+          this.ready.push(...this.plan.folderDone(folder));
+        }),
+      );
+    }
+  }
+
+  /** The jobs finished since the last poll: their units are done (or failed). */
+  private async poll() {
+    for (const job of await this.d.queue.finishedSince(this.manifest.id, this.since - 1000)) {
+      const unit = this.pending.get(job.key);
+      if (!unit) continue;
+      this.pending.delete(job.key);
+      this.since = Math.max(this.since, job.finishedAt);
+      this.firstDone ??= job.finishedAt;
+      if (job.state === "failed") await this.recordFailure(unit, failure(job.output));
+      else {
+        const w = job.output.worker;
+        this.perWorker[w] = (this.perWorker[w] ?? 0) + 1;
+        this.finish(unit, job.output.finding === false ? "failed" : "analyzed");
+      }
+    }
+  }
+
+  /** Puts dead workers' jobs back, and shows the queue's line with the workers' health. */
+  private async showQueue() {
+    await this.d.queue.sweep();
+    const open = await this.d.queue.openOf(this.manifest.id);
+    const s = withRate(
+      {
+        run: this.step.env.threadId,
+        analysis: this.manifest.id,
+        total: this.total,
+        done: this.counts.done,
+        inFlight: open.active ?? 0,
+        queued: (open.created ?? 0) + (open.retry ?? 0),
+        failed: this.counts.failed,
+        perWorker: this.perWorker,
+        unitsPerSecond: null,
+        etaSeconds: null,
+      },
+      this.firstDone,
+      await this.d.queue.dbNow(),
+    );
+    this.queueLine = formatStatusLine(s, await this.d.queue.workers());
+    this.emit(`${this.pending.size} units left`, false);
+  }
+
+  /** Sends, polls, sweeps and folds until every unit is done. */
+  async wait(signal: AbortSignal | undefined) {
+    let shown = 0;
+    await this.topUp();
+    while (this.pending.size > 0) {
+      if (signal?.aborted) throw new Error("the analysis was stopped");
+      await this.poll();
+      if (Date.now() - shown > (this.d.sweepMs ?? 5000)) {
+        shown = Date.now();
+        await this.showQueue();
+      }
+      await this.topUp();
+      await this.fold();
+      if (this.pending.size > 0) await sleep(this.d.pollMs ?? 250);
+    }
+    await this.fold();
+  }
 }
 
 /** Jobs grouped by their singleton key. */

@@ -69,26 +69,32 @@ WITH next AS (
                                 'worker', $5::text, 'lease', extract(epoch FROM j.expire_in)::int)
   FROM next WHERE j.name = $1 AND j.id = next.id
   RETURNING j.id, j.data, j.retry_count, extract(epoch FROM j.expire_in)::int AS lease
-), seen AS (
-  UPDATE ${S}.keel_worker SET last_seen = now() WHERE id = $2 AND EXISTS (SELECT 1 FROM taken)
 )
 SELECT id, data, retry_count, lease FROM taken`;
+
+/**
+ * Sets `set` on the job $2 of queue $1 if holder $4 holds it, and counts it in the holder's
+ * `counter`; the statement answers how many jobs it changed (0: no longer the holder's).
+ */
+const onHeld = (set: string, counter: "units" | "failures") => `
+WITH changed AS (
+  UPDATE ${S}.job SET ${set}
+   WHERE name = $1 AND id = $2 AND state = 'active' AND output->>'holder' = $4
+  RETURNING 1
+), seen AS (
+  UPDATE ${S}.keel_worker SET ${counter} = ${counter} + (SELECT count(*) FROM changed), last_seen = now()
+   WHERE id = $4
+)
+SELECT count(*)::int AS n FROM changed`;
 
 /**
  * Completes a job this holder holds, and drops its text (the finding is in the store; a million
  * finished jobs would otherwise keep every file's text): $1 queue, $2 job id, $3 output, $4 holder id.
  */
-export const COMPLETE = `
-WITH done AS (
-  UPDATE ${S}.job SET completed_on = now(), state = 'completed', output = $3::jsonb,
-                      data = data - 'text'
-   WHERE name = $1 AND id = $2 AND state = 'active' AND output->>'holder' = $4
-  RETURNING 1
-), seen AS (
-  UPDATE ${S}.keel_worker SET units = units + (SELECT count(*) FROM done), last_seen = now()
-   WHERE id = $4
-)
-SELECT count(*)::int AS n FROM done`;
+export const COMPLETE = onHeld(
+  "completed_on = now(), state = 'completed', output = $3::jsonb, data = data - 'text'",
+  "units",
+);
 
 /**
  * The new state of a failed job: retried while it has attempts left, unless `final` ($final); a
@@ -105,16 +111,7 @@ const failSet = (final: string, output: string) => {
 };
 
 /** Fails a job this holder holds: $1 queue, $2 job id, $3 output, $4 holder id, $5 final (no retry). */
-export const FAIL = `
-WITH failed AS (
-  UPDATE ${S}.job SET ${failSet("$5::bool", "$3::jsonb")}
-   WHERE name = $1 AND id = $2 AND state = 'active' AND output->>'holder' = $4
-  RETURNING 1
-), seen AS (
-  UPDATE ${S}.keel_worker SET failures = failures + (SELECT count(*) FROM failed), last_seen = now()
-   WHERE id = $4
-)
-SELECT count(*)::int AS n FROM failed`;
+export const FAIL = onHeld(failSet("$5::bool", "$3::jsonb"), "failures");
 
 /**
  * A live holder's lease starts again (the lease is the last resort for a holder whose session

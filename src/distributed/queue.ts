@@ -285,30 +285,19 @@ export class UnitQueue {
 
   /** The workers seen in the last day: alive (their session holds its lock), stopped, or gone. */
   async workers(): Promise<WorkerRow[]> {
-    const { rows } = await this.sql<{
-      id: string;
-      name: string;
-      host: string;
-      pid: number;
-      servers: string[];
-      units: number;
-      failures: number;
-      stopped: boolean;
-      alive: boolean;
-      last_seen: string;
-      started_on: string;
-    }>(SQL.WORKERS);
-    return rows.map((r) => ({
-      id: r.id,
-      name: r.name,
-      host: r.host,
-      pid: r.pid,
-      servers: r.servers,
-      units: r.units,
-      failures: r.failures,
-      state: r.alive ? "alive" : r.stopped ? "stopped" : "gone",
-      lastSeen: Number(r.last_seen),
-      startedOn: Number(r.started_on),
+    const { rows } = await this.sql<
+      Omit<WorkerRow, "state" | "lastSeen" | "startedOn"> & {
+        stopped: boolean;
+        alive: boolean;
+        last_seen: string;
+        started_on: string;
+      }
+    >(SQL.WORKERS);
+    return rows.map(({ stopped, alive, last_seen, started_on, ...r }) => ({
+      ...r,
+      state: alive ? "alive" : stopped ? "stopped" : "gone",
+      lastSeen: Number(last_seen),
+      startedOn: Number(started_on),
     }));
   }
 
