@@ -58,9 +58,12 @@ export interface WorkerSummary {
 const sleep = (ms: number, signal?: AbortSignal) =>
   delay(ms, undefined, { signal }).catch(() => undefined);
 
-/** A stored record that already answers this job: same text (its key), model and depth, analysed. */
+/**
+ * A stored record that already answers this job: same text (its key), model and depth, and a
+ * finding — as the coordinator reuses them; a record without one is asked again, as in one process.
+ */
 export function answers(r: UnitRecord | undefined, j: UnitJob, model: string): boolean {
-  return Boolean(r && r.model === model && r.depth === j.depth && (r.finding || r.failed));
+  return Boolean(r && r.model === model && r.depth === j.depth && r.finding);
 }
 
 /** What a worker knows of a run: its analysis, target and the hash of each listed file. */
