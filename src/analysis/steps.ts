@@ -49,6 +49,7 @@ export async function stepOf<T, R>(
       step.stored.set(i, r);
       step.end = i + 1;
     }
+    if (step.work.length === batch) return step; // full: the next step reads on from here
   }
   return step;
 }
