@@ -310,7 +310,7 @@ export function analyzeCommand(): Command {
     .addOption(
       new Option(
         "--lease <seconds>",
-        "--workers: a worker's hold on a unit before another takes it",
+        "--workers: the last resort, how long a unit may stay with a worker that neither finishes nor renews it (a dead worker's units come back within seconds)",
       )
         .argParser(positiveInt)
         .default(undefined, "900"),
