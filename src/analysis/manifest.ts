@@ -52,12 +52,20 @@ const nameOf = (row: unknown, i: number) => {
   return typeof p === "string" ? JSON.stringify(p.slice(0, 200)) : `entry ${i}`;
 };
 
-/** The manifest with the entries keel can use; throws when it is not a manifest at all. */
-export function checkManifest(value: unknown, threadId: string): Manifest {
+/**
+ * The manifest with the entries keel can use; throws when it is not a manifest at all, or (given
+ * `target`, the folder the person asked for) when it is the manifest of another folder: its
+ * paths are read from `target` only, never from a folder the store names.
+ */
+export function checkManifest(value: unknown, threadId: string, target?: string): Manifest {
   const head = Head.safeParse(value);
   if (!head.success)
     throw new ManifestError(
       `the manifest of analysis thread ${threadId} in the store is not one keel wrote (${head.error.issues[0]?.path.join(".")}: ${head.error.issues[0]?.message}); run the analysis again without --thread, or with a new one`,
+    );
+  if (target !== undefined && head.data.target !== target)
+    throw new ManifestError(
+      `the manifest of analysis thread ${threadId} in the store lists ${JSON.stringify(head.data.target.slice(0, 200))}, not ${target}: keel reads no file of it; run the analysis again with a new --thread`,
     );
   const refused: string[] = [];
   const files: Manifest["files"] = [];

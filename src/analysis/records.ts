@@ -182,14 +182,15 @@ export class AnalysisRecords {
   /**
    * A run's manifest, checked entry by entry: whoever can write the store could have put a path
    * outside the target or a malformed entry there; those are left out and named in `refused`.
+   * Given `target` (the folder the person asked for), a manifest of another folder is refused.
    */
-  static async manifest(store: BaseStore, threadId: string): Promise<Manifest> {
+  static async manifest(store: BaseStore, threadId: string, target?: string): Promise<Manifest> {
     const item = await store.get(runNs(threadId), "manifest");
     if (!item)
       throw new ManifestError(
         `no manifest for analysis thread ${threadId}: the enumerate step has not run`,
       );
-    return checkManifest(item.value, threadId);
+    return checkManifest(item.value, threadId, target);
   }
   static async putManifest(store: BaseStore, threadId: string, m: Manifest): Promise<void> {
     await store.put(runNs(threadId), "manifest", m);

@@ -1,4 +1,5 @@
 /** What the analyst's nodes derive from their config: settings, store, records, model, budget. */
+import path from "node:path";
 import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
 import {
   customEmitter,
@@ -74,7 +75,12 @@ export async function analystStep(
 ) {
   const env = analystEnv(config, deps);
   let largest = state.largestRequest;
-  const manifest = await AnalysisRecords.manifest(env.store, env.threadId);
+  // the folder the person asked for, not one the store names (the store is shared: manifest.ts)
+  const manifest = await AnalysisRecords.manifest(
+    env.store,
+    env.threadId,
+    path.resolve(env.settings.target),
+  );
   const records = new AnalysisRecords(env.store, state.target);
   const reports = reportPaths(state.target, env.settings.out);
   return {

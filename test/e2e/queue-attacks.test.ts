@@ -56,6 +56,30 @@ afterEach(async () => {
   await Promise.all(bosses.map((b) => b.stop({ graceful: false, close: true })));
   bosses = [];
 });
+/** A coordinator of `dir` that lists the units, sends them and is killed there (no worker yet). */
+async function listedThenKilled(dir: string, url: string, fake: FakeOllama): Promise<void> {
+  let child: ChildProcess | undefined;
+  const first = runKeel(analyzeArgs(dir, url, fake, ["--model", "qwen3:8b"]), {
+    onSpawn: (c) => (child = c),
+  });
+  for (;;) {
+    const jobs = await query<{ n: string }>(
+      url,
+      `SELECT count(*)::text AS n FROM pg_tables WHERE schemaname = '${QUEUE_DB_SCHEMA}' AND tablename = 'job'`,
+    );
+    if (jobs[0]!.n === "1") {
+      const [n] = await query<{ n: string }>(
+        url,
+        `SELECT count(*)::text AS n FROM ${QUEUE_DB_SCHEMA}.job`,
+      );
+      if (n!.n !== "0") break;
+    }
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  child!.kill("SIGKILL");
+  await first;
+}
+
 /** Puts jobs on the queue as a peer could: straight through pg-boss, any data. */
 async function plant(url: string, jobs: Array<Record<string, unknown>>): Promise<void> {
   const boss = new PgBoss({ connectionString: url, schema: QUEUE_DB_SCHEMA, supervise: false });
@@ -195,27 +219,7 @@ describe("queue rows cannot steer keel", () => {
     writeFileSync(path.join(outside, "secret.ts"), secret);
     const dir = path.join(outside, "repo");
     cpSync(project(), dir, { recursive: true });
-    // the coordinator lists the units and waits for workers; it is killed there
-    let child: ChildProcess | undefined;
-    const first = runKeel(analyzeArgs(dir, url, fake, ["--model", "qwen3:8b"]), {
-      onSpawn: (c) => (child = c),
-    });
-    for (;;) {
-      const jobs = await query<{ n: string }>(
-        url,
-        `SELECT count(*)::text AS n FROM pg_tables WHERE schemaname = '${QUEUE_DB_SCHEMA}' AND tablename = 'job'`,
-      );
-      if (jobs[0]!.n === "1") {
-        const [n] = await query<{ n: string }>(
-          url,
-          `SELECT count(*)::text AS n FROM ${QUEUE_DB_SCHEMA}.job`,
-        );
-        if (n!.n !== "0") break;
-      }
-      await new Promise((res) => setTimeout(res, 100));
-    }
-    child!.kill("SIGKILL");
-    await first;
+    await listedThenKilled(dir, url, fake);
     // a peer adds entries to the run's manifest in the store
     await query(
       url,
@@ -245,5 +249,29 @@ describe("queue rows cannot steer keel", () => {
     const md = readFileSync(path.join(dir, ".keel/report.md"), "utf8");
     expect(md).toContain("held 3 entries keel refused");
     expect(md).toContain('"../secret.ts": not a path inside the analysed folder');
+  });
+  it("a manifest rewritten to name another folder is refused whole: none of its files is read nor sent", async () => {
+    const url = await freshDb("attack_target");
+    const fake = await startFake({ script });
+    const outside = tempWorkspace("keel-outside-");
+    const secret = "export const key = 'SECRET-9876543210';\n";
+    writeFileSync(path.join(outside, "secret.ts"), secret);
+    const dir = project();
+    await listedThenKilled(dir, url, fake);
+    // a peer points the run's manifest at its own folder, listing a file it knows the hash of
+    await query(
+      url,
+      `UPDATE store SET value = jsonb_set(jsonb_set(value, '{target}', to_jsonb($1::text)), '{files}', $2::jsonb) WHERE key = 'manifest'`,
+      [outside, JSON.stringify([unitOf(outside, "secret.ts")])],
+    );
+    const w = worker(url, "w1", [fake.url]);
+    const r = await runKeel(analyzeArgs(dir, url, fake, ["--model", "qwen3:8b"]));
+    await stopAll([w]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(
+      `lists ${JSON.stringify(outside)}, not ${dir}: keel reads no file of it`,
+    );
+    expect(await everything(url)).not.toContain("SECRET-9876543210");
+    expect(asked([fake])).not.toContain("SECRET-9876543210");
   });
 });
