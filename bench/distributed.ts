@@ -41,6 +41,15 @@ const slowScript = (ms: number): Script => {
   return async (req) => ({ ...(await scripted(req)), delayMs: ms });
 };
 
+/** `keel analyze --workers` with the default settings on a copy of `repo`; throws if it fails. */
+async function analyzeCopy(repo: string, url: string, coordinator: FakeOllama, what: string) {
+  const target = tmp("keel-bench-dist-");
+  cpSync(repo, target, { recursive: true });
+  const args = ["analyze", target, "--postgres", url, "--workers", "--ollama-url", coordinator.url];
+  const r = await keel([...args, "--json"]).done;
+  if (r.code !== 0) throw new Error(`analyze ${what} failed: ${r.err}`);
+}
+
 /** One analysis with `n` workers (one server each); its span, rate and the queue's cost. */
 async function scaling(base: string, repo: string, coordinator: FakeOllama, n: number) {
   const url = await database(base, `bench_dist_${n}`);
@@ -51,20 +60,7 @@ async function scaling(base: string, repo: string, coordinator: FakeOllama, n: n
   const workers = servers.map((s, i) =>
     keel(["worker", "--postgres", url, "--server", s.url, "--name", `w${i + 1}`, "--json"]),
   );
-  const target = tmp("keel-bench-dist-");
-  cpSync(repo, target, { recursive: true });
-  const run = keel([
-    "analyze",
-    target,
-    "--postgres",
-    url,
-    "--workers",
-    "--ollama-url",
-    coordinator.url,
-    "--json",
-  ]);
-  const r = await run.done;
-  if (r.code !== 0) throw new Error(`analyze with ${n} workers failed: ${r.err}`);
+  await analyzeCopy(repo, url, coordinator, `with ${n} workers`);
   for (const w of workers) w.child.kill("SIGTERM");
   await Promise.all(workers.map((w) => w.done));
   await Promise.all(servers.map((s) => s.close()));
@@ -95,51 +91,39 @@ async function scaling(base: string, repo: string, coordinator: FakeOllama, n: n
   };
 }
 
-/** A worker killed holding a unit: seconds until the unit is back on the queue and running again. */
+/** Waits until `ready()` says so, polling every 100 ms. */
+async function until(ready: () => Promise<boolean>): Promise<void> {
+  while (!(await ready())) await new Promise((r) => setTimeout(r, 100));
+}
+
+/**
+ * A worker killed holding a unit, the default settings: seconds from the kill until the unit is
+ * back on the queue and until it runs on another worker (which has room for it by then).
+ */
 async function killOne(base: string, repo: string, coordinator: FakeOllama, round: number) {
   const url = await database(base, `bench_kill_${round}`);
   const victimServer = await startFakeOllama({ script: slowScript(4000) });
   const otherServer = await startFakeOllama({ script: slowScript(1000) });
-  const victim = keel([
-    "worker",
-    "--postgres",
-    url,
-    "--server",
-    victimServer.url,
-    "--name",
-    "victim",
-  ]);
-  // the survivor has room for more units than the run has: a free slot is waiting for the unit
-  const other = keel([
-    "worker",
-    "--postgres",
-    url,
-    "--server",
-    otherServer.url,
-    "--name",
-    "survivor",
-    "--concurrency",
-    "32",
-  ]);
-  let killedAt = 0;
-  victimServer.onChat(() => {
-    if (killedAt) return;
-    killedAt = Date.now();
-    victim.child.kill("SIGKILL");
-  });
-  const target = tmp("keel-bench-kill-");
-  cpSync(repo, target, { recursive: true });
-  const r = await keel([
-    "analyze",
-    target,
-    "--postgres",
-    url,
-    "--workers",
-    "--ollama-url",
-    coordinator.url,
-    "--json",
-  ]).done;
-  if (r.code !== 0) throw new Error(`analyze with a killed worker failed: ${r.err}`);
+  const worker = (name: string, server: FakeOllama, extra: string[] = []) =>
+    keel(["worker", "--postgres", url, "--server", server.url, "--name", name, ...extra]);
+  const victim = worker("victim", victimServer);
+  const holding = new Promise<void>((r) => victimServer.onChat(() => r()));
+  const analysis = analyzeCopy(repo, url, coordinator, "with a killed worker");
+  await holding;
+  // the survivor starts once the victim holds a unit, with room for every unit of the run
+  const other = worker("survivor", otherServer, ["--concurrency", "32"]);
+  await until(
+    async () =>
+      (
+        await sql<{ n: string }>(
+          url,
+          "SELECT count(*)::text AS n FROM keel_queue.keel_worker WHERE name = 'survivor'",
+        )
+      )[0]!.n === "1",
+  );
+  const killedAt = Date.now();
+  victim.child.kill("SIGKILL");
+  await analysis;
   other.child.kill("SIGTERM");
   await Promise.all([victim.done, other.done, victimServer.close(), otherServer.close()]);
   const [j] = await sql<{ back: string; running: string }>(
@@ -165,8 +149,14 @@ async function main() {
   const runs: Array<Awaited<ReturnType<typeof scaling>>> = [];
   const kills: Array<Awaited<ReturnType<typeof killOne>>> = [];
   try {
-    for (const n of WORKERS) runs.push(await scaling(pg.url, repo, coordinator, n));
-    for (let i = 0; i < KILLS; i++) kills.push(await killOne(pg.url, small, coordinator, i));
+    for (const n of WORKERS) {
+      runs.push(await scaling(pg.url, repo, coordinator, n));
+      console.log(JSON.stringify(runs.at(-1)));
+    }
+    for (let i = 0; i < KILLS; i++) {
+      kills.push(await killOne(pg.url, small, coordinator, i));
+      console.log(JSON.stringify(kills.at(-1)));
+    }
   } finally {
     await coordinator.close();
     pg.stop();
