@@ -4,10 +4,11 @@
  * over the size cap; then the folders above them, deepest first, for bottom-up synthesis.
  */
 import { createHash } from "node:crypto";
-import { readFile, readdir, stat } from "node:fs/promises";
+import { lstat, readdir } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
+import { FileRefused, readIn } from "../files/door.js";
 import { KEEL_DIR } from "../sandbox/protected.js";
 import { languageOf } from "../tools/code-structure.js";
 
@@ -131,7 +132,18 @@ export function unchanged(
   return e;
 }
 
-/** Lists what to analyse under `root`. Never follows symlinks out of the tree. */
+/**
+ * A file of the analysed folder through keel's file door (`files/door.ts`): no link followed, a
+ * FIFO or device refused at once, at most `maxBytes`; the refusal, or undefined when it is not there.
+ */
+async function readUnitBytes(root: string, rel: string, maxBytes: number) {
+  return readIn(root, rel, { maxBytes }).catch((e: unknown) => {
+    if (e instanceof FileRefused) return e;
+    throw e;
+  });
+}
+
+/** Lists what to analyse under `root`. Never follows a symlink, never opens what is not a regular file. */
 export async function enumerateUnits(
   root: string,
   opts: EnumerateOptions = {},
@@ -153,7 +165,9 @@ export async function enumerateUnits(
   const limit = limiter(64);
   /** A file that passed the name checks: its size, then what it is (read only when it changed). */
   const visit = async (rel: string, name: string) => {
-    const st = await stat(path.join(root, rel));
+    // its own stats: a link swapped in since the listing is not followed (nor read below)
+    const st = await lstat(path.join(root, rel)).catch(() => undefined);
+    if (!st?.isFile()) return;
     if (st.size > maxBytes) return void skipped.too_large++;
     if (
       !languageOf(rel) &&
@@ -163,7 +177,10 @@ export async function enumerateUnits(
       return void skipped.not_source++;
     let entry = unchanged(opts.previous, rel, st);
     if (!entry) {
-      entry = await readEntry(path.join(root, rel), st);
+      const buf = await readUnitBytes(root, rel, maxBytes);
+      if (buf instanceof FileRefused && buf.reason === "too_large") return void skipped.too_large++;
+      if (!Buffer.isBuffer(buf)) return; // swapped for a FIFO, a link or nothing since it was listed
+      entry = entryOf(buf, st);
       hashed++;
     }
     index.files[rel] = entry;
@@ -180,9 +197,13 @@ export async function enumerateUnits(
   const walk = async (dir: string, rules: Array<{ base: string; ig: Ignore }>): Promise<void> => {
     const abs = path.join(root, dir);
     const entries = await limit(() => readdir(abs, { withFileTypes: true }));
-    const gitignore = entries.some((e) => e.name === ".gitignore" && e.isFile())
-      ? await limit(() => readFile(path.join(abs, ".gitignore"), "utf8")).catch(() => undefined)
+    // a .gitignore that is a link or a FIFO is no rules (a FIFO would wait for a writer for ever)
+    const ignoreFile = entries.some((e) => e.name === ".gitignore" && e.isFile())
+      ? await limit(() =>
+          readUnitBytes(root, dir === "" ? ".gitignore" : `${dir}/.gitignore`, 1 << 20),
+        )
       : undefined;
+    const gitignore = Buffer.isBuffer(ignoreFile) ? ignoreFile.toString("utf8") : undefined;
     const scoped = gitignore ? [...rules, { base: dir, ig: ignore().add(gitignore) }] : rules;
     const ignored = (rel: string, isDir: boolean) =>
       scoped.some(({ base, ig }) => {
@@ -230,10 +251,9 @@ export async function enumerateUnits(
   };
 }
 
-/** Reads a file once: its hash and lines, or why its content keeps it out of the analysis. */
-async function readEntry(file: string, st: Stats): Promise<StatEntry> {
+/** A file read once: its hash and lines, or why its content keeps it out of the analysis. */
+function entryOf(buf: Buffer, st: Stats): StatEntry {
   const stats = { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino };
-  const buf = await readFile(file);
   if (buf.subarray(0, 8192).includes(0)) return { ...stats, skip: "binary" };
   // keel's own reports (any --out, any earlier run) are output, not source.
   if (buf.subarray(0, 256).includes(REPORT_MARK)) return { ...stats, skip: "generated" };

@@ -4,12 +4,13 @@
  * root's hash over every file, the model, the depth, where the report goes, the records' epoch)
  * and the hashes of the files it wrote. The epoch is a token every step that writes a record
  * replaces: records written since the last report (another thread of the same codebase, a run
- * stopped midway) make the fingerprint differ. Pure but for reading the report files back.
+ * stopped midway) make the fingerprint differ. Pure but for reading the report files back
+ * (through keel's file door).
  */
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { Manifest } from "./records.js";
+import { readIn } from "../files/door.js";
+import type { Manifest } from "./manifest.js";
 
 /** The version of the report's shape: a keel that writes another shape writes its report again. */
 const REPORT_FORMAT = 2;
@@ -29,6 +30,18 @@ const sha1 = (s: string | Buffer) => createHash("sha1").update(s).digest("hex");
 export function reportPaths(target: string, out?: string): { md: string; json: string } {
   const md = path.resolve(out ?? path.join(target, ".keel", "report.md"));
   return { md, json: md.replace(/\.md$/i, "") + ".json" };
+}
+
+/**
+ * Where a report file is opened through keel's file door (`files/door.ts`): in the analysed folder
+ * (the default `.keel/report.md`) from the folder, no link followed on the way or at the file;
+ * elsewhere (an `--out` the person gave) from its own folder, which is the person's.
+ */
+export function reportDoor(target: string, file: string): { root: string; rel: string } {
+  const rel = path.relative(target, file);
+  return rel && !rel.startsWith("..") && !path.isAbsolute(rel)
+    ? { root: target, rel }
+    : { root: path.dirname(file), rel: path.basename(file) };
 }
 
 /** Everything a report is made of, as one hash: the same fingerprint, the same report. */
@@ -58,9 +71,14 @@ export const nothingChanged = (last: LastRun | undefined, print: string): last i
 /** Whether the report files on disk are the ones the last run wrote (nobody removed or edited them). */
 export async function reportsThere(
   last: LastRun,
+  target: string,
   paths: { md: string; json: string },
 ): Promise<boolean> {
-  const read = (f: string) => readFile(f).then(sha1, () => undefined);
+  const read = async (f: string) => {
+    const { root, rel } = reportDoor(target, f);
+    const buf = await readIn(root, rel, { maxBytes: Infinity }).catch(() => undefined);
+    return buf && sha1(buf);
+  };
   return (await read(paths.md)) === last.md && (await read(paths.json)) === last.json;
 }
 

@@ -5,7 +5,20 @@
  * never read, sent or trusted. Pure.
  */
 import { z } from "zod";
-import type { Manifest } from "./records.js";
+import type { Enumeration } from "./enumerate.js";
+
+/** What one listing of a run holds: its files and folders, where from, and with which model. */
+export interface Manifest extends Omit<Enumeration, "index" | "hashed"> {
+  /** This analysis (one listing of the target): what its queue jobs carry. */
+  id: string;
+  target: string;
+  merkles: Record<string, string>;
+  /** The model used, or null when the run has none. */
+  model: string | null;
+  noModelReason?: string;
+  /** Entries of the stored manifest keel refused to use (set when it is read back, never stored). */
+  refused?: string[];
+}
 
 /** A stored manifest that is missing or not one keel wrote. */
 export class ManifestError extends Error {

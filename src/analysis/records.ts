@@ -9,7 +9,8 @@ import { createHash, randomUUID } from "node:crypto";
 import type { BaseStore } from "@langchain/langgraph";
 import type { Enumeration, FileUnit, StatIndex } from "./enumerate.js";
 import type { LastRun } from "./last-run.js";
-import { checkManifest, ManifestError } from "./manifest.js";
+import { checkManifest, ManifestError, type Manifest } from "./manifest.js";
+export type { Manifest } from "./manifest.js";
 import type { FolderSummary, ReportSynthesis, UnitFinding } from "./schema.js";
 import type { UnitFacts } from "./structure.js";
 
@@ -37,18 +38,6 @@ export interface ReportRecord {
   merkle: string;
   model: string;
   synthesis: ReportSynthesis;
-}
-
-export interface Manifest extends Omit<Enumeration, "index" | "hashed"> {
-  /** This analysis (one listing of the target): what its queue jobs carry. */
-  id: string;
-  target: string;
-  merkles: Record<string, string>;
-  /** The model used, or null when the run has none. */
-  model: string | null;
-  noModelReason?: string;
-  /** Entries of the stored manifest keel refused to use (set when it is read back, never stored). */
-  refused?: string[];
 }
 
 const sha = (s: string) => createHash("sha1").update(s).digest("hex");

@@ -4,10 +4,11 @@
  * settings file, and never a path a job names: a job is data any peer of the queue could have
  * written, and a worker is no part of the analysed codebase (it may not even have its files).
  */
-import { readEnv } from "../env.js";
-import { AnalystContextSchema, type AnalystSettingsInput } from "../analysis/context.js";
-import { checkSettings, readSettingsFile } from "../run/settings-file.js";
-import { envDefaults, settingsContext } from "../run/settings.js";
+import { analystRunConfig, type AnalystSettingsInput } from "../analysis/context.js";
+import type { LayerName } from "../run/layered.js";
+
+/** What a worker's settings are read from beneath its flags: never a project's file. */
+export const WORKER_LAYERS: readonly LayerName[] = ["user-file", "environment"];
 
 /** The settings a worker takes from its flags: everything but where the model is and which it is. */
 export type WorkerFlags = Omit<
@@ -28,24 +29,13 @@ export interface JobModel {
  * settings file, with the job's model, server and depth. Throws `SettingsFileError` for a bad file.
  */
 export function jobConfig(run: string, flags: WorkerFlags, job: JobModel) {
-  const given: Record<string, unknown> = {
+  const given: AnalystSettingsInput = {
     ...flags,
     model: job.model,
     depth: job.depth,
     provider: job.provider,
     ...(job.provider === "openai" ? { baseUrl: job.url } : { ollamaUrl: job.url }),
   };
-  const file = readEnv().userSettingsFile;
-  const values = readSettingsFile(file);
-  const mine = values ? checkSettings(file, values, AnalystContextSchema, { project: false }) : {};
-  const parsed = AnalystContextSchema.parse({
-    ...mine,
-    ...envDefaults(AnalystContextSchema, given),
-    ...given,
-  });
-  return {
-    configurable: { thread_id: run },
-    // the settings are kept with this context object only: the next job resolves its own
-    context: settingsContext(AnalystContextSchema, parsed, { ...parsed }),
-  };
+  // resolved again for this job: the context object is kept with it only
+  return analystRunConfig(run, given, WORKER_LAYERS);
 }

@@ -1,9 +1,9 @@
-import { mkdir, writeFile } from "node:fs/promises";
-import path from "node:path";
+import { mkdir } from "node:fs/promises";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { writeIn } from "../../files/door.js";
 import type { GraphDeps } from "../../run/model.js";
 import { synthesize, type Budgeted } from "../analyze-unit.js";
-import { reportHash, reportsThere } from "../last-run.js";
+import { reportDoor, reportHash, reportsThere } from "../last-run.js";
 import type {
   AnalysisRecords,
   FolderRecord,
@@ -31,7 +31,7 @@ export function createWriteReportNode(deps: GraphDeps) {
     const summary = `${manifest.files.length} files analysed${manifest.model ? ` with ${manifest.model}` : " without a model (structural report)"}; report at ${reports.md}`;
     const done = { reportPath: reports.md, jsonPath: reports.json, summary };
     const last = await step.unchanged();
-    if (last && (await reportsThere(last, reports))) {
+    if (last && (await reportsThere(last, state.target, reports))) {
       env.emit({
         type: "analysis",
         phase: "report",
@@ -57,9 +57,8 @@ export function createWriteReportNode(deps: GraphDeps) {
     const report = buildReport(manifest, env.settings.depth, units, folders, synthesis);
     const md = renderMarkdown(report);
     const json = `${JSON.stringify(report, null, 2)}\n`;
-    await mkdir(path.dirname(reports.md), { recursive: true });
-    await writeFile(reports.md, md, "utf8");
-    await writeFile(reports.json, json, "utf8");
+    await writeReport(state.target, reports.md, md);
+    await writeReport(state.target, reports.json, json);
     await records.putLastRun({
       fingerprint: await step.fingerprint(),
       failed: state.failed,
@@ -97,4 +96,17 @@ async function synthesisOf(
   const synthesis = await synthesize(await budgeted(), lines, graph, hotLines);
   if (synthesis) await records.putReport({ merkle: root, model, synthesis });
   return { synthesis: synthesis ?? undefined, reused: false };
+}
+
+/**
+ * Writes a report file through keel's file door (`files/door.ts`): in the analysed folder (the
+ * default `.keel/report.md`) no link is followed on the way or at the file — a repository's
+ * `.keel/report.md` linked to a shell start-up file is refused, not written through; elsewhere (an
+ * `--out` the person gave) the folders are the person's, the file itself is still not a link.
+ */
+async function writeReport(target: string, file: string, text: string): Promise<void> {
+  const { root, rel } = reportDoor(target, file);
+  if (root === target) return writeIn(root, rel, text, { makeParents: true });
+  await mkdir(root, { recursive: true });
+  return writeIn(root, rel, text);
 }
