@@ -4,7 +4,8 @@
  * over the size cap; then the folders above them, deepest first, for bottom-up synthesis.
  */
 import { createHash } from "node:crypto";
-import { readdir } from "node:fs/promises";
+import { lstat, readdir } from "node:fs/promises";
+import type { Stats } from "node:fs";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { FileRefused, readIn } from "../files/door.js";
@@ -30,6 +31,10 @@ export interface FileUnit {
 
 export interface Enumeration {
   files: FileUnit[];
+  /** What each listed or content-skipped file was, by its size and times: the next run's `previous`. */
+  index: StatIndex;
+  /** Files read and hashed this time (the others were known by their size and times). */
+  hashed: number;
   /** Every folder holding an analysed file, deepest first ("." last). */
   folders: string[];
   skipped: Record<
@@ -80,26 +85,62 @@ const TEXT_NAMES = /^(README|LICENSE|Makefile|Dockerfile|CHANGELOG|CONTRIBUTING)
 export interface EnumerateOptions {
   /** Files larger than this are skipped (default 1 MiB). */
   maxBytes?: number;
+  /** The index of an earlier run: a file whose size and times are unchanged is not read again. */
+  previous?: StatIndex;
+  /** The clock, for the index's stamp (tests). */
+  now?: () => number;
+}
+
+/**
+ * What a file was when last read, as git's index keeps it: a file whose size, modification and
+ * change times and inode are the same is the same file, and its hash is not computed again.
+ */
+export interface StatEntry {
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
+  /** A unit's hash and lines; or why its content kept it out. */
+  hash?: string;
+  lines?: number;
+  skip?: "binary" | "generated";
+}
+
+export interface StatIndex {
+  /** When the listing that wrote it began (ms). */
+  stamp: number;
+  files: Record<string, StatEntry>;
+}
+
+/**
+ * A file modified this close to (or after) the start of the listing that saw it may have changed
+ * again within the same timestamp: git calls it "racily clean" and reads it again; so does keel.
+ */
+export const RACY_MS = 2000;
+
+/** The entry `previous` holds for a file that still has this size and these times, if any. */
+export function unchanged(
+  previous: StatIndex | undefined,
+  rel: string,
+  st: Pick<Stats, "size" | "mtimeMs" | "ctimeMs" | "ino">,
+): StatEntry | undefined {
+  const e = previous?.files[rel];
+  if (!e || !previous) return undefined;
+  if (e.size !== st.size || e.mtimeMs !== st.mtimeMs || e.ctimeMs !== st.ctimeMs) return undefined;
+  if (e.ino !== st.ino || Math.max(e.mtimeMs, e.ctimeMs) >= previous.stamp - RACY_MS)
+    return undefined;
+  return e;
 }
 
 /**
  * A file of the analysed folder through keel's file door (`files/door.ts`): no link followed, a
- * FIFO or device refused at once, at most `maxBytes`; undefined when it is not such a file (or not
- * there).
+ * FIFO or device refused at once, at most `maxBytes`; the refusal, or undefined when it is not there.
  */
 async function readUnitBytes(root: string, rel: string, maxBytes: number) {
   return readIn(root, rel, { maxBytes }).catch((e: unknown) => {
     if (e instanceof FileRefused) return e;
     throw e;
   });
-}
-
-/** A listed unit's text, read again through the door; an error naming it when it is gone or changed kind. */
-export async function readUnit(root: string, rel: string): Promise<string> {
-  const bytes = await readUnitBytes(root, rel, Infinity);
-  if (bytes instanceof FileRefused) throw bytes;
-  if (bytes === undefined) throw new Error(`${path.join(root, rel)} is gone since it was listed`);
-  return bytes.toString("utf8");
 }
 
 /** Lists what to analyse under `root`. Never follows a symlink, never opens what is not a regular file. */
@@ -117,15 +158,51 @@ export async function enumerateUnits(
     not_source: 0,
   };
   const files: FileUnit[] = [];
+  const index: StatIndex = { stamp: (opts.now ?? Date.now)(), files: {} };
+  let hashed = 0;
 
-  const walk = async (dir: string, rules: Array<{ base: string; ig: Ignore }>) => {
+  // File system calls in flight at once: a walk waits on thousands of them, one at a time is slow
+  const limit = limiter(64);
+  /** A file that passed the name checks: its size, then what it is (read only when it changed). */
+  const visit = async (rel: string, name: string) => {
+    // its own stats: a link swapped in since the listing is not followed (nor read below)
+    const st = await lstat(path.join(root, rel)).catch(() => undefined);
+    if (!st?.isFile()) return;
+    if (st.size > maxBytes) return void skipped.too_large++;
+    if (
+      !languageOf(rel) &&
+      !TEXT_NAMES.test(name) &&
+      !/\.(md|txt|rst|json|ya?ml|toml|ini|cfg|sql|html?|xml|sh|env\.example)$/i.test(name)
+    )
+      return void skipped.not_source++;
+    let entry = unchanged(opts.previous, rel, st);
+    if (!entry) {
+      const buf = await readUnitBytes(root, rel, maxBytes);
+      if (buf instanceof FileRefused && buf.reason === "too_large") return void skipped.too_large++;
+      if (!Buffer.isBuffer(buf)) return; // swapped for a FIFO, a link or nothing since it was listed
+      entry = entryOf(buf, st);
+      hashed++;
+    }
+    index.files[rel] = entry;
+    if (entry.skip) return void skipped[entry.skip]++;
+    files.push({
+      path: rel,
+      bytes: entry.size,
+      lines: entry.lines!,
+      hash: entry.hash!,
+      language: languageOf(rel) ?? (path.extname(rel).slice(1) || "text"),
+    });
+  };
+
+  const walk = async (dir: string, rules: Array<{ base: string; ig: Ignore }>): Promise<void> => {
     const abs = path.join(root, dir);
+    const entries = await limit(() => readdir(abs, { withFileTypes: true }));
     // a .gitignore that is a link or a FIFO is no rules (a FIFO would wait for a writer for ever)
-    const ignoreFile = await readUnitBytes(
-      root,
-      dir === "" ? ".gitignore" : `${dir}/.gitignore`,
-      1 << 20,
-    );
+    const ignoreFile = entries.some((e) => e.name === ".gitignore" && e.isFile())
+      ? await limit(() =>
+          readUnitBytes(root, dir === "" ? ".gitignore" : `${dir}/.gitignore`, 1 << 20),
+        )
+      : undefined;
     const gitignore = Buffer.isBuffer(ignoreFile) ? ignoreFile.toString("utf8") : undefined;
     const scoped = gitignore ? [...rules, { base: dir, ig: ignore().add(gitignore) }] : rules;
     const ignored = (rel: string, isDir: boolean) =>
@@ -133,9 +210,7 @@ export async function enumerateUnits(
         const sub = base === "" ? rel : path.posix.relative(base, rel);
         return !sub.startsWith("..") && ig.ignores(isDir ? `${sub}/` : sub);
       });
-    const entries = (await readdir(abs, { withFileTypes: true })).sort((a, b) =>
-      a.name.localeCompare(b.name),
-    );
+    const next: Array<Promise<void>> = [];
     for (const e of entries) {
       const rel = dir === "" ? e.name : `${dir}/${e.name}`;
       if (e.isSymbolicLink()) continue;
@@ -144,56 +219,16 @@ export async function enumerateUnits(
         if (dir === "" && e.name === KEEL_DIR) continue;
         if (VENDORED.has(e.name)) skipped.vendored++;
         else if (ignored(rel, true)) skipped.ignored++;
-        else await walk(rel, scoped);
+        else next.push(walk(rel, scoped));
         continue;
       }
-      if (!e.isFile()) continue;
-      if (e.name === ".gitignore") continue;
-      if (ignored(rel, false)) {
-        skipped.ignored++;
-        continue;
-      }
-      if (GENERATED.test(e.name)) {
-        skipped.generated++;
-        continue;
-      }
-      if (BINARY_EXT.test(e.name)) {
-        skipped.binary++;
-        continue;
-      }
-      const buf = await readUnitBytes(root, rel, maxBytes);
-      if (buf instanceof FileRefused && buf.reason === "too_large") {
-        skipped.too_large++;
-        continue;
-      }
-      if (!Buffer.isBuffer(buf)) continue; // swapped for a FIFO, a link or nothing since it was listed
-      const size = buf.length;
-      if (buf.subarray(0, 8192).includes(0)) {
-        skipped.binary++;
-        continue;
-      }
-      // keel's own reports (any --out, any earlier run) are output, not source.
-      if (buf.subarray(0, 256).includes(REPORT_MARK)) {
-        skipped.generated++;
-        continue;
-      }
-      if (
-        !languageOf(rel) &&
-        !TEXT_NAMES.test(e.name) &&
-        !/\.(md|txt|rst|json|ya?ml|toml|ini|cfg|sql|html?|xml|sh|env\.example)$/i.test(e.name)
-      ) {
-        skipped.not_source++;
-        continue;
-      }
-      const text = buf.toString("utf8");
-      files.push({
-        path: rel,
-        bytes: size,
-        lines: lineCount(text),
-        hash: createHash("sha1").update(buf).digest("hex"),
-        language: languageOf(rel) ?? (path.extname(rel).slice(1) || "text"),
-      });
+      if (!e.isFile() || e.name === ".gitignore") continue;
+      if (ignored(rel, false)) skipped.ignored++;
+      else if (GENERATED.test(e.name)) skipped.generated++;
+      else if (BINARY_EXT.test(e.name)) skipped.binary++;
+      else next.push(limit(() => visit(rel, e.name)));
     }
+    await Promise.all(next);
   };
   await walk("", []);
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -209,7 +244,41 @@ export async function enumerateUnits(
   const depth = (d: string) => (d === "." ? 0 : d.split("/").length);
   return {
     files,
+    index,
+    hashed,
     folders: [...folders].sort((a, b) => depth(b) - depth(a) || a.localeCompare(b)),
     skipped,
+  };
+}
+
+/** A file read once: its hash and lines, or why its content keeps it out of the analysis. */
+function entryOf(buf: Buffer, st: Stats): StatEntry {
+  const stats = { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino };
+  if (buf.subarray(0, 8192).includes(0)) return { ...stats, skip: "binary" };
+  // keel's own reports (any --out, any earlier run) are output, not source.
+  if (buf.subarray(0, 256).includes(REPORT_MARK)) return { ...stats, skip: "generated" };
+  return {
+    ...stats,
+    // the size read, not the size seen: a file written between the two is read again next time
+    size: buf.length,
+    hash: createHash("sha1").update(buf).digest("hex"),
+    lines: lineCount(buf.toString("utf8")),
+  };
+}
+
+/** Runs at most `n` of the calls given to it at once. */
+function limiter(n: number) {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(call: () => Promise<T>): Promise<T> => {
+    if (running < n) running++;
+    else await new Promise<void>((r) => waiting.push(r)); // the slot is handed over, not freed
+    try {
+      return await call();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
   };
 }

@@ -23,6 +23,8 @@ export interface AnalysisReport {
     languages: Record<string, { files: number; lines: number }>;
   };
   skipped: Manifest["skipped"];
+  /** Entries of the run's stored manifest keel refused (a path out of the target, a malformed entry). */
+  refused?: string[];
   synthesis?: ReportSynthesis;
   folders: Array<{
     path: string;
@@ -63,7 +65,16 @@ export function buildReport(
     l.files++;
     l.lines += f.lines;
   }
-  const under = (dir: string) => m.files.filter((f) => dir === "." || f.path.startsWith(`${dir}/`));
+  // files and lines under each folder, in one pass: each file counts in every folder above it
+  const under = new Map<string, { files: number; lines: number }>();
+  for (const f of m.files)
+    for (let d = f.path; d !== ".";) {
+      d = path.posix.dirname(d);
+      const t = under.get(d) ?? { files: 0, lines: 0 };
+      t.files++;
+      t.lines += f.lines;
+      under.set(d, t);
+    }
   return {
     generator: REPORT_MARK,
     name: path.basename(m.target),
@@ -77,13 +88,14 @@ export function buildReport(
       languages,
     },
     skipped: m.skipped,
+    ...(m.refused?.length ? { refused: m.refused } : {}),
     ...(synthesis ? { synthesis } : {}),
     folders: [...m.folders].sort().map((d) => {
       const s = folders.get(d)?.summary;
       return {
         path: d,
-        files: under(d).length,
-        lines: under(d).reduce((a, f) => a + f.lines, 0),
+        files: under.get(d)?.files ?? 0,
+        lines: under.get(d)?.lines ?? 0,
         ...(s ? { purpose: s.purpose, summary: s.summary } : {}),
       };
     }),
@@ -142,6 +154,11 @@ export function renderMarkdown(r: AnalysisReport): string {
   const skipped = Object.entries(r.skipped).filter(([, n]) => n > 0);
   if (skipped.length)
     out.push(`Skipped: ${skipped.map(([k, n]) => `${n} ${k.replace("_", " ")}`).join(", ")}.`);
+  if (r.refused?.length)
+    out.push(
+      "",
+      `> **The run's manifest in the store held ${r.refused.length} entries keel refused** (never read nor sent): ${r.refused.slice(0, 20).map(printableName).join("; ")}${r.refused.length > 20 ? "; …" : ""}`,
+    );
   if (r.synthesis) {
     out.push(
       "",

@@ -1,4 +1,5 @@
 /** What the analyst's nodes derive from their config: settings, store, records, model, budget. */
+import path from "node:path";
 import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
 import {
   customEmitter,
@@ -10,6 +11,7 @@ import {
 import type { ServerSettings } from "../run/settings.js";
 import type { Budgeted } from "./analyze-unit.js";
 import { analystSettingsFrom, type AnalystSettings } from "./context.js";
+import { fingerprint, nothingChanged, reportPaths, type LastRun } from "./last-run.js";
 import { AnalysisRecords } from "./records.js";
 import type { AnalystStateValue } from "./state.js";
 
@@ -73,12 +75,50 @@ export async function analystStep(
 ) {
   const env = analystEnv(config, deps);
   let largest = state.largestRequest;
+  // the folder the person asked for, not one the store names (the store is shared: manifest.ts)
+  const manifest = await AnalysisRecords.manifest(
+    env.store,
+    env.threadId,
+    path.resolve(env.settings.target),
+  );
+  const records = new AnalysisRecords(env.store, state.target);
+  const reports = reportPaths(state.target, env.settings.out);
   return {
     env,
-    manifest: await AnalysisRecords.manifest(env.store, env.threadId),
-    records: new AnalysisRecords(env.store, state.target),
+    manifest,
+    records,
+    reports,
+    /** The report's fingerprint now (its inputs, the records' epoch). */
+    fingerprint: async () =>
+      fingerprint(manifest, env.settings.depth, reports.md, await records.epoch()),
+    /** The last complete run, when nothing changed since it: the step has nothing to do. */
+    async unchanged(): Promise<LastRun | undefined> {
+      const last = await records.lastRun();
+      return nothingChanged(last, await this.fingerprint()) ? last : undefined;
+    },
     /** The model within the budget; probes the model on first use only (a run without one never does). */
     budgeted: () => env.budgeted((t) => (largest = Math.max(largest, t))),
     largest: () => largest,
   };
+}
+
+/**
+ * A step with nothing to do since the last run saw the same (last-run.ts): one progress event for
+ * all its items, and the step's update.
+ */
+export function nothingToDo<U>(
+  env: AnalystEnv,
+  phase: "units" | "folders",
+  total: number,
+  update: U,
+): U {
+  env.emit({
+    type: "analysis",
+    phase,
+    done: total,
+    total,
+    current: "nothing changed since the last run",
+    reused: true,
+  });
+  return update;
 }

@@ -14,6 +14,8 @@ export const AnalystState = new StateSchema({
   /** Files in the manifest, and how many are done. Written by enumerate / analyze-units; read by routeAfterUnits. */
   total: z.number().default(0),
   cursor: z.number().default(0),
+  /** Files enumerate read and hashed (the others were known by size and times). Written by enumerate; read by the CLI and tests. */
+  hashed: z.number().default(0),
   /** Folders to summarise, and how many are done. Written by enumerate / summarize-folders; read by routeAfterFolders. */
   folderTotal: z.number().default(0),
   folderCursor: z.number().default(0),

@@ -15,6 +15,15 @@ export interface UnitFacts {
   parseErrors: boolean;
 }
 
+/** The facts of a unit that could not be read. */
+export const NO_FACTS: UnitFacts = Object.freeze({
+  imports: [],
+  internal: [],
+  symbols: [],
+  todos: 0,
+  parseErrors: false,
+});
+
 const JS_EXT = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
 
 /** The codebase file an import names, if it names one. */

@@ -21,6 +21,7 @@ import { resolveDeps, type GraphDeps } from "../run/model.js";
 import { ModelServerError } from "../models/errors.js";
 import { threadGraph } from "../persistence/thread-graph.js";
 import { openPersistence } from "../persistence/open.js";
+import { lockThread } from "../persistence/thread-lock.js";
 import { openDistributed, type DistributedOptions } from "../distributed/coordinator.js";
 import { analyzeStatus } from "./worker.js";
 import { pendingNodes, UsageError } from "../session/session.js";
@@ -130,12 +131,20 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     await persistence.close();
     throw new UsageError("--workers needs --postgres URL: the workers share its queue and store");
   }
-  const dist = o.distributed
-    ? await openDistributed(o.checkpoints!, o.distributed).catch(async (err: unknown) => {
-        await persistence.close();
-        throw err;
-      })
-    : undefined;
+  // One coordinator per target and per thread: a second is refused with the holder named.
+  const unlock: Array<() => Promise<void>> = [];
+  const opened = async () => {
+    unlock.push(
+      await lockThread(persistence.target, `analysis:${target}`, `the analysis of ${target}`),
+    );
+    unlock.push(await lockThread(persistence.target, threadId));
+    return o.distributed ? openDistributed(o.checkpoints!, o.distributed) : undefined;
+  };
+  const dist = await opened().catch(async (err: unknown) => {
+    for (const release of unlock) await release();
+    await persistence.close();
+    throw err;
+  });
   const graph = createAnalystGraph({ ...o.deps, ...dist?.graph }).compile({ checkpointer, store });
   const config = {
     ...run,
@@ -213,6 +222,7 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     throw err;
   } finally {
     await dist?.queue.close();
+    for (const release of unlock) await release();
     await persistence.close();
   }
 }
@@ -300,7 +310,7 @@ export function analyzeCommand(): Command {
     .addOption(
       new Option(
         "--lease <seconds>",
-        "--workers: a worker's hold on a unit before another takes it",
+        "--workers: the last resort, how long a unit may stay with a worker that neither finishes nor renews it (a dead worker's units come back within seconds)",
       )
         .argParser(positiveInt)
         .default(undefined, "900"),

@@ -1,15 +1,17 @@
 /**
  * `keel worker`: takes the analyst's units from the job queue on a Postgres database and analyses
- * them against its model servers, until stopped (SIGINT/SIGTERM: the units in hand finish; a
- * second signal stops at once and leaves them to their leases). And `keel analyze --status`.
+ * them against its model servers, until stopped (SIGINT/SIGTERM: the units in hand finish, then it
+ * leaves; a second signal stops at once and its units go back to the queue). And
+ * `keel analyze --status`.
  */
 import { hostname } from "node:os";
 import { Command, Option } from "commander";
 import { openQueue } from "../distributed/queue.js";
 import { queueStatus } from "../distributed/coordinator.js";
 import { parseServers } from "../distributed/pool.js";
-import { formatStatusLine } from "../distributed/status.js";
+import { formatStatusLine, formatWorker } from "../distributed/status.js";
 import { runWorker } from "../distributed/worker.js";
+import { WorkerSession } from "../distributed/worker-session.js";
 import { openPersistence } from "../persistence/open.js";
 import { PROVIDERS, type Provider } from "../models/provider.js";
 import { AnalystContextSchema } from "../analysis/context.js";
@@ -17,16 +19,20 @@ import { collect, positiveInt } from "./options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
 import { UsageError } from "../session/session.js";
 
-/** Prints the queue's runs: done, in flight, queued, failed, per worker, units/s, ETA. */
+/**
+ * Prints the queue's runs (done, in flight, queued, failed, per worker, units/s, ETA) and the
+ * health of the workers seen in the last day (alive, stopped or gone; last seen; units; failures;
+ * servers).
+ */
 export async function analyzeStatus(url: string | undefined, json?: boolean): Promise<void> {
   if (!url) throw new UsageError("--status needs --postgres URL: the database whose queue to show");
-  const runs = await queueStatus(url);
-  if (json) return void process.stdout.write(`${JSON.stringify({ runs })}\n`);
-  process.stdout.write(
-    runs.length
-      ? `${runs.map((s) => `run ${s.run}: ${formatStatusLine(s)}`).join("\n")}\n`
-      : "no analysis runs on this queue\n",
-  );
+  const { runs, workers, now } = await queueStatus(url);
+  if (json) return void process.stdout.write(`${JSON.stringify({ runs, workers })}\n`);
+  const lines = runs.length
+    ? runs.map((s) => `run ${s.run}: ${formatStatusLine(s, workers)}`)
+    : ["no analysis runs on this queue"];
+  if (workers.length) lines.push("workers:", ...workers.map((w) => `  ${formatWorker(w, now)}`));
+  process.stdout.write(`${lines.join("\n")}\n`);
 }
 
 interface WorkerFlags {
@@ -78,6 +84,7 @@ export function workerCommand(): Command {
         throw new UsageError((err as Error).message);
       }
       const name = flags.name ?? `${hostname()}:${process.pid}`;
+      const say = (line: string) => process.stderr.write(`[${name}] ${line}\n`);
       const persistence = await openPersistence(flags.postgres);
       const queue = await openQueue(flags.postgres, { maintenanceSeconds: 30 }).catch(
         async (err: unknown) => {
@@ -85,9 +92,17 @@ export function workerCommand(): Command {
           throw err;
         },
       );
+      const session = await WorkerSession.open(flags.postgres, {
+        name,
+        servers: servers.map((s) => s.url),
+        log: say,
+      }).catch(async (err: unknown) => {
+        await queue.close();
+        await persistence.close();
+        throw err;
+      });
       const stop = new AbortController();
       const abort = new AbortController();
-      const say = (line: string) => process.stderr.write(`[${name}] ${line}\n`);
       const onSignal = (sig: string) => {
         if (!stop.signal.aborted) {
           say(`${sig}: finishing the units in hand (send it again to stop now)`);
@@ -102,7 +117,7 @@ export function workerCommand(): Command {
           queue,
           store: persistence.store,
           servers,
-          name,
+          session,
           stop: stop.signal,
           abort: abort.signal,
           log: say,
@@ -120,6 +135,8 @@ export function workerCommand(): Command {
       } finally {
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);
+        // its session's end frees its lock: units still in hand go back to the queue now
+        await session.close(!abort.signal.aborted);
         await queue.close();
         await persistence.close();
       }

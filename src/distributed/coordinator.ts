@@ -2,10 +2,14 @@
 import type { AnalystGraphOptions } from "../analysis/graph.js";
 import { createDispatchUnitsNode } from "./dispatch-units.js";
 import { openQueue, type UnitQueue } from "./queue.js";
+import type { WorkerRow } from "./queue.js";
 import { runStatuses, type RunStatus } from "./status.js";
 
 export interface DistributedOptions {
-  /** A worker's hold on a unit, seconds: longer than the slowest unit takes (default 900). */
+  /**
+   * The last resort, seconds: how long a job may stay with a worker whose session lives but who
+   * neither finishes nor renews it (default 900). A dead worker's units return within seconds.
+   */
   leaseSeconds?: number;
   pollMs?: number;
   /** Units on the queue ahead of the completions (default 1000). */
@@ -16,8 +20,8 @@ export const DEFAULT_LEASE_SECONDS = 900;
 
 /**
  * Opens the queue on the run's Postgres database and gives the graph option that puts it between
- * the analyst and the workers. This process also runs pg-boss's maintenance often enough that a
- * dead worker's lease expires within about half a lease of its end.
+ * the analyst and the workers. The units step sweeps the queue for dead workers' jobs every few
+ * seconds; this process also runs pg-boss's maintenance, which ends a lease that nobody renewed.
  */
 export async function openDistributed(
   url: string,
@@ -41,11 +45,19 @@ export async function openDistributed(
   };
 }
 
-/** `keel analyze --status`: every run on the queue (or one), from the database's own clock. */
-export async function queueStatus(url: string, run?: string): Promise<RunStatus[]> {
+/** `keel analyze --status`: every run on the queue (or one) and the workers, from the database's clock. */
+export async function queueStatus(
+  url: string,
+  run?: string,
+): Promise<{ runs: RunStatus[]; workers: WorkerRow[]; now: number }> {
   const queue = await openQueue(url);
   try {
-    return runStatuses(await queue.census(run), await queue.dbNow());
+    const now = await queue.dbNow();
+    return {
+      runs: runStatuses(await queue.census(run), now),
+      workers: await queue.workers(),
+      now,
+    };
   } finally {
     await queue.close();
   }

@@ -1,32 +1,43 @@
 /**
  * What travels on the queue: one job per unit, keyed by the unit's path and content hash (and the
- * model and depth that analyse it), so a re-run enqueues only what changed. Pure.
+ * model and depth that analyse it), so a re-run enqueues only what changed. A job is data a peer
+ * of the queue could have written: it is checked field by field, names no path a worker reads, and
+ * a worker uses it only when its text is the text of the run's manifest (worker.ts). Pure.
  */
 import { createHash } from "node:crypto";
-import type { AnalysisDepth } from "../analysis/analyze-unit.js";
-import type { FileUnit } from "../analysis/enumerate.js";
+import { z } from "zod";
+import { ANALYSIS_DEPTHS, type AnalysisDepth } from "../analysis/analyze-unit.js";
+import { isInsidePath } from "../analysis/manifest.js";
 
 /** The pg-boss queue keel's unit jobs live in; the suffix is the job format's version. */
-export const UNIT_QUEUE = "keel-analyze-units-v1";
+export const UNIT_QUEUE = "keel-analyze-units-v2";
 /** The version of `UnitJob`: a worker refuses jobs of another. */
-export const JOB_FORMAT = 1;
+export const JOB_FORMAT = 2;
 /** The pg-boss schema version this keel was built with (pg-boss 10.x). */
 export const QUEUE_SCHEMA = 24;
 /** Attempts of a unit before it is reported as failed (pg-boss retries = attempts - 1). */
 export const UNIT_ATTEMPTS = 3;
 
+const UnitJobSchema = z.object({
+  v: z.literal(JOB_FORMAT),
+  /** The analysis thread: the run's manifest is in the store under it. */
+  run: z.string().min(1).max(200),
+  /** The analysis (one listing of the target, the manifest's id) the unit belongs to. */
+  analysis: z.string().min(1).max(100),
+  unit: z.object({
+    path: z.string().refine(isInsidePath, "not a path inside the analysed folder"),
+    hash: z.string().regex(/^[0-9a-f]{40}$/),
+    bytes: z.number().int().min(0),
+    lines: z.number().int().min(0),
+    language: z.string().max(64),
+  }),
+  model: z.string().min(1).max(200),
+  depth: z.enum(ANALYSIS_DEPTHS),
+  text: z.string(),
+});
+
 /** One unit to analyse, with its text, so a worker on any machine needs only the database. */
-export interface UnitJob {
-  v: typeof JOB_FORMAT;
-  /** The analysis thread (the run) the unit belongs to; its manifest is in the store. */
-  run: string;
-  /** Absolute path of the analysed folder on the coordinator: the findings' namespace. */
-  target: string;
-  unit: FileUnit;
-  model: string;
-  depth: AnalysisDepth;
-  text: string;
-}
+export type UnitJob = z.output<typeof UnitJobSchema>;
 
 /** What a worker leaves on a completed or failed job (pg-boss keeps it as the job's output). */
 export interface UnitOutcome {
@@ -43,26 +54,37 @@ export interface UnitOutcome {
   error?: string;
 }
 
-const sha = (s: string) => createHash("sha1").update(s).digest("hex");
+export const sha1 = (s: string | Buffer) => createHash("sha1").update(s).digest("hex");
 
 /**
  * The singleton key of a unit's job: the codebase, the path, the content hash, the model and the
  * depth. While a job with this key is queued or running, sending it again is a no-op.
  */
-export function unitJobKey(j: Pick<UnitJob, "target" | "unit" | "model" | "depth">): string {
-  return `${sha(j.target).slice(0, 12)}:${j.unit.path}:${j.unit.hash}:${j.model}:${j.depth}`;
+export function unitJobKey(
+  target: string,
+  j: { unit: { path: string; hash: string }; model: string; depth: AnalysisDepth },
+): string {
+  return `${sha1(target).slice(0, 12)}:${j.unit.path}:${j.unit.hash}:${j.model}:${j.depth}`;
 }
 
-/** Checks a job's data before any work: a job from another keel version is refused, clearly. */
+/** A job the queue holds that keel will not work on, with the reason (it fails at once, no retry). */
+export class BadJobError extends Error {
+  override name = "BadJobError";
+}
+
+/** Checks a job's data before any work: a job from another keel version, or bad data, is refused. */
 export function checkUnitJob(data: unknown): UnitJob {
-  const j = data as Partial<UnitJob> | null;
-  if (!j || typeof j !== "object" || j.v !== JOB_FORMAT)
-    throw new Error(
-      `a unit job of format ${String(j?.v)} is on the queue; this keel reads format ${JOB_FORMAT}: run workers of the same keel version as the coordinator`,
+  const v = (data as { v?: unknown } | null)?.v;
+  if (v !== JOB_FORMAT)
+    throw new BadJobError(
+      `a unit job of format ${String(v)} is on the queue; this keel reads format ${JOB_FORMAT}: run workers of the same keel version as the coordinator`,
     );
-  if (!j.unit?.path || typeof j.text !== "string" || !j.run || !j.target || !j.model)
-    throw new Error(
-      "a unit job without unit, text, run, target or model: the queue holds bad data",
+  const j = UnitJobSchema.safeParse(data);
+  if (!j.success) {
+    const issue = j.error.issues[0];
+    throw new BadJobError(
+      `a unit job with bad data (${issue?.path.join(".") || "job"}: ${issue?.message}): refused`,
     );
-  return j as UnitJob;
+  }
+  return j.data;
 }

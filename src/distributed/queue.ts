@@ -1,28 +1,24 @@
 /**
  * The unit queue on pg-boss, in its own schema (`keel_queue`) of the Postgres keel already uses:
- * leases (`expireInSeconds`), retries (`retryLimit`), singleton keys (policy `stately`: one queued
- * and one running job per key), and the maintenance that expires leases of dead workers. Opening
- * checks the database first: unreachable, or a queue schema of another version, is a clear error.
+ * pg-boss creates the tables, inserts jobs (singleton keys, policy `stately`: one queued and one
+ * running job per key) and runs the lease maintenance; keel takes, completes and fails jobs with
+ * its own statements (queue-sql.ts), which stamp each job with its holder's session so that a
+ * dead worker's units go back to the queue within seconds (worker-session.ts). Opening checks the
+ * database first: unreachable, or a queue schema of another version, is a clear error.
  */
 import PgBoss from "pg-boss";
 import pg from "pg";
 import { withoutCredentials } from "../persistence/checkpointer.js";
 import { CHECK_SERVER, PersistenceError } from "../persistence/open.js";
-import {
-  QUEUE_SCHEMA,
-  UNIT_ATTEMPTS,
-  UNIT_QUEUE,
-  unitJobKey,
-  type UnitJob,
-  type UnitOutcome,
-} from "./jobs.js";
+import { QUEUE_SCHEMA, UNIT_ATTEMPTS, UNIT_QUEUE, type UnitJob, type UnitOutcome } from "./jobs.js";
+import * as SQL from "./queue-sql.js";
 
-/** A job's priority from its unit's size: one step per doubling from 1 KB (pg-boss takes the highest first). */
+export { QUEUE_DB_SCHEMA } from "./queue-sql.js";
+const { QUEUE_DB_SCHEMA } = SQL;
+
+/** A job's priority from its unit's size: one step per doubling from 1 KB (the highest is taken first). */
 export const sizePriority = (bytes: number) =>
   Math.max(0, Math.ceil(Math.log2(Math.max(1, bytes) / 1024)));
-
-/** keel's own schema, apart from any pg-boss the database's other users run. */
-export const QUEUE_DB_SCHEMA = "keel_queue";
 
 /** The queue in the database is of another version than this keel's. */
 export class QueueSchemaError extends PersistenceError {
@@ -34,23 +30,39 @@ export interface QueueOptions {
   maintenanceSeconds?: number;
 }
 
+/** Who holds a job: a worker's id and the session (advisory lock, backend pid) that proves it alive. */
+export interface Holder {
+  id: string;
+  name: string;
+  lock: number;
+  pid: number;
+}
+
 /** A unit job as a worker holds it. */
 export interface HeldJob {
   id: string;
   data: unknown;
   retryCount: number;
+  /** The job's lease, seconds: the holder renews it while it works. */
+  leaseSeconds: number;
 }
 
 /** A finished (completed or failed) job, as the coordinator reads it. */
 export interface FinishedJob {
   key: string;
-  path: string;
   state: "completed" | "failed";
   output: UnitOutcome & { value?: { message?: string } };
   finishedAt: number;
 }
 
 export type JobState = "created" | "retry" | "active" | "completed" | "cancelled" | "failed";
+
+/** A job of an analysis as a starting coordinator finds it. */
+export interface AnalysisJob {
+  key: string;
+  state: JobState;
+  output: (UnitOutcome & { value?: { message?: string } }) | null;
+}
 
 /** Checks that the database answers and that its queue schema, if any, is this keel's version. */
 export async function checkQueueDatabase(url: string): Promise<void> {
@@ -131,12 +143,15 @@ async function startQueue(url: string, o: QueueOptions): Promise<UnitQueue> {
       policy: "stately",
       retryLimit: UNIT_ATTEMPTS - 1,
     });
+    await boss.getDb().executeSql(SQL.SETUP, []);
   } catch (err) {
     await boss.stop({ graceful: false, wait: false }).catch(() => undefined);
     throw err;
   }
   return new UnitQueue(boss, errors);
 }
+
+const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === "23505";
 
 export class UnitQueue {
   constructor(
@@ -145,22 +160,23 @@ export class UnitQueue {
     readonly errors: Error[],
   ) {}
 
-  private sql<R>(text: string, values: unknown[] = []): Promise<{ rows: R[] }> {
+  /** Runs one of keel's statements on the queue's pool. */
+  sql<R>(text: string, values: unknown[] = []): Promise<{ rows: R[] }> {
     return this.boss.getDb().executeSql(text, values);
   }
 
   /**
    * Sends one job per unit; a unit whose key is already queued is not sent twice. `leaseSeconds`:
-   * how long a worker may hold a unit before another may take it. Larger units are taken first
-   * (priority by size), so the run does not end waiting on one large file.
+   * how long a job may stay with a holder that neither finishes nor renews it (the last resort:
+   * a dead worker's job returns as soon as its session ends). Larger units are taken first.
    */
-  async enqueue(jobs: UnitJob[], leaseSeconds: number): Promise<void> {
+  async enqueue(jobs: Array<{ data: UnitJob; key: string }>, leaseSeconds: number): Promise<void> {
     for (let i = 0; i < jobs.length; i += 200)
       await this.boss.insert(
-        jobs.slice(i, i + 200).map((data) => ({
+        jobs.slice(i, i + 200).map(({ data, key }) => ({
           name: UNIT_QUEUE,
           data,
-          singletonKey: unitJobKey(data),
+          singletonKey: key,
           priority: sizePriority(data.unit.bytes),
           retryLimit: UNIT_ATTEMPTS - 1,
           retryDelay: 1,
@@ -169,78 +185,119 @@ export class UnitQueue {
       );
   }
 
-  /** Takes the next unit (its lease starts now), or none. */
-  async take(): Promise<HeldJob | undefined> {
-    const [job] = await this.boss.fetch<unknown>(UNIT_QUEUE, {
-      batchSize: 1,
-      includeMetadata: true,
-    });
-    return job && { id: job.id, data: job.data, retryCount: job.retryCount };
+  /** Takes the next unit for `h`, stamped with its session, or none. */
+  async take(h: Holder): Promise<HeldJob | undefined> {
+    try {
+      const { rows } = await this.sql<{
+        id: string;
+        data: unknown;
+        retry_count: number;
+        lease: number;
+      }>(SQL.TAKE, [UNIT_QUEUE, h.id, h.lock, h.pid, h.name]);
+      const r = rows[0];
+      return r && { id: r.id, data: r.data, retryCount: r.retry_count, leaseSeconds: r.lease };
+    } catch (err) {
+      if (isUniqueViolation(err)) return undefined; // another took the key's other job first
+      throw err;
+    }
   }
 
-  /** Completes a held job; false when it was no longer this worker's to complete (a no-op). */
-  async complete(id: string, outcome: UnitOutcome): Promise<boolean> {
-    const r = await this.boss.complete(UNIT_QUEUE, id, outcome);
-    return (r as unknown as { affected: number }).affected === 1;
+  /** Completes a held job; false when it was no longer `h`'s (a no-op). */
+  async complete(id: string, h: Holder, outcome: UnitOutcome): Promise<boolean> {
+    const { rows } = await this.sql<{ n: number }>(SQL.COMPLETE, [UNIT_QUEUE, id, outcome, h.id]);
+    return rows[0]?.n === 1;
   }
 
-  /** Fails a held job: pg-boss retries it until its attempts are spent, then it stays failed. */
-  async fail(id: string, outcome: UnitOutcome): Promise<void> {
-    await this.boss.fail(UNIT_QUEUE, id, outcome);
+  /** Fails a held job: retried until its attempts are spent (unless `final`), then it stays failed. */
+  async fail(id: string, h: Holder, outcome: UnitOutcome, final = false): Promise<boolean> {
+    const { rows } = await this.sql<{ n: number }>(SQL.FAIL, [
+      UNIT_QUEUE,
+      id,
+      outcome,
+      h.id,
+      final,
+    ]);
+    return rows[0]?.n === 1;
   }
 
-  /** Jobs of a run finished after `since` (ms), oldest first. */
-  async finishedSince(run: string, since: number): Promise<FinishedJob[]> {
+  /** Renews the leases of `h`'s jobs (and says it is alive); how many it holds. */
+  async renew(h: Holder): Promise<number> {
+    const { rows } = await this.sql<{ n: number }>(SQL.RENEW, [UNIT_QUEUE, h.id, h.lock, h.pid]);
+    return rows[0]?.n ?? 0;
+  }
+
+  /** Fails into retry the jobs of holders whose session ended; the jobs and their workers. */
+  async sweep(): Promise<Array<{ id: string; worker: string }>> {
+    return (await this.sql<{ id: string; worker: string }>(SQL.SWEEP, [UNIT_QUEUE])).rows;
+  }
+
+  /** Every job of an analysis. */
+  async jobsOf(analysis: string): Promise<AnalysisJob[]> {
+    return (await this.sql<AnalysisJob>(SQL.JOBS_OF, [UNIT_QUEUE, analysis])).rows;
+  }
+
+  /** Jobs of an analysis finished after `since` (ms), oldest first. */
+  async finishedSince(analysis: string, since: number): Promise<FinishedJob[]> {
     const { rows } = await this.sql<{
       key: string;
-      path: string;
       state: "completed" | "failed";
       output: FinishedJob["output"] | null;
       at: string;
-    }>(
-      `SELECT singleton_key AS key, data->'unit'->>'path' AS path, state::text AS state, output,
-              (extract(epoch FROM completed_on) * 1000)::bigint::text AS at
-         FROM ${QUEUE_DB_SCHEMA}.job
-        WHERE name = $1 AND data->>'run' = $2 AND state IN ('completed', 'failed')
-          AND completed_on >= to_timestamp($3 / 1000.0)
-        ORDER BY completed_on`,
-      [UNIT_QUEUE, run, since],
-    );
+    }>(SQL.FINISHED_SINCE, [UNIT_QUEUE, analysis, since]);
     return rows.map((r) => ({
       key: r.key,
-      path: r.path,
       state: r.state,
       output: r.output ?? { worker: "?" },
       finishedAt: Number(r.at),
     }));
   }
 
-  /** Jobs per run and state, with completions per worker: the figures of `--status`. */
+  /** An analysis's unfinished jobs per state (queued, retry, active). */
+  async openOf(analysis: string): Promise<Partial<Record<JobState, number>>> {
+    const { rows } = await this.sql<{ state: JobState; n: number }>(SQL.OPEN_OF, [
+      UNIT_QUEUE,
+      analysis,
+    ]);
+    return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+  }
+
+  /** Jobs per run, analysis and state, with completions per worker: the figures of `--status`. */
   async census(run?: string): Promise<CensusRow[]> {
     const { rows } = await this.sql<{
       run: string;
+      analysis: string;
       state: JobState;
       worker: string | null;
-      n: string;
+      n: number;
       first: string | null;
       last: string | null;
-    }>(
-      `SELECT data->>'run' AS run, state::text AS state,
-              CASE WHEN state = 'completed' THEN output->>'worker' END AS worker, count(*)::text AS n,
-              (extract(epoch FROM min(started_on)) * 1000)::bigint::text AS first,
-              (extract(epoch FROM max(completed_on)) * 1000)::bigint::text AS last
-         FROM ${QUEUE_DB_SCHEMA}.job
-        WHERE name = $1 AND ($2::text IS NULL OR data->>'run' = $2)
-        GROUP BY 1, 2, 3`,
-      [UNIT_QUEUE, run ?? null],
-    );
+    }>(SQL.CENSUS, [UNIT_QUEUE, run ?? null]);
     return rows.map((r) => ({
       run: r.run,
+      analysis: r.analysis,
       state: r.state,
       worker: r.worker,
-      count: Number(r.n),
+      count: r.n,
       firstStart: r.first ? Number(r.first) : undefined,
-      lastFinish: r.last ? Number(r.last) : undefined,
+      lastActivity: r.last ? Number(r.last) : undefined,
+    }));
+  }
+
+  /** The workers seen in the last day: alive (their session holds its lock), stopped, or gone. */
+  async workers(): Promise<WorkerRow[]> {
+    const { rows } = await this.sql<
+      Omit<WorkerRow, "state" | "lastSeen" | "startedOn"> & {
+        stopped: boolean;
+        alive: boolean;
+        last_seen: string;
+        started_on: string;
+      }
+    >(SQL.WORKERS);
+    return rows.map(({ stopped, alive, last_seen, started_on, ...r }) => ({
+      ...r,
+      state: alive ? "alive" : stopped ? "stopped" : "gone",
+      lastSeen: Number(last_seen),
+      startedOn: Number(started_on),
     }));
   }
 
@@ -261,10 +318,26 @@ export class UnitQueue {
 /** One group of `census`. */
 export interface CensusRow {
   run: string;
+  analysis: string;
   state: JobState;
   /** The worker that completed these (completed jobs only). */
   worker: string | null;
   count: number;
   firstStart?: number;
-  lastFinish?: number;
+  lastActivity?: number;
+}
+
+/** A worker's health, as `--status` and the progress line show it. */
+export interface WorkerRow {
+  id: string;
+  name: string;
+  host: string;
+  pid: number;
+  servers: string[];
+  units: number;
+  failures: number;
+  /** alive: its session holds its lock; stopped: it left cleanly; gone: its session ended. */
+  state: "alive" | "stopped" | "gone";
+  lastSeen: number;
+  startedOn: number;
 }

@@ -1,8 +1,14 @@
-/** A distributed run's progress from the queue's census: done, in flight, failed, per worker, rate, ETA. Pure. */
-import type { CensusRow } from "./queue.js";
+/**
+ * A distributed run's progress and its workers' health: done, in flight, queued, failed, per
+ * worker, rate, ETA; each worker alive, stopped or gone, when last seen, its units, failures and
+ * servers. Pure.
+ */
+import type { CensusRow, WorkerRow } from "./queue.js";
 
 export interface RunStatus {
   run: string;
+  /** The analysis (one listing of the target) these figures are of: the run's latest. */
+  analysis: string;
   total: number;
   done: number;
   inFlight: number;
@@ -16,22 +22,38 @@ export interface RunStatus {
   etaSeconds: number | null;
 }
 
-/** Folds census rows into one status per run (most units first). */
+type Tally = RunStatus & { first?: number; last: number };
+
+const blank = (run: string, analysis: string): Tally => ({
+  run,
+  analysis,
+  total: 0,
+  done: 0,
+  inFlight: 0,
+  queued: 0,
+  failed: 0,
+  perWorker: {},
+  unitsPerSecond: null,
+  etaSeconds: null,
+  last: 0,
+});
+
+/** Rate and ETA of a tally at `now`. */
+export function withRate(s: RunStatus, first: number | undefined, now: number): RunStatus {
+  const seconds = first !== undefined ? (now - first) / 1000 : 0;
+  const rate = s.done > 0 && seconds > 0 ? s.done / seconds : null;
+  const left = s.queued + s.inFlight;
+  return { ...s, unitsPerSecond: rate, etaSeconds: rate ? (left === 0 ? 0 : left / rate) : null };
+}
+
+/** Folds census rows into one status per run, of its latest analysis (most units first). */
 export function runStatuses(rows: CensusRow[], now: number): RunStatus[] {
-  const runs = new Map<string, RunStatus & { first?: number }>();
+  const analyses = new Map<string, Tally>();
   for (const r of rows) {
-    const s = runs.get(r.run) ?? {
-      run: r.run,
-      total: 0,
-      done: 0,
-      inFlight: 0,
-      queued: 0,
-      failed: 0,
-      perWorker: {},
-      unitsPerSecond: null,
-      etaSeconds: null,
-    };
-    runs.set(r.run, s);
+    const k = `${r.run}\n${r.analysis}`;
+    const s = analyses.get(k) ?? blank(r.run, r.analysis);
+    analyses.set(k, s);
+    s.last = Math.max(s.last, r.lastActivity ?? 0);
     if (r.state === "cancelled") continue;
     s.total += r.count;
     if (r.state === "completed") {
@@ -43,21 +65,16 @@ export function runStatuses(rows: CensusRow[], now: number): RunStatus[] {
     else s.queued += r.count;
     if (r.firstStart !== undefined) s.first = Math.min(s.first ?? Infinity, r.firstStart);
   }
-  return [...runs.values()]
-    .map(({ first, ...s }) => {
-      const seconds = first !== undefined ? (now - first) / 1000 : 0;
-      const rate = s.done > 0 && seconds > 0 ? s.done / seconds : null;
-      const left = s.queued + s.inFlight;
-      return {
-        ...s,
-        unitsPerSecond: rate,
-        etaSeconds: rate ? (left === 0 ? 0 : left / rate) : null,
-      };
-    })
+  const latest = new Map<string, Tally>();
+  for (const s of analyses.values())
+    if ((latest.get(s.run)?.last ?? -1) < s.last) latest.set(s.run, s);
+  return [...latest.values()]
+    .map(({ first, last: _last, ...s }) => withRate(s, first, now))
     .sort((a, b) => b.total - a.total);
 }
 
-const dur = (s: number) =>
+/** A duration as people read it: 42s, 3m05s, 2h07m. */
+export const dur = (s: number) =>
   s >= 3600
     ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`
     : s >= 60
@@ -65,10 +82,11 @@ const dur = (s: number) =>
       : `${Math.round(s)}s`;
 
 /** One line of a run's progress (the progress bar's tail and `--status`). */
-export function formatStatusLine(s: RunStatus): string {
-  const workers = Object.entries(s.perWorker)
+export function formatStatusLine(s: RunStatus, workers: WorkerRow[] = []): string {
+  const state = new Map(workers.map((w) => [w.name, w.state]));
+  const per = Object.entries(s.perWorker)
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([w, n]) => `${w}:${n}`)
+    .map(([w, n]) => `${w}:${n}${state.get(w) === "gone" ? " (gone)" : ""}`)
     .join(" ");
   return [
     `${s.done}/${s.total} done`,
@@ -77,8 +95,14 @@ export function formatStatusLine(s: RunStatus): string {
     `${s.failed} failed`,
     s.unitsPerSecond !== null ? `${s.unitsPerSecond.toFixed(2)} units/s` : "– units/s",
     s.etaSeconds !== null ? `eta ${dur(s.etaSeconds)}` : "eta –",
-    workers ? `workers ${workers}` : "",
+    per ? `workers ${per}` : "",
   ]
     .filter(Boolean)
     .join(" | ");
+}
+
+/** One worker's health: `w1 (host:pid) alive, seen 2s ago, 12 units, 0 failures, servers …`. */
+export function formatWorker(w: WorkerRow, now: number): string {
+  const seen = Math.max(0, (now - w.lastSeen) / 1000);
+  return `${w.name} (${w.host}:${w.pid}) ${w.state}, seen ${dur(seen)} ago, ${w.units} units, ${w.failures} failures, servers ${w.servers.join(" ")}`;
 }

@@ -1,40 +1,46 @@
 /**
- * `keel worker`'s loop: take a unit from the queue, analyse it with the single-process analyst's
- * own unit analysis (`analyzeUnit`: the same context window, the same parts and checks) against
- * the least-busy of this worker's model servers, write the finding to the store once, complete the
- * job. A server that fails is taken out of rotation and the unit goes to another; a unit that
- * throws fails its job, and pg-boss retries it until its attempts are spent.
+ * `keel worker`'s loop: take a unit from the queue, check it against the run's manifest (the text
+ * must be the text listed for that path), analyse it with the single-process analyst's own unit
+ * analysis (`analyzeUnit`: the same context window, the same parts and checks) against the
+ * least-busy of this worker's model servers, write the finding once, keyed by the hash of the text
+ * analysed, and complete the job. A server that fails is taken out of rotation and the unit goes
+ * to another; a unit that throws fails its job, and it is retried until its attempts are spent; a
+ * job keel will not work on fails at once. While it works, the worker renews its jobs' leases and
+ * sweeps the queue for the jobs of workers whose session ended.
  */
 import { setTimeout as delay } from "node:timers/promises";
 import type { BaseStore } from "@langchain/langgraph";
 import { analyzeUnit } from "../analysis/analyze-unit.js";
-import { analystRunConfig, type AnalystSettingsInput } from "../analysis/context.js";
+import { ManifestError } from "../analysis/manifest.js";
 import { AnalysisRecords, type UnitRecord } from "../analysis/records.js";
-import { analystEnv, type AnalystEnv } from "../analysis/runtime.js";
+import { analystEnv } from "../analysis/runtime.js";
 import { factsOf } from "../analysis/structure.js";
 import { ModelServerError } from "../models/errors.js";
-import type { GraphDeps } from "../run/model.js";
-import { checkUnitJob, type UnitJob, type UnitOutcome } from "./jobs.js";
+import { resolveDeps, type GraphDeps } from "../run/model.js";
+import { BadJobError, checkUnitJob, sha1, type UnitJob, type UnitOutcome } from "./jobs.js";
 import { SERVER_DOWN_KINDS, ServerPool, type ModelServer } from "./pool.js";
-import type { HeldJob, UnitQueue } from "./queue.js";
+import type { HeldJob, Holder, UnitQueue } from "./queue.js";
+import { jobConfig, type WorkerFlags } from "./worker-settings.js";
 
 export interface WorkerOptions {
   queue: UnitQueue;
   store: BaseStore;
   servers: ModelServer[];
-  /** This worker's name in job outcomes and `--status`. */
-  name: string;
+  /** The worker's session: who holds the jobs it takes (worker-session.ts). */
+  session: { readonly name: string; current(): Holder | undefined };
   /** The model to ask; default the model of each job (the coordinator's). */
   model?: string;
   /** Units analysed at once (default: one per server). */
   concurrency?: number;
-  /** Model settings beneath the server and model (retries, window, API key…). */
-  settings?: Omit<AnalystSettingsInput, "target" | "model" | "ollamaUrl" | "baseUrl" | "provider">;
+  /** The worker's own settings (its flags): retries, window, API key… */
+  settings?: WorkerFlags;
   /** How long to wait when the queue is empty, ms. */
   pollMs?: number;
+  /** How often to look for the jobs of workers that died, ms (default 10 s). */
+  sweepMs?: number;
   /** Stop taking units; the ones in hand finish. */
   stop: AbortSignal;
-  /** Stop now: the units in hand are left to their leases. */
+  /** Stop now: the units in hand go back to the queue when the session ends. */
   abort?: AbortSignal;
   deps?: GraphDeps;
   log?: (line: string) => void;
@@ -52,15 +58,65 @@ export interface WorkerSummary {
 const sleep = (ms: number, signal?: AbortSignal) =>
   delay(ms, undefined, { signal }).catch(() => undefined);
 
-/** A stored record that already answers this job: same content, model and depth, analysed. */
+/**
+ * A stored record that already answers this job: same text (its key), model and depth, and a
+ * finding — as the coordinator reuses them; a record without one is asked again, as in one process.
+ */
 export function answers(r: UnitRecord | undefined, j: UnitJob, model: string): boolean {
-  return Boolean(
-    r &&
-    r.hash === j.unit.hash &&
-    r.model === model &&
-    r.depth === j.depth &&
-    (r.finding || r.failed),
-  );
+  return Boolean(r && r.model === model && r.depth === j.depth && r.finding);
+}
+
+/** What a worker knows of a run: its analysis, target and the hash of each listed file. */
+interface RunView {
+  analysis: string;
+  target: string;
+  hashes: Map<string, string>;
+  paths: ReadonlySet<string>;
+}
+
+/**
+ * The run's manifest as the worker checks jobs against it (read once per analysis; a few runs
+ * kept). A job is refused unless its analysis is the run's and its text has the listed hash.
+ */
+function runViews(store: BaseStore) {
+  const views = new Map<string, Promise<RunView>>();
+  const read = async (run: string): Promise<RunView> => {
+    const m = await AnalysisRecords.manifest(store, run).catch((err: unknown) => {
+      if (!(err instanceof ManifestError)) throw err;
+      throw new BadJobError(`the job's run has no usable manifest: ${err.message}`);
+    });
+    return {
+      analysis: m.id,
+      target: m.target,
+      hashes: new Map(m.files.map((f) => [f.path, f.hash])),
+      paths: new Set(m.files.map((f) => f.path)),
+    };
+  };
+  return async (job: UnitJob): Promise<RunView> => {
+    const cached = views.get(job.run);
+    let view = cached ? await cached.catch(() => undefined) : undefined;
+    if (view?.analysis !== job.analysis) {
+      const fresh = read(job.run);
+      views.delete(job.run);
+      views.set(job.run, fresh);
+      if (views.size > 4) views.delete(views.keys().next().value!);
+      view = await fresh.catch((err: unknown) => {
+        views.delete(job.run);
+        throw err;
+      });
+    }
+    if (view.analysis !== job.analysis)
+      throw new BadJobError(
+        `the job is of analysis ${job.analysis}, but run ${job.run} is analysis ${view.analysis} now (a job of an earlier listing, or not its coordinator's): refused`,
+      );
+    const listed = view.hashes.get(job.unit.path);
+    const hash = sha1(job.text);
+    if (listed === undefined || listed !== hash || job.unit.hash !== hash)
+      throw new BadJobError(
+        `the job's text for ${job.unit.path} is not the text run ${job.run} listed (${listed === undefined ? "no such file" : "another hash"}): refused, nothing analysed`,
+      );
+    return view;
+  };
 }
 
 /** Runs until `stop`; resolves with what this worker did. */
@@ -68,37 +124,10 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
   const now = o.now ?? Date.now;
   const log = o.log ?? (() => undefined);
   const pool = new ServerPool(o.servers);
-  const summary: WorkerSummary = { worker: o.name, analyzed: 0, duplicates: 0, failed: 0 };
-  const envs = new Map<string, AnalystEnv>();
-  const paths = new Map<string, Promise<ReadonlySet<string>>>();
-
-  const envFor = (server: ModelServer, job: UnitJob, model: string): AnalystEnv => {
-    const key = `${server.provider}|${server.url}|${model}|${job.depth}`;
-    let env = envs.get(key);
-    if (!env) {
-      const config = analystRunConfig(job.run, {
-        ...o.settings,
-        model,
-        depth: job.depth,
-        target: job.target,
-        provider: server.provider,
-        ...(server.provider === "openai" ? { baseUrl: server.url } : { ollamaUrl: server.url }),
-      });
-      env = analystEnv({ ...config, store: o.store, signal: o.abort }, o.deps ?? {});
-      envs.set(key, env);
-    }
-    return env;
-  };
-  /** The run's unit paths (for resolving imports), from its manifest, once per run. */
-  const pathsOf = (run: string) => {
-    let p = paths.get(run);
-    if (!p) {
-      p = AnalysisRecords.manifest(o.store, run).then((m) => new Set(m.files.map((f) => f.path)));
-      p.catch(() => paths.delete(run));
-      paths.set(run, p);
-    }
-    return p;
-  };
+  const deps = resolveDeps(o.deps ?? {});
+  const summary: WorkerSummary = { worker: o.session.name, analyzed: 0, duplicates: 0, failed: 0 };
+  const viewOf = runViews(o.store);
+  const leases = new Set<number>();
 
   /** The unit's finding from the first server that answers; a failing server leaves rotation. */
   async function analyse(job: UnitJob, model: string, facts: UnitRecord["facts"]) {
@@ -112,7 +141,13 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
       }
       const t0 = now();
       try {
-        const env = envFor(server, job, model);
+        const config = jobConfig(job.run, o.settings ?? {}, {
+          model,
+          depth: job.depth,
+          provider: server.provider,
+          url: server.url,
+        });
+        const env = analystEnv({ ...config, store: o.store, signal: o.abort }, deps);
         const finding = await analyzeUnit(
           await env.budgeted(() => undefined),
           job.unit,
@@ -128,7 +163,6 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
           throw err;
         }
         pool.release(server.url, { ok: false, error: err.message, now: now() });
-        envs.clear(); // a server back later is probed afresh
         log(`server ${server.url} out of rotation: ${err.message}`);
         // Every server failed on this unit twice: the unit, not the servers, is the likely cause.
         if (++serverErrors >= 2 * o.servers.length) throw err;
@@ -136,34 +170,30 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
     }
   }
 
-  async function handle(held: HeldJob): Promise<void> {
+  async function handle(held: HeldJob, holder: Holder): Promise<void> {
     const started = now();
-    let job: UnitJob;
+    const outcome = (result?: UnitOutcome["result"], server?: string, modelMs?: number) => ({
+      worker: o.session.name,
+      ms: now() - started,
+      ...(result ? { result } : {}),
+      ...(server ? { server } : {}),
+      ...(modelMs !== undefined ? { modelMs } : {}),
+    });
     try {
-      job = checkUnitJob(held.data);
+      const job = checkUnitJob(held.data);
+      const view = await viewOf(job);
       const model = o.model ?? job.model;
-      const records = new AnalysisRecords(o.store, job.target);
-      const outcome = (
-        result: UnitOutcome["result"],
-        server?: string,
-        modelMs?: number,
-      ): UnitOutcome => ({
-        worker: o.name,
-        result,
-        ms: now() - started,
-        ...(server ? { server } : {}),
-        ...(modelMs !== undefined ? { modelMs } : {}),
-      });
-      if (answers(await records.unit(job.unit.path), job, model)) {
+      const records = new AnalysisRecords(o.store, view.target);
+      if (answers(await records.unit(job.unit.path, job.unit.hash), job, model)) {
         summary.duplicates++;
-        await o.queue.complete(held.id, outcome("duplicate"));
+        await o.queue.complete(held.id, holder, outcome("duplicate"));
         return;
       }
-      const facts = await factsOf(job.unit, job.text, await pathsOf(job.run));
+      const facts = await factsOf(job.unit, job.text, view.paths);
       const { finding, server, modelMs } = await analyse(job, model, facts);
       const record: UnitRecord = {
         path: job.unit.path,
-        hash: job.unit.hash,
+        hash: sha1(job.text),
         facts,
         model,
         depth: job.depth,
@@ -171,10 +201,10 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
           ? { finding }
           : { failed: "the model's answer did not match the finding schema twice" }),
       };
-      // Another worker may have finished this unit while its lease ran out here: write once.
-      const wrote = !answers(await records.unit(job.unit.path), job, model);
+      // Another worker may have finished this unit meanwhile (this one's session lapsed): write once.
+      const wrote = !answers(await records.unit(record.path, record.hash), job, model);
       if (wrote) await records.putUnit(record);
-      const done = await o.queue.complete(held.id, {
+      const done = await o.queue.complete(held.id, holder, {
         ...outcome(wrote ? "analyzed" : "duplicate", server, modelMs),
         finding: Boolean(finding),
       });
@@ -184,24 +214,28 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
         `${job.unit.path}: ${wrote ? (finding ? "analysed" : "no usable finding") : "already there"} on ${server} in ${now() - started} ms${done ? "" : " (the job had been taken over)"}`,
       );
     } catch (err) {
-      if (o.abort?.aborted) return; // left to its lease
+      if (o.abort?.aborted) return; // goes back to the queue with the session
       summary.failed++;
       const error = (err as Error).message;
-      log(`unit failed (attempt ${held.retryCount + 1}): ${error}`);
-      await o.queue.fail(held.id, { worker: o.name, error, ms: now() - started });
+      const bad = err instanceof BadJobError;
+      log(`unit ${bad ? "refused" : `failed (attempt ${held.retryCount + 1})`}: ${error}`);
+      await o.queue
+        .fail(held.id, holder, { ...outcome(), error }, bad)
+        .catch((e: unknown) => log(`cannot fail the job: ${(e as Error).message}`));
     }
   }
 
   async function slot(): Promise<void> {
     while (!o.stop.aborted) {
+      const holder = o.session.current();
       const wait = pool.nextUp(now());
-      if (wait > 0) {
-        await sleep(Math.min(wait - now(), o.pollMs ?? 500), o.stop);
+      if (!holder || wait > 0) {
+        await sleep(Math.min(wait > 0 ? wait - now() : Infinity, o.pollMs ?? 500), o.stop);
         continue;
       }
       let held: HeldJob | undefined;
       try {
-        held = await o.queue.take();
+        held = await o.queue.take(holder);
       } catch (err) {
         log(`cannot take a unit: ${(err as Error).message}`);
         await sleep(2000, o.stop);
@@ -211,10 +245,50 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
         await sleep(o.pollMs ?? 500, o.stop);
         continue;
       }
-      await handle(held);
+      leases.add(held.leaseSeconds);
+      await handle(held, holder);
     }
   }
 
-  await Promise.all(Array.from({ length: o.concurrency ?? o.servers.length }, slot));
+  const upkeep = new AbortController();
+  const every = (ms: () => number, tick: () => Promise<void>) =>
+    repeat(upkeep.signal, ms, () =>
+      tick().catch((err: unknown) => log(`upkeep: ${(err as Error).message}`)),
+    );
+  const timers = [
+    // the leases of units in hand start again a few times per lease; also says the worker is alive
+    every(
+      () => Math.min(30_000, (Math.min(...leases, 90) * 1000) / 3),
+      async () => {
+        const h = o.session.current();
+        if (h) await o.queue.renew(h);
+      },
+    ),
+    every(
+      () => o.sweepMs ?? 10_000,
+      async () => {
+        for (const s of await o.queue.sweep())
+          log(`a unit of ${s.worker} is back on the queue: its session ended`);
+      },
+    ),
+  ];
+  try {
+    await Promise.all(Array.from({ length: o.concurrency ?? o.servers.length }, slot));
+  } finally {
+    upkeep.abort();
+    await Promise.all(timers);
+  }
   return summary;
+}
+
+/** Runs `tick` every `everyMs()` until `signal` (`tick` must not throw). */
+async function repeat(
+  signal: AbortSignal,
+  everyMs: () => number,
+  tick: () => Promise<void>,
+): Promise<void> {
+  while (!signal.aborted) {
+    await sleep(everyMs(), signal);
+    if (!signal.aborted) await tick();
+  }
 }

@@ -64,6 +64,8 @@ function matches(
 
 export class SqliteStore extends BaseStore {
   private readonly db: Database.Database;
+  /** The statements every get and put runs, prepared once (an analysis reads thousands of items). */
+  private readonly stmt: Record<"get" | "del" | "put", Database.Statement>;
 
   constructor(path: string) {
     super();
@@ -73,6 +75,14 @@ export class SqliteStore extends BaseStore {
     this.db.exec(`CREATE TABLE IF NOT EXISTS keel_store (
       namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
       created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (namespace, key))`);
+    this.stmt = {
+      get: this.db.prepare("SELECT * FROM keel_store WHERE namespace = ? AND key = ?"),
+      del: this.db.prepare("DELETE FROM keel_store WHERE namespace = ? AND key = ?"),
+      put: this.db.prepare(
+        `INSERT INTO keel_store (namespace, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT(namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+      ),
+    };
   }
 
   // eslint-disable-next-line @typescript-eslint/require-await -- better-sqlite3 is synchronous; the interface is async.
@@ -89,25 +99,18 @@ export class SqliteStore extends BaseStore {
   }
 
   private getOne(op: GetOperation): Item | null {
-    const row = this.db
-      .prepare("SELECT * FROM keel_store WHERE namespace = ? AND key = ?")
-      .get(op.namespace.join(SEP), op.key) as Row | undefined;
+    const row = this.stmt.get.get(op.namespace.join(SEP), op.key) as Row | undefined;
     return row ? toItem(row) : null;
   }
 
   private putOne(op: PutOperation): void {
     const ns = op.namespace.join(SEP);
     if (op.value === null) {
-      this.db.prepare("DELETE FROM keel_store WHERE namespace = ? AND key = ?").run(ns, op.key);
+      this.stmt.del.run(ns, op.key);
       return;
     }
     const now = Date.now();
-    this.db
-      .prepare(
-        `INSERT INTO keel_store (namespace, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT(namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-      )
-      .run(ns, op.key, JSON.stringify(op.value), now, now);
+    this.stmt.put.run(ns, op.key, JSON.stringify(op.value), now, now);
   }
 
   private rowsUnder(prefix: string[]): Row[] {

@@ -25,21 +25,29 @@ interface Owner {
   since: string;
 }
 
-/** Takes a thread's lock and returns its release; throws `ThreadBusyError` when a keel holds it. */
+/**
+ * Takes a thread's lock and returns its release; throws `ThreadBusyError` when a keel holds it.
+ * `what` names the lock in that error (default `thread <id>`; the analyst also locks its target).
+ */
 export async function lockThread(
   target: CheckpointTarget,
   threadId: string,
+  what = `thread ${threadId}`,
 ): Promise<() => Promise<void>> {
-  if (target.kind === "postgres") return lockInPostgres(target.url, threadId);
+  if (target.kind === "postgres") return lockInPostgres(target.url, threadId, what);
   if (target.kind !== "sqlite") return () => Promise.resolve();
-  const release = lockFile(target.path, threadId);
+  const release = lockFile(target.path, threadId, what);
   return () => Promise.resolve(release());
 }
 
 /** The advisory lock's first key: keel's thread locks ("kee" and 1); the second is the thread's hash. */
 const THREAD_LOCKS = 0x6b656501;
 
-async function lockInPostgres(url: string, threadId: string): Promise<() => Promise<void>> {
+async function lockInPostgres(
+  url: string,
+  threadId: string,
+  what: string,
+): Promise<() => Promise<void>> {
   const key = createHash("sha256").update(threadId).digest().readUInt32BE(0) >>> 1;
   const me = `keel pid ${process.pid} on ${hostname()}`.slice(0, 63);
   const client = new pg.Client({ connectionString: url, application_name: me, keepAlive: true });
@@ -50,7 +58,7 @@ async function lockInPostgres(url: string, threadId: string): Promise<() => Prom
   } catch (err) {
     await client.end().catch(() => undefined);
     throw new PersistenceError(
-      `cannot lock thread ${threadId} in the Postgres database ${withoutCredentials(url)}: ${(err as Error).message}. ${CHECK_SERVER}`,
+      `cannot lock ${what} in the Postgres database ${withoutCredentials(url)}: ${(err as Error).message}. ${CHECK_SERVER}`,
     );
   }
   try {
@@ -75,7 +83,7 @@ async function lockInPostgres(url: string, threadId: string): Promise<() => Prom
       ? `${h.name || "a session without a name"}, since ${new Date(h.since).toISOString()}`
       : "owner unknown";
     throw new ThreadBusyError(
-      `thread ${threadId} is running in another keel (${who}); wait for it to end, or stop it and resume`,
+      `${what} is running in another keel (${who}); wait for it to end, or stop it and resume`,
     );
   } catch (err) {
     await client.end().catch(() => undefined);
@@ -84,7 +92,7 @@ async function lockInPostgres(url: string, threadId: string): Promise<() => Prom
 }
 
 /** The lock file of a SQLite store's thread (see the module comment). */
-function lockFile(db: string, threadId: string): () => void {
+function lockFile(db: string, threadId: string, what: string): () => void {
   const dir = `${db}.locks`;
   const file = path.join(dir, createHash("sha256").update(threadId).digest("hex").slice(0, 32));
   mkdirSync(dir, { recursive: true });
@@ -105,7 +113,7 @@ function lockFile(db: string, threadId: string): () => void {
     }
     const who = owner ? `pid ${owner.pid} on ${owner.host}, since ${owner.since}` : "owner unknown";
     throw new ThreadBusyError(
-      `thread ${threadId} is running in another keel (${who}); wait for it to end, or stop it and resume. If no keel runs it, delete ${file}`,
+      `${what} is running in another keel (${who}); wait for it to end, or stop it and resume. If no keel runs it, delete ${file}`,
     );
   }
 }

@@ -1,18 +1,27 @@
 /**
  * The distributed analyst end to end on a real PostgreSQL: three `keel worker` processes, three
- * fake model servers on loopback, one `keel analyze --postgres URL --workers`. The report equals
- * the single-process report; a worker killed with SIGKILL mid-unit loses nothing and counts
- * nothing twice; a server taken down mid-run leaves the run to the others; bad input is named.
+ * fake model servers on loopback, one `keel analyze --postgres URL --workers`, all with the
+ * default settings. The report equals the single-process report; a worker killed with SIGKILL
+ * mid-unit loses nothing and counts nothing twice, and its unit runs elsewhere within seconds
+ * (not a 900 s lease); a server taken down mid-run leaves the run to the others; bad input is named.
  */
-import type { ChildProcess } from "node:child_process";
 import { appendFileSync, cpSync, readFileSync } from "node:fs";
 import path from "node:path";
-import pg from "pg";
-import { beforeAll, describe, expect, inject, it } from "vitest";
-import type { FakeOllama, Script } from "../../src/testing/fake-ollama/index.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import { openQueue } from "../../src/distributed/queue.js";
 import { analystScript } from "../../src/testing/script.js";
-import { runKeel, type CliResult } from "../support/cli.js";
+import { runKeel } from "../support/cli.js";
+import {
+  analyzeArgs,
+  freshDb,
+  ledger,
+  query,
+  reportOf,
+  singleProcessReport,
+  slowServers,
+  stopAll,
+  worker,
+} from "../support/distributed.js";
 import { generateRepo, type FixtureInfo } from "../support/fixture-repo.js";
 import { fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
 
@@ -26,20 +35,7 @@ beforeAll(async () => {
   base = tempWorkspace("keel-dist-fixture-");
   info = generateRepo(base, UNITS);
   const fake = await startFake({ script: analystScript() });
-  const dir = copy();
-  // Checkpoints outside the folder, as in a Postgres run: no .keel folder exists when it is listed.
-  const db = path.join(tempWorkspace(), "keel.db");
-  const r = await runKeel([
-    "analyze",
-    dir,
-    "--ollama-url",
-    fake.url,
-    "--checkpoints",
-    `sqlite:${db}`,
-    "--json",
-  ]);
-  expect(r.code, r.stderr).toBe(0);
-  baseline = reportOf(dir);
+  baseline = await singleProcessReport(copy(), fake.url, path.join(tempWorkspace(), "keel.db"));
   await fake.close();
 }, 120_000);
 
@@ -48,101 +44,9 @@ const copy = () => {
   cpSync(base, dir, { recursive: true });
   return dir;
 };
-const reportOf = (dir: string) => ({
-  ...(JSON.parse(readFileSync(path.join(dir, ".keel/report.json"), "utf8")) as Record<
-    string,
-    unknown
-  >),
-  name: "fixture",
-});
-
-async function freshDb(name: string): Promise<string> {
-  const url = inject("pgUrl");
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  const db = `${name}_${process.pid}_${Date.now()}`.toLowerCase();
-  await client.query(`CREATE DATABASE ${db}`);
-  await client.end();
-  return url.replace(/\/keel$/, `/${db}`);
-}
-async function query<R>(url: string, sql: string): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows as R[];
-  } finally {
-    await client.end();
-  }
-}
-
-/** Three fake servers answering like the analyst's model, each request after `delayMs`. */
-async function servers(delayMs: number): Promise<FakeOllama[]> {
-  const scripted = analystScript();
-  const slow: Script = async (req) => ({ ...(await scripted(req)), delayMs });
-  return Promise.all([0, 1, 2].map(() => startFake({ script: slow })));
-}
-
-interface Worker {
-  name: string;
-  child?: ChildProcess;
-  done: Promise<CliResult>;
-}
-function worker(url: string, name: string, urls: string[]): Worker {
-  const w: Worker = { name } as Worker;
-  w.done = runKeel(
-    [
-      "worker",
-      "--postgres",
-      url,
-      ...urls.flatMap((u) => ["--server", u]),
-      "--name",
-      name,
-      "--poll-ms",
-      "100",
-      "--retries",
-      "0",
-      "--json",
-    ],
-    { onSpawn: (c) => (w.child = c) },
-  );
-  return w;
-}
-async function stopAll(ws: Worker[]): Promise<CliResult[]> {
-  for (const w of ws) w.child?.kill("SIGTERM");
-  return Promise.all(ws.map((w) => w.done));
-}
-const analyze = (dir: string, url: string, fake: FakeOllama, extra: string[] = []) =>
-  runKeel([
-    "analyze",
-    dir,
-    "--postgres",
-    url,
-    "--workers",
-    "--ollama-url",
-    fake.url,
-    "--lease",
-    "8",
-    "--json",
-    ...extra,
-  ]);
-
-/** What the queue holds per state, and how many units' findings the store holds. */
-async function ledger(url: string) {
-  const jobs = await query<{ state: string; n: string; retried: string }>(
-    url,
-    "SELECT state::text, count(*)::text AS n, count(*) FILTER (WHERE retry_count > 0)::text AS retried FROM keel_queue.job GROUP BY state",
-  );
-  const items = await query<{ n: string; keys: string }>(
-    url,
-    "SELECT count(*)::text AS n, count(DISTINCT key)::text AS keys FROM store WHERE key LIKE 'file:%'",
-  );
-  return {
-    states: Object.fromEntries(jobs.map((r) => [r.state, Number(r.n)])),
-    retried: jobs.reduce((a, r) => a + Number(r.retried), 0),
-    findings: Number(items[0]!.n),
-    distinctFindings: Number(items[0]!.keys),
-  };
-}
+const servers = (delayMs: number) => slowServers(startFake, 3, delayMs);
+const analyze = (dir: string, url: string, fake: { url: string }, extra: string[] = []) =>
+  runKeel(analyzeArgs(dir, url, fake as never, extra));
 
 describe("keel analyze --workers", () => {
   it("three workers on three servers write the single-process report; a re-run enqueues only what changed", async () => {
@@ -164,6 +68,7 @@ describe("keel analyze --workers", () => {
     expect(await ledger(url)).toEqual({
       states: { completed: UNITS },
       retried: 0,
+      sentTwice: 0,
       findings: UNITS,
       distinctFindings: UNITS,
     });
@@ -174,8 +79,15 @@ describe("keel analyze --workers", () => {
       new RegExp(`${UNITS}/${UNITS} done \\| 0 in flight \\| 0 queued \\| 0 failed`),
     );
     expect(status.stdout).toMatch(/workers w1:\d+ w2:\d+ w3:\d+/);
+    // each worker's health: stopped cleanly here (SIGTERM), its units, failures and server
+    for (const w of ["w1", "w2", "w3"])
+      expect(status.stdout).toMatch(
+        new RegExp(
+          `${w} \\([^)]+\\) stopped, seen \\d+s ago, \\d+ units, 0 failures, servers ${urls.join(" ")}`,
+        ),
+      );
 
-    // one file changes: one job more, no worker needed for the rest
+    // one file changes: one job more, no worker needed for the rest; the old version's finding goes
     const changed = info.units.find((u) => u.endsWith(".ts"))!;
     appendFileSync(path.join(dir, changed), "export const extra = 1;\n");
     const again = [worker(url, "w4", urls)];
@@ -183,10 +95,10 @@ describe("keel analyze --workers", () => {
     expect(r2.json).toMatchObject({ status: "done", analyzed: 1, reused: UNITS - 1 });
     const [w4] = await stopAll(again);
     expect(w4!.json).toMatchObject({ analyzed: 1 });
-    expect((await ledger(url)).states).toEqual({ completed: UNITS + 1 });
-  });
+    expect(await ledger(url)).toMatchObject({ states: { completed: UNITS + 1 }, findings: UNITS });
+  }, 120_000);
 
-  it("a worker killed with SIGKILL mid-unit: its lease expires, another takes the unit, the same report, nothing counted twice", async () => {
+  it("a worker killed with SIGKILL mid-unit, default settings: its unit runs elsewhere within seconds, the same report, nothing counted twice", async () => {
     const url = await freshDb("kill");
     const fakes = await servers(40);
     // each worker has its own server, so the victim's requests are known
@@ -201,7 +113,8 @@ describe("keel analyze --workers", () => {
       }
     });
     const dir = copy();
-    // a short queue: the coordinator tops it up as units complete
+    // a short queue: the coordinator tops it up as units complete. No --lease: the default (900 s)
+    // would end this test by its timeout if the dead worker's unit waited for it
     const r = await analyze(dir, url, fakes[1]!, ["--queue-window", "5"]);
     expect(r.code, r.stderr).toBe(0);
     expect(killed).toBe(true);
@@ -213,11 +126,20 @@ describe("keel analyze --workers", () => {
     const l = await ledger(url);
     expect(l).toMatchObject({
       states: { completed: UNITS },
+      sentTwice: 0,
       findings: UNITS,
       distinctFindings: UNITS,
     });
     expect(l.retried).toBe(1); // the unit in flight at the kill, taken over once
-  });
+    // taken over because its session ended, not because a lease ran out
+    const [retried] = await query<{ output: { worker: string }; error: string }>(
+      url,
+      "SELECT output FROM keel_queue.job WHERE retry_count > 0",
+    );
+    expect(retried!.output.worker).not.toBe("w1");
+    const status = await runKeel(["analyze", "--status", "--postgres", url]);
+    expect(status.stdout).toMatch(/w1 \([^)]+\) gone, seen \d+s ago, \d+ units/);
+  }, 120_000);
 
   it("a model server taken down mid-run: the run completes on the others", async () => {
     const url = await freshDb("down");
@@ -242,7 +164,7 @@ describe("keel analyze --workers", () => {
       true,
     );
     expect((await ledger(url)).states).toEqual({ completed: UNITS });
-  });
+  }, 120_000);
 
   it("a new database's queue opened by several at once, as workers and coordinator do: every one opens", async () => {
     const url = await freshDb("race");

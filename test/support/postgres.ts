@@ -37,7 +37,14 @@ async function freePort(): Promise<number> {
   });
 }
 
-export default async function setup(project: TestProject): Promise<() => void> {
+/**
+ * Starts the cluster and provides its URL; `serverOptions`: more `-c name=value` settings (the
+ * bench preloads pg_stat_statements to count the queue's statements).
+ */
+export default async function setup(
+  project: TestProject,
+  serverOptions: string[] = [],
+): Promise<() => void> {
   const bin = pgBin();
   const dir = mkdtempSync(path.join(tmpdir(), "keel-pg-"));
   const data = path.join(dir, "data");
@@ -71,7 +78,9 @@ export default async function setup(project: TestProject): Promise<() => void> {
     path.join(dir, "log"),
     "-w",
     "-o",
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+    [`-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, ...serverOptions].join(
+      " -c ",
+    ),
     "start",
   ]);
   run(path.join(bin, "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "keel", "keel"]);

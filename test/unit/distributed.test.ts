@@ -6,11 +6,13 @@ import { parseServers, ServerPool } from "../../src/distributed/pool.js";
 import { retryDeadlock, sizePriority, type CensusRow } from "../../src/distributed/queue.js";
 import { formatStatusLine, runStatuses } from "../../src/distributed/status.js";
 
-const unit = (path: string, hash = "h1") => ({ path, hash, bytes: 10, lines: 1, language: "ts" });
+const H1 = "1".repeat(40);
+const H2 = "2".repeat(40);
+const unit = (path: string, hash = H1) => ({ path, hash, bytes: 10, lines: 1, language: "ts" });
 const job = (over: Partial<UnitJob> = {}): UnitJob => ({
-  v: 1,
+  v: 2,
   run: "analyze-1",
-  target: "/repo",
+  analysis: "a1",
   unit: unit("src/a.ts"),
   model: "m",
   depth: "deep",
@@ -20,24 +22,32 @@ const job = (over: Partial<UnitJob> = {}): UnitJob => ({
 
 describe("unit jobs", () => {
   it("are keyed by codebase, path, content hash, model and depth", () => {
-    const k = unitJobKey(job());
-    expect(unitJobKey(job())).toBe(k);
-    expect(k).toContain(":src/a.ts:h1:m:deep");
-    for (const other of [
-      job({ unit: unit("src/a.ts", "h2") }),
-      job({ unit: unit("src/b.ts") }),
-      job({ model: "n" }),
-      job({ depth: "quick" }),
-      job({ target: "/other" }),
-    ])
-      expect(unitJobKey(other)).not.toBe(k);
+    const k = unitJobKey("/repo", job());
+    expect(unitJobKey("/repo", job())).toBe(k);
+    expect(k).toContain(`:src/a.ts:${H1}:m:deep`);
+    for (const [target, other] of [
+      ["/repo", job({ unit: unit("src/a.ts", H2) })],
+      ["/repo", job({ unit: unit("src/b.ts") })],
+      ["/repo", job({ model: "n" })],
+      ["/repo", job({ depth: "quick" })],
+      ["/other", job()],
+    ] as const)
+      expect(unitJobKey(target, other)).not.toBe(k);
   });
 
-  it("a job of another format or without its parts is refused with a reason", () => {
+  it("a job of another format, without its parts or with a path out of the target is refused with a reason", () => {
     expect(checkUnitJob(job())).toEqual(job());
-    expect(() => checkUnitJob({ ...job(), v: 2 })).toThrow(/format 2 .* format 1/);
-    expect(() => checkUnitJob({ ...job(), text: undefined })).toThrow(/bad data/);
+    expect(() => checkUnitJob({ ...job(), v: 1 })).toThrow(/format 1 .* format 2/);
+    expect(() => checkUnitJob({ ...job(), text: undefined })).toThrow(/bad data \(text:/);
     expect(() => checkUnitJob(null)).toThrow(/format undefined/);
+    for (const path of ["../secret.ts", "/etc/passwd", "a/../../b", "a//b", "./a", ""])
+      expect(() => checkUnitJob(job({ unit: unit(path) })), path).toThrow(
+        /unit\.path: not a path inside/,
+      );
+    expect(() => checkUnitJob(job({ unit: unit("a.ts", "h1") }))).toThrow(/unit\.hash/);
+    expect(() => checkUnitJob({ ...job(), depth: "full" })).toThrow(/depth/);
+    // what the job names beyond its format is dropped, not used: a worker reads no path a job names
+    expect(checkUnitJob({ ...job(), target: "/home/someone" })).not.toHaveProperty("target");
   });
 });
 
@@ -146,20 +156,38 @@ describe("fold plan", () => {
 });
 
 describe("run status", () => {
+  const a = (run: string, analysis = "a2") => ({ run, analysis });
   const rows: CensusRow[] = [
-    { run: "r1", state: "completed", worker: "w1", count: 6, firstStart: 0, lastFinish: 9000 },
-    { run: "r1", state: "completed", worker: "w2", count: 4, firstStart: 1000, lastFinish: 9500 },
-    { run: "r1", state: "active", worker: null, count: 2, firstStart: 8000 },
-    { run: "r1", state: "created", worker: null, count: 7 },
-    { run: "r1", state: "retry", worker: null, count: 1 },
-    { run: "r1", state: "failed", worker: null, count: 1, firstStart: 500 },
-    { run: "r0", state: "completed", worker: "w1", count: 3, firstStart: 0 },
+    { ...a("r1"), state: "completed", worker: "w1", count: 6, firstStart: 0, lastActivity: 9000 },
+    {
+      ...a("r1"),
+      state: "completed",
+      worker: "w2",
+      count: 4,
+      firstStart: 1000,
+      lastActivity: 9500,
+    },
+    { ...a("r1"), state: "active", worker: null, count: 2, firstStart: 8000 },
+    { ...a("r1"), state: "created", worker: null, count: 7 },
+    { ...a("r1"), state: "retry", worker: null, count: 1 },
+    { ...a("r1"), state: "failed", worker: null, count: 1, firstStart: 500 },
+    // an earlier analysis of the same run: not counted
+    {
+      ...a("r1", "a1"),
+      state: "completed",
+      worker: "w1",
+      count: 50,
+      firstStart: 0,
+      lastActivity: 10,
+    },
+    { ...a("r0"), state: "completed", worker: "w1", count: 3, firstStart: 0 },
   ];
 
   it("counts done, in flight, queued and failed per run, per worker, with rate and ETA", () => {
     const [r1, r0] = runStatuses(rows, 10_000);
     expect(r1).toEqual({
       run: "r1",
+      analysis: "a2",
       total: 21,
       done: 10,
       inFlight: 2,
@@ -176,7 +204,10 @@ describe("run status", () => {
   });
 
   it("has no rate and no ETA before the first unit is done", () => {
-    const [s] = runStatuses([{ run: "r", state: "created", worker: null, count: 5 }], 1000);
+    const [s] = runStatuses(
+      [{ run: "r", analysis: "a", state: "created", worker: null, count: 5 }],
+      1000,
+    );
     expect(s).toMatchObject({ unitsPerSecond: null, etaSeconds: null });
     expect(formatStatusLine(s!)).toContain("– units/s | eta –");
   });

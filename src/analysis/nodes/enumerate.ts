@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
@@ -19,7 +20,12 @@ export function createEnumerateNode(deps: GraphDeps) {
     const target = path.resolve(env.settings.target);
     if (!existsSync(target) || !statSync(target).isDirectory())
       throw new Error(`${target} is not a folder to analyse`);
-    const found = await enumerateUnits(target, { maxBytes: env.settings.maxFileBytes });
+    const records = new AnalysisRecords(env.store, target);
+    const previous = await records.statIndex();
+    const { index, hashed, ...found } = await enumerateUnits(target, {
+      maxBytes: env.settings.maxFileBytes,
+      ...(previous ? { previous } : {}),
+    });
 
     let model: string | null = env.settings.model === "none" ? null : env.settings.model;
     let noModelReason = model ? undefined : "no model was requested (--model none)";
@@ -42,8 +48,18 @@ export function createEnumerateNode(deps: GraphDeps) {
       }
       if (noModelReason) model = null;
     }
+    // The records of file versions that are gone: what a changed or removed file was before.
+    const gone = Object.entries(previous?.files ?? {}).flatMap(([p, e]) =>
+      e.hash && index.files[p]?.hash !== e.hash ? [{ path: p, hash: e.hash }] : [],
+    );
+    if (gone.length) {
+      await records.dropUnits(gone);
+      await records.bumpEpoch();
+    }
+    await records.putStatIndex(index);
     await AnalysisRecords.putManifest(env.store, env.threadId, {
       ...found,
+      id: randomUUID(),
       target,
       merkles: merkles(found.files, found.folders),
       model,
@@ -54,6 +70,7 @@ export function createEnumerateNode(deps: GraphDeps) {
       modelMode: model ? "model" : "none",
       noModelReason,
       total: found.files.length,
+      hashed,
       cursor: 0,
       folderTotal: found.folders.length,
       folderCursor: 0,
