@@ -7,7 +7,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { BaseStore } from "@langchain/langgraph";
-import type { Enumeration, FileUnit, StatIndex } from "./enumerate.js";
+import type { FileUnit, StatIndex } from "./enumerate.js";
 import type { LastRun } from "./last-run.js";
 import { checkManifest, ManifestError, type Manifest } from "./manifest.js";
 export type { Manifest } from "./manifest.js";
