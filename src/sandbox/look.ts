@@ -112,7 +112,7 @@ export function markWorkspace(
     at: Date.now(),
     bytecode: [],
     settings: new Map(),
-    since: firstLook.get(workspace) ?? firstLook.set(workspace, Date.now()).get(workspace)!,
+    since: firstLook.get(workspace) ?? firstLook.set(workspace, nowExact()).get(workspace)!,
   };
   const addRepoWithCommon = (rel: string) => {
     marks.repos.add(rel);
@@ -391,6 +391,13 @@ const MAX_HELD = 500;
 
 /** Per workspace, when this process first looked at it (`WorkspaceMarks.since`). */
 const firstLook = new Map<string, number>();
+
+/**
+ * The millisecond after now: a ctime has a fraction of one, and `Date.now()`'s whole milliseconds
+ * took a folder made in the same millisecond before the look for one made after it (a command runs
+ * many milliseconds after the look).
+ */
+const nowExact = () => Date.now() + 1;
 
 /** Python's bytecode files. */
 const BYTECODE = /\.py[co]$/i;
