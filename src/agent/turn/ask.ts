@@ -25,7 +25,7 @@ import type { ToolMode } from "../../models/capabilities.js";
 import { structuredOptions } from "../../models/chat-model.js";
 import { ModelServerError } from "../../models/errors.js";
 import { withWireTurn, type WireTurn } from "../../models/wire.js";
-import { cutAtBudget, cutOf, type CallKind, type Cut } from "../../models/budget.js";
+import { cutAtBudget, cutOf, fittedBudget, type CallKind, type Cut } from "../../models/budget.js";
 import { withModelRetry } from "../../models/retry.js";
 import type { FormatName } from "../../models/tool-calls/types.js";
 import type { toolDefinition } from "../../tools/registry.js";
@@ -141,9 +141,15 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
     const thinking = fitted.messages
       .filter((m) => AIMessage.isInstance(m))
       .map((m) => m.additional_kwargs?.reasoning_content as string | undefined);
+    // The call's budget, within what the window leaves after this prompt (budget.ts).
+    const sent = fittedBudget(
+      budget,
+      window,
+      weighProfile(promptProfile(fixed, fitted.messages), scales),
+    );
     const wire: WireTurn = {
       thinking,
-      maxTokens: budget,
+      maxTokens: sent,
       seen: {},
       ...(toolBlock ? { instructions: toolBlock } : {}),
       ...(shifting ? { cacheReuse: shifting } : {}),
@@ -229,14 +235,17 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       );
     }
     const cut = cutAtBudget(reply, wire.seen);
-    const atContextEnd = cut && cutByContext(counts.prompt, counts.generated, window, budget);
+    // Cut at a budget the window lowered, or by the context's end itself: the window, not the
+    // call's budget, stopped the reply.
+    const atContextEnd =
+      cut && (sent < budget || cutByContext(counts.prompt, counts.generated, window, budget));
     if (atContextEnd && !reserve) {
       // The end of the context, not the budget, stopped this reply: never run, and asked again
       // with the room its budget allows (the fold moves; the record keeps its shape) — when a
       // fold can make that room. A prompt that already leaves it would be sent again as it was
       // and run into the same end (a real llama-server at -c 4096: 61 s, twice).
       const roomy = roomyReserve(window, budget);
-      if (counts.prompt! > promptBudget(window, roomy)) {
+      if ((counts.prompt ?? expected) > promptBudget(window, roomy)) {
         reserve = roomy;
         continue;
       }
