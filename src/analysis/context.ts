@@ -77,9 +77,16 @@ export type AnalystSettingsInput = z.input<typeof AnalystContextSchema>;
 export const analystSettingsFrom = (config?: SettingsSource) =>
   parseSettings(AnalystContextSchema, config);
 
-/** The invoke/stream config of an analysis run. Each unit batch and folder batch is one step. */
-export function analystRunConfig(threadId: string, input: AnalystSettingsInput) {
-  const parsed = AnalystContextSchema.parse(layered(AnalystContextSchema, input));
+/**
+ * The invoke/stream config of an analysis run. Each unit batch and folder batch is one step.
+ * `beneath`: the model's calibration profile, under every other source (run/profile-use.ts).
+ */
+export function analystRunConfig(
+  threadId: string,
+  input: AnalystSettingsInput,
+  beneath: Record<string, unknown> = {},
+) {
+  const parsed = AnalystContextSchema.parse(layered(AnalystContextSchema, input, beneath));
   return {
     configurable: { thread_id: threadId },
     context: settingsContext(AnalystContextSchema, parsed, {

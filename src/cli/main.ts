@@ -25,6 +25,7 @@ import { printOutcome, runCommandDef } from "./run.js";
 import { diffCommand, undoCommand } from "./undo.js";
 import { statsCommand } from "./stats.js";
 import { evalCommand } from "./eval.js";
+import { calibrateCommand } from "./calibrate.js";
 import { EvalServerError } from "../eval/run.js";
 import { NothingToUndoError, UndoError } from "../undo/undo.js";
 
@@ -148,7 +149,14 @@ Examples:
       process.exitCode = report.sandbox.ok ? 0 : 1;
     });
 
-  for (const cmd of [undoCommand(), diffCommand(), statsCommand(), evalCommand()]) own(cmd);
+  for (const cmd of [
+    undoCommand(),
+    diffCommand(),
+    statsCommand(),
+    evalCommand(),
+    calibrateCommand(),
+  ])
+    own(cmd);
 
   cli
     .command("demo")

@@ -8,7 +8,12 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { BaseStore } from "@langchain/langgraph";
 import { analyzeUnit } from "../analysis/analyze-unit.js";
-import { analystRunConfig, type AnalystSettingsInput } from "../analysis/context.js";
+import {
+  AnalystContextSchema,
+  analystRunConfig,
+  type AnalystSettingsInput,
+} from "../analysis/context.js";
+import { profileOf } from "../run/profile-use.js";
 import { AnalysisRecords, type UnitRecord } from "../analysis/records.js";
 import { analystEnv, type AnalystEnv } from "../analysis/runtime.js";
 import { factsOf } from "../analysis/structure.js";
@@ -69,22 +74,26 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
   const log = o.log ?? (() => undefined);
   const pool = new ServerPool(o.servers);
   const summary: WorkerSummary = { worker: o.name, analyzed: 0, duplicates: 0, failed: 0 };
-  const envs = new Map<string, AnalystEnv>();
+  const envs = new Map<string, Promise<AnalystEnv>>();
   const paths = new Map<string, Promise<ReadonlySet<string>>>();
 
-  const envFor = (server: ModelServer, job: UnitJob, model: string): AnalystEnv => {
+  const envFor = (server: ModelServer, job: UnitJob, model: string): Promise<AnalystEnv> => {
     const key = `${server.provider}|${server.url}|${model}|${job.depth}`;
     let env = envs.get(key);
     if (!env) {
-      const config = analystRunConfig(job.run, {
+      const input = {
         ...o.settings,
         model,
         depth: job.depth,
         target: job.target,
         provider: server.provider,
         ...(server.provider === "openai" ? { baseUrl: server.url } : { ollamaUrl: server.url }),
+      };
+      // the model's calibration profile on this server, beneath the worker's own settings
+      env = profileOf(AnalystContextSchema, input).then(({ beneath }) => {
+        const config = analystRunConfig(job.run, input, beneath);
+        return analystEnv({ ...config, store: o.store, signal: o.abort }, o.deps ?? {});
       });
-      env = analystEnv({ ...config, store: o.store, signal: o.abort }, o.deps ?? {});
       envs.set(key, env);
     }
     return env;
@@ -112,7 +121,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
       }
       const t0 = now();
       try {
-        const env = envFor(server, job, model);
+        const env = await envFor(server, job, model);
         const finding = await analyzeUnit(
           await env.budgeted(() => undefined),
           job.unit,

@@ -249,17 +249,26 @@ function remember(run: object, schema: z.ZodObject, inputs: unknown[], value: un
 
 /**
  * A run's settings before the schema's defaults: what the run gives, over the environment, over the
- * settings files. Throws `SettingsFileError` for a bad file.
+ * settings files, over `beneath` (the model's calibration profile, run/profile-use.ts: an object
+ * such as `generationBudget` merges under what the sources above give of it). Throws
+ * `SettingsFileError` for a bad file.
  */
 export function layered(
   schema: z.ZodObject,
   given: Record<string, unknown>,
+  beneath: Record<string, unknown> = {},
 ): Record<string, unknown> {
-  const out = {
+  const out: Record<string, unknown> = {
     ...fileSettings(schema, settingsFiles(given)),
     ...envDefaults(schema, given),
     ...given,
   };
+  for (const [key, value] of Object.entries(beneath)) {
+    if (!(key in schema.shape)) continue;
+    const above = out[key];
+    if (above === undefined) out[key] = value;
+    else if (isRecord(above) && isRecord(value)) out[key] = { ...value, ...above };
+  }
   // a /v1 root given for this run, with no provider named anywhere, is an OpenAI-compatible
   // server's: `--base-url` alone must not be ignored for the default, Ollama
   if (given.baseUrl !== undefined && out.provider === undefined && "provider" in schema.shape)
@@ -279,6 +288,9 @@ export function settingsFiles(given: Record<string, unknown>): { user: string; p
     project: path.join(path.resolve(dir), PROJECT_SETTINGS),
   };
 }
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** What `parseSettings` resolves of the server. */
 export interface ServerSettings {
