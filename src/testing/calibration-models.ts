@@ -62,7 +62,12 @@ function turn(profile: CalibrationProfile, req: ChatView, attempt: number): Repl
   if (profile === "overthinker") {
     const thinking = req.body.think !== false;
     if (thinking)
-      return { content: "", thinking: musing(20_000, req.turn + 1), thinkingPieces: 400 };
+      return {
+        content: "",
+        thinking: musing(20_000, req.turn + 1),
+        thinkingPieces: 400,
+        paceMs: 1,
+      };
     if (!req.last || !THOUGHT_CUT.test(req.last.content))
       return { content: "I would have to think about how to do this first." };
   }
