@@ -16,7 +16,7 @@ import { openPersistence } from "../persistence/open.js";
 import { readServer } from "../run/server-memory.js";
 import { checkPath, type Finding } from "../models/path-check.js";
 import { describeProfileUse, profileOf, type ProfileUse } from "../run/profile-use.js";
-import { ModelSettingsSchema } from "../run/settings.js";
+import { ContextSchema } from "../agent/context.js";
 
 export interface DoctorReport {
   node: string;
@@ -76,7 +76,7 @@ export async function runDoctor(server: DoctorTarget): Promise<DoctorReport> {
         })
       : undefined;
   const profile = model?.available
-    ? (await profileOf(ModelSettingsSchema, { ...server.settings })).use
+    ? (await profileOf(ContextSchema, { ...server.settings })).use
     : undefined;
   return {
     node: process.version,

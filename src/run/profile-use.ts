@@ -35,6 +35,8 @@ export interface ProfileUse {
   applied?: string[];
   /** Its settings a flag, environment variable or settings file set instead. */
   overridden?: string[];
+  /** The tool channel it chose, if it chose one (what `keel models` shows). */
+  toolMode?: "native" | "prompt";
 }
 
 /** Most ms keel waits for the server to say which model it serves before a run. */
@@ -126,6 +128,7 @@ export async function profileOf(
       at: match.profile.at,
       applied: layer.applied,
       overridden: layer.overridden,
+      ...(match.profile.settings.toolMode ? { toolMode: match.profile.settings.toolMode } : {}),
     },
   };
 }

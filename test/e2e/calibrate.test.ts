@@ -107,6 +107,20 @@ describe("keel calibrate", () => {
     expect(r.stdout + r.stderr).toMatch(
       /calibration: calibrated .* on this server for native-broken:latest/,
     );
+
+    // keel models and keel doctor say which profile applies, and why
+    const models = await runKeel(["models", "--ollama-url", fake.url], {
+      env: { KEEL_STATE_DIR: dir },
+    });
+    expect(models.stdout).toMatch(/native-broken:latest\s.*\sprompt\s+hermes\s+applied/);
+    expect(models.stdout).toMatch(/short-memory:latest\s.*\snative\s+hermes\s+—/);
+    expect(models.stdout).toMatch(/native-broken:latest: calibration: calibrated/);
+    const doctor = await runKeel(
+      ["doctor", "-m", "native-broken", "--ollama-url", fake.url, "--no-canary", "--json"],
+      { env: { KEEL_STATE_DIR: dir } },
+    );
+    expect(doctor.json).toMatchObject({ profile: { status: "applied", toolMode: "prompt" } });
+    expect(doctor.json).not.toHaveProperty("path");
   });
 
   it("a model that holds less than it claims: the smaller window wins; the next run asks for it; a flag still wins", async () => {
