@@ -76,9 +76,14 @@ describe("keel calibrate", () => {
     expect(profile.decisions.find((d) => d.dimension === "channel")?.winner).toBe(
       "prompt (hermes)",
     );
-    // progress says what is tried and what leads
-    expect(stderr).toMatch(/channel\s+native: pass\^1 0\/1.*leads: native/);
-    expect(stderr).toMatch(/channel\s+prompt \(hermes\): pass\^1 1\/1.*leads: prompt \(hermes\)/);
+    // progress says what is tried, how it did and what leads
+    expect(stderr).toMatch(
+      /channel\s+native · create-greet #1: fail, 0\/1 calls well formed.* · leads: native \(0 passed\)/,
+    );
+    expect(stderr).toMatch(
+      /channel\s+prompt \(hermes\) · create-greet #1: pass.* · leads: prompt \(hermes\) \(1 passed\)/,
+    );
+    expect(stderr).toMatch(/channel\s+→ prompt \(hermes\): pass\^k 1\/1/);
     // kept in the state folder, not in a workspace
     expect(readdirSync(path.join(dir, "profiles"))).toHaveLength(1);
 

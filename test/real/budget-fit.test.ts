@@ -1,7 +1,7 @@
 /**
  * On a real llama-server and a real Ollama with a 4,096-token context, no reply of a keel run runs
  * to the end of the context: every request's generation budget is at most what the window leaves
- * after its prompt. Measured before: 6 of 10 act replies of a real llama-server at -c 4096 ran to
+ * after its prompt (a long request leaves little). Measured before: 6 of 10 act replies of a real llama-server at -c 4096 ran to
  * the context's end with the 8,192-token act budget. The model is the random tiny-qwen2 (it
  * rambles on every reply, and fast): keel's own budgets are sent, no cap of the server's.
  */
@@ -51,9 +51,15 @@ for (const real of REAL.ggufs["tiny-qwen2"] ? realServers() : []) {
 
     it("no reply runs to the end of the context: each budget is what the window leaves after the prompt", async () => {
       const ws = mkdtempSync(path.join(tmpdir(), "keel-real-fit-"));
+      // A long request leaves each reply a few hundred tokens of the window: the random model
+      // fills what it is given, and this keeps the test to minutes on a loaded CPU.
+      const notes = Array.from(
+        { length: 100 },
+        (_, i) => `Note ${i}: the tide at pier ${i % 9} rose ${(i * 7) % 31} cm on day ${i % 28}.`,
+      ).join("\n");
       const r = await runKeel([
         "run",
-        "Create notes.txt with three lines about the sea.",
+        `Create notes.txt summarising these notes in three lines:\n${notes}`,
         "-w",
         ws,
         ...server.flags,
@@ -62,14 +68,14 @@ for (const real of REAL.ggufs["tiny-qwen2"] ? realServers() : []) {
         "--context-window",
         String(CONTEXT),
         "--max-turns",
-        "3",
+        "2",
         "--retries",
         "0",
         "--json",
       ]);
       expect(r.stderr).not.toMatch(/unexpected failure/);
       const answered = server.chats().filter((e) => e.status === 200);
-      expect(answered.length).toBeGreaterThanOrEqual(3);
+      expect(answered.length).toBeGreaterThanOrEqual(2);
       for (const e of answered) {
         const c = counted(server.kind, e);
         expect(c.prompt).toBeGreaterThan(0);

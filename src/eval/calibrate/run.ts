@@ -24,29 +24,21 @@ import {
   writeProfile,
   type Profile,
   type ProfileSettings,
-  type Trial,
 } from "../../run/profiles.js";
-import { EvalServerError, runAttempt, type Attempt } from "../run.js";
+import { EvalServerError } from "../run.js";
 import { EVAL_TASKS, type EvalTask } from "../tasks.js";
 import { measureConcurrency, measureHeld, measureRecall } from "./measure.js";
+import { settle, type Search } from "./race.js";
 import {
   budgetCandidates,
   channelCandidates,
-  clearlyBehind,
   contextCandidates,
-  pickWinner,
   thinkingCandidates,
-  trialOf,
-  type Candidate,
-  type Dimension,
   type SearchMode,
 } from "./search.js";
 
 /** The tasks of `--quick`: a file made, a file fixed in place, a long file read. */
 export const QUICK_TASKS = ["create-greet", "edit-subtract", "analyse-long"];
-
-/** Most model turns of one attempt: a weak model that never finishes costs no more than this. */
-const ATTEMPT_TURNS = { quick: 10, full: 20 } as const;
 
 export interface CalibrateOptions {
   /** The run settings calibration starts from (flags; the environment and settings files add theirs). */
@@ -58,18 +50,6 @@ export interface CalibrateOptions {
   stateDir?: string;
   /** One line per step: what is tried, how it did, what leads. */
   progress?: (line: string) => void;
-}
-
-/** The search's state: what won so far (it holds while the next choice is tried). */
-interface Search {
-  o: CalibrateOptions;
-  tasks: readonly EvalTask[];
-  checkpoints: string;
-  chosen: ProfileSettings;
-  defaultMode: "native" | "prompt";
-  trials: Trial[];
-  decisions: Profile["decisions"];
-  attempts: number;
 }
 
 /** Measures the model on its server and writes its profile; returns it and its file. */
@@ -106,21 +86,27 @@ export async function calibrate(o: CalibrateOptions): Promise<{ profile: Profile
   const facts = await measureServer(server, window, o.mode, say);
   const dir = await mkdtemp(path.join(tmpdir(), "keel-calibrate-"));
   const search: Search = {
-    o,
+    settings: o.settings,
+    model: s.model,
+    mode: o.mode,
+    k: o.k,
     tasks,
     checkpoints: `sqlite:${path.join(dir, "runs.db")}`,
-    chosen: {},
+    thinks: model.capabilities.includes("thinking"),
     defaultMode: chooseToolMode(model, "auto"),
+    chosen: {},
     trials: [],
     decisions: [],
     attempts: 0,
+    say,
   };
   try {
     // thinking first: a model that thinks away its budget fails whatever the other choices are
     await settle(search, thinkingCandidates(model, s.provider === "ollama", o.mode));
     await settle(search, channelCandidates(model));
     await settle(search, contextCandidates(window, facts.recalled));
-    await settle(search, budgetCandidates(s.generationBudget.act, o.mode));
+    // --quick bounds every reply itself (race.ts): the act budget is --full's to measure
+    if (o.mode === "full") await settle(search, budgetCandidates(s.generationBudget.act, o.mode));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -132,7 +118,7 @@ export async function calibrate(o: CalibrateOptions): Promise<{ profile: Profile
     settings,
     trials: search.trials,
     decisions: search.decisions,
-    facts: facts.lines,
+    facts: { ...facts.lines, ...(search.ended ? { search: `ended early: ${search.ended}` } : {}) },
     tasks: tasks.map((t) => t.id),
     seconds: (Date.now() - started) / 1000,
   });
@@ -180,82 +166,6 @@ async function measureServer(
         : {}),
     concurrency: conc.chosen,
   };
-}
-
-/** Settles one choice: races its candidates, keeps the winner (and every trial, for `--show`). */
-async function settle(search: Search, candidates: Candidate[]): Promise<void> {
-  if (candidates.length === 0) return;
-  const dimension: Dimension = candidates[0]!.dimension;
-  const say = search.o.progress ?? (() => undefined);
-  if (candidates.length === 1) {
-    search.decisions.push({ dimension, winner: candidates[0]!.label, why: "the only choice here" });
-    return;
-  }
-  const trials: Trial[] = [];
-  let leader: Trial | undefined;
-  for (const c of candidates) {
-    const trial = await race(search, c, leader);
-    trials.push(trial);
-    const { winner } = pickWinner(trials);
-    leader = winner;
-    say(
-      `${dimension.padEnd(8)} ${c.label}: ${trial.stopped ? `stopped, ${trial.stopped}` : `pass^${search.o.k} ${trial.passK}/${trial.tasks}, ${trial.passes}/${trial.attempts} attempts, ${trial.seconds.toFixed(1)} s each`} · leads: ${winner.label}`,
-    );
-  }
-  const { winner, why } = pickWinner(trials);
-  search.trials.push(...trials);
-  search.decisions.push({ dimension, winner: winner.label, why });
-  // keel's default (the first candidate) is not written into the profile: only what differs
-  if (winner !== trials[0]) Object.assign(search.chosen, winner.settings);
-  say(`${dimension.padEnd(8)} → ${winner.label}: ${why}`);
-}
-
-/** Runs a candidate's attempts (round by round over the tasks), stopping once clearly behind. */
-async function race(search: Search, c: Candidate, leader: Trial | undefined): Promise<Trial> {
-  const { o, tasks } = search;
-  const settings = { ...search.chosen, ...c.settings };
-  const mode = settings.toolMode ?? search.defaultMode;
-  const attempts: Attempt[] = [];
-  let stopped: string | undefined;
-  const total = tasks.length * o.k;
-  rounds: for (let round = 1; round <= o.k; round++)
-    for (const task of tasks) {
-      const passes = attempts.filter((a) => a.pass).length;
-      if (clearlyBehind(passes, total - attempts.length, leader)) {
-        stopped = `clearly behind: ${passes} of ${attempts.length} passed, ${leader!.label} passed ${leader!.passes}`;
-        break rounds;
-      }
-      search.attempts++;
-      attempts.push(
-        await runAttempt({
-          task,
-          attempt: round,
-          mode,
-          thread: `calibrate-${search.attempts}-${task.id}`,
-          checkpoints: search.checkpoints,
-          settings: {
-            ...o.settings,
-            ...withoutMode(settings),
-            maxTurns: ATTEMPT_TURNS[o.mode],
-            model: o.settings.model ?? settingsFrom({ context: { ...o.settings } }).model,
-          },
-          profile: false,
-        }),
-      );
-    }
-  return trialOf(
-    c,
-    attempts,
-    tasks.map((t) => t.id),
-    o.k,
-    stopped,
-  );
-}
-
-/** A candidate's settings as run settings: the channel travels as the attempt's mode. */
-function withoutMode(settings: ProfileSettings): Omit<ProfileSettings, "toolMode" | "concurrency"> {
-  const { toolMode: _mode, concurrency: _concurrency, ...rest } = settings;
-  return rest;
 }
 
 function profileOf(
