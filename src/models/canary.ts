@@ -132,7 +132,45 @@ export async function askServer(s: CanaryServer, a: Asked): Promise<ServerReadin
   return { ...readAnswer(res.status, text, ollama), ms: Date.now() - started };
 }
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+interface ErrorBody {
+  message?: string;
+  type?: string;
+  n_prompt_tokens?: number;
+  n_ctx?: number;
+}
+
+/** An answer's body in either dialect (Ollama's native one, or OpenAI's), as far as it is read. */
+interface AnswerBody {
+  error?: string | ErrorBody;
+  message?: { content?: string };
+  prompt_eval_count?: number;
+  eval_count?: number;
+  load_duration?: number;
+  done_reason?: string;
+  choices?: Array<{ message?: { content?: string | null }; finish_reason?: string | null }>;
+  usage?: {
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    prompt_tokens_details?: { cached_tokens?: number } | null;
+  };
+  timings?: { cache_n?: number };
+}
+
+const num = (v: unknown) => (typeof v === "number" ? v : undefined);
+/** `{ [key]: value }` where the value is a number, else nothing. */
+const some = <K extends string>(key: K, v: unknown) =>
+  (typeof v === "number" ? { [key]: v } : {}) as Partial<Record<K, number>>;
+
+/** A refusal or error in the answer's body, with the sizes of an over-context refusal. */
+function refusal(status: number, text: string, j: AnswerBody): Omit<ServerReading, "ms"> {
+  const e: ErrorBody = typeof j.error === "string" ? { message: j.error } : (j.error ?? {});
+  const message = String(e.message ?? text).slice(0, 300);
+  const over =
+    e.type === "exceed_context_size_error" || OVER_CONTEXT.test(message)
+      ? { ...some("prompt", e.n_prompt_tokens), ...some("window", e.n_ctx) }
+      : undefined;
+  return { status, error: message, reply: "", ...(over ? { overContext: over } : {}) };
+}
 
 /** What an answer's body says, in either dialect. */
 export function readAnswer(
@@ -140,43 +178,30 @@ export function readAnswer(
   text: string,
   ollama: boolean,
 ): Omit<ServerReading, "ms"> {
-  let j: Json;
+  let j: AnswerBody;
   try {
-    j = JSON.parse(text) as Json;
+    j = JSON.parse(text) as AnswerBody;
   } catch {
     return { status, error: text.slice(0, 300), reply: "" };
   }
-  if (status >= 400 || j.error) {
-    const e = typeof j.error === "string" ? { message: j.error } : ((j.error ?? j) as Json);
-    const message = String(e.message ?? text).slice(0, 300);
-    const over =
-      e.type === "exceed_context_size_error" || OVER_CONTEXT.test(message)
-        ? {
-            ...(typeof e.n_prompt_tokens === "number" ? { prompt: e.n_prompt_tokens } : {}),
-            ...(typeof e.n_ctx === "number" ? { window: e.n_ctx } : {}),
-          }
-        : undefined;
-    return { status, error: message, reply: "", ...(over ? { overContext: over } : {}) };
-  }
+  if (status >= 400 || j.error) return refusal(status, text, j);
   if (ollama)
     return {
       status,
-      reply: String(j.message?.content ?? ""),
-      ...(typeof j.prompt_eval_count === "number" ? { counted: j.prompt_eval_count } : {}),
-      ...(typeof j.eval_count === "number" ? { generated: j.eval_count } : {}),
-      ...(typeof j.load_duration === "number" ? { loadNs: j.load_duration } : {}),
-      ...(j.done_reason ? { finish: String(j.done_reason) } : {}),
+      reply: j.message?.content ?? "",
+      ...some("counted", j.prompt_eval_count),
+      ...some("generated", j.eval_count),
+      ...some("loadNs", j.load_duration),
+      ...(j.done_reason ? { finish: j.done_reason } : {}),
     };
-  const cached = j.usage?.prompt_tokens_details?.cached_tokens ?? j.timings?.cache_n;
+  const choice = j.choices?.[0];
   return {
     status,
-    reply: String(j.choices?.[0]?.message?.content ?? ""),
-    ...(typeof j.usage?.prompt_tokens === "number" ? { counted: j.usage.prompt_tokens } : {}),
-    ...(typeof cached === "number" ? { cached } : {}),
-    ...(typeof j.usage?.completion_tokens === "number"
-      ? { generated: j.usage.completion_tokens }
-      : {}),
-    ...(j.choices?.[0]?.finish_reason ? { finish: String(j.choices[0].finish_reason) } : {}),
+    reply: choice?.message?.content ?? "",
+    ...some("counted", j.usage?.prompt_tokens),
+    ...some("cached", num(j.usage?.prompt_tokens_details?.cached_tokens) ?? j.timings?.cache_n),
+    ...some("generated", j.usage?.completion_tokens),
+    ...(choice?.finish_reason ? { finish: choice.finish_reason } : {}),
   };
 }
 
