@@ -12,7 +12,7 @@ import type { Profile } from "../../src/run/profiles.js";
 import { CALIBRATION_MODELS, calibrationScript } from "../../src/testing/calibration-models.js";
 import type { ChatBody, FakeModel } from "../../src/testing/fake-ollama/types.js";
 import { runKeel } from "../support/cli.js";
-import { fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
+import { fakeOllamaPerTest, keelScript, tempWorkspace } from "../support/harness.js";
 
 const startFake = fakeOllamaPerTest();
 
@@ -236,6 +236,28 @@ describe("keel calibrate", () => {
     expect(shown.stdout).toMatch(/context\s+window 16384\s+0\/1/);
     expect(shown.stdout).toMatch(/won[\s\S]*context\s+window 4096/);
     expect(shown.stdout).toMatch(/calibration: not used, the model's digest changed/);
+  });
+
+  it("a model that drives neither channel ends the search after two attempts: keel's defaults stand, and the profile says why", async () => {
+    const fake = await startFake({
+      models: {
+        mute: { capabilities: ["completion", "tools"], family: "qwen2", contextLength: 32768 },
+      },
+      script: keelScript(() => ({ content: "I am not able to help with that." })),
+    });
+    const dir = state();
+    const { profile, stderr } = await calibrate(fake.url, dir, "mute", []);
+    // two attempts (native, then prompt mode) of the first task, not the nine of three candidates × three tasks
+    expect(profile.trials.map((t) => [t.label, t.attempts])).toEqual([
+      ["native", 1],
+      ["prompt (hermes)", 1],
+      ["prompt (llama3-json)", 0],
+    ]);
+    expect(profile.facts.search).toMatch(
+      /ended early: on create-greet, native and prompt \(hermes\) passed nothing/,
+    );
+    expect(profile.settings).toEqual({ concurrency: expect.any(Number) });
+    expect(stderr).toMatch(/channel\s+→ native: on create-greet/);
   });
 
   it("a profile file that does not parse is named and never used; one that sets what calibration does not choose is refused", async () => {

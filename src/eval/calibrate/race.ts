@@ -3,8 +3,8 @@
  * task by task and round by round (keel's default first), so each is judged against what the
  * others have done so far: one stops as soon as, even passing every attempt it has left, it
  * would pass fewer than the leader already did. A model that passes nothing and makes no
- * well-formed call on the first task, whatever the candidate, ends the search: nothing later can
- * be told apart.
+ * well-formed call on the first task — with the first two tool channels, or every candidate of
+ * another choice — ends the search: nothing later can be told apart.
  */
 import type { SettingsInput } from "../../agent/context.js";
 import type { ProfileSettings, Profile, Trial } from "../../run/profiles.js";
@@ -13,7 +13,7 @@ import type { EvalTask } from "../tasks.js";
 import { clearlyBehind, pickWinner, trialOf, type Candidate, type SearchMode } from "./search.js";
 
 /** Most model turns of one attempt: a weak model that never finishes costs no more than this. */
-const ATTEMPT_TURNS = { quick: 5, full: 20 } as const;
+const ATTEMPT_TURNS = { quick: 3, full: 20 } as const;
 
 /**
  * `--quick`'s bound on each reply of an attempt (its tasks' solutions take under 200 tokens a
@@ -77,12 +77,17 @@ export async function settle(search: Search, candidates: Candidate[]): Promise<v
         search.say(
           `${dimension.padEnd(8)} ${r.c.label} · ${task.id} #${round}: ${a.pass ? "pass" : "fail"}, ${a.wellFormed}/${a.calls} calls well formed, ${a.seconds.toFixed(1)} s · leads: ${now.c.label} (${passes(now)} passed)`,
         );
+        const tried = runs.filter((x) => x.attempts.length > 0);
+        // a third call syntax does not rescue a model that drives neither channel; a thinking
+        // cut may rescue one that fails thinking on and off: there, every candidate is tried
+        const enough = dimension === "channel" ? 2 : runs.length;
+        if (round === 1 && t === 0 && tried.length >= enough && hopeless(tried)) {
+          search.ended = `on ${task.id}, ${tried.map((x) => x.c.label).join(" and ")} passed nothing and made no well-formed call: nothing later can be told apart, keel's defaults stand`;
+          for (const x of runs) x.stopped ??= "the search ended: the model passed nothing";
+          break;
+        }
       }
-      if (round === 1 && t === 0 && hopeless(runs)) {
-        search.ended = `on ${task.id}, no candidate of the ${dimension} passed or made a well-formed call: nothing later can be told apart, keel's defaults stand`;
-        for (const r of runs) r.stopped ??= "the search ended: the model passed nothing";
-        break;
-      }
+      if (search.ended) break;
     }
   const trials = runs.map((r) =>
     trialOf(
@@ -93,12 +98,15 @@ export async function settle(search: Search, candidates: Candidate[]): Promise<v
       r.stopped,
     ),
   );
-  const { winner, why } = pickWinner(trials);
+  // an ended search leaves keel's default (the first candidate) standing, whatever else was tried
+  const { winner, why } = search.ended
+    ? { winner: trials[0]!, why: search.ended }
+    : pickWinner(trials);
   search.trials.push(...trials);
-  search.decisions.push({ dimension, winner: winner.label, why: search.ended ?? why });
-  // keel's default (the first candidate) is not written into the profile: only what differs
-  if (winner !== trials[0] && !search.ended) Object.assign(search.chosen, winner.settings);
-  search.say(`${dimension.padEnd(8)} → ${winner.label}: ${search.ended ?? why}`);
+  search.decisions.push({ dimension, winner: winner.label, why });
+  // keel's default is not written into the profile: only what differs
+  if (winner !== trials[0]) Object.assign(search.chosen, winner.settings);
+  search.say(`${dimension.padEnd(8)} → ${winner.label}: ${why}`);
 }
 
 const hopeless = (runs: Run[]) =>
