@@ -14,11 +14,14 @@ const LAYERS = [
   [{ name: "env", path: "^src/env\\.ts$" }],
   [
     {
-      name: "base (guard/, tools/types.ts, sandbox/policy.ts, sandbox/protected.ts, sandbox/names.ts, sandbox/stand-ins.ts)",
-      path: "^src/(guard/|tools/types\\.ts$|sandbox/(policy|protected|names|stand-ins)\\.ts$)",
+      name: "base (guard/, printable.ts, tools/types.ts, sandbox/policy.ts, sandbox/protected.ts, sandbox/names.ts, sandbox/stand-ins.ts)",
+      path: "^src/(guard/|printable\\.ts$|tools/types\\.ts$|sandbox/(policy|protected|names|stand-ins)\\.ts$)",
     },
   ],
-  [{ name: "models/", path: "^src/models/" }],
+  [
+    { name: "models/", path: "^src/models/" },
+    { name: "files/", path: "^src/files/" },
+  ],
   [{ name: "sandbox/", path: "^src/sandbox/(?!(policy|protected|names|stand-ins)\\.ts$)" }],
   [{ name: "tools/", path: "^src/tools/(?!types\\.ts$)" }],
   [

@@ -10,6 +10,7 @@ import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { AGENTS, buildAgent, type AgentName } from "./agents.js";
 import { benchAnalyst } from "./analyst.js";
 import { benchParsers } from "./parsers.js";
+import { benchParserScale } from "./parser-scale.js";
 import { benchTokenEstimate } from "./token-estimate.js";
 import { benchUndo } from "./undo.js";
 import { benchPrefill, PREFILL_LENGTHS } from "./prefill.js";
@@ -281,6 +282,9 @@ async function main() {
   results.parsers = benchParsers();
   console.log("Text tool-call parsing (parses per second: the sample, the corpus cases)");
   console.table(results.parsers);
+  results.parserScale = benchParserScale();
+  console.log("Text tool-call parsing by reply size (CPU ms; 1 MB / 100 KB near 10 is linear)");
+  console.table(results.parserScale);
   results.tokenEstimate = benchTokenEstimate();
   console.table(results.tokenEstimate);
   results.undo = await benchUndo(quick ? [100] : [100, 2000]);

@@ -3,18 +3,23 @@
  * the server brings its own.
  */
 import { z } from "zod";
+import { ContextSchema } from "../src/agent/context.js";
 import { createCoderGraph } from "../src/agent/graph.js";
 import { RUN_STATUSES } from "../src/agent/state.js";
+import { servedGraph } from "./served.js";
 import { MESSAGES_INPUT, withSettingsForm } from "./settings-form.js";
 
 const compiled = createCoderGraph().compile();
 compiled.name = "coder";
 
-export const coder = withSettingsForm(compiled, {
-  input: MESSAGES_INPUT,
-  state: MESSAGES_INPUT.extend({
-    status: z.enum(RUN_STATUSES).describe("Outcome of the run"),
-    summary: z.string().describe("Final answer or report"),
-    filesWritten: z.array(z.string()).describe("Files written this run"),
+export const coder = servedGraph(
+  withSettingsForm(compiled, {
+    input: MESSAGES_INPUT,
+    state: MESSAGES_INPUT.extend({
+      status: z.enum(RUN_STATUSES).describe("Outcome of the run"),
+      summary: z.string().describe("Final answer or report"),
+      filesWritten: z.array(z.string()).describe("Files written this run"),
+    }),
   }),
-});
+  ContextSchema,
+);

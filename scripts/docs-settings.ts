@@ -10,7 +10,14 @@ import { format, resolveConfig } from "prettier";
 import { z } from "zod";
 import { ContextSchema } from "../src/agent/context.js";
 import { AnalystContextSchema } from "../src/analysis/context.js";
-import { defaultOf, innerType, metaOf } from "../src/run/setting-meta.js";
+import {
+  defaultOf,
+  innerType,
+  metaOf,
+  TRUST,
+  type SettingMeta,
+  type Take,
+} from "../src/run/setting-meta.js";
 
 export const SETTINGS_DOC = path.join(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -22,34 +29,43 @@ export const SETTINGS_DOC = path.join(
 /** Where the generated table sits in docs/settings.md. */
 const DOC_MARKERS = ["<!-- settings table: npm run docs:settings -->", "<!-- end -->"];
 
+/** What a value from an untrusted source does, in the table's words. */
+const TAKES: Record<Take, string> = {
+  set: "sets it",
+  lower: "may lower it",
+  add: "adds to yours",
+  refuse: "refused",
+};
+
+/** What a project's file and an API caller may do with the setting (its `trust`). */
+function others(meta: SettingMeta): string {
+  const { project, api } = TRUST[meta.trust];
+  return project === api ? TAKES[project] : `file: ${TAKES[project]}; API: ${TAKES[api]}`;
+}
+
 /** One schema's settings as a Markdown table. */
 function settingsTable(schema: z.ZodObject): string {
   const rows = Object.keys(schema.shape).map((key) => {
     const field = schema.shape[key] as z.ZodType;
     const meta = metaOf(schema, key);
     const d = defaultOf(schema, key);
-    const sources = [
+    const yours = [
       meta.flag ? `\`${meta.flag.replace(/^-\w, /, "")}\` (${meta.commands?.join(", ")})` : "",
       meta.env ? `\`${meta.env}\`` : "",
-      meta.location
-        ? "the command's folder"
-        : meta.userOnly
-          ? "user file"
-          : meta.additive
-            ? "files (added)"
-            : "files",
+      meta.trust === "folder" ? "the command's folder" : "user file",
     ].filter(Boolean);
     return [
       `\`${key}\``,
       innerType(field).def.type,
       d === undefined ? "" : `\`${JSON.stringify(d)}\``,
-      sources.join("; "),
+      yours.join("; "),
+      others(meta),
       (field.description ?? "").replaceAll("|", "\\|"),
     ];
   });
   return [
-    "| setting | type | default | from (besides code and Studio) | what it does |",
-    "|---|---|---|---|---|",
+    "| setting | type | default | from you (besides code) | a project's file, an API caller | what it does |",
+    "|---|---|---|---|---|---|",
     ...rows.map((r) => `| ${r.join(" | ")} |`),
   ].join("\n");
 }

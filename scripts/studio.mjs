@@ -18,7 +18,11 @@ console.log(
   `LangGraph Studio: https://smith.langchain.com/studio/?baseUrl=${encodeURIComponent(url)}`,
 );
 console.log(
-  "Set ollamaUrl / model / workspace in the assistant's configuration (OLLAMA_HOST is the fallback).\n",
+  [
+    "The model server, its key, the sandbox and approval come from this process's environment",
+    "(OLLAMA_HOST, KEEL_PROVIDER, KEEL_BASE_URL, OPENAI_API_KEY) and ~/.config/keel/settings.json;",
+    "a run's context may set the model, the workspace and other harmless settings (docs/studio.md).\n",
+  ].join("\n"),
 );
 const child = spawn(
   "npx",

@@ -16,8 +16,8 @@ export interface KeelEnv {
   realServers: RealServerPaths;
   /**
    * Where a keel process notes the sandbox's stand-in folders of a command it runs, until the
-   * command has finished (`KEEL_CACHE_DIR`/stand-ins): the next command clears those of a keel that
-   * was killed.
+   * command has finished (`stand-ins` in the state folder): the next command clears those of a keel
+   * that was killed.
    */
   standInRecords: string;
   /**
@@ -115,7 +115,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): KeelEnv {
     get realServers() {
       return realServerPaths(env);
     },
-    standInRecords: path.join(cacheDirOf(env), "stand-ins"),
+    standInRecords: path.join(stateDirOf(env), "stand-ins"),
     stateDir: stateDirOf(env),
   };
 }

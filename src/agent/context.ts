@@ -5,11 +5,13 @@
 import { z } from "zod";
 import { TOOL_MODE_SETTINGS } from "../models/capabilities.js";
 import { FORMAT_NAMES } from "../models/tool-calls/types.js";
-import { setting, type SettingMeta } from "../run/setting-meta.js";
+import { setting } from "../run/setting-meta.js";
+import { layered } from "../run/layered.js";
 import {
-  layered,
+  ANYONE,
   ModelSettingsSchema,
   parseSettings,
+  PERSON,
   settingsContext,
   type SettingsSource,
 } from "../run/settings.js";
@@ -32,8 +34,10 @@ const APPROVAL_MODES_HELP = APPROVAL_MODES.map((m) => `${m} (${APPROVAL_MODE_HEL
 
 /** The flags of `keel run`. */
 const RUN = ["run"] as const;
-/** What only the user's own settings file may set (settings-file.ts). */
-const USER_ONLY: SettingMeta = { userOnly: true };
+
+/** A guard's threshold, whole and at least `min`: the person's alone (a looser one lets more by). */
+const guard = (min: number, byDefault: number, describe: string) =>
+  setting(z.number().int().min(min).default(byDefault).describe(describe), PERSON);
 
 /** The coder's run settings: the shared model settings and the coder's own. */
 export const ContextSchema = ModelSettingsSchema.extend({
@@ -42,7 +46,7 @@ export const ContextSchema = ModelSettingsSchema.extend({
       .string()
       .default(".")
       .describe("Folder the agent may read and write; every path is confined to it"),
-    { location: true },
+    { trust: "folder" },
   ),
   maxTurns: setting(
     z
@@ -53,11 +57,11 @@ export const ContextSchema = ModelSettingsSchema.extend({
       .describe(
         "Most model turns with tools (act calls) in one run; when they are spent, one more turn without tools writes the summary",
       ),
-    { flag: "--max-turns <n>", commands: RUN },
+    { flag: "--max-turns <n>", commands: RUN, trust: "lower" },
   ),
   maxToolCalls: setting(
     z.number().int().min(1).default(120).describe("Most tool calls in one run"),
-    { flag: "--max-tool-calls <n>", commands: RUN },
+    { flag: "--max-tool-calls <n>", commands: RUN, trust: "lower" },
   ),
   toolMode: setting(
     z
@@ -70,6 +74,7 @@ export const ContextSchema = ModelSettingsSchema.extend({
       flag: "--tool-mode <mode>",
       commands: RUN,
       flagHelp: "how tools reach the model (auto: native iff Ollama lists the tools capability)",
+      ...ANYONE,
     },
   ),
   toolFormat: setting(
@@ -81,9 +86,10 @@ export const ContextSchema = ModelSettingsSchema.extend({
       ),
     {
       flag: "--tool-format <format>",
-      commands: ["run", "eval"],
+      commands: ["run"],
       flagHelp: "prompt mode's call syntax, e.g. hermes or llama3-json (auto: the model's own)",
       example: "llama3-json",
+      ...ANYONE,
     },
   ),
   thinkCut: setting(
@@ -95,27 +101,30 @@ export const ContextSchema = ModelSettingsSchema.extend({
       .describe(
         "Thinking models: stop a reply's thinking after this many tokens and ask the turn again without thinking, the partial thought given to the model (0: never cut)",
       ),
-    { flag: "--think-cut <tokens>", commands: ["run", "eval"], example: 512 },
+    { flag: "--think-cut <tokens>", commands: ["run"], example: 512, ...ANYONE },
   ),
-  interactive: z
-    .boolean()
-    .default(false)
-    .describe(
-      "Ask a human (interrupt) for approvals and when recovery runs out, instead of ending",
-    ),
+  interactive: setting(
+    z
+      .boolean()
+      .default(false)
+      .describe(
+        "Ask a human (interrupt) for approvals and when recovery runs out, instead of ending",
+      ),
+    ANYONE,
+  ),
   autoApprove: setting(
     z
       .boolean()
       .default(false)
       .describe(
-        "Answer yes to every approval question (the CLI's --yes), except running a command without the OS sandbox",
+        "Answer yes to every approval question (the CLI's --yes), except running a command without the OS sandbox, a protected write and a git command that writes a repository (a person must see those)",
       ),
     {
       flag: "-y, --yes",
       commands: RUN,
       flagHelp:
-        "answer yes to every approval question (commands beyond the workspace, --approval ask|edits); deny rules and running unsandboxed still refuse",
-      ...USER_ONLY,
+        "answer yes to every approval question (commands beyond the workspace, --approval ask|edits); deny rules and running unsandboxed still refuse, and protected writes and git writes (commit, checkout…) still need a person",
+      ...PERSON,
     },
   ),
   approval: setting(
@@ -127,26 +136,26 @@ export const ContextSchema = ModelSettingsSchema.extend({
       flag: "--approval <mode>",
       commands: RUN,
       flagHelp: `what runs without asking: ${APPROVAL_MODES_HELP}. Rules in the settings (allowRules, askRules, denyRules) refine it; deny rules win in every mode`,
-      ...USER_ONLY,
+      ...PERSON,
     },
   ),
   allowRules: setting(
     RuleList.describe(
       "Calls that run without asking, as tool or tool(pattern): edit_file(src/**), run_command(npm test*). User settings only",
     ),
-    { ...USER_ONLY, example: ["run_command(npm test*)"] },
+    { ...PERSON, example: ["run_command(npm test*)"] },
   ),
   askRules: setting(
     RuleList.describe(
       "Calls a person is asked about in every mode but plan, e.g. run_command(git push*), write_file(*.lock)",
     ),
-    { additive: true, example: ["run_command(git push*)"] },
+    { trust: "added", example: ["run_command(git push*)"] },
   ),
   denyRules: setting(
     RuleList.describe(
       "Calls refused in every mode, even with --yes, e.g. run_command(rm -rf*), *(.env), edit_file(migrations/**)",
     ),
-    { additive: true, example: ["run_command(rm -rf*)"] },
+    { trust: "added", example: ["run_command(rm -rf*)"] },
   ),
   checkCommand: setting(
     z
@@ -161,23 +170,28 @@ export const ContextSchema = ModelSettingsSchema.extend({
       flagHelp:
         "run this command (sandboxed) after each file change and show its output to the model, e.g. 'npx tsc --noEmit' or 'python -m py_compile {file}'",
       example: "npx tsc --noEmit",
+      // it names a program to run
+      ...PERSON,
     },
   ),
-  learnDescriptions: z
-    .boolean()
-    .default(true)
-    .describe(
-      "Learn from misuse: a tool this model misused the same way in several threads gets one line of right-vs-wrong usage in its description (kept while it lowers the misuse rate; see keel stats)",
-    ),
+  learnDescriptions: setting(
+    z
+      .boolean()
+      .default(true)
+      .describe(
+        "Learn from misuse: a tool this model misused the same way in several threads gets one line of right-vs-wrong usage in its description (kept while it lowers the misuse rate; see keel stats)",
+      ),
+    ANYONE,
+  ),
   // user-only: a project's file must not take away the person's way back
   undo: setting(
     z
       .boolean()
       .default(true)
       .describe(
-        "Snapshot the files each changing step touches (a shadow git repository in .keel/undo), for keel undo and keel diff",
+        "Snapshot the files each changing step touches (a shadow git repository in keel's state folder, outside the workspace), for keel undo and keel diff",
       ),
-    USER_ONLY,
+    PERSON,
   ),
   allowRead: setting(
     z
@@ -191,7 +205,7 @@ export const ContextSchema = ModelSettingsSchema.extend({
       commands: RUN,
       flagHelp: "sandbox: let commands read this folder or file outside the workspace (repeatable)",
       paths: true,
-      ...USER_ONLY,
+      ...PERSON,
     },
   ),
   allowWrite: setting(
@@ -204,7 +218,7 @@ export const ContextSchema = ModelSettingsSchema.extend({
       commands: RUN,
       flagHelp: "sandbox: let commands write this folder outside the workspace (repeatable)",
       paths: true,
-      ...USER_ONLY,
+      ...PERSON,
     },
   ),
   allowHosts: setting(
@@ -219,7 +233,7 @@ export const ContextSchema = ModelSettingsSchema.extend({
       commands: RUN,
       flagHelp:
         "sandbox: let commands reach this host, e.g. api.github.com or *.example.com (repeatable)",
-      ...USER_ONLY,
+      ...PERSON,
       example: ["api.github.com"],
     },
   ),
@@ -235,93 +249,69 @@ export const ContextSchema = ModelSettingsSchema.extend({
       commands: RUN,
       flagHelp:
         "run commands WITHOUT the OS sandbox (they can read and write all your files); for machines where `keel doctor` says the sandbox cannot run",
-      ...USER_ONLY,
+      ...PERSON,
     },
   ),
   mcpServers: setting(
     McpServersSchema.default({}).describe(
       "MCP servers whose tools the agent may use, in the mcpServers shape (command/args/env or url/headers; includeTools, excludeTools, timeout, trust); the workspace's .mcp.json adds its own (never trusted)",
     ),
-    { ...USER_ONLY, example: { files: { command: "mcp-files" } } },
+    { ...PERSON, example: { files: { command: "mcp-files" } } },
   ),
-  commandTimeoutMs: z
-    .number()
-    .int()
-    .positive()
-    .default(120_000)
-    .describe("Default time limit of run_command"),
-  errorStreak: z
-    .number()
-    .int()
-    .min(1)
-    .default(3)
-    .describe("Consecutive failed tool calls that trigger recovery"),
-  recoveryHints: z
-    .number()
-    .int()
-    .min(0)
-    .default(1)
-    .describe(
-      "Recovery ladder: strikes of one failure kind answered with a hint before re-planning",
-    ),
-  recoveryReplans: z
-    .number()
-    .int()
-    .min(0)
-    .default(1)
-    .describe(
-      "Recovery ladder: re-plans before the forced summary turn and the end (or asking a human)",
-    ),
-  loopRepeatExplore: z
-    .number()
-    .int()
-    .min(2)
-    .default(3)
-    .describe("Loop guard: identical read-only calls in a row that make a loop"),
-  loopRepeatMutate: z
-    .number()
-    .int()
-    .min(2)
-    .default(2)
-    .describe("Loop guard: identical file-changing calls in a row that make a loop"),
-  loopRepeatCommand: z
-    .number()
-    .int()
-    .min(2)
-    .default(3)
-    .describe("Loop guard: identical commands in a row, with identical output, that make a loop"),
-  loopWindowCount: z
-    .number()
-    .int()
-    .min(2)
-    .default(4)
-    .describe("Loop guard: the same call this many times among the last loopWindowSize calls"),
-  loopWindowSize: z
-    .number()
-    .int()
-    .min(3)
-    .default(12)
-    .describe("Loop guard: how many recent calls the window detectors look at"),
-  loopCycles: z
-    .number()
-    .int()
-    .min(2)
-    .default(3)
-    .describe("Loop guard: full A-B-A-B (or A-B-C) cycles that make a loop"),
-  loopNoProgress: z
-    .number()
-    .int()
-    .min(2)
-    .default(3)
-    .describe("Loop guard: the same call returning the same result this many times"),
-  loopWobble: z
-    .number()
-    .int()
-    .min(3)
-    .default(5)
-    .describe(
-      "Loop guard: the same tool on the same target with slightly changed arguments, this many times in a row",
-    ),
+  commandTimeoutMs: setting(
+    z.number().int().positive().default(120_000).describe("Default time limit of run_command"),
+    PERSON,
+  ),
+  errorStreak: guard(1, 3, "Consecutive failed tool calls that trigger recovery"),
+  recoveryHints: guard(
+    0,
+    1,
+    "Recovery ladder: strikes of one failure kind answered with a hint before re-planning",
+  ),
+  recoveryReplans: guard(
+    0,
+    1,
+    "Recovery ladder: re-plans before the forced summary turn and the end (or asking a human)",
+  ),
+  loopRepeatExplore: guard(2, 3, "Loop guard: identical read-only calls in a row that make a loop"),
+  loopRepeatMutate: guard(
+    2,
+    2,
+    "Loop guard: identical file-changing calls in a row that make a loop",
+  ),
+  loopRepeatCommand: guard(
+    2,
+    3,
+    "Loop guard: identical commands in a row, with identical output, that make a loop",
+  ),
+  loopWindowCount: guard(
+    2,
+    4,
+    "Loop guard: the same call this many times among the last loopWindowSize calls",
+  ),
+  loopWindowSize: guard(3, 12, "Loop guard: how many recent calls the window detectors look at"),
+  loopCycles: guard(2, 3, "Loop guard: full A-B-A-B (or A-B-C) cycles that make a loop"),
+  loopNoProgress: guard(
+    2,
+    3,
+    "Loop guard: the same call returning the same result this many times",
+  ),
+  loopWobble: guard(
+    3,
+    5,
+    "Loop guard: the same tool on the same target with slightly changed arguments, this many times in a row",
+  ),
+  toolTimeoutMs: setting(
+    z
+      .number()
+      .int()
+      .positive()
+      .default(60_000)
+      .describe(
+        "Time limit of a call of any other tool (grep, glob, the file tools, analyze_code); past it the call is stopped and the model told",
+      ),
+    PERSON,
+  ),
 });
 
 export type Settings = z.output<typeof ContextSchema>;
@@ -337,14 +327,14 @@ export function recursionLimitFor(s: Pick<Settings, "maxTurns" | "maxToolCalls">
 
 /**
  * The invoke/stream config of a coder run: thread, validated context and the derived recursion
- * limit. `beneath`: the model's calibration profile, under every other source (run/profile-use.ts).
+ * limit. `profile`: the model's calibration profile's settings, the lowest layer (`layered`).
  */
 export function runConfig(
   threadId: string,
   input: SettingsInput,
-  beneath: Record<string, unknown> = {},
+  profile: Record<string, unknown> = {},
 ) {
-  const parsed = ContextSchema.parse(layered(ContextSchema, input, beneath));
+  const parsed = ContextSchema.parse(layered(ContextSchema, input, { profile }));
   // LangGraph's context type wants every key present, optional ones as explicit undefined.
   const context = settingsContext(ContextSchema, parsed, {
     ...parsed,

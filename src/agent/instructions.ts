@@ -3,21 +3,24 @@
  * `GEMINI.md`), read once when a request starts and kept in the thread's state, so every turn of the
  * run — and a resumed run — sends the same system prompt (the server's KV cache keeps its prefix).
  */
-import { readFile } from "node:fs/promises";
-import path from "node:path";
+import { readIn } from "../files/door.js";
 import { CHARS_PER_TOKEN } from "../guard/context-budget.js";
-import { reallyInside } from "../tools/workspace-path.js";
 
 /** The files read, first found wins. */
 export const INSTRUCTION_FILES = ["AGENTS.md", "CLAUDE.md", "GEMINI.md"];
+
+/** The largest instructions file read (a larger one is passed over, as one that is not there). */
+export const MAX_INSTRUCTIONS_BYTES = 1 << 20;
 
 /** Most of the window project instructions may take. */
 export const INSTRUCTIONS_SHARE = 0.15;
 
 /**
- * The instructions as the system prompt carries them, capped; "" when the workspace has none. A file
- * that is a link leading out of the workspace is not read (a command could have made one to a secret).
- * With the workspace's top-level `listing`, a name it lacks (in any case) is not looked for.
+ * The instructions as the system prompt carries them, capped; "" when the workspace has none. Each
+ * file is read through keel's file door (`files/door.ts`): one that is a link (a command could make
+ * one to a secret, or to a FIFO that would hang every later run), not a regular file, or larger than
+ * `MAX_INSTRUCTIONS_BYTES` is passed over for the next name. With the workspace's top-level
+ * `listing`, a name it lacks (in any case) is not looked for.
  */
 export async function readInstructions(
   workspace: string,
@@ -27,14 +30,11 @@ export async function readInstructions(
   const listed = listing && new Set(listing.map((n) => n.toLowerCase()));
   for (const name of INSTRUCTION_FILES) {
     if (listed && !listed.has(name.toLowerCase())) continue;
-    const file = path.join(workspace, name);
-    if (!reallyInside(workspace, file)) continue;
-    let text: string;
-    try {
-      text = await readFile(file, "utf8");
-    } catch {
-      continue;
-    }
+    const bytes = await readIn(workspace, name, { maxBytes: MAX_INSTRUCTIONS_BYTES }).catch(
+      () => undefined,
+    );
+    if (bytes === undefined) continue;
+    const text = bytes.toString("utf8");
     return instructionsBlock(name, text, Math.floor(window * INSTRUCTIONS_SHARE * CHARS_PER_TOKEN));
   }
   return "";

@@ -2,11 +2,13 @@
 import { z } from "zod";
 import { ANALYSIS_DEPTHS } from "./analyze-unit.js";
 import { setting } from "../run/setting-meta.js";
+import { layered, type LayerOptions } from "../run/layered.js";
 import {
-  layered,
+  ANYONE,
   modelSetting,
   ModelSettingsSchema,
   parseSettings,
+  PERSON,
   settingsContext,
   type SettingsSource,
 } from "../run/settings.js";
@@ -27,13 +29,13 @@ export const AnalystContextSchema = ModelSettingsSchema.pick({
     'Model name as the server lists it, or "none" for the structural report without a model',
     'model as the server lists it, or "none" for the structural report',
   ),
-  target: setting(z.string().default(".").describe("Folder to analyse"), { location: true }),
+  target: setting(z.string().default(".").describe("Folder to analyse"), { trust: "folder" }),
   depth: setting(
     z
       .enum(ANALYSIS_DEPTHS)
       .default("deep")
       .describe("quick: the start of each file; deep: every part of every file"),
-    { flag: "--depth <depth>", commands: ["analyze"] },
+    { flag: "--depth <depth>", commands: ["analyze"], ...ANYONE },
   ),
   concurrency: setting(
     z
@@ -43,7 +45,7 @@ export const AnalystContextSchema = ModelSettingsSchema.pick({
       .max(16)
       .default(2)
       .describe("Units analysed at once (Ollama serves parallel requests)"),
-    { flag: "-c, --concurrency <n>", commands: ["analyze"] },
+    { flag: "-c, --concurrency <n>", commands: ["analyze"], ...ANYONE },
   ),
   out: setting(
     z
@@ -58,16 +60,20 @@ export const AnalystContextSchema = ModelSettingsSchema.pick({
       flag: "-o, --out <file>",
       commands: ["analyze"],
       paths: true,
-      userOnly: true,
+      ...PERSON,
       example: "/tmp/report.md",
     },
   ),
-  maxFileBytes: z
-    .number()
-    .int()
-    .positive()
-    .default(1024 * 1024)
-    .describe("Files larger than this are skipped"),
+  // a limit on what is read into the prompts
+  maxFileBytes: setting(
+    z
+      .number()
+      .int()
+      .positive()
+      .default(1024 * 1024)
+      .describe("Files larger than this are skipped"),
+    PERSON,
+  ),
 });
 
 export type AnalystSettings = z.output<typeof AnalystContextSchema>;
@@ -79,14 +85,18 @@ export const analystSettingsFrom = (config?: SettingsSource) =>
 
 /**
  * The invoke/stream config of an analysis run. Each unit batch and folder batch is one step.
- * `beneath`: the model's calibration profile, under every other source (run/profile-use.ts).
+ * `layers` picks what the settings are read from beneath `input` (`layered`; a worker reads no
+ * project's file); `profile`: the model's calibration profile's settings, the lowest layer.
  */
 export function analystRunConfig(
   threadId: string,
   input: AnalystSettingsInput,
-  beneath: Record<string, unknown> = {},
+  layers?: LayerOptions["layers"],
+  profile?: Record<string, unknown>,
 ) {
-  const parsed = AnalystContextSchema.parse(layered(AnalystContextSchema, input, beneath));
+  const parsed = AnalystContextSchema.parse(
+    layered(AnalystContextSchema, input, { ...(layers ? { layers } : {}), profile }),
+  );
   return {
     configurable: { thread_id: threadId },
     context: settingsContext(AnalystContextSchema, parsed, {

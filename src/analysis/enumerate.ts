@@ -4,9 +4,10 @@
  * over the size cap; then the folders above them, deepest first, for bottom-up synthesis.
  */
 import { createHash } from "node:crypto";
-import { readFile, readdir, stat } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
+import { FileRefused, readIn } from "../files/door.js";
 import { KEEL_DIR } from "../sandbox/protected.js";
 import { languageOf } from "../tools/code-structure.js";
 
@@ -81,7 +82,27 @@ export interface EnumerateOptions {
   maxBytes?: number;
 }
 
-/** Lists what to analyse under `root`. Never follows symlinks out of the tree. */
+/**
+ * A file of the analysed folder through keel's file door (`files/door.ts`): no link followed, a
+ * FIFO or device refused at once, at most `maxBytes`; undefined when it is not such a file (or not
+ * there).
+ */
+async function readUnitBytes(root: string, rel: string, maxBytes: number) {
+  return readIn(root, rel, { maxBytes }).catch((e: unknown) => {
+    if (e instanceof FileRefused) return e;
+    throw e;
+  });
+}
+
+/** A listed unit's text, read again through the door; an error naming it when it is gone or changed kind. */
+export async function readUnit(root: string, rel: string): Promise<string> {
+  const bytes = await readUnitBytes(root, rel, Infinity);
+  if (bytes instanceof FileRefused) throw bytes;
+  if (bytes === undefined) throw new Error(`${path.join(root, rel)} is gone since it was listed`);
+  return bytes.toString("utf8");
+}
+
+/** Lists what to analyse under `root`. Never follows a symlink, never opens what is not a regular file. */
 export async function enumerateUnits(
   root: string,
   opts: EnumerateOptions = {},
@@ -99,7 +120,13 @@ export async function enumerateUnits(
 
   const walk = async (dir: string, rules: Array<{ base: string; ig: Ignore }>) => {
     const abs = path.join(root, dir);
-    const gitignore = await readFile(path.join(abs, ".gitignore"), "utf8").catch(() => undefined);
+    // a .gitignore that is a link or a FIFO is no rules (a FIFO would wait for a writer for ever)
+    const ignoreFile = await readUnitBytes(
+      root,
+      dir === "" ? ".gitignore" : `${dir}/.gitignore`,
+      1 << 20,
+    );
+    const gitignore = Buffer.isBuffer(ignoreFile) ? ignoreFile.toString("utf8") : undefined;
     const scoped = gitignore ? [...rules, { base: dir, ig: ignore().add(gitignore) }] : rules;
     const ignored = (rel: string, isDir: boolean) =>
       scoped.some(({ base, ig }) => {
@@ -134,12 +161,13 @@ export async function enumerateUnits(
         skipped.binary++;
         continue;
       }
-      const size = (await stat(path.join(root, rel))).size;
-      if (size > maxBytes) {
+      const buf = await readUnitBytes(root, rel, maxBytes);
+      if (buf instanceof FileRefused && buf.reason === "too_large") {
         skipped.too_large++;
         continue;
       }
-      const buf = await readFile(path.join(root, rel));
+      if (!Buffer.isBuffer(buf)) continue; // swapped for a FIFO, a link or nothing since it was listed
+      const size = buf.length;
       if (buf.subarray(0, 8192).includes(0)) {
         skipped.binary++;
         continue;

@@ -20,7 +20,6 @@ import type { AnalystStateValue } from "../analysis/state.js";
 import { resolveDeps, type GraphDeps } from "../run/model.js";
 import { describeProfileUse, profileOf, type ProfileUse } from "../run/profile-use.js";
 import { ModelServerError } from "../models/errors.js";
-import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { threadGraph } from "../persistence/thread-graph.js";
 import { openPersistence } from "../persistence/open.js";
 import { openDistributed, type DistributedOptions } from "../distributed/coordinator.js";
@@ -28,9 +27,10 @@ import { analyzeStatus } from "./worker.js";
 import { pendingNodes, UsageError } from "../session/session.js";
 import { Command, Option } from "commander";
 import { installCtrlC } from "./interrupt.js";
-import { positiveInt, threadId } from "./options.js";
+import { checkpointsOf, DEFAULT_STORE, positiveInt, threadId } from "./options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
 import { checkSettingsFiles } from "./server-options.js";
+import { printableName } from "../printable.js";
 
 export interface AnalyzeOptions {
   dir: string;
@@ -103,12 +103,12 @@ function createProgress(json: boolean | undefined) {
         reused = e.reused ? 1 : 0;
         bar?.start(e.total, 0, { phase: e.phase.padEnd(7), current: "", reused });
       }
-      if (bar) return bar.update(e.done, { current: e.queue ?? e.current.slice(-50), reused });
+      // a unit's name is the analysed folder's: shown with its control characters as codes
+      const current = printableName(e.queue ?? e.current);
+      if (bar) return bar.update(e.done, { current: current.slice(-50), reused });
       if (e.done === e.total || Date.now() - last > 3000) {
         last = Date.now();
-        process.stderr.write(
-          `${e.phase} ${e.done}/${e.total} (${reused} reused) ${e.queue ?? e.current}\n`,
-        );
+        process.stderr.write(`${e.phase} ${e.done}/${e.total} (${reused} reused) ${current}\n`);
       }
     },
     stop: () => bar?.stop(),
@@ -123,7 +123,7 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
   const { beneath, use } = await profileOf(AnalystContextSchema, input);
   if (use.status === "applied" || use.status === "stale")
     process.stderr.write(`${describeProfileUse(use)}\n`);
-  const run = analystRunConfig("", input, beneath);
+  const run = analystRunConfig("", input, undefined, beneath);
   const settings = analystSettingsFrom(run);
   if (settings.out && existsSync(settings.out) && statSync(settings.out).isDirectory())
     throw new UsageError(
@@ -131,7 +131,7 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     );
   if (o.modelRequired && settings.model !== "none") await modelThere(settings, o);
   const threadId = o.threadId ?? defaultAnalysisThread(target, run.context.depth);
-  const persistence = await openPersistence(o.checkpoints ?? defaultCheckpoints(target));
+  const persistence = await openPersistence(checkpointsOf(o.checkpoints, target));
   const { checkpointer, store } = persistence;
   if (o.distributed && persistence.target.kind !== "postgres") {
     await persistence.close();
@@ -295,7 +295,7 @@ export function analyzeCommand(): Command {
       threadId,
     );
   addSettingFlags(analyze, "analyze", AnalystContextSchema)
-    .option("--checkpoints <url>", "memory | sqlite:PATH (default: sqlite:<dir>/.keel/keel.db)")
+    .option("--checkpoints <url>", `memory | sqlite:PATH (default: ${DEFAULT_STORE})`)
     .option("--json", "progress as JSON lines on stderr; one JSON object as the last stdout line")
     .option(
       "--postgres <url>",
@@ -347,7 +347,7 @@ Examples:
         if (flags.status) return analyzeStatus(flags.postgres, flags.json);
         if (flags.workers && !flags.postgres)
           throw new UsageError("--workers needs --postgres URL: the workers share its queue");
-        checkSettingsFiles(path.resolve(dir));
+        checkSettingsFiles(path.resolve(dir), flagSettings(analyze));
         const stop = installCtrlC(
           (line) => process.stderr.write(`\n${line}\n`),
           (flags.postgres ?? flags.checkpoints ?? "") !== "memory",

@@ -10,7 +10,7 @@ import { table } from "./table.js";
 import { EVAL_MODES, runEval, type EvalMode, type EvalReport } from "../eval/run.js";
 import { EVAL_AGENTS, type EvalAgent } from "../eval/peers.js";
 import { EVAL_TASKS } from "../eval/tasks.js";
-import { defaultCheckpoints } from "../persistence/checkpointer.js";
+import { checkpointsOf, DEFAULT_STORE } from "./options.js";
 import { ModelSettingsSchema } from "../run/settings.js";
 import { resolvedServer } from "./server-options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
@@ -57,7 +57,7 @@ export function evalCommand(): Command {
     )
     .option(
       "--checkpoints <url>",
-      "where the runs and the report are kept (default: sqlite:./.keel/keel.db; keel stats reads it)",
+      `where the runs and the report are kept (default: ${DEFAULT_STORE}; keel stats reads it)`,
     )
     .option("--json", "print the report as JSON (progress on stderr)")
     .addHelpText(
@@ -83,7 +83,7 @@ Examples:
 
 async function evaluate(flags: EvalFlags, settings: Record<string, unknown>): Promise<number> {
   const server = resolvedServer(settings);
-  const checkpoints = flags.checkpoints ?? defaultCheckpoints(path.resolve("."));
+  const checkpoints = checkpointsOf(flags.checkpoints, path.resolve("."));
   if (checkpoints === "memory")
     throw new UsageError(
       "keel eval keeps its runs: give --checkpoints sqlite:PATH or postgres://…",

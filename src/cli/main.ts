@@ -2,7 +2,9 @@
 /** The keel command. Parses arguments, wires the session to the terminal, maps outcomes to exit codes. */
 import { Command, CommanderError } from "commander";
 import { ZodError } from "zod";
-import { CheckpointUrlError, defaultCheckpoints } from "../persistence/checkpointer.js";
+import { FileRefused } from "../files/door.js";
+import { printable } from "../printable.js";
+import { CheckpointUrlError } from "../persistence/checkpointer.js";
 import { PersistenceError } from "../persistence/open.js";
 import { ThreadBusyError } from "../persistence/thread-lock.js";
 import { SettingsFileError } from "../run/settings-file.js";
@@ -15,7 +17,7 @@ import { closeSandbox } from "../sandbox/runtime.js";
 import { closeMcp } from "../mcp/session.js";
 import { approveMcp, formatMcp, listMcp } from "./mcp.js";
 import { CLOSED_PIPE_EXIT, stopRunsNow } from "./interrupt.js";
-import { workspaceFolder } from "./options.js";
+import { checkpointsOf, DEFAULT_STORE, workspaceFolder } from "./options.js";
 import { formatModels, listModels, ModelServerError, startCommands } from "./models.js";
 import { checkSettingsFiles, resolvedServer } from "./server-options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
@@ -77,7 +79,7 @@ Examples:
         );
       } catch (err) {
         if (!(err instanceof ModelServerError)) throw err;
-        process.stderr.write(`keel: ${err.message}\n`);
+        process.stderr.write(`keel: ${printable(err.message)}\n`);
         process.exitCode = 3;
       }
     });
@@ -127,7 +129,7 @@ Examples:
     .option("-w, --workspace <dir>", "the workspace whose store keel remembers servers in", ".")
     .option(
       "--checkpoints <url>",
-      "memory | sqlite:PATH | postgres://… (default: sqlite:<workspace>/.keel/keel.db)",
+      `memory | sqlite:PATH | postgres://… (default: ${DEFAULT_STORE})`,
     )
     .option("--json", "print the report as JSON")
     .option("--no-canary", "do not check the path to the model with canary requests")
@@ -156,7 +158,7 @@ Examples:
         const given = flagSettings(doctor);
         const report = await runDoctor({
           ...resolvedServer(given, workspace),
-          checkpoints: flags.checkpoints ?? defaultCheckpoints(workspace),
+          checkpoints: checkpointsOf(flags.checkpoints, workspace),
           window: parseSettings(ModelSettingsSchema, { context: { ...given, workspace } })
             .contextWindow,
           canary: flags.canary,
@@ -223,12 +225,12 @@ async function main(): Promise<void> {
       return;
     }
     if (err instanceof EvalServerError) {
-      process.stderr.write(`keel: ${err.message}\n`);
+      process.stderr.write(`keel: ${printable(err.message)}\n`);
       process.exitCode = 3;
       return;
     }
     if (err instanceof PersistenceError) {
-      process.stderr.write(`keel: ${err.message}\n`);
+      process.stderr.write(`keel: ${printable(err.message)}\n`);
       process.exitCode = 4;
       return;
     }
@@ -240,7 +242,7 @@ async function main(): Promise<void> {
     }
     if (err instanceof NothingToUndoError) {
       // Nothing was done (exit 1), but nothing was asked wrongly either.
-      process.stderr.write(`keel: ${err.message}\n`);
+      process.stderr.write(`keel: ${printable(err.message)}\n`);
       process.exitCode = 1;
       return;
     }
@@ -250,13 +252,16 @@ async function main(): Promise<void> {
       err instanceof CheckpointUrlError ||
       err instanceof ThreadBusyError ||
       err instanceof SettingsFileError ||
-      err instanceof McpConfigError
+      err instanceof McpConfigError ||
+      err instanceof FileRefused
     ) {
-      process.stderr.write(`keel: ${err.message}\n`);
+      process.stderr.write(`keel: ${printable(err.message)}\n`);
       process.exitCode = 2;
       return;
     }
-    process.stderr.write(`keel: unexpected failure: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.stderr.write(
+      `keel: unexpected failure: ${printable((err as Error)?.stack ?? String(err))}\n`,
+    );
     process.exitCode = 1;
   } finally {
     // MCP servers keel started, and the sandbox's proxies, would keep the process alive.

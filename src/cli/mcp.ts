@@ -22,6 +22,7 @@ import { mcpServersOf, projectMcpServers } from "../mcp/servers.js";
 import { mcpSession, type McpSession } from "../mcp/session.js";
 import { ALL_TOOLS } from "../tools/registry.js";
 import { MCP_WARN_SHARE } from "../session/timeline.js";
+import { printable, printableName } from "../printable.js";
 
 export interface McpReport extends McpSession {
   window: number;
@@ -89,7 +90,7 @@ export async function approveMcp(
 /** The report people read. */
 export function formatMcp(r: McpReport): string {
   const waiting = r.unapproved.length
-    ? `\n${pc.yellow("not approved")}: ${r.unapproved.join(", ")} (from .mcp.json; not started). Review and approve: ${approveHint(r.unapproved)}`
+    ? `\n${pc.yellow("not approved")}: ${printableName(r.unapproved.join(", "))} (from .mcp.json; not started). Review and approve: ${printableName(approveHint(r.unapproved))}`
     : "";
   if (r.servers.length === 0 && r.failures.length === 0)
     return waiting
@@ -100,12 +101,14 @@ export function formatMcp(r: McpReport): string {
   for (const s of r.servers) {
     total += s.tokens;
     lines.push(
-      `${pc.bold(s.name)}  ${pc.dim(s.target)}  ${s.sandboxed ? "sandboxed" : "not sandboxed"} · ${s.tools.length} tools · ~${s.tokens} tokens`,
-      `  ${s.tools.join(", ") || "(no tools)"}`,
+      `${pc.bold(printableName(s.name))}  ${pc.dim(printableName(s.target))}  ${s.sandboxed ? "sandboxed" : "not sandboxed"} · ${s.tools.length} tools · ~${s.tokens} tokens`,
+      `  ${printableName(s.tools.join(", ")) || "(no tools)"}`,
     );
   }
   for (const f of r.failures)
-    lines.push(`${pc.red(f.server)}  ${pc.dim(f.target)}  not available: ${f.detail}`);
+    lines.push(
+      `${pc.red(printableName(f.server))}  ${pc.dim(printableName(f.target))}  not available: ${printable(f.detail)}`,
+    );
   const share = total / r.window;
   lines.push(
     "",

@@ -2,6 +2,7 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { InvalidArgumentError } from "commander";
+import { defaultCheckpoints, oldStoreNote } from "../persistence/checkpointer.js";
 import { UsageError } from "../session/session.js";
 import { realWorkspace } from "../tools/workspace-path.js";
 
@@ -51,3 +52,19 @@ export const positiveInt = (v: string) => {
 
 /** Commander's collector of a repeatable option. */
 export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** What `--help` says of the default store. */
+export const DEFAULT_STORE =
+  "the folder's own store in keel's state folder ($KEEL_STATE_DIR, $XDG_STATE_HOME/keel or ~/.local/state/keel), never in the folder";
+
+/**
+ * A command's checkpoint store: the one `--checkpoints` names, else the workspace's own in keel's
+ * state folder — and then, once per workspace, what to do about a `.keel/keel.db` found in it
+ * (`oldStoreNote`), said on stderr.
+ */
+export function checkpointsOf(given: string | undefined, workspace: string): string {
+  if (given !== undefined) return given;
+  const note = oldStoreNote(workspace);
+  if (note) process.stderr.write(`keel: ${note}\n`);
+  return defaultCheckpoints(workspace);
+}

@@ -6,10 +6,9 @@ import { Command } from "commander";
 import pc from "picocolors";
 import { ContextSchema } from "../agent/context.js";
 import { readEnv } from "../env.js";
-import { defaultCheckpoints } from "../persistence/checkpointer.js";
 import { installCtrlC } from "./interrupt.js";
 import { plural } from "./table.js";
-import { threadFlags, threadId, workspaceFolder } from "./options.js";
+import { checkpointsOf, DEFAULT_STORE, threadFlags, threadId, workspaceFolder } from "./options.js";
 import { checkSettingsFiles } from "./server-options.js";
 import { addSettingFlags, flagSettings, flagWords } from "./setting-flags.js";
 import { recordRun } from "../undo/journal.js";
@@ -78,7 +77,7 @@ async function runCommand(
   settings: Record<string, unknown>,
 ): Promise<number> {
   const workspace = workspaceFolder(flags.workspace);
-  checkSettingsFiles(workspace);
+  checkSettingsFiles(workspace, settings);
   const env = readEnv();
   // `-` reads the request from stdin, which then cannot answer questions.
   const fromStdin = given === "-";
@@ -98,7 +97,7 @@ async function runCommand(
     const outcome = await runSession({
       request,
       threadId: flags.thread,
-      checkpoints: flags.checkpoints ?? defaultCheckpoints(workspace),
+      checkpoints: checkpointsOf(flags.checkpoints, workspace),
       settings: { workspace, ...settings },
       log,
       ask: rl ? (q) => question(rl, `${pc.cyan("?")} ${q}\n> `, stop.signal, stop.now) : undefined,
@@ -140,7 +139,7 @@ export function runCommandDef(): Command {
     )
     .option(
       "--checkpoints <url>",
-      "memory | sqlite:PATH | postgres://… (default: sqlite:<workspace>/.keel/keel.db)",
+      `memory | sqlite:PATH | postgres://… (default: ${DEFAULT_STORE})`,
     )
     .option(
       "--json",

@@ -6,12 +6,13 @@
  */
 import { ContextSchema } from "../agent/context.js";
 import { AnalystContextSchema } from "../analysis/context.js";
-import { fileSettings } from "../run/settings-file.js";
-import { ModelSettingsSchema, parseSettings, settingsFiles } from "../run/settings.js";
+import { noticeRefusals, runLayers } from "../run/layered.js";
+import { foldLayers } from "../run/settings-layers.js";
+import { ModelSettingsSchema, parseSettings } from "../run/settings.js";
 
 /** The server the flags' settings, the environment and the settings files of `dir` name. */
 export function resolvedServer(flags: Record<string, unknown>, dir = ".") {
-  checkSettingsFiles(dir);
+  checkSettingsFiles(dir, flags);
   const s = parseSettings(ModelSettingsSchema, { context: { ...flags, workspace: dir } });
   return {
     provider: s.provider,
@@ -28,11 +29,16 @@ const KNOWN = new Set([
 ]);
 
 /**
- * Checks the settings files `dir`'s runs would read, with unknown fields refused (a typo would
- * otherwise be ignored). Throws `SettingsFileError` naming the file and the field.
+ * Checks the settings files `dir`'s runs would read under the command's `flags`, with unknown
+ * fields refused (a typo would otherwise be ignored), and says on stderr, once, each entry a
+ * project's file may not set (the rest of it applies). Throws `SettingsFileError` naming the file
+ * and the field.
  */
-export function checkSettingsFiles(dir: string): void {
-  const files = settingsFiles({ workspace: dir });
-  fileSettings(ContextSchema, files, KNOWN);
-  fileSettings(AnalystContextSchema, files, KNOWN);
+export function checkSettingsFiles(dir: string, flags: Record<string, unknown> = {}): void {
+  for (const schema of [ContextSchema, AnalystContextSchema]) {
+    const layers = runLayers(schema, { ...flags, workspace: dir }, { known: KNOWN });
+    noticeRefusals(foldLayers(schema, layers).refused, (line) =>
+      process.stderr.write(`keel: note: ${line}\n`),
+    );
+  }
 }

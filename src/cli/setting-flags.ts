@@ -82,7 +82,7 @@ export function flagWords(schema: z.ZodObject, settings: Record<string, unknown>
   for (const key of Object.keys(schema.shape)) {
     const value = settings[key];
     const meta = metaOf(schema, key);
-    if (value === undefined || !meta.flag || meta.secret || meta.location) continue;
+    if (value === undefined || !meta.flag || meta.secret || meta.trust === "folder") continue;
     const flag = /^-\w\b/.exec(meta.flag)?.[0] ?? /--[\w-]+/.exec(meta.flag)![0];
     if (typeof value === "boolean") {
       if (value) words.push(flag);

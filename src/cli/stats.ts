@@ -6,7 +6,7 @@
 import { writeFile } from "node:fs/promises";
 import { Command, InvalidArgumentError } from "commander";
 import pc from "picocolors";
-import { defaultCheckpoints, storeExists } from "../persistence/checkpointer.js";
+import { storeExists } from "../persistence/checkpointer.js";
 import { UsageError } from "../session/session.js";
 import { openPersistence } from "../persistence/open.js";
 import { collectRuns } from "../stats/collect.js";
@@ -21,7 +21,7 @@ import {
   type Stats,
 } from "../stats/runs.js";
 import { plural, table } from "./table.js";
-import { threadId, workspaceFolder } from "./options.js";
+import { checkpointsOf, DEFAULT_STORE, threadId, workspaceFolder } from "./options.js";
 
 interface StatsFlags {
   workspace: string;
@@ -55,7 +55,7 @@ export function statsCommand(): Command {
     .option("-w, --workspace <dir>", "the workspace whose store to read", ".")
     .option(
       "--checkpoints <url>",
-      "memory | sqlite:PATH | postgres://… (default: sqlite:<workspace>/.keel/keel.db)",
+      `memory | sqlite:PATH | postgres://… (default: ${DEFAULT_STORE})`,
     )
     .option("-m, --model <name>", "only this model")
     .option("-t, --thread <id>", "only this thread", threadId)
@@ -69,12 +69,12 @@ export function statsCommand(): Command {
       "after",
       `
 Examples:
-  keel stats                          # every run in ./.keel/keel.db
+  keel stats                          # every run of this folder's store
   keel stats -m qwen3:8b --since 7d   # one model, the last week
   keel stats --html stats.html        # the same with charts`,
     )
     .action(async (flags: StatsFlags) => {
-      const url = flags.checkpoints ?? defaultCheckpoints(workspaceFolder(flags.workspace));
+      const url = checkpointsOf(flags.checkpoints, workspaceFolder(flags.workspace));
       if (!storeExists(url))
         throw new UsageError(
           `no checkpoint store at ${url}: keel run writes one there (or give --checkpoints)`,

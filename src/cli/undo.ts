@@ -8,19 +8,16 @@ import { question } from "./question.js";
 import { Command, InvalidArgumentError } from "commander";
 import pc from "picocolors";
 import { createCoderGraph } from "../agent/graph.js";
+import { printable, printableName } from "../printable.js";
 import { readEnv } from "../env.js";
-import {
-  defaultCheckpoints,
-  parseCheckpointUrl,
-  storeExists,
-} from "../persistence/checkpointer.js";
+import { parseCheckpointUrl, storeExists } from "../persistence/checkpointer.js";
 import { openPersistence } from "../persistence/open.js";
 import { lockThread } from "../persistence/thread-lock.js";
 import { describeAction } from "../undo/plan.js";
 import { rewindTo } from "../agent/rewind.js";
 import { resumeCommand } from "../session/resume-command.js";
 import { readJournal, runFlags } from "../undo/journal.js";
-import { threadFlags, threadId, workspaceFolder } from "./options.js";
+import { checkpointsOf, DEFAULT_STORE, threadFlags, threadId, workspaceFolder } from "./options.js";
 import {
   applyUndo,
   NothingToUndoError,
@@ -55,10 +52,7 @@ export function undoCommand(): Command {
     .option("--to <step>", "undo from this step on (steps as keel diff lists them)", stepNumber)
     .option("-y, --yes", "apply without asking")
     .option("--dry-run", "only show what would be done")
-    .option(
-      "--checkpoints <url>",
-      "the run's checkpoints (default: sqlite:<workspace>/.keel/keel.db)",
-    )
+    .option("--checkpoints <url>", `the run's checkpoints (default: ${DEFAULT_STORE})`)
     .option("--json", "print the plan and what was done as JSON")
     .addHelpText(
       "after",
@@ -120,7 +114,7 @@ async function runUndo(flags: UndoFlags): Promise<number> {
       return 1;
     }
   }
-  const checkpoints = flags.checkpoints ?? defaultCheckpoints(workspace);
+  const checkpoints = checkpointsOf(flags.checkpoints, workspace);
   // A thread a keel is running is not put back under it: its next steps would build on files gone.
   const unlock = storeExists(checkpoints)
     ? await lockThread(parseCheckpointUrl(checkpoints), plan.thread)
@@ -160,7 +154,7 @@ const outcomeOf = (plan: UndoPlan) => ({
 });
 
 function preview(plan: UndoPlan): string {
-  const steps = plan.steps.map((s) => `  ${pc.dim(`step ${s.step}`)}  ${s.label}`);
+  const steps = plan.steps.map((s) => `  ${pc.dim(`step ${s.step}`)}  ${printableName(s.label)}`);
   const actions = plan.actions.length
     ? plan.actions.map(
         (a) => `  ${a.action === "keep" ? pc.yellow(describeAction(a)) : describeAction(a)}`,
@@ -227,10 +221,12 @@ Examples:
           `thread ${thread}:`,
           ...steps.map(
             (s) =>
-              `  ${pc.dim(`step ${s.step}`)}  ${s.label}  ${pc.dim(s.files.map((f) => f.path).join(", "))}`,
+              `  ${pc.dim(`step ${s.step}`)}  ${printableName(s.label)}  ${pc.dim(s.files.map((f) => printableName(f.path)).join(", "))}`,
           ),
         ];
-        process.stdout.write(`${lines.join("\n")}\n${flags.stat ? "" : `\n${colorPatch(patch)}`}`);
+        // what is on disk, shown as it is: an escape sequence in a file erases no line on screen
+        const shown = colorPatch(printable(patch));
+        process.stdout.write(`${lines.join("\n")}\n${flags.stat ? "" : `\n${shown}`}`);
       },
     );
 }

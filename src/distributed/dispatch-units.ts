@@ -5,10 +5,8 @@
  * bottom-up as their units complete. The graph around it — enumerate, summarize-folders,
  * write-report — is the single-process analyst's, so the report is the same.
  */
-import { readFile } from "node:fs/promises";
-import path from "node:path";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { FileUnit } from "../analysis/enumerate.js";
+import { readUnit, type FileUnit } from "../analysis/enumerate.js";
 import { createAnalyzeUnitsNode } from "../analysis/nodes/analyze-units.js";
 import { foldFolder } from "../analysis/nodes/summarize-folders.js";
 import { analystStep } from "../analysis/runtime.js";
@@ -101,7 +99,7 @@ export function createDispatchUnitsNode(deps: GraphDeps, d: DispatchOptions) {
             unit,
             model,
             depth,
-            text: await readFile(path.join(state.target, unit.path), "utf8"),
+            text: await readUnit(state.target, unit.path),
           })),
         );
         await d.queue.enqueue(jobs, d.leaseSeconds);
@@ -135,7 +133,7 @@ export function createDispatchUnitsNode(deps: GraphDeps, d: DispatchOptions) {
         if (job.state === "failed") {
           // Reported, not retried forever: the unit's record says why, the report lists it.
           failed++;
-          const text = await readFile(path.join(state.target, unit.path), "utf8");
+          const text = await readUnit(state.target, unit.path);
           await records.putUnit({
             path: unit.path,
             hash: unit.hash,

@@ -91,7 +91,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
       };
       // the model's calibration profile on this server, beneath the worker's own settings
       env = profileOf(AnalystContextSchema, input).then(({ beneath }) => {
-        const config = analystRunConfig(job.run, input, beneath);
+        const config = analystRunConfig(job.run, input, undefined, beneath);
         return analystEnv({ ...config, store: o.store, signal: o.abort }, o.deps ?? {});
       });
       envs.set(key, env);

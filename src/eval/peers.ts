@@ -77,6 +77,7 @@ export async function runPeer(
   const ctx = {
     workspace: settings.workspace,
     commandTimeoutMs: s.commandTimeoutMs,
+    toolTimeoutMs: s.toolTimeoutMs,
     outputLimit: toolResultLimit(s.contextWindow),
     isolation: isolationOf(s),
   };

@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { quote } from "shell-quote";
 import type { McpServerConfig } from "./config.js";
+import { printableName } from "../printable.js";
 
 /** The approvals file beside the user's settings file. */
 export const approvalsFile = (userSettingsFile: string) =>
@@ -87,5 +88,6 @@ export function describeEntry(server: string, config: McpServerConfig): string {
   for (const [k, v] of Object.entries(config.env)) lines.push(`  env ${k}=${v}`);
   for (const [k, v] of Object.entries(config.headers)) lines.push(`  header ${k}: ${v}`);
   if (config.allowHosts.length) lines.push(`  may reach: ${config.allowHosts.join(", ")}`);
-  return lines.join("\n");
+  // what the person approves is what the file says: an escape in an argument hides nothing
+  return lines.map(printableName).join("\n");
 }

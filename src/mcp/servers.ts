@@ -2,22 +2,27 @@
  * Which MCP servers a run gets: the user settings' own, and the workspace's `.mcp.json` servers a
  * person approved (`keel mcp approve`); a project server nobody approved is left out and named.
  */
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { readEnv } from "../env.js";
+import { readInSync } from "../files/door.js";
 import { approvalsFile, isApproved } from "./approval.js";
 import { parseMcpJson, type McpServerConfig } from "./config.js";
 
-/** The servers a workspace's `.mcp.json` names (never trusted); none when it has no such file. */
+/** The project's MCP servers file, relative to the workspace. */
+export const MCP_JSON = ".mcp.json";
+
+/**
+ * The servers a workspace's `.mcp.json` names (never trusted); none when it has no such file, or
+ * one keel's file door (`files/door.ts`) refuses: a link, a FIFO or a device, a file over 1 MiB.
+ */
 export function projectMcpServers(workspace: string): Record<string, McpServerConfig> {
-  const file = path.join(workspace, ".mcp.json");
   let text: string | undefined;
   try {
-    text = readFileSync(file, "utf8");
+    text = readInSync(workspace, MCP_JSON)?.toString("utf8");
   } catch {
     text = undefined;
   }
-  return text ? parseMcpJson(file, text) : {};
+  return text ? parseMcpJson(path.join(workspace, MCP_JSON), text) : {};
 }
 
 /** A run's servers, and the project's servers it leaves out because no person approved them. */

@@ -293,6 +293,7 @@ function mcpTool(
       description: `${t.description ?? t.name} (MCP server "${server}")`,
       toolClass: readOnly ? "explore" : "command",
       schema,
+      ownLimitMs: () => config.timeout,
       async run(args, ctx) {
         if (!config.trust && !ctx.approved) {
           const approved =

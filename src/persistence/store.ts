@@ -1,7 +1,7 @@
 /** The findings store from the same `--checkpoints` URL as the checkpointer. */
-import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { InMemoryStore, type BaseStore } from "@langchain/langgraph";
+import { ensureStateFolder } from "../files/state.js";
 import { CheckpointUrlError, type CheckpointTarget } from "./checkpointer.js";
 import { SqliteStore } from "./sqlite-store.js";
 
@@ -11,7 +11,7 @@ export function createStore(target: CheckpointTarget): BaseStore {
     case "memory":
       return new InMemoryStore();
     case "sqlite":
-      mkdirSync(path.dirname(target.path), { recursive: true });
+      ensureStateFolder(path.dirname(target.path));
       return new SqliteStore(target.path);
     case "postgres":
       throw new CheckpointUrlError(

@@ -1,6 +1,6 @@
 /**
  * The calibration profile of a run: one more source of settings, beneath flags, the environment
- * and the settings files (`layered`'s `beneath`), taken from keel's state folder for the model and
+ * and the settings files (`layered`'s lowest layer, run/layered.ts), taken from keel's state folder for the model and
  * server the run reaches — only when they are the ones it was measured on (run/profiles.ts). Every
  * run says which profile applied and why (`ProfileUse`): `keel run --json`'s settings, the
  * timeline, `keel models`, `keel doctor`.
@@ -9,7 +9,8 @@ import type { z } from "zod";
 import { readEnv } from "../env.js";
 import { identifyServer } from "../models/identity.js";
 import { withReplyDeadline } from "../models/probe.js";
-import { layered, ModelSettingsSchema, parseSettings } from "./settings.js";
+import { layered } from "./layered.js";
+import { ModelSettingsSchema, parseSettings } from "./settings.js";
 import {
   matchProfile,
   PROFILE_KEYS,

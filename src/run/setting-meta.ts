@@ -1,11 +1,46 @@
 /**
  * The table of settings: each run setting is one zod field (type, default, help text) registered
  * here with where else it may come from (its flag and the commands that take it, its environment
- * variable, whether a project's file may set it). The CLI's flags and `--help`, the environment
- * reader, the settings files' checks, Studio's form and docs/settings.md are all derived from the
- * schemas and this registry; adding a setting is one field with its entry.
+ * variable) and who may give it (its `trust`). The CLI's flags and `--help`, the environment
+ * reader, the settings' layering and its refusals, Studio's form and docs/settings.md are all
+ * derived from the schemas and this registry; adding a setting is one field with its entry.
  */
 import { z } from "zod";
+
+/**
+ * Who gives a value: the person (their flags, environment, own settings file, and code that calls
+ * keel), a project's settings file (`<workspace>/.keel/settings.json`, written by whoever ships the
+ * repository), or an API caller (a run's context sent to the LangGraph server).
+ */
+export type SettingSource = "person" | "project" | "api";
+/** The sources keel does not take at their word. */
+export type UntrustedSource = Exclude<SettingSource, "person">;
+
+/**
+ * What a value from an untrusted source does: `set` it (over the layers beneath), `lower` it (a
+ * number only below the person's own), `add` to the person's list, or `refuse` it (named once).
+ */
+export type Take = "set" | "lower" | "add" | "refuse";
+
+/**
+ * Who may give a setting besides the person, who may give every one. One decision per entry.
+ */
+export const TRUST = {
+  /** Harmless: the model's name, sampling, how tools are shown; anyone may set it. */
+  anyone: { project: "set", api: "set" },
+  /**
+   * Where the person's data, keys or trust go (the server, its URL, a key, a program or folder
+   * outside the workspace), or a guard loosened (sandbox, approval, grants, timeouts, limits).
+   */
+  person: { project: "refuse", api: "refuse" },
+  /** A budget: others may lower it, never raise it. */
+  lower: { project: "lower", api: "lower" },
+  /** Rules that ask or refuse more: others add to the person's. */
+  added: { project: "add", api: "add" },
+  /** The run's own folder: the command or the API caller names it, never a settings file. */
+  folder: { project: "refuse", api: "set" },
+} as const satisfies Record<string, Record<UntrustedSource, Take>>;
+export type Trust = keyof typeof TRUST;
 
 /** The commands whose flags come from the table. */
 export const SETTING_COMMANDS = ["run", "analyze", "models", "doctor", "eval", "worker"] as const;
@@ -22,17 +57,10 @@ export interface SettingMeta {
   env?: string;
   /** Turns the variable's text into the setting's value (default: as text, else JSON). */
   fromEnv?: (raw: string) => unknown;
-  /** Only the user's own file may set it: a project's file must not widen what the agent may do. */
-  userOnly?: boolean;
-  /** A list a project's file adds to the user's instead of replacing it. */
-  additive?: boolean;
+  /** Who may give it besides the person (`TRUST`): every entry decides. */
+  trust: Trust;
   /** The flag's values are paths, resolved against the working directory. */
   paths?: boolean;
-  /**
-   * The run's own folder (the coder's workspace, the analyst's target): given by the command or
-   * the caller, never by a settings file, which is read from that folder.
-   */
-  location?: boolean;
   /** A value other than the default, for the table's own test and the docs' examples. */
   example?: unknown;
   /** Never repeated in a command keel prints (the resume hint): a password, a key. */
@@ -48,10 +76,18 @@ export function setting<T extends z.ZodType>(field: T, meta: SettingMeta): T {
   return field;
 }
 
-/** The entry of `schema`'s field `key` (an empty one for a field with none, or no such field). */
+/**
+ * The entry of `schema`'s field `key`; a field with none (or no such field) is the person's alone,
+ * so a setting nobody decided on is never taken from a project's file or an API caller.
+ */
 export function metaOf(schema: z.ZodObject, key: string): SettingMeta {
   const field = schema.shape[key] as z.ZodType | undefined;
-  return (field && settingTable.get(field)) ?? {};
+  return (field && settingTable.get(field)) ?? { trust: "person" };
+}
+
+/** What a value of `schema`'s `key` from `source` does (`Take`). */
+export function takeOf(schema: z.ZodObject, key: string, source: UntrustedSource): Take {
+  return TRUST[metaOf(schema, key).trust][source];
 }
 
 /** The keys of `schema` whose entries say `test`. */

@@ -1,18 +1,17 @@
 /**
  * Settings files: the project's `<workspace>/.keel/settings.json` and the user's
- * `$XDG_CONFIG_HOME/keel/settings.json` (default `~/.config/keel/settings.json`). Precedence, high to
- * low: flags (the run's own settings) > environment > project file > user file > defaults.
- *
- * A project's file travels with the repository, so it cannot widen what the agent may do on the
- * machine, nor choose where prompts and keys are sent (the settings table's `userOnly` entries:
- * the sandbox's grants, running unsandboxed, approving everything, MCP servers, the server's URL);
- * those belong in the user's file. A project's list of ask or
- * deny rules adds to the user's (`additive`): a repository may ask or refuse more, never less. A
- * bad file is an error that names the file and the field.
+ * `$XDG_CONFIG_HOME/keel/settings.json` (default `~/.config/keel/settings.json`), each read as one
+ * layer of a run's settings (layered.ts). The user's file is the person's own; a project's travels
+ * with the repository, so what it may set is the settings table's decision (`trust`), applied when
+ * the layers are folded (settings-layers.ts). A bad file is an error that names the file and the
+ * field.
  */
-import { readFileSync, statSync } from "node:fs";
+import { lstatSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
 import type { z } from "zod";
-import { keysWhere, metaOf } from "./setting-meta.js";
+import { readInSync } from "../files/door.js";
+import { metaOf } from "./setting-meta.js";
+import type { SettingsLayer } from "./settings-layers.js";
 
 /** The project's settings file, relative to the workspace. */
 export const PROJECT_SETTINGS = ".keel/settings.json";
@@ -31,11 +30,22 @@ export class SettingsFileError extends Error {
   }
 }
 
-/** A file's JSON object; undefined when there is no file. */
-export function readSettingsFile(file: string): Record<string, unknown> | undefined {
+/**
+ * A file's JSON object; undefined when there is no file. A project's file is read through keel's
+ * file door (`files/door.ts`): a link on the way or at the file, a FIFO or a device is an error,
+ * never followed or waited on.
+ */
+export function readSettingsFile(
+  file: string,
+  opts: { project?: boolean } = {},
+): Record<string, unknown> | undefined {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    const bytes = opts.project
+      ? readInSync(path.resolve(file, "..", ".."), PROJECT_SETTINGS)
+      : readFileSync(file);
+    if (bytes === undefined) return undefined;
+    text = bytes.toString("utf8");
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new SettingsFileError(file, undefined, (e as Error).message);
@@ -54,7 +64,8 @@ export function readSettingsFile(file: string): Record<string, unknown> | undefi
 /**
  * One file's settings checked against `schema`: each field it knows is validated (the error names
  * the file and the field); with `known`, a field no schema knows is an error (a typo would
- * otherwise be ignored silently); a project file may not set `userOnly` fields.
+ * otherwise be ignored silently); the person's own file may not name the run's folder (a
+ * project's is refused it with the rest of its person-only entries, when the layers are folded).
  */
 export function checkSettings(
   file: string,
@@ -65,19 +76,12 @@ export function checkSettings(
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(values)) {
     if (key === "$schema") continue;
-    if (metaOf(schema, key).location)
+    if (!opts.project && metaOf(schema, key).trust === "folder")
       throw new SettingsFileError(
         file,
         key,
         "the run's folder is given by the command (-w, or the folder to analyse), not by a settings file",
       );
-    if (opts.project && metaOf(schema, key).userOnly) {
-      throw new SettingsFileError(
-        file,
-        key,
-        `only your user settings file may set it (a project's file must not widen what the agent may do on your machine, nor choose where your prompts and keys are sent)`,
-      );
-    }
     const field = schema.shape[key] as z.ZodType | undefined;
     if (!field) {
       if (opts.known && !opts.known.has(key))
@@ -103,37 +107,37 @@ interface Cached {
 const cache = new Map<string, Cached>();
 
 /** A file's settings, read again only when it changed on disk. */
-function cachedFile(file: string): Record<string, unknown> | undefined {
+function cachedFile(file: string, project: boolean): Record<string, unknown> | undefined {
   let mtimeMs = -1;
   try {
-    mtimeMs = statSync(file).mtimeMs;
+    // the project's own entry (a link is not followed: its read is refused), the user's through links
+    mtimeMs = (project ? lstatSync(file) : statSync(file)).mtimeMs;
   } catch {
     // no file
   }
   const hit = cache.get(file);
   if (hit && hit.mtimeMs === mtimeMs) return hit.values;
-  const values = mtimeMs < 0 ? undefined : readSettingsFile(file);
+  const values = mtimeMs < 0 ? undefined : readSettingsFile(file, { project });
   cache.set(file, { mtimeMs, values });
   return values;
 }
 
-/** The settings the two files give for `schema` (project over user); throws `SettingsFileError`. */
-export function fileSettings(
+/**
+ * The layer a settings file gives for `schema`: the person's own (`source` "person") or a
+ * project's; none when there is no file. Throws `SettingsFileError` for a bad file.
+ */
+export function fileLayer(
   schema: z.ZodObject,
-  files: { user: string; project: string },
+  file: string,
+  source: "person" | "project",
   known?: ReadonlySet<string>,
-): Record<string, unknown> {
-  const user = cachedFile(files.user);
-  const project = cachedFile(files.project);
-  const mine = user
-    ? checkSettings(files.user, user, schema, { project: false, ...(known ? { known } : {}) })
-    : {};
-  const theirs = project
-    ? checkSettings(files.project, project, schema, { project: true, ...(known ? { known } : {}) })
-    : {};
-  const merged = { ...mine, ...theirs };
-  for (const key of keysWhere(schema, (m) => m.additive === true))
-    if (Array.isArray(mine[key]) && Array.isArray(theirs[key]))
-      merged[key] = [...(mine[key] as unknown[]), ...(theirs[key] as unknown[])];
-  return merged;
+): SettingsLayer | undefined {
+  const project = source === "project";
+  const values = cachedFile(file, project);
+  if (!values) return undefined;
+  return {
+    source,
+    name: `settings file ${file}`,
+    values: checkSettings(file, values, schema, { project, ...(known ? { known } : {}) }),
+  };
 }

@@ -3,15 +3,14 @@
  * schema with defaults, each field described for Studio), their defaults from the environment, and
  * parsing a run's settings once.
  */
-import path from "node:path";
 import { z } from "zod";
-import { normaliseOllamaHost, readEnv, variable } from "../env.js";
+import { normaliseOllamaHost } from "../env.js";
 import { GenerationBudgetSchema } from "../models/budget.js";
 import { THINK_SETTINGS } from "../models/capabilities.js";
 import { PROVIDERS, type Provider } from "../models/provider.js";
 import { UNREACHABLE_RETRIES } from "../models/retry.js";
-import { fileSettings, PROJECT_SETTINGS, SettingsFileError } from "./settings-file.js";
-import { fromText, metaOf, setting, type SettingCommand } from "./setting-meta.js";
+import { layered } from "./layered.js";
+import { setting, type SettingCommand, type SettingMeta } from "./setting-meta.js";
 
 export const DEFAULT_MODEL = "qwen3:8b";
 export const DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434";
@@ -23,6 +22,13 @@ export { PROVIDERS, type Provider } from "../models/provider.js";
 const SERVER_COMMANDS: readonly SettingCommand[] = ["run", "analyze", "models", "doctor", "eval"];
 /** The commands that ask a model. */
 const MODEL_COMMANDS: readonly SettingCommand[] = ["run", "analyze", "eval", "worker"];
+/** Harmless: a project's file and an API caller may set it too (`TRUST`). */
+export const ANYONE: SettingMeta = { trust: "anyone" };
+/**
+ * The person's alone: where their data, keys or trust go, or a guard loosened (`TRUST`). A
+ * cloned repository's settings must not send your prompts and OPENAI_API_KEY elsewhere.
+ */
+export const PERSON: SettingMeta = { trust: "person" };
 
 /** A server's address: an http(s) URL, refused at once rather than retried as a failed request. */
 const serverUrl = (example: string) =>
@@ -51,6 +57,7 @@ export const modelSetting = (describe: string, flagHelp = "model as the server l
       flagHelp,
       env: "KEEL_MODEL",
       example: "qwen2.5-coder:7b",
+      ...ANYONE,
     },
   );
 
@@ -63,7 +70,7 @@ export const ModelSettingsSchema = z.object({
       .describe(
         "The model server: ollama (its native API) or openai (an OpenAI-compatible /v1 server: llama.cpp, LM Studio, vLLM, MLX)",
       ),
-    { flag: "--provider <name>", commands: SERVER_COMMANDS, env: "KEEL_PROVIDER" },
+    { flag: "--provider <name>", commands: SERVER_COMMANDS, env: "KEEL_PROVIDER", ...PERSON },
   ),
   model: modelSetting("Model name as the server lists it, e.g. qwen3:8b"),
   baseUrl: setting(
@@ -77,8 +84,7 @@ export const ModelSettingsSchema = z.object({
       commands: SERVER_COMMANDS,
       env: "KEEL_BASE_URL",
       example: "http://127.0.0.1:1234/v1",
-      // A cloned repository's settings must not send your prompts and OPENAI_API_KEY elsewhere.
-      userOnly: true,
+      ...PERSON,
     },
   ),
   apiKey: setting(
@@ -89,6 +95,7 @@ export const ModelSettingsSchema = z.object({
       env: "OPENAI_API_KEY",
       example: "sk-1",
       secret: true,
+      ...PERSON,
     },
   ),
   ollamaUrl: setting(
@@ -101,10 +108,13 @@ export const ModelSettingsSchema = z.object({
       env: "OLLAMA_HOST",
       fromEnv: normaliseOllamaHost,
       example: "http://127.0.0.1:11435",
-      userOnly: true,
+      ...PERSON,
     },
   ),
-  temperature: z.number().min(0).max(2).default(0.2).describe("Sampling temperature for the model"),
+  temperature: setting(
+    z.number().min(0).max(2).default(0.2).describe("Sampling temperature for the model"),
+    ANYONE,
+  ),
   think: setting(
     z
       .enum(THINK_SETTINGS)
@@ -112,7 +122,7 @@ export const ModelSettingsSchema = z.object({
       .describe(
         "Thinking for models with the thinking capability: on, off, or a level (low|medium|high, for models that take levels such as gpt-oss; others think on). auto: the server's default (on). Structured requests never think",
       ),
-    { flag: "--think <mode>", commands: ["run"] },
+    { flag: "--think <mode>", commands: ["run"], ...ANYONE },
   ),
   contextWindow: setting(
     z
@@ -123,7 +133,7 @@ export const ModelSettingsSchema = z.object({
       .describe(
         "Context window keel asks the server for (num_ctx), capped by the model's own; every request is kept under it",
       ),
-    { flag: "--context-window <tokens>", commands: [...MODEL_COMMANDS, "doctor"] },
+    { flag: "--context-window <tokens>", commands: [...MODEL_COMMANDS, "doctor"], ...ANYONE },
   ),
   cacheReuse: setting(
     z
@@ -134,13 +144,14 @@ export const ModelSettingsSchema = z.object({
       .describe(
         "llama.cpp: the shortest run of its cached prompt the server may shift into place instead of evaluating (n_cache_reuse); keel then folds so the turns it keeps stay cached. 0: off. The shifted turns keep values computed while the folded turns were before them",
       ),
-    { flag: "--cache-reuse <tokens>", commands: ["run", "eval"], example: 256 },
+    { flag: "--cache-reuse <tokens>", commands: ["run", "eval"], example: 256, ...ANYONE },
   ),
   generationBudget: setting(
     GenerationBudgetSchema.describe(
       "Most tokens the model may generate per call, by kind (classify, plan, act, summary, analyze): sent as max_tokens (OpenAI-compatible) or num_predict (Ollama); a reply cut there is never run",
     ),
-    { example: { act: 2048 } },
+    // an output limit: a project's file must not let the model write until the window is full
+    { example: { act: 2048 }, ...PERSON },
   ),
   retries: setting(
     z
@@ -152,20 +163,21 @@ export const ModelSettingsSchema = z.object({
       .describe(
         `Retries of a failed model request (503, dropped connection, timeout); a server that refuses the connection is retried at most ${UNREACHABLE_RETRIES} times`,
       ),
-    { flag: "--retries <n>", commands: MODEL_COMMANDS },
+    { flag: "--retries <n>", commands: MODEL_COMMANDS, ...PERSON },
   ),
-  retryBaseMs: z
-    .number()
-    .int()
-    .min(0)
-    .default(500)
-    .describe("First retry delay in ms; doubles each retry"),
-  requestTimeoutMs: z
-    .number()
-    .int()
-    .positive()
-    .default(300_000)
-    .describe("Most ms to wait for the model's first byte, and between streamed lines"),
+  retryBaseMs: setting(
+    z.number().int().min(0).default(500).describe("First retry delay in ms; doubles each retry"),
+    PERSON,
+  ),
+  requestTimeoutMs: setting(
+    z
+      .number()
+      .int()
+      .positive()
+      .default(300_000)
+      .describe("Most ms to wait for the model's first byte, and between streamed lines"),
+    PERSON,
+  ),
 });
 
 /** Where a node finds its run's settings. */
@@ -219,6 +231,20 @@ export function settingsContext<S extends z.ZodObject, C extends object>(
   return context;
 }
 
+/**
+ * The context of a run an API caller started (the LangGraph server's runs, graphs/served.ts): the
+ * caller's settings layered as an untrusted source's (`layered`, caller "api") over the serving
+ * process's own, parsed once and kept with the context as `settingsContext` keeps them. Throws
+ * `SettingsFileError` naming each setting the caller may not set.
+ */
+export function callerContext<S extends z.ZodObject>(
+  schema: S,
+  given: Record<string, unknown>,
+): z.output<S> {
+  const parsedSettings = schema.parse(layered(schema, given, { caller: "api" }));
+  return settingsContext(schema, parsedSettings, { ...parsedSettings });
+}
+
 /** Parsed settings with the server resolved (`ServerSettings`), frozen. */
 function withServer<T>(s: T): Readonly<T & ServerSettings> {
   const {
@@ -247,51 +273,6 @@ function remember(run: object, schema: z.ZodObject, inputs: unknown[], value: un
   );
 }
 
-/**
- * A run's settings before the schema's defaults: what the run gives, over the environment, over the
- * settings files, over `beneath` (the model's calibration profile, run/profile-use.ts: an object
- * such as `generationBudget` merges under what the sources above give of it). Throws
- * `SettingsFileError` for a bad file.
- */
-export function layered(
-  schema: z.ZodObject,
-  given: Record<string, unknown>,
-  beneath: Record<string, unknown> = {},
-): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    ...fileSettings(schema, settingsFiles(given)),
-    ...envDefaults(schema, given),
-    ...given,
-  };
-  for (const [key, value] of Object.entries(beneath)) {
-    if (!(key in schema.shape)) continue;
-    const above = out[key];
-    if (above === undefined) out[key] = value;
-    else if (isRecord(above) && isRecord(value)) out[key] = { ...value, ...above };
-  }
-  // a /v1 root given for this run, with no provider named anywhere, is an OpenAI-compatible
-  // server's: `--base-url` alone must not be ignored for the default, Ollama
-  if (given.baseUrl !== undefined && out.provider === undefined && "provider" in schema.shape)
-    out.provider = "openai";
-  return out;
-}
-
-/**
- * The settings files of a run: the user's, and the project's in the run's workspace (the coder's
- * `workspace`, the analyst's `target`, else the working directory).
- */
-export function settingsFiles(given: Record<string, unknown>): { user: string; project: string } {
-  const dir =
-    [given.workspace, given.target].find((v): v is string => typeof v === "string") ?? ".";
-  return {
-    user: readEnv().userSettingsFile,
-    project: path.join(path.resolve(dir), PROJECT_SETTINGS),
-  };
-}
-
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
 /** What `parseSettings` resolves of the server. */
 export interface ServerSettings {
   ollamaUrl: string;
@@ -304,40 +285,3 @@ interface ParsedSettings {
   value: unknown;
 }
 const parsed = new WeakMap<object, Map<z.ZodObject, ParsedSettings>>();
-
-/**
- * Settings the environment supplies where a run does not say: each field's variable in the
- * settings table (`KEEL_MODEL`, `OLLAMA_HOST`, `KEEL_PROVIDER`, `KEEL_BASE_URL`,
- * `OPENAI_API_KEY`), for the fields the run does not give (`given`); a value the field refuses is
- * a `SettingsFileError` naming the variable. The same for every entry point — the CLI, Studio and
- * the LangGraph server, `runAgent` and `runAnalysis`.
- */
-export function envDefaults(
-  schema: z.ZodObject,
-  given: Record<string, unknown> = {},
-): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(schema.shape)) {
-    if (given[key] !== undefined) continue; // the run's own value wins; its variable is not read
-    const meta = metaOf(schema, key);
-    const raw = meta.env ? variable(meta.env) : undefined;
-    if (raw === undefined) continue;
-    const field = schema.shape[key] as z.ZodType;
-    let value: unknown = raw;
-    try {
-      value = meta.fromEnv ? meta.fromEnv(raw) : fromText(field, raw);
-    } catch {
-      // left as written: the check below names the variable and what it takes
-    }
-    const checked = field.safeParse(value);
-    if (!checked.success)
-      throw new SettingsFileError(
-        meta.env!,
-        key,
-        checked.error.issues.map((i) => i.message).join("; "),
-        `environment variable ${meta.env}`,
-      );
-    out[key] = value;
-  }
-  return out;
-}

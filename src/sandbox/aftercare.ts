@@ -1,22 +1,17 @@
 /**
  * After a sandboxed command, what it made that would run code outside the sandbox later is undone,
  * by the look before it and after it (look.ts): a protected path it created below the top level,
- * or one the person's git config or yarn config names, is removed, and a repository it created or
- * changed loses its new or rewritten hooks, the config keys it added that `SAFE_GIT_CONFIG` does
- * not list (git has many that run a program), a config or hooks folder that is a link (symbolic, or
- * a hard link shared with another name, through which a file tool would write it), a `commondir` it
- * made or changed, and what it added at its git folder's top level that git does not make there
- * or an unfinished rebase's state (`leftInGitDir`); Python bytecode it left goes too (Python runs a `.pyc` in place of its source), and a
- * project file it gave a setting that runs code (protected-settings.ts) is put back. Never
- * through a link.
+ * or one the person's git config or yarn config names, is removed — a repository it made too (its
+ * `.git`, or git's marks of a bare one: `HEAD`, `objects`, `commondir`), unless a person approved
+ * the command's git write. The person's repositories need nothing more: their git folders are
+ * read-only to commands (`nestedDenies`). Python bytecode it left goes too (Python runs a `.pyc` in
+ * place of its source), and a project file it gave a setting that runs code (protected-settings.ts)
+ * is put back. Never through a link.
  */
 import { chmodSync, lstatSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { gitConfigKeys, withoutUnsafeGitConfig } from "./git-config.js";
-import { CONFIGS, leftInGitDir, linksOf } from "./git-dir.js";
-import { removeForgedObjects } from "./git-objects.js";
-import { undoGitPlants } from "./git-plants.js";
 import {
+  isDotGit,
   linksOnTheWay,
   madeSince,
   markWorkspace,
@@ -26,20 +21,19 @@ import {
   type WorkspaceMarks,
 } from "./look.js";
 import { protectedSetting } from "./protected-settings.js";
-import { lstatOf, readSmall } from "./safe-read.js";
+import { lstatOf } from "../files/door.js";
 
 /**
  * After a command: removes the protected paths it created below the top level and those the git
- * config names that were not there before it, and cleans every repository it created or changed
- * (hooks other than git's samples removed, config keys `SAFE_GIT_CONFIG` does not list removed;
- * hooks and key lines it had before stay, a commondir it made or changed in one put back), and
- * removes the Python bytecode it left outside installed packages. Returns what was removed,
- * workspace-relative (the bytecode is not said). Never throws.
+ * config names that were not there before it, and every repository it made (unless `gitWritable`:
+ * a person approved its git write), and removes the Python bytecode it left outside installed
+ * packages. Returns what was removed, workspace-relative (the bytecode is not said). Never throws.
  */
 export function cleanAfter(
   workspace: string,
   before: WorkspaceMarks,
   limit = MAX_ENTRIES,
+  gitWritable = false,
 ): string[] {
   const removed: string[] = [];
   /** Does one part of the clean-up; one that fails is said, and the rest still runs. */
@@ -88,7 +82,11 @@ export function cleanAfter(
   const had = new Set(before.nested);
   if (!before.incomplete)
     for (const rel of after.nested)
-      if (!had.has(rel) && ![...had].some((h) => rel.startsWith(`${h}/`))) remove(rel);
+      if (!had.has(rel) && ![...had].some((h) => rel.startsWith(`${h}/`)))
+        if (!isDotGit(rel)) remove(rel);
+        // a repository (or a `.git` file naming one): its history is what the person's next
+        // checkout there writes, and only a command a person approved may write git
+        else if (!gitWritable) remove(rel, `${rel} (${NEW_REPOSITORY})`);
   /** The person's own link, if a command removed, replaced or turned it: put back as it was. */
   const putBack = (rel: string, to: string) => {
     const at = path.join(workspace, rel);
@@ -117,82 +115,26 @@ export function cleanAfter(
     if (linkTo !== undefined) putBack(rel, linkTo);
     else if (!there && lstatOf(path.join(workspace, rel))) remove(rel);
   }
-  const repos = after.repos;
-  for (const [rel, { print, hooks, entries }] of repos) {
-    const was = before.repos.get(rel);
-    // what it added at the top level that git does not make there, or an unfinished rebase's state
-    // (a git folder inside, a commondir's, is cleaned as the repository it is)
-    const left = entries.filter(
-      (n) =>
-        !was?.entries.includes(n) &&
-        leftInGitDir(n) !== undefined &&
-        !repos.has(rel === "." ? n : `${rel}/${n}`),
-    );
-    if (was?.print === print && left.length === 0) continue;
-    // one the look before could not see (in `node_modules`, reached through a link or a `.git`
-    // file): cleaned only when the command made it, never a checkout of the person's there
-    if (!was && unwalked(rel) && !madeSince(path.join(workspace, rel, "HEAD"), before.since))
-      continue;
-    const gitDir = path.join(workspace, rel);
-    const at = (p: string) => (rel === "." ? p : `${rel}/${p}`);
-    // a link in place of the hooks folder or a config: removed (the link, not what it leads to)
-    for (const name of linksOf(gitDir).filter((n) => !was?.links.includes(n)))
-      remove(path.join(rel, name), at(name));
-    // a commondir it made or changed in a repository that was there sends the person's git to
-    // another folder's config, hooks and objects: put back as it was
-    if (was && readSmall(path.join(gitDir, "commondir")) !== was.common) {
-      const common = path.join(rel, "commondir");
-      if (was.common === undefined) remove(common, `${at("commondir")} (made by the command)`);
-      else if (!direct(common))
-        removed.push(`(keel did not put back ${at("commondir")}: ${THROUGH_LINK})`);
+  // a folder the command made a repository's, which the walk above did not meet as a `.git` (a
+  // bare one; one in `node_modules` a link or a `.git` file sends git to): git runs its hooks and
+  // obeys its config, so it goes — a `.git` whole, another folder git's marks in it made since keel
+  // first looked (git takes it for none then). The person's git folders are read-only to commands.
+  if (!before.incomplete && !gitWritable)
+    for (const rel of after.repos) {
+      if (before.repos.has(rel) || !lstatOf(path.join(workspace, rel))) continue;
+      // one the look before could not see (in `node_modules`, reached through a link or a `.git`
+      // file): only when the command made it, never a checkout of the person's there
+      if (unwalked(rel) && !madeSince(path.join(workspace, rel, "HEAD"), before.since)) continue;
+      const shown = (p: string) => `${p} (${NEW_REPOSITORY})`;
+      if (isDotGit(rel)) remove(rel, shown(rel));
       else
-        attempt(at("commondir"), () => {
-          removeHard(path.join(workspace, common));
-          writeFileSync(path.join(workspace, common), was.common!);
-          removed.push(`${at("commondir")} (changed by the command: put back)`);
-        });
+        for (const mark of ["HEAD", "objects", "commondir"])
+          if (
+            lstatOf(path.join(workspace, rel, mark)) &&
+            madeSince(path.join(workspace, rel, mark), before.since)
+          )
+            remove(path.join(rel, mark), shown(rel === "." ? mark : `${rel}/${mark}`));
     }
-    for (const name of left) remove(path.join(rel, name), `${at(name)} (${leftInGitDir(name)})`);
-    // a hook it made, or rewrote under the same name (one the sandbox did not hold, past its cap)
-    for (const name of Object.keys(hooks).filter((n) => was?.hooks[n] !== hooks[n]))
-      remove(
-        path.join(rel, "hooks", name),
-        at(`hooks/${name}`) + (was?.hooks[name] ? " (changed by the command)" : ""),
-      );
-    CONFIGS.forEach((name, i) => {
-      const config = path.join(gitDir, name);
-      if (!lstatOf(config)?.isFile()) return;
-      attempt(at(name), () => {
-        const text = readSmall(config);
-        if (text === undefined) {
-          // larger than keel reads (or unreadable): it cannot be cleaned, so it goes whole
-          removeHard(config);
-          removed.push(`${at(name)} (too large to check)`);
-          return;
-        }
-        const kept = gitConfigKeys(was?.configs[i] ?? "");
-        const clean = withoutUnsafeGitConfig(text, kept, was !== undefined);
-        if (clean.removed.length === 0) return;
-        chmodSync(config, lstatSync(config).mode | 0o200); // a command may have made it read-only
-        writeFileSync(config, clean.text);
-        removed.push(...clean.removed.map((k) => `${k} from ${at(name)}`));
-      });
-    });
-  }
-  // what it staged or committed that the person's next checkout would write (git-plants.ts): after
-  // the clean-up above, so that the working tree it is compared with is the one left; first the
-  // objects it forged (git-objects.ts), which git would read as they are
-  for (const [rel, { git, worktree }] of repos) {
-    const was = before.repos.get(rel);
-    if (direct(rel))
-      attempt(`the objects of ${rel}`, () =>
-        removed.push(...removeForgedObjects(path.join(workspace, rel), before.at, rel)),
-      );
-    if (!was || was.git)
-      attempt(`the history of ${rel}`, () =>
-        removed.push(...undoGitPlants(workspace, rel, was?.git, git, worktree)),
-      );
-  }
   // a setting it added to a project file that makes a tool run code (a git hook's command, a
   // linter's plugin), or such a file it made a link: the file goes back to what it was before the
   // command, or goes if it made it (a link of the person's is theirs)
@@ -227,6 +169,10 @@ export function cleanAfter(
     );
   return removed;
 }
+
+/** Why keel removed a `.git` (or git's marks of a repository) a command made. */
+const NEW_REPOSITORY =
+  "a repository the command made: git runs its hooks and obeys its config, and only a git command a person approves may make or change one";
 
 /** Why keel left something it would have removed or put back. */
 const THROUGH_LINK =

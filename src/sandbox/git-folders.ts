@@ -4,8 +4,7 @@
  * Read from the file system at the write: a command may have made the folder since the run began.
  */
 import path from "node:path";
-import { CONFIGS } from "./git-dir.js";
-import { lstatOf } from "./safe-read.js";
+import { lstatOf } from "../files/door.js";
 import { sameName } from "./names.js";
 import type { ProtectedPath } from "./protected.js";
 
@@ -39,4 +38,4 @@ export function gitFoldersOn(workspace: string, rel: string): ProtectedPath[] {
 }
 
 /** What git reads in a repository's common folder besides its objects and refs. */
-const COMMON_PARTS = [...CONFIGS, "hooks", "info"];
+const COMMON_PARTS = ["config", "config.worktree", "hooks", "info"];

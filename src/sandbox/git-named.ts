@@ -27,7 +27,7 @@ import { parse, type ParseEntry } from "shell-quote";
 import { runGit } from "./host-git.js";
 import type { ProtectedPath } from "./protected.js";
 import { realTarget } from "./real-path.js";
-import { isSmallFile } from "./safe-read.js";
+import { isSmallFile } from "../files/door.js";
 
 /** One entry of `git config --list --show-origin`: the file it is in (absolute), key, value. */
 export interface ConfigEntry {

@@ -41,3 +41,20 @@ export function runGit(
     ...(timedOut ? { timedOut: true as const } : {}),
   };
 }
+
+/**
+ * The person's git identity in `cwd` (their config in every scope), as the variables git reads it
+ * from: a git write a person approved commits as them, though the sandbox hides their global config
+ * from the command. None where git does not know one.
+ */
+export function gitIdentity(cwd: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, names] of [
+    ["user.name", ["GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"]],
+    ["user.email", ["GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"]],
+  ] as const) {
+    const value = runGit(cwd, ["config", "--get", key], 5_000).stdout?.trim();
+    if (value) for (const name of names) out[name] = value;
+  }
+  return out;
+}

@@ -4,29 +4,17 @@
  * configs name (yarn-named.ts; the sandbox holds those too, `nestedDenies`), a Jujutsu `.jj/repo`
  * that is a file, entries no program should meet (FIFOs, devices, names that are not UTF-8), and
  * git repositories (a `.git` folder, a bare repository, the target of a `.git` file or link, the
- * folder a `commondir` names, one a link leads to in `node_modules`) with a fingerprint of each
- * one's hooks and configs (git-dir.ts reads each), and the text of the files that take protected
- * settings (protected-settings.ts).
+ * folder a `commondir` names, one a link leads to in `node_modules`: git-dir.ts reads where git
+ * goes) — each held read-only while a command runs, and one a command made cleaned after it — and
+ * the text of the files that take protected settings (protected-settings.ts).
  */
 import { readdirSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { gitNamedPaths, newLook, personalConfig, personalNames, type Look } from "./git-named.js";
-import { gitState, gitStateByGit, type GitState } from "./git-refs.js";
 import { takesSettings } from "./protected-settings.js";
 import { namedByYarnrc, YARNRCS } from "./yarn-named.js";
-import {
-  CONFIGS,
-  commonDirOf,
-  entriesOf,
-  fingerprint,
-  gitFileTarget,
-  hookStamps,
-  inWorkspace,
-  isGitDir,
-  linksOf,
-  resolves,
-} from "./git-dir.js";
-import { lstatOf, readSmall } from "./safe-read.js";
+import { commonDirOf, gitFileTarget, inWorkspace, isGitDir, resolves } from "./git-dir.js";
+import { lstatOf, readSmall } from "../files/door.js";
 import { foldName, sameName } from "./names.js";
 import { COMMAND_PROTECTED, removedWhenMade, type ProtectedPath } from "./protected.js";
 
@@ -35,11 +23,9 @@ import { COMMAND_PROTECTED, removedWhenMade, type ProtectedPath } from "./protec
  * passed over in silence: a command could make many files to hide one behind them.
  */
 export const MAX_ENTRIES = 1_000_000;
-/** How long git may take to list a repository's refs that keel cannot read itself (a reftable). */
-const GIT_STATE_MS = 3_000;
 /** Folders never looked into (they hold other people's code, and a lot of it). */
 const SKIP = new Set(["node_modules"]);
-/** What the look found: protected paths below the top level, and each repository's fingerprint. */
+/** What the look found: protected paths below the top level, the repositories, and more. */
 export interface WorkspaceMarks {
   nested: string[];
   /**
@@ -97,26 +83,11 @@ export interface WorkspaceMarks {
    */
   since: number;
   /**
-   * Workspace-relative git folder → a fingerprint of its configs and hooks, its hooks (each with
-   * its stamp: a hook rewritten under its own name shows), links and configs' text.
+   * Every repository's git folder, workspace-relative (`.git`, `vendor/lib/.git`, a bare one, where
+   * a `.git` file or a `commondir` sends git): the sandbox holds each read-only, and aftercare
+   * cleans one the look before did not find.
    */
-  repos: Map<
-    string,
-    {
-      print: string;
-      hooks: Record<string, string>;
-      links: string[];
-      configs: (string | undefined)[];
-      /** Its `commondir`'s text, if it has one: where git goes for its config, hooks and objects. */
-      common?: string;
-      /** The names at its top level: what a command adds there beside git's own goes (aftercare). */
-      entries: string[];
-      /** Its refs and index (none when they cannot be read so): what a command commits or stages shows. */
-      git?: GitState;
-      /** The working tree a `.git` file sends here (a linked worktree's, `--separate-git-dir`'s). */
-      worktree?: string;
-    }
-  >;
+  repos: Set<string>;
 }
 
 /**
@@ -136,41 +107,18 @@ export function markWorkspace(
     nested: [],
     named: [],
     odd: new Map(),
-    repos: new Map(),
+    repos: new Set(),
     deep: [],
     at: Date.now(),
     bytecode: [],
     settings: new Map(),
     since: firstLook.get(workspace) ?? firstLook.set(workspace, Date.now()).get(workspace)!,
   };
-  const addRepo = (rel: string, worktree?: string) => {
-    const known = marks.repos.get(rel);
-    if (known) {
-      // met in the walk of the main `.git` before the `.git` file that names it
-      if (worktree !== undefined) known.worktree ??= worktree;
-      return;
-    }
-    const gitDir = path.join(workspace, rel);
-    const configs = CONFIGS.map((name) => readSmall(path.join(gitDir, name)));
-    const hooks = hookStamps(gitDir);
-    const common = readSmall(path.join(gitDir, "commondir"));
-    const git = gitState(gitDir) ?? gitStateByGit(gitDir, path.dirname(gitDir), GIT_STATE_MS);
-    marks.repos.set(rel, {
-      print: fingerprint(gitDir, configs, hooks, common),
-      hooks,
-      links: linksOf(gitDir),
-      configs,
-      entries: entriesOf(gitDir),
-      ...(common !== undefined ? { common } : {}),
-      ...(git ? { git } : {}),
-      ...(worktree !== undefined ? { worktree } : {}),
-    });
-  };
-  const addRepoWithCommon = (rel: string, worktree?: string) => {
-    addRepo(rel, worktree);
+  const addRepoWithCommon = (rel: string) => {
+    marks.repos.add(rel);
     // git reads the config and runs the hooks of the folder `commondir` names
-    const common = commonDirOf(workspace, rel, marks.repos.get(rel)?.common);
-    if (common !== undefined) addRepo(common);
+    const common = commonDirOf(workspace, rel);
+    if (common !== undefined) marks.repos.add(common);
   };
   const look = newLook();
   // the workspace's own config first: the person's names at any depth are known before the walk
@@ -225,7 +173,7 @@ export function markWorkspace(
       // a `.git` file or link sends git to a repository anywhere (`node_modules` too)
       if (git && !folder) {
         const target = gitFileTarget(workspace, child, link);
-        if (target !== undefined) addRepoWithCommon(target, rel || ".");
+        if (target !== undefined) addRepoWithCommon(target);
       }
       if (
         bytecodeSince !== undefined &&
@@ -261,15 +209,12 @@ export function markWorkspace(
         rel === "." ? ".git" : `${rel}/.git`,
         dotGit.isSymbolicLink(),
       );
-      if (target !== undefined) addRepoWithCommon(target, rel);
+      if (target !== undefined) addRepoWithCommon(target);
     }
   };
   walk("");
   if (named)
-    marks.named = namedIn(workspace, worktrees, marks.repos.keys(), marks, look, [
-      ...top,
-      ...yarnNamed,
-    ]);
+    marks.named = namedIn(workspace, worktrees, marks.repos, marks, look, [...top, ...yarnNamed]);
   return marks;
 }
 
@@ -398,24 +343,40 @@ const special = (e: {
 }) => e.isFIFO() || e.isSocket() || e.isCharacterDevice() || e.isBlockDevice();
 
 /**
- * What the sandbox holds read-only besides the top-level list: the protected paths found deeper,
- * those the person's git config names, and in each repository what the list protects in `.git`
- * (hooks, configs, `lazygit.yml`…), workspace-relative.
+ * What the sandbox holds read-only besides the top-level list, workspace-relative: every
+ * repository's git folder whole (one inside another's is held with it) — or, for a command a person
+ * approved to write git (`gitWritable`) and for the workspace itself taken for a bare repository,
+ * what the list protects in each (hooks, configs, `lazygit.yml`…) — then the protected paths found deeper (a `.git` among them: a nested
+ * repository's, or the `.git` file that names one; not held for such a command), then those the
+ * person's git config names.
  */
-export function nestedDenies(marks: WorkspaceMarks, workspace: string): string[] {
+export function nestedDenies(
+  marks: WorkspaceMarks,
+  workspace: string,
+  gitWritable = false,
+): string[] {
   const out = new Set<string>();
-  // the list's paths first, then the named ones, then repositories' (past the cap, the clean-up
-  // after the command is what holds)
+  // past the cap, the clean-up after the command is what holds
   const hold = (p: string) => out.size < MAX_HELD && out.add(p);
-  for (const p of marks.nested) hold(p);
-  for (const n of marks.named) if (n.there) hold(n.path);
-  for (const rel of marks.repos.keys())
+  const repos = [...marks.repos].sort((a, b) => a.length - b.length);
+  for (const rel of repos) {
+    // the workspace itself taken for a bare repository: its parts only, or nothing could be written
+    if (!gitWritable && rel !== ".") {
+      if (![...out].some((held) => rel.startsWith(`${held}/`))) hold(rel);
+      continue;
+    }
     for (const part of GIT_DIR_PARTS) {
       const p = rel === "." ? part : `${rel}/${part}`;
-      if (out.size < MAX_HELD && lstatOf(path.join(workspace, p))) hold(p);
+      if (lstatOf(path.join(workspace, p))) hold(p);
     }
+  }
+  for (const p of marks.nested) if (!gitWritable || !isDotGit(p)) hold(p);
+  for (const n of marks.named) if (n.there) hold(n.path);
   return [...out];
 }
+
+/** Whether a workspace-relative path is a `.git` (any spelling a folding file system takes for it). */
+export const isDotGit = (rel: string) => sameName(rel.slice(rel.lastIndexOf("/") + 1), ".git");
 
 /** The parts of every repository's git folder the list protects in `.git` (hooks, config…). */
 const GIT_DIR_PARTS = COMMAND_PROTECTED.filter((p) => p.startsWith(".git/")).map((p) => p.slice(5));

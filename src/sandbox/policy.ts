@@ -9,7 +9,7 @@
  * allowed, plus the package registries for a command a person approved (an install).
  */
 import path from "node:path";
-import { COMMAND_PROTECTED } from "./protected.js";
+import { COMMAND_PROTECTED, PLACEHOLDER } from "./protected.js";
 
 /** What the user allowed beyond the defaults (flags, settings). Paths absolute or `~/…`. */
 export interface SandboxGrants {
@@ -175,7 +175,7 @@ export interface CommandTrace {
   output: string;
   /** Hosts the sandbox's proxy refused while it ran. */
   blockedHosts: string[];
-  /** Git hooks and config keys keel removed after the command (see git-config.ts). */
+  /** What aftercare removed or put back after the command (aftercare.ts). */
   removed: string[];
 }
 
@@ -217,15 +217,28 @@ export function sandboxNotes(
     );
   }
   // Named by the command, or by a line saying a write failed: a listing (`ls -a`) names them all.
-  const said = [t.command, ...t.output.split("\n").filter((l) => WRITE_FAILED.test(l))].join("\n");
-  const touched = COMMAND_PROTECTED.filter(
-    (p) =>
-      policy.denyWrite.some((d) => d.startsWith(path.join(workspace, p))) &&
-      new RegExp(`(^|[^\\w.-])${p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[^\\w.-])`).test(said),
-  );
-  if (touched.length > 0) {
+  // `.git` by a failed write only: a command that reads git (or names `.git`) is told nothing.
+  const failed = t.output
+    .split("\n")
+    .filter((l) => WRITE_FAILED.test(l))
+    .join("\n");
+  const touched = COMMAND_PROTECTED.filter((p) => {
+    const at = path.join(workspace, p);
+    return (
+      policy.denyWrite.some((d) => d === at || d === path.join(at, PLACEHOLDER)) &&
+      new RegExp(`(^|[^\\w.-])${p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[^\\w.-])`).test(
+        p === ".git" ? failed : `${t.command}\n${failed}`,
+      )
+    );
+  });
+  if (touched.includes(".git"))
     notes.push(
-      `[sandbox] ${touched.join(", ")} ${one(touched, "is", "are")} read-only to commands: programs outside the sandbox (git, shells, editors, MCP clients) run what is there, and .keel holds keel's own state. If the task needs ${one(touched, "it", "them")} changed, say so in your answer, or write the file with write_file (a person must approve it).`,
+      "[sandbox] .git is read-only to commands, in every repository here: a command that changes a repository (commit, checkout, stash, fetch…) runs only when a person approves it, and keel asks when it sees one. If the task needs one, say in your answer which git command is needed.",
+    );
+  const others = touched.filter((p) => p !== ".git");
+  if (others.length > 0) {
+    notes.push(
+      `[sandbox] ${others.join(", ")} ${one(others, "is", "are")} read-only to commands: programs outside the sandbox (git, shells, editors, MCP clients) run what is there, and keel reads its project settings from .keel. If the task needs ${one(others, "it", "them")} changed, say so in your answer, or write the file with write_file (a person must approve it).`,
     );
   }
   // aftercare's own notes are in parentheses: what it could not do, not something it removed

@@ -22,8 +22,6 @@ export interface ProtectedPath {
   path: string;
   /** What runs it, in a few words (docs and the person's question). */
   why: string;
-  /** Commands may write it (git itself must write `.git`); its listed parts stay protected. */
-  commandsMayWrite?: true;
   /**
    * A missing one is not held by a placeholder folder while a command runs (a name without a
    * leading dot would show in every `ls` and match every `*`); one a command makes is removed after
@@ -51,7 +49,10 @@ export const KEEL_DIR = ".keel";
 
 export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   { path: KEEL_DIR, why: "keel's own settings, checkpoints and undo records" },
-  { path: ".git", why: "git's repository (a `.git` file redirects git)", commandsMayWrite: true },
+  {
+    path: ".git",
+    why: "git's repository: its hooks, config and history (a `.git` file redirects git)",
+  },
   { path: ".git/hooks", why: "git runs hooks in your next git command" },
   { path: ".git/config", why: "git config can name programs git runs (fsmonitor, aliases…)" },
   { path: ".git/config.worktree", why: "git config (read with extensions.worktreeConfig)" },
@@ -315,10 +316,11 @@ export const isKeelOwn = (rel: string): boolean => {
   return first !== undefined && sameName(first, KEEL_DIR);
 };
 
-/** The entries commands may not write (all but those git itself writes). */
-export const COMMAND_PROTECTED = PROTECTED_PATHS.filter((p) => !p.commandsMayWrite).map(
-  (p) => p.path,
-);
+/**
+ * The entries commands may not write: all of the list (`.git` too, but for a git write a person
+ * approved: see `sandboxDenyPaths`).
+ */
+export const COMMAND_PROTECTED = PROTECTED_PATHS.map((p) => p.path);
 
 /** The top-level entries a missing one of which no placeholder holds (`unheld`). */
 const UNHELD = new Set(PROTECTED_PATHS.filter((p) => p.unheld).map((p) => p.path));
@@ -347,8 +349,9 @@ export const removedWhenMade = (
 
 /**
  * Whether a workspace-relative path IS one a command may not leave (not a path under one), its
- * names compared as `sameName` does: `sub/.vscode`, `.hg/hgrc`, `pkg/.Envrc`. Entries inside `.git`
- * are not: git writes there, and aftercare cleans each repository by git's own rules instead.
+ * names compared as `sameName` does: `sub/.vscode`, `.hg/hgrc`, `pkg/.Envrc`, `vendor/x/.git` (a
+ * repository: only a command a person approved may make one). Entries inside `.git` are not: the
+ * sandbox holds the whole `.git`, and where a person let a command write it, git writes there.
  */
 export function isCommandProtected(rel: string): boolean {
   const parts = segments(rel);
@@ -368,21 +371,24 @@ export const PLACEHOLDER = ".keel-protected";
  * What the sandbox denies writing for one command, as absolute paths: every top-level entry that
  * exists; every missing one as `<path>/.keel-protected`, which makes sandbox-runtime hold the name
  * with an empty read-only folder for the command's lifetime (git and npm skip an empty folder; a
- * placeholder file would break `git add -A`); entries inside `.git` only when `.git` is a folder
- * (a placeholder there would break `git init`: a repository a command creates is cleaned after it,
- * see aftercare); other entries inside a folder (`.hg/hgrc`) only when they exist (a placeholder
- * would make the folder; one a command creates is removed after it); and `nested`, the protected
- * paths found deeper in the workspace.
+ * placeholder file would break `git add -A`); other entries inside a folder (`.hg/hgrc`) only when
+ * they exist (a placeholder would make the folder; one a command creates is removed after it); and
+ * `nested`, the protected paths found deeper in the workspace. `.git` is held whole (a missing one
+ * too: no command makes a repository there), unless a person approved this command's git write
+ * (`gitWritable`): then only the entries the list names inside it are, when `.git` is a folder (a
+ * placeholder in a missing one would break `git init`).
  */
 export function sandboxDenyPaths(
   workspace: string,
   exists: (rel: string) => boolean,
   gitIsDir: boolean,
   nested: readonly string[] = [],
+  gitWritable = false,
 ): string[] {
   const out: string[] = [];
   for (const rel of COMMAND_PROTECTED) {
-    if (rel.startsWith(".git/") && !gitIsDir) continue;
+    if (rel === ".git" && gitWritable) continue;
+    if (rel.startsWith(".git/") && !(gitIsDir && gitWritable)) continue;
     const there = exists(rel);
     if (!there && rel.includes("/") && !rel.startsWith(".git/")) continue;
     if (!there && UNHELD.has(rel)) continue;

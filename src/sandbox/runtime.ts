@@ -16,6 +16,7 @@ import { spawnSync } from "node:child_process";
 import type { SandboxManager as Manager } from "@anthropic-ai/sandbox-runtime";
 import { readEnv } from "../env.js";
 import { cleanAfter } from "./aftercare.js";
+import { gitIdentity } from "./host-git.js";
 import { markWorkspace, nestedDenies } from "./look.js";
 import { sandboxDenyPaths } from "./protected.js";
 import { clearLeftStandIns, noteStandIns } from "./stand-in-records.js";
@@ -284,6 +285,12 @@ export interface CommandRun {
   /** A person approved this command (an install): the package registries are reachable. */
   approved: boolean;
   sandboxed: boolean;
+  /**
+   * A person approved this command's write to git (tools/permissions.ts): the repositories' git
+   * folders are writable to it, but for their hooks, configs and the other parts the list protects.
+   * Otherwise every git folder in the workspace is read-only, and a repository it makes is removed.
+   */
+  gitWritable?: boolean;
 }
 
 /**
@@ -293,6 +300,7 @@ export interface CommandRun {
 export async function prepareCommand(command: string, run: CommandRun): Promise<PreparedCommand> {
   const env = readEnv().commandEnv;
   if (!run.sandboxed) return { argv: ["bash", "-c", command], env, finish: () => "" };
+  const gitWritable = run.gitWritable === true;
   const m = machine();
   const commandId = randomBytes(16).toString("base64url");
   const hosts = allowedHosts(run.grants, run.approved);
@@ -318,7 +326,8 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
       run.workspace,
       exists,
       isDirectory(path.join(run.workspace, ".git")),
-      nestedDenies(marks, run.workspace),
+      nestedDenies(marks, run.workspace, gitWritable),
+      gitWritable,
     );
     held = standIns(run.workspace, denied); // none on macOS: its profile needs no placeholders
     fs = filesystemPolicy(
@@ -349,7 +358,11 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
     // detached shell, not keel, so a command outlives a crash of keel as unsandboxed ones do (the
     // journal then waits for it).
     argv: ["bash", "-c", `${wrapped}\nexit $?`],
-    env,
+    // git's reading commands (status, diff) take no lock they could not get in a read-only `.git`;
+    // a git write a person approved commits as them
+    env: gitWritable
+      ? { ...env, ...gitIdentity(run.workspace) }
+      : { ...env, GIT_OPTIONAL_LOCKS: "0" },
     shown: (output) =>
       withoutStandIns(output, held, run.workspace, marks.nested, topLevel(run.workspace)),
     finish: (output) => {
@@ -363,7 +376,7 @@ export async function prepareCommand(command: string, run: CommandRun): Promise<
         command,
         output,
         blockedHosts: [...new Set(blocked)],
-        removed: cleanAfter(run.workspace, marks),
+        removed: cleanAfter(run.workspace, marks, undefined, gitWritable),
       };
       return (notes = sandboxNotes(trace, run.workspace, fs, m.home));
     },

@@ -11,7 +11,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { lstatOf } from "./safe-read.js";
+import { lstatOf } from "../files/door.js";
 
 interface Record {
   pid: number;

@@ -13,7 +13,7 @@ import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { ProtectedPath } from "./protected.js";
 import { realTarget } from "./real-path.js";
-import { readSmall } from "./safe-read.js";
+import { readSmall } from "../files/door.js";
 
 /** The config files yarn reads in every folder from where it runs upwards. */
 export const YARNRCS = [".yarnrc.yml", ".yarnrc"] as const;

@@ -3,7 +3,7 @@
  * Pure formatting of LangGraph `updates` / `custom` chunks; the caller decides where lines go.
  */
 import type { TurnUsage } from "../agent/turn-sums.js";
-import { printable } from "../printable.js";
+import { printable, printableName } from "../printable.js";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import pc from "picocolors";
 import { NODE } from "../agent/routing.js";
@@ -11,9 +11,13 @@ import type { KeelEvent } from "../agent/runtime.js";
 import type { CoderStateUpdate, Failure } from "../agent/state.js";
 import { createStreamFilter } from "./stream-filter.js";
 
+/**
+ * Text of the run on one line, at most `n` characters, what could hide or reorder it shown as codes
+ * (`printable`): a tool's output, an argument or a file name is the model's or a file's, not keel's.
+ */
 const short = (s: string, n = 100) => {
   const one = s.replace(/\s+/g, " ").trim();
-  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+  return printable(one.length > n ? `${one.slice(0, n - 1)}…` : one);
 };
 
 function argsPreview(args: Record<string, unknown>): string {
@@ -58,7 +62,7 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
       break;
     case NODE.plan:
       lines.push(
-        `${pc.cyan("plan")}     ${(update.planSteps ?? []).map((s, i) => `${i + 1}. ${s.title}`).join("  ")}`,
+        `${pc.cyan("plan")}     ${(update.planSteps ?? []).map((s, i) => `${i + 1}. ${short(s.title, 200)}`).join("  ")}`,
       );
       break;
     case NODE.act: {
@@ -85,7 +89,9 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
         lines.push(`${pc.yellow("act")}      ${update.failure.detail}`);
       else if (ai?.tool_calls?.length) {
         for (const c of ai.tool_calls)
-          lines.push(`${pc.cyan("act")}      ${turn} → ${pc.bold(c.name)}(${argsPreview(c.args)})`);
+          lines.push(
+            `${pc.cyan("act")}      ${turn} → ${pc.bold(printableName(c.name))}(${argsPreview(c.args)})`,
+          );
       } else if (update.failure)
         lines.push(
           `${pc.yellow("act")}      ${turn} → ${FAILURE_LABEL[update.failure.kind]}${update.failure.kind === "empty" ? "" : `: “${short(ai?.text ?? "", 60)}”`}`,
@@ -104,9 +110,12 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
         const text = typeof m.content === "string" ? m.content : JSON.stringify(m.content);
         if (m.status === "error")
           lines.push(
-            `${pc.red("  ✗")} ${m.name ?? "tool"} ${pc.red(short(text, 140))} ${pc.dim("(fed back to the model)")}`,
+            `${pc.red("  ✗")} ${printableName(m.name ?? "tool")} ${pc.red(short(text, 140))} ${pc.dim("(fed back to the model)")}`,
           );
-        else lines.push(`${pc.green("  ✓")} ${m.name ?? "tool"} ${pc.dim(short(text, 100))}`);
+        else
+          lines.push(
+            `${pc.green("  ✓")} ${printableName(m.name ?? "tool")} ${pc.dim(short(text, 100))}`,
+          );
       }
       if (update.failure) lines.push(`${pc.yellow("guard")}    ${update.failure.detail}`);
       break;
@@ -200,15 +209,17 @@ export function describeEvent(e: KeelEvent): string[] {
     ];
   if (e.type === "mcp-unapproved")
     return [
-      `${pc.yellow("mcp")}      .mcp.json names ${e.servers.length === 1 ? "a server" : "servers"} no person approved (${e.servers.join(", ")}): not started. To start ${e.servers.length === 1 ? "it" : "them"}, review and approve: ${e.approve}`,
+      `${pc.yellow("mcp")}      .mcp.json names ${e.servers.length === 1 ? "a server" : "servers"} no person approved (${short(e.servers.join(", "), 200)}): not started. To start ${e.servers.length === 1 ? "it" : "them"}, review and approve: ${printable(e.approve)}`,
     ];
   if (e.type === "mcp-failed")
     return [
-      `${pc.yellow("mcp")}      server "${e.server}" (${short(e.target, 60)}) is not available: ${short(e.detail, 200)}; the run goes on without its tools`,
+      `${pc.yellow("mcp")}      server "${printableName(e.server)}" (${short(e.target, 60)}) is not available: ${short(e.detail, 200)}; the run goes on without its tools`,
     ];
   if (e.type === "undo-unavailable")
     return [`${pc.yellow("undo")}     ${short(e.detail, 200)}; this step cannot be undone`];
-  return [`${pc.cyan("approval")} ${e.command}: ${e.approved ? "approved" : "refused"}`];
+  return [
+    `${pc.cyan("approval")} ${short(e.command, 200)}: ${e.approved ? "approved" : "refused"}`,
+  ];
 }
 
 /** MCP tools may take at most this share of the window before the timeline warns. */

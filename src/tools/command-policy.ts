@@ -1,10 +1,12 @@
 /**
  * Pure checks on a shell command before it is spawned (F1): file writes by redirection, oversize
- * commands, and commands that reach beyond the workspace and so need a person's approval.
+ * commands, commands that reach beyond the workspace and so need a person's approval, and git
+ * commands that write a repository (`gitWriteOf`), which only a person may allow.
  */
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { parse, type ParseEntry } from "shell-quote";
+import { GIT_GLOBAL_VALUE_OPTIONS, gitSubcommandWrites } from "./git-commands.js";
 
 export type CommandVerdict =
   | { verdict: "run" }
@@ -114,22 +116,14 @@ export function checkCommand(
       reason: `the command is ${trimmed.length} characters long; run_command accepts at most ${limit}. ${WRITE_HINT}`,
     };
   }
-  let entries: ParseEntry[];
+  let segments: ParseEntry[][];
   try {
-    entries = parse(trimmed, (name) => `$${name}`);
+    segments = segmentsOf(trimmed);
   } catch (e) {
     return {
       verdict: "refuse",
       reason: `the command could not be parsed: ${(e as Error).message}`,
     };
-  }
-
-  // Split into simple commands at control operators; look at each one's words and redirections.
-  const segments: ParseEntry[][] = [[]];
-  for (const e of entries) {
-    if (isOp(e) && ["|", "||", "&&", ";", "&", "|&", ";;", "(", ")"].includes(e.op))
-      segments.push([]);
-    else segments[segments.length - 1]!.push(e);
   }
   for (const seg of segments) {
     for (let i = 0; i < seg.length; i++) {
@@ -153,8 +147,7 @@ export function checkCommand(
     const words = seg.filter((e): e is string => typeof e === "string");
     // Skip leading VAR=value assignments and `env`.
     let k = 0;
-    while (k < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[k]!) || words[k] === "env"))
-      k++;
+    while (k < words.length && (ASSIGNMENT.test(words[k]!) || words[k] === "env")) k++;
     const program = words[k] ? path.posix.basename(words[k]!) : undefined;
     if (!program) continue;
     const args = words.slice(k + 1);
@@ -191,4 +184,132 @@ function escapes(workspace: string, arg: string, granted: string[]): boolean {
     const rel = path.relative(root, abs);
     return rel.startsWith("..") || path.isAbsolute(rel);
   });
+}
+
+/** A shell variable assignment before a command's name (`GIT_DIR=x git …`). */
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+/** A command's simple commands, split at control operators: each one's words and redirections. */
+function segmentsOf(command: string): ParseEntry[][] {
+  const segments: ParseEntry[][] = [[]];
+  for (const e of parse(command, (name) => `$${name}`)) {
+    if (isOp(e) && ["|", "||", "&&", ";", "&", "|&", ";;", "(", ")"].includes(e.op))
+      segments.push([]);
+    else segments[segments.length - 1]!.push(e);
+  }
+  return segments;
+}
+
+/** A git command in a shell command that writes a repository's git folder (`gitWriteOf`). */
+export interface GitWrite {
+  /** The git command as written, its words joined: `git -C sub commit -m x`. */
+  command: string;
+  /** Its subcommand: `commit`. */
+  subcommand: string;
+}
+
+/**
+ * Programs that run the command their arguments name, with the options of each that take a value
+ * (skipped with it): `env -u X git commit`, `timeout 5 git commit`, `xargs -n 1 git add`. For
+ * `timeout`, the duration is skipped too.
+ */
+const WRAPPERS: Record<string, readonly string[]> = {
+  env: ["-u", "--unset", "-C", "--chdir"],
+  command: [],
+  exec: ["-a"],
+  builtin: [],
+  nice: ["-n", "--adjustment"],
+  nohup: [],
+  time: ["-f", "--format", "-o", "--output"],
+  timeout: ["-s", "--signal", "-k", "--kill-after"],
+  stdbuf: ["-i", "-o", "-e"],
+  setsid: [],
+  ionice: ["-c", "-n", "-p", "-P", "-u"],
+  xargs: ["-I", "-n", "-L", "-P", "-s", "-d", "-E", "-a", "--arg-file", "--delimiter"],
+  sudo: ["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"],
+  doas: ["-u", "-C"],
+};
+/** Shells whose `-c` argument is a command read as they would read it. */
+const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"]);
+
+/**
+ * The first git command in `command` that writes a repository's git folder — its refs, index,
+ * objects or config (`git commit`, `git checkout`, `git stash`, `git fetch`, `git init`…) — read as
+ * the shell reads it: each simple command, after variable assignments and wrappers (`env`,
+ * `timeout`, `xargs`…), inside `sh -c '…'`, `eval`, `$(…)`, backquotes and `find -exec`. Undefined
+ * when there is none, or when git's subcommand is one keel does not know (an alias): such a
+ * command runs, and the sandbox, where `.git` is read-only, refuses its write. A command that
+ * cannot be parsed has none (`checkCommand` refuses it). Pure.
+ */
+export function gitWriteOf(command: string, depth = 0): GitWrite | undefined {
+  if (depth > 4) return undefined;
+  let segments: ParseEntry[][];
+  try {
+    segments = segmentsOf(command);
+  } catch {
+    return undefined;
+  }
+  for (const seg of segments) {
+    const words = seg.filter((e): e is string => typeof e === "string");
+    // a substitution inside a word (`"$(git stash)"`) or between backquotes: its own command
+    const inner = [
+      ...words.flatMap((w) => [...(/\$\((.*)\)/s.exec(w)?.slice(1) ?? [])]),
+      ...[...words.join(" ").matchAll(/`([^`]*)`/g)].map((m) => m[1]!),
+    ];
+    for (const text of inner) {
+      const found = gitWriteOf(text, depth + 1);
+      if (found) return found;
+    }
+    const found = gitWriteIn(
+      words.map((w) => w.replace(/^`/, "")),
+      depth,
+    );
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The git write one simple command's words make, looking through wrappers, shells and `find -exec`. */
+function gitWriteIn(words: string[], depth: number): GitWrite | undefined {
+  let k = 0;
+  for (;;) {
+    while (k < words.length && ASSIGNMENT.test(words[k]!)) k++;
+    const program = words[k] === undefined ? undefined : path.posix.basename(words[k]!);
+    if (program === undefined) return undefined;
+    const takesValue = WRAPPERS[program];
+    if (takesValue === undefined) break;
+    k++;
+    while (k < words.length && (words[k]!.startsWith("-") || ASSIGNMENT.test(words[k]!))) {
+      if (words[k] === "-S" || words[k] === "--split-string")
+        return gitWriteOf(words.slice(k + 1).join(" "), depth + 1); // env -S 'git commit'
+      k += takesValue.includes(words[k]!) ? 2 : 1;
+    }
+    if (program === "timeout") k++; // its duration
+  }
+  const program = path.posix.basename(words[k]!);
+  const args = words.slice(k + 1);
+  if (SHELLS.has(program)) {
+    const c = args.findIndex((a) => /^-[a-z]*c[a-z]*$/.test(a));
+    return c < 0 ? undefined : gitWriteOf(args[c + 1] ?? "", depth + 1);
+  }
+  if (program === "eval") return gitWriteOf(args.join(" "), depth + 1);
+  if (program === "find") {
+    const at = args.findIndex((a) => ["-exec", "-execdir", "-ok", "-okdir"].includes(a));
+    if (at < 0) return undefined;
+    const end = args.findIndex((a, i) => i > at && (a === ";" || a === "+"));
+    return gitWriteIn(args.slice(at + 1, end < 0 ? undefined : end), depth);
+  }
+  if (program !== "git") return undefined;
+  return gitSubcommandOf(args);
+}
+
+/** The git write of `git <args>`: git's own options skipped, its subcommand asked. */
+function gitSubcommandOf(args: string[]): GitWrite | undefined {
+  let i = 0;
+  while (i < args.length && args[i]!.startsWith("-"))
+    i += GIT_GLOBAL_VALUE_OPTIONS.includes(args[i]!) ? 2 : 1;
+  const subcommand = args[i];
+  if (subcommand === undefined || !gitSubcommandWrites(subcommand, args.slice(i + 1)))
+    return undefined;
+  return { command: ["git", ...args].join(" "), subcommand };
 }

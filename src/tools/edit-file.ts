@@ -19,7 +19,7 @@ import {
   statOrNull,
   WHOLE_READ_MAX_BYTES,
 } from "./fs-tools.js";
-import { writeOwnFile } from "./own-file.js";
+import { writeIn } from "../files/door.js";
 import { defineTool, fail, ok, type ToolResult } from "./types.js";
 
 /** Files up to this many lines are small enough to write whole. */
@@ -73,7 +73,7 @@ export const editFileTool = defineTool({
       );
     const outcome = applyEdit(text, old_text, new_text);
     if (!outcome.ok) return failure(outcome, r.rel, text, ctx.failuresOnTarget ?? 0);
-    await writeOwnFile(r.abs, outcome.text);
+    await writeIn(ctx.workspace, r.rel, outcome.text);
     const where = describePlaces([outcome.place]);
     return {
       ...ok(`edited ${r.rel} at ${where}${outcome.note ? ` (${outcome.note})` : ""}`, [r.rel]),

@@ -50,6 +50,13 @@ export const ANCHOR_LIKENESS = 0.8;
 const CLOSEST_LIKENESS = 0.5;
 /** Files longer than this get no "closest text" search (it compares every window). */
 const CLOSEST_MAX_LINES = 5000;
+/**
+ * Most work the "closest text" search may do, in character pairs an edit distance compares (about
+ * 32 per step: fastest-levenshtein's bit-parallel rows, a few tenths of a second at most), so the
+ * search never holds the event loop:
+ * a 1,000-line old text against a 5,000-line file would otherwise take minutes.
+ */
+const CLOSEST_MAX_PAIRS = 1e10;
 
 /** Replaces the one place `oldText` means in `file` with `newText`. */
 export function applyEdit(file: string, oldText: string, newText: string): EditOutcome {
@@ -303,6 +310,8 @@ function closestPlace(
 ): (Place & { likeness: number; text: string }) | undefined {
   if (old.length === 0 || lines.length > CLOSEST_MAX_LINES) return undefined;
   const want = old.map((l) => l.trim()).join("\n");
+  if ((lines.length - old.length + 1) * want.length * want.length > CLOSEST_MAX_PAIRS)
+    return undefined;
   let best: { start: number; likeness: number } | undefined;
   for (let i = 0; i + old.length <= lines.length; i++) {
     const window = lines

@@ -3,21 +3,26 @@
  * resolves every path through the workspace sandbox and answers with a result or a typed failure.
  */
 import { createHash } from "node:crypto";
-import { constants, type Stats } from "node:fs";
-import { mkdir, open, readdir, stat, type FileHandle } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { mkdir, readdir, realpath, stat, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { writeOwnFile } from "./own-file.js";
-import { resolveInWorkspace } from "./workspace-path.js";
+import { notRegular, openIn, writeIn } from "../files/door.js";
+import { hiddenNameRefusal, resolveInWorkspace } from "./workspace-path.js";
 import { defineTool, fail, ok, type ToolResult } from "./types.js";
 
 export const PathArg = z.string().describe("Path relative to the workspace root, e.g. src/app.ts");
 
-/** Resolves a path, or hands back the sandbox's refusal as a tool failure. */
+/**
+ * Resolves a path the model gave, or hands back the refusal as a tool failure: outside the
+ * workspace (`resolveInWorkspace`), or a name with a control character (`hiddenNameRefusal`).
+ */
 export function sandboxed(
   workspace: string,
   p: string,
 ): { abs: string; rel: string } | { failure: ToolResult } {
+  const hidden = typeof p === "string" ? hiddenNameRefusal(p) : undefined;
+  if (hidden) return { failure: fail("invalid_arguments", hidden) };
   const r = resolveInWorkspace(workspace, p);
   return r.ok ? r : { failure: fail(r.kind, r.message) };
 }
@@ -40,22 +45,7 @@ export function pathOf(workspace: string, p: string): string[] {
   return r.ok ? [r.rel] : [];
 }
 
-/** O_NONBLOCK where the platform has it: opening a FIFO then returns at once instead of waiting for a writer. */
-export const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
-
-/**
- * What a path is when it is neither a regular file nor a folder (a FIFO, a socket, a device), or
- * null. Opening a FIFO blocks until the other end opens, for ever: the file tools refuse such paths
- * before they open anything.
- */
-export function notRegular(st: Stats): string | null {
-  if (st.isFile() || st.isDirectory()) return null;
-  if (st.isFIFO()) return "a named pipe (FIFO)";
-  if (st.isSocket()) return "a socket";
-  if (st.isCharacterDevice()) return "a character device";
-  if (st.isBlockDevice()) return "a block device";
-  return "not a regular file";
-}
+export { notRegular };
 
 /** The refusal for a path that is not a regular file (see notRegular). */
 export function notAFile(tool: string, rel: string, what: string): ToolResult {
@@ -66,25 +56,23 @@ export function notAFile(tool: string, rel: string, what: string): ToolResult {
 }
 
 /**
- * Opens a regular file for reading without blocking: a FIFO put at the path after its stat opens
- * at once (O_NONBLOCK) and is refused by the stat of what was opened.
+ * Opens a regular file for reading through the door (`files/door.ts`): no link followed, a FIFO
+ * put at the path after its stat opened at once (O_NONBLOCK) and refused by the stat of what was
+ * opened. `abs` is a real path (`resolveInWorkspace`'s).
  */
 export async function openRegular(abs: string): Promise<{ fh: FileHandle; st: Stats }> {
-  const fh = await open(abs, constants.O_RDONLY | O_NONBLOCK);
-  try {
-    const st = await fh.stat();
-    if (!st.isFile())
-      throw new Error(`${path.basename(abs)} is ${notRegular(st) ?? "a directory"}`);
-    return { fh, st };
-  } catch (e) {
-    await fh.close();
-    throw e;
-  }
+  const opened = await openIn(path.dirname(abs), path.basename(abs), { maxBytes: Infinity });
+  if (!opened)
+    throw Object.assign(new Error(`${path.basename(abs)} does not exist`), { code: "ENOENT" });
+  return opened;
 }
 
-/** A regular file's bytes, read without blocking (see openRegular). */
+/**
+ * A regular file's bytes, read without blocking (see openRegular); a link inside the workspace is
+ * read as the file it names (the walks check that it lies inside).
+ */
 export async function readRegular(abs: string): Promise<Buffer> {
-  const { fh } = await openRegular(abs);
+  const { fh } = await openRegular(await realpath(abs));
   try {
     return await fh.readFile();
   } finally {
@@ -301,8 +289,7 @@ export const writeFileTool = defineTool({
     }
     const what = st && notRegular(st);
     if (what) return notAFile("write_file", r.rel, what);
-    await mkdir(path.dirname(r.abs), { recursive: true });
-    await writeOwnFile(r.abs, content);
+    await writeIn(ctx.workspace, r.rel, content, { makeParents: true });
     const verb = st ? "overwrote" : "created";
     return {
       ...ok(`${verb} ${r.rel} (${Buffer.byteLength(content)} bytes)`, [r.rel]),

@@ -14,6 +14,8 @@
  *   5. reading tools run;
  *   6. the mode: ask → every change and command is asked; edits → file changes run, commands are
  *      asked; auto → both run.
+ * Before the rules' allow and the mode, whatever they say: a file change in a protected path and a
+ * command that writes git are asked of a person (`decideCall`).
  * After these, run_command keeps its own built-in rule set: a command that reaches beyond the
  * workspace (installs, network, sudo) is asked about unless `--yes`, and one that cannot be
  * sandboxed needs a person.
@@ -25,6 +27,7 @@
  */
 import picomatch from "picomatch";
 import { isKeelOwn, protectedEntry, type ProtectedPath } from "../sandbox/protected.js";
+import { gitWriteOf, type GitWrite } from "./command-policy.js";
 import type { ToolClass } from "./types.js";
 
 export const APPROVAL_MODES = ["plan", "ask", "edits", "auto"] as const;
@@ -149,8 +152,13 @@ export type Decision =
   | {
       decision: "ask";
       reason: string;
-      /** A file change in a protected path: only a person who sees it may allow it, not `--yes`. */
+      /**
+       * A file change in a protected path, or a command that writes git: only a person who sees
+       * it may allow it, not `--yes`.
+       */
       protected?: true;
+      /** The command's git write (command-policy.ts `gitWriteOf`): approved, it may write `.git`. */
+      gitWrite?: GitWrite;
     }
   | {
       decision: "deny";
@@ -161,18 +169,28 @@ export type Decision =
 
 /**
  * The one decision on a call (the module comment): keel's own folder is refused; a deny rule or
- * plan mode refuses; a file change in a protected path asks a person whatever the mode, the allow
- * rules or `--yes` say; otherwise the rules and the mode decide, and `--yes` answers their "ask".
+ * plan mode refuses; a file change in a protected path, or a command that writes git (`.git` is
+ * read-only to every other command: sandbox/protected.ts), asks a person whatever the mode, the
+ * allow rules or `--yes` say; otherwise the rules and the mode decide, and `--yes` answers their
+ * "ask".
  */
 export function decideCall(call: CallFacts, policy: Policy): Decision {
   if (call.path !== undefined && isKeelOwn(call.path))
     return {
       decision: "deny",
-      reason: "keel's own settings and records are there, and no tool may read or change them",
+      reason: "keel's project settings and reports are there, and no tool may read or change them",
       keelOwn: true,
     };
   const verdict = decide(call, policy.mode, policy.rules);
   if (verdict.decision === "deny") return { decision: "deny", reason: verdict.reason };
+  const gitWrite = call.command === undefined ? undefined : gitWriteOf(call.command);
+  if (gitWrite)
+    return {
+      decision: "ask",
+      reason: `\`git ${gitWrite.subcommand}\` writes the repository's .git, which only a person who sees the command may allow`,
+      protected: true,
+      gitWrite,
+    };
   const guarded =
     call.toolClass === "mutate" && call.path !== undefined
       ? protectedEntry(call.path, policy.named)

@@ -48,6 +48,7 @@ export const runCommandTool = defineTool({
       .optional()
       .describe("Time limit in milliseconds (default 120000)"),
   }),
+  ownLimitMs: ({ timeout_ms }, ctx) => timeout_ms ?? ctx.commandTimeoutMs,
   async run({ command, timeout_ms }, ctx) {
     const isolation = ctx.isolation ?? { grants: NO_GRANTS, unsandboxed: false };
     // Paths the user granted are not "outside" for the cheap first check; the sandbox holds the rest.
@@ -85,6 +86,7 @@ export const runCommandTool = defineTool({
       grants: isolation.grants,
       approved,
       sandboxed: sandbox?.ok === true,
+      gitWritable: ctx.gitWritable === true,
     });
     return spawnCommand(prepared, timeout_ms ?? ctx.commandTimeoutMs, ctx);
   },

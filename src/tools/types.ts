@@ -64,6 +64,11 @@ export interface ToolContext {
   isolation?: Isolation;
   /** Default timeout of a command, in ms. */
   commandTimeoutMs: number;
+  /**
+   * Time limit of a call of any other tool, in ms (`DEFAULT_TOOL_TIMEOUT_MS` when absent): past it
+   * the call's signal aborts and the call is answered `timeout` (see `withDeadline`).
+   */
+  toolTimeoutMs?: number;
   /** Bytes of output kept from a command or file read before truncation. */
   outputLimit: number;
   /** Told the process-group id of a spawned command, so a crash can find it again. */
@@ -80,6 +85,11 @@ export interface ToolContext {
    * `--yes` could approve.
    */
   approved?: boolean;
+  /**
+   * A person approved this command's write to git at the gate (tools/permissions.ts `decideCall`):
+   * it runs with the repositories' `.git` writable, but for their hooks and configs.
+   */
+  gitWritable?: boolean;
 }
 
 /** A single-purpose tool: a described zod schema and a function that never throws. */
@@ -95,6 +105,11 @@ export interface KeelTool<S extends z.ZodType = z.ZodType> {
    * changing tool: it may change anything (commands, MCP tools).
    */
   touches?(args: z.infer<S>, workspace: string): string[];
+  /**
+   * The call's own time limit where the tool keeps one (a command's timeout, an MCP server's): its
+   * deadline is that plus `OWN_LIMIT_GRACE_MS`, so the tool ends itself first and says how.
+   */
+  ownLimitMs?(args: z.infer<S>, ctx: ToolContext): number;
   run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 
@@ -110,14 +125,22 @@ export const fail = (kind: ToolFailureKind, message: string): ToolResult => ({
 /**
  * Defines a tool with its schema type carried through to `run`. Whatever the tool's code throws
  * becomes a failure the model can act on: tools never throw into the graph. Only a LangGraph
- * interrupt (a pause to ask a person) passes through.
+ * interrupt (a pause to ask a person) passes through. Every call runs under its deadline
+ * (`withDeadline`): its signal aborts with the run's or when its time is up.
  */
 export function defineTool<S extends z.ZodType>(tool: KeelTool<S>): KeelTool<S> {
   return {
     ...tool,
     async run(args, ctx) {
+      const own = tool.ownLimitMs?.(args, ctx);
+      const limit =
+        own === undefined
+          ? (ctx.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS)
+          : own + OWN_LIMIT_GRACE_MS;
       try {
-        return await tool.run(args, ctx);
+        return await withDeadline(tool.name, limit, ctx.signal, (signal) =>
+          tool.run(args, { ...ctx, signal }),
+        );
       } catch (err) {
         if (isGraphInterrupt(err)) throw err;
         return fail(
@@ -127,4 +150,52 @@ export function defineTool<S extends z.ZodType>(tool: KeelTool<S>): KeelTool<S> 
       }
     },
   };
+}
+
+/** A call's time limit when the run sets none (`toolTimeoutMs`). */
+export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
+
+/** What a tool with its own time limit (a command's, an MCP server's) gets past it to end itself. */
+export const OWN_LIMIT_GRACE_MS = 10_000;
+
+/**
+ * Runs `work` with a signal that aborts when `signal` does or when `limitMs` passes; past the
+ * limit the answer is a `timeout` failure naming the tool, whether or not `work` has ended (a
+ * tool that never looks at its signal cannot hold the run). No tool blocks the event loop
+ * (CPU-heavy work runs on a worker thread: off-thread.ts), so the deadline always fires.
+ */
+export async function withDeadline(
+  tool: string,
+  limitMs: number,
+  signal: AbortSignal | undefined,
+  work: (signal: AbortSignal) => Promise<ToolResult>,
+): Promise<ToolResult> {
+  const deadline = new AbortController();
+  const combined = signal ? AbortSignal.any([signal, deadline.signal]) : deadline.signal;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<ToolResult>((resolve) => {
+    timer = setTimeout(() => {
+      const answer = timedOut(tool, limitMs);
+      deadline.abort(new Error(answer.ok ? "" : answer.message));
+      resolve(answer);
+    }, limitMs);
+  });
+  try {
+    return await Promise.race([work(combined), expired]);
+  } catch (err) {
+    // work that threw because its deadline stopped it timed out; it did not fail
+    if (deadline.signal.aborted && !signal?.aborted) return timedOut(tool, limitMs);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The failure the model reads for a call stopped at its deadline. */
+export function timedOut(tool: string, limitMs: number): ToolResult {
+  const s = limitMs >= 1000 ? `${Math.round(limitMs / 100) / 10} s` : `${limitMs} ms`;
+  return fail(
+    "timeout",
+    `${tool} was stopped: it ran past its time limit (${s}), so it has no result. Narrow it (a smaller folder, a simpler pattern, fewer files) and call it again.`,
+  );
 }

@@ -1,5 +1,6 @@
 import { realpathSync } from "node:fs";
 import path from "node:path";
+import { hiddenInName, printableName } from "../printable.js";
 import { realTarget } from "../sandbox/real-path.js";
 
 export type Resolved =
@@ -49,6 +50,19 @@ export function resolveInWorkspace(workspace: string, userPath: string): Resolve
   if (!isInside(workspace, real)) return outside("a symbolic link leads out of it");
   const rel = path.relative(workspace, real) || ".";
   return { ok: true, abs: real, rel: rel.split(path.sep).join("/") };
+}
+
+/**
+ * Why a path the model gave is refused for holding a control or bidirectional character (an escape
+ * sequence or a right-to-left override in a name can hide or reorder what a person reviews), or
+ * none. A newline or tab around the path is not counted: it is trimmed, as models often add one.
+ */
+export function hiddenNameRefusal(userPath: string): string | undefined {
+  const name = userPath.trim();
+  const hidden = hiddenInName(name);
+  return hidden
+    ? `path "${printableName(name)}" has the control character ${hidden.code} at position ${hidden.at + 1}: file names with control or bidirectional characters are refused (they can hide or reorder what a person reviews). Use a name of visible characters only.`
+    : undefined;
 }
 
 /** Whether `abs` really lies in the workspace (through every link); for the walks' entries. */

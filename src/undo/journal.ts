@@ -1,14 +1,14 @@
 /**
  * The undo journal: one line per step that changed files (which files, their blobs before and
- * after, the conversation point) and one per undo, appended to `.keel/undo/steps.jsonl` next to the
- * shadow repository. Commands cannot write there (`.keel` is protected in the sandbox).
+ * after, the conversation point) and one per undo, appended to `steps.jsonl` next to the shadow
+ * repository, in the workspace's folder of keel's state (`files/state.ts`): outside the workspace,
+ * where neither a command nor a repository's own files can reach it.
  */
 import { existsSync } from "node:fs";
-import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { appendFile, readFile } from "node:fs/promises";
 import path from "node:path";
-import { SHADOW_DIR, type FileChange } from "./shadow.js";
-
-export const JOURNAL = `${SHADOW_DIR}/steps.jsonl`;
+import { ensureStateFolder, openWorkspaceState, workspaceState } from "../files/state.js";
+import type { FileChange } from "./shadow.js";
 
 export interface StepRecord {
   kind: "step";
@@ -46,7 +46,7 @@ export type JournalLine = StepRecord | UndoRecord | RunRecord;
 
 /** The journal's lines, each thread's steps numbered from 1 in the order they were written. */
 export async function readJournal(workspace: string): Promise<JournalLine[]> {
-  const file = path.join(workspace, JOURNAL);
+  const file = workspaceState(workspace).journal;
   if (!existsSync(file)) return [];
   const counts = new Map<string, number>();
   return (await readFile(file, "utf8"))
@@ -73,8 +73,9 @@ export async function appendJournal(
   workspace: string,
   line: UndoRecord | RunRecord | Omit<StepRecord, "step">,
 ): Promise<void> {
-  await mkdir(path.dirname(path.join(workspace, JOURNAL)), { recursive: true });
-  await appendFile(path.join(workspace, JOURNAL), JSON.stringify(line) + "\n");
+  const file = openWorkspaceState(workspace).journal;
+  ensureStateFolder(path.dirname(file));
+  await appendFile(file, JSON.stringify(line) + "\n", { mode: 0o600 });
 }
 
 /** Records a run of `thread` and its flags; a journal that cannot be written costs only the record. */

@@ -4,6 +4,7 @@
  * created it, or leave it alone because it changed after the agent's last step (a person's edit is
  * never overwritten).
  */
+import { printableName } from "../printable.js";
 import type { StepRecord } from "./journal.js";
 
 export type UndoAction =
@@ -54,15 +55,16 @@ export function planUndo(
   return actions.sort((a, b) => a.path.localeCompare(b.path));
 }
 
-/** One line of the preview. */
+/** One line of the preview (the file's name with its control characters as codes). */
 export function describeAction(a: UndoAction): string {
   const at = `step${a.steps.length > 1 ? "s" : ""} ${a.steps.join(", ")}`;
+  const name = printableName(a.path);
   switch (a.action) {
     case "restore":
-      return `restore ${a.path} (changed at ${at})`;
+      return `restore ${name} (changed at ${at})`;
     case "remove":
-      return `remove  ${a.path} (created at ${at})`;
+      return `remove  ${name} (created at ${at})`;
     case "keep":
-      return `keep    ${a.path}: ${a.reason}`;
+      return `keep    ${name}: ${a.reason}`;
   }
 }

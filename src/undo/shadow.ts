@@ -1,28 +1,38 @@
 /**
- * The shadow repository: a git object store in `.keel/undo`, separate from the user's own `.git`,
- * that keeps every version of a file the agent touched. Its work tree is the workspace, its index its
- * own. keel's git obeys nothing the workspace can influence: no system or global config, its own
- * config rewritten by keel before each use (a clone or a person's hand cannot plant a filter
- * there), hooks pointed at /dev/null, no fsmonitor, attributes files empty — a `filter=` or `diff=`
- * attribute in the workspace's `.gitattributes` names a driver no config it reads defines. `.keel`
- * is refused to every tool and read-only to commands, and keel refuses a `.keel/undo` that is a link.
+ * The shadow repository: a git object store in the workspace's folder of keel's state
+ * (`files/state.ts`: `<state>/workspaces/<name>-<hash>/undo`), outside the workspace and apart from
+ * the user's own `.git`, that keeps every version of a file the agent touched. Its work tree is the
+ * workspace, its index its own. Nothing of it is in the workspace, so nothing a repository ships
+ * (a `.keel/undo` with a `commondir`, links to the person's files) is ever taken for it. keel's git
+ * obeys nothing the workspace can influence: no system or global config, its own config rewritten
+ * by keel before each use, hooks pointed at /dev/null, no fsmonitor, attributes files empty — a
+ * `filter=` or `diff=` attribute in the workspace's `.gitattributes` names a driver no config it
+ * reads defines.
  */
 import { execFile } from "node:child_process";
-import { existsSync, realpathSync } from "node:fs";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { deflateSync } from "node:zlib";
+import { FileRefused, readIn } from "../files/door.js";
+import { ensureStateFolder, openWorkspaceState } from "../files/state.js";
 import { blobId } from "../sandbox/git-parse.js";
 
 const run = promisify(execFile);
 
-/** Where the shadow repository lives in the workspace. */
-export const SHADOW_DIR = ".keel/undo";
+/** The most of one file an undo snapshot keeps (a larger one makes its step not undoable). */
+export const MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024;
 /** What a workspace snapshot never includes. */
 const EXCLUDED = [".keel/", ".git/", "node_modules/"];
 /** The shadow repository's whole config, written by keel before each use. */
 const SHADOW_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n";
+/**
+ * Files by which git reads another folder's config, objects or repository (a command can write the
+ * state folder where the workspace holds it, e.g. a workspace that is the home folder): removed
+ * before each use.
+ */
+const REDIRECTS = ["commondir", "gitdir", "objects/info/alternates", "config.worktree"];
 /** git's name for "no file". */
 const ABSENT = /^0+$/;
 
@@ -39,15 +49,13 @@ export class ShadowRepo {
     private readonly gitDir: string,
   ) {}
 
-  /** The workspace's shadow repository, created on first use; undefined when git is missing. */
+  /**
+   * The workspace's shadow repository in keel's state, created on first use; undefined when git is
+   * missing.
+   */
   static async open(workspace: string): Promise<ShadowRepo | undefined> {
-    const gitDir = path.join(workspace, SHADOW_DIR);
+    const gitDir = ensureStateFolder(openWorkspaceState(workspace).undo);
     const repo = new ShadowRepo(workspace, gitDir);
-    await mkdir(gitDir, { recursive: true });
-    if (realpathSync(gitDir) !== gitDir)
-      throw new Error(
-        `${gitDir} is reached through a link; keel keeps its records only in ${SHADOW_DIR} itself`,
-      );
     if (!existsSync(path.join(gitDir, "HEAD"))) {
       try {
         await run("git", ["init", "--bare", "-q", gitDir], { env: repo.env() });
@@ -55,6 +63,8 @@ export class ShadowRepo {
         return undefined;
       }
     }
+    // git follows these out of the folder (another config, other objects): never keel's own
+    for (const away of REDIRECTS) await rm(path.join(gitDir, away), { force: true });
     await mkdir(path.join(gitDir, "info"), { recursive: true });
     await writeFile(path.join(gitDir, "config"), SHADOW_CONFIG);
     await writeFile(path.join(gitDir, "info", "exclude"), EXCLUDED.join("\n") + "\n");
@@ -64,15 +74,18 @@ export class ShadowRepo {
 
   /**
    * Stores a workspace file's content as a loose object (what `git hash-object -w` writes, without a
-   * process per file: a file tool's step stays cheap); null when there is no such file.
+   * process per file: a file tool's step stays cheap); null when there is no such regular file. The
+   * file is read through the door (`files/door.ts`): a link, a FIFO or a folder at its path is no
+   * file to keep, never followed or waited on; a file larger than `MAX_SNAPSHOT_BYTES` is an error.
    */
   async store(rel: string): Promise<string | null> {
-    let content: Buffer;
-    try {
-      content = await readFile(path.join(this.workspace, rel));
-    } catch {
-      return null;
-    }
+    const content = await readIn(this.workspace, rel, { maxBytes: MAX_SNAPSHOT_BYTES }).catch(
+      (e: unknown) => {
+        if (e instanceof FileRefused && e.reason !== "too_large") return undefined;
+        throw e;
+      },
+    );
+    if (content === undefined) return null;
     const id = blobId(content);
     const file = path.join(this.gitDir, "objects", id.slice(0, 2), id.slice(2));
     if (!existsSync(file)) {

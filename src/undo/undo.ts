@@ -2,16 +2,16 @@
  * Undo and diff of a thread's file changes, from the journal and the shadow repository: the plan
  * for the files on disk now, applying it, and the diff of what the agent changed.
  */
-import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rm, rmdir } from "node:fs/promises";
+import { readdir, rm, rmdir } from "node:fs/promises";
 import path from "node:path";
 import { createTwoFilesPatch } from "diff";
+import { printableName } from "../printable.js";
 import { appendJournal, lastThread, liveSteps, readJournal, type StepRecord } from "./journal.js";
 import { planUndo, touched, type UndoAction } from "./plan.js";
 import { blobId } from "../sandbox/git-parse.js";
 import { ShadowRepo } from "./shadow.js";
 import { isKeelOwn, protectedEntry } from "../sandbox/protected.js";
-import { writeOwnFile } from "../tools/own-file.js";
+import { FileRefused, readIn, writeIn } from "../files/door.js";
 import { resolveInWorkspace } from "../tools/workspace-path.js";
 
 export class UndoError extends Error {
@@ -90,8 +90,8 @@ export async function applyUndo(workspace: string, plan: UndoPlan): Promise<void
     if (a.action === "restore" && !BLOB.test(a.blob))
       throw new UndoError(`the undo journal names ${JSON.stringify(a.blob)}, which is not a blob`);
     if (a.action === "restore") {
-      await mkdir(path.dirname(abs), { recursive: true });
-      await writeOwnFile(abs, await repo.read(a.blob));
+      const rel = path.relative(workspace, abs);
+      await writeIn(workspace, rel, await repo.read(a.blob), { makeParents: true });
     } else if (a.action === "remove") {
       await rm(abs, { force: true });
       await removeEmptyParents(workspace, path.dirname(abs));
@@ -105,7 +105,11 @@ export async function applyUndo(workspace: string, plan: UndoPlan): Promise<void
   });
 }
 
-/** The unified diff of what the agent changed in a thread (steps not undone), file by file. */
+/**
+ * The unified diff of what the agent changed in a thread (steps not undone), file by file; file
+ * names with their control characters as codes (`printableName`: a newline in a name would forge a
+ * header, an escape sequence erase a line), content as stored (the CLI shows it `printable`).
+ */
 export async function threadDiff(
   workspace: string,
   threadId?: string,
@@ -118,14 +122,15 @@ export async function threadDiff(
   for (const [file, f] of touched(live)) {
     if (f.before === f.after) continue;
     const [a, b] = [await text(f.before), await text(f.after)];
+    const name = printableName(file);
     if (a.includes(0) || b.includes(0)) {
-      patches.push(`Binary file ${file} differs\n`);
+      patches.push(`Binary file ${name} differs\n`);
       continue;
     }
     patches.push(
       createTwoFilesPatch(
-        f.before ? `a/${file}` : "/dev/null",
-        f.after ? `b/${file}` : "/dev/null",
+        f.before ? `a/${name}` : "/dev/null",
+        f.after ? `b/${name}` : "/dev/null",
         a.toString("utf8"),
         b.toString("utf8"),
         undefined,
@@ -142,7 +147,7 @@ async function threadSteps(workspace: string, threadId?: string) {
   const thread = threadId ?? lastThread(lines);
   if (!thread)
     throw new NothingToUndoError(
-      `keel has changed no files in ${workspace} (no undo journal at .keel/undo); nothing to undo or show`,
+      `keel has changed no files in ${workspace} (no undo journal in keel's state); nothing to undo or show`,
     );
   const live = liveSteps(lines, thread);
   if (live.length === 0 && !lines.some((l) => l.thread === thread)) {
@@ -151,7 +156,7 @@ async function threadSteps(workspace: string, threadId?: string) {
     throw new NothingToUndoError(
       known.length
         ? `thread ${thread} changed no files in ${workspace}; threads that did, newest first: ${known.join(", ")}`
-        : `thread ${thread} changed no files in ${workspace}, and no thread did (no undo journal at .keel/undo)`,
+        : `thread ${thread} changed no files in ${workspace}, and no thread did (no undo journal in keel's state)`,
     );
   }
   if (live.length === 0)
@@ -162,9 +167,16 @@ async function threadSteps(workspace: string, threadId?: string) {
   return { thread, live };
 }
 
+/** A file's blob on disk now (null: none), read through the door; a FIFO or link there is not one. */
 async function diskBlob(workspace: string, rel: string): Promise<string | null> {
   const abs = undoTarget(workspace, rel);
-  return existsSync(abs) ? blobId(await readFile(abs)) : null;
+  const bytes = await readIn(workspace, path.relative(workspace, abs), {
+    maxBytes: Infinity,
+  }).catch((e: unknown) => {
+    if (e instanceof FileRefused && e.reason !== "too_large") return undefined;
+    throw e;
+  });
+  return bytes === undefined ? null : blobId(bytes);
 }
 
 async function removeEmptyParents(workspace: string, dir: string): Promise<void> {

@@ -9,6 +9,7 @@ import type { RunOutcome } from "../../src/session/outcome.js";
 import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { closedPort, runKeel } from "../support/cli.js";
 import { call, calls, keelScript, fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
+import { workspaceState } from "../../src/files/state.js";
 
 let fake: FakeOllama | undefined;
 const startFake = fakeOllamaPerTest();
@@ -118,7 +119,9 @@ describe("keel run", () => {
       /tokens: prompt [\d,]+ \([\d,]+ new, ~[\d,]+ reused\) · generated \d+ at [\d.]+ tok\/s/,
     );
     expect(readFileSync(path.join(ws, "src/app.js"), "utf8")).toBe("console.log(1)\n");
-    expect(existsSync(path.join(ws, ".keel/keel.db"))).toBe(true);
+    // keel's store is in its state folder; nothing of keel's is left in the workspace
+    expect(existsSync(workspaceState(ws).db)).toBe(true);
+    expect(existsSync(path.join(ws, ".keel"))).toBe(false);
     expect(r.stderr).toContain("write_file");
     expect(fake.chatBodies().every((b) => b.model === "qwen3:8b" && b.stream === true)).toBe(true);
   });
@@ -396,7 +399,7 @@ describe("a SQLite store that cannot be opened exits 4, naming the file", () => 
     ["a folder where the file should be", (ws: string) => mkdirSync(dbOf(ws))],
   ])("%s", async (_, spoil) => {
     const ws = tempWorkspace();
-    mkdirSync(path.join(ws, ".keel"));
+    mkdirSync(workspaceState(ws).dir, { recursive: true });
     spoil(ws);
     for (const args of [
       ["run", "x", "-w", ws, "--json"],
@@ -413,7 +416,8 @@ describe("a SQLite store that cannot be opened exits 4, naming the file", () => 
 
   it("a folder that cannot be made (a read-only disk, a file in the way): no file to move aside", async () => {
     const ws = tempWorkspace();
-    writeFileSync(path.join(ws, ".keel"), "a file, not a folder\n");
+    mkdirSync(path.dirname(workspaceState(ws).dir), { recursive: true });
+    writeFileSync(workspaceState(ws).dir, "a file, not a folder\n");
     const r = await runKeel(["run", "x", "-w", ws]);
     expect(r.code).toBe(4);
     expect(r.stderr).toContain(`keel: cannot open the SQLite database ${dbOf(ws)}`);
@@ -422,7 +426,7 @@ describe("a SQLite store that cannot be opened exits 4, naming the file", () => 
   });
 });
 
-const dbOf = (ws: string) => path.join(ws, ".keel", "keel.db");
+const dbOf = (ws: string) => workspaceState(ws).db;
 
 describe("usage errors exit 2", () => {
   it.each([

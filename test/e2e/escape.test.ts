@@ -10,7 +10,6 @@ import {
   existsSync,
   mkdirSync,
   readdirSync,
-  readFileSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -154,12 +153,16 @@ function attempts(): ScriptedCall[] {
     cmd(`cp notes.txt ~/pwned-${tag}.txt`),
     cmd(`mkdir ${out}-dir`),
     cmd(`cp notes.txt link-out/pwned-link.txt`),
-    // code that would run outside the sandbox later: git's hooks and config
+    // code that would run outside the sandbox later: git's hooks and config, in a repository git
+    // makes (asked of a person: refused without one) or one a program makes unseen (removed after)
     cmd(
       "git init -q . && cp notes.txt .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && git config core.fsmonitor 'cat /etc/hostname' && git config user.name Model",
     ),
     cmd("cp notes.txt .git/hooks/post-checkout"),
     cmd("git config core.hooksPath /tmp"),
+    cmd(
+      `python3 -c "import subprocess; subprocess.run(['git', 'init', '-q', 'sub'])" && cp notes.txt sub/.git/hooks/pre-commit`,
+    ),
     // links a command leaves for the file tools: dangling, to /etc, chained
     cmd(`ln -s ${out}-dangling.txt dangle.txt`),
     call("write_file", { path: "dangle.txt", content: "x" }),
@@ -221,12 +224,8 @@ describe("escape attempts through every tool, under the OS sandbox", () => {
     expect(listing(root, ws)).toEqual(before);
     expect(readdirSync(homedir()).sort()).toEqual(homeBefore);
     expect(existsSync(path.join(root, "pwned.txt"))).toBe(false);
-    // git's hooks and config (run outside the sandbox by the user's next git command) were not written
-    const hooks = readdirSync(path.join(ws, ".git/hooks"));
-    expect(hooks.filter((n) => !n.endsWith(".sample"))).toEqual([]);
-    const gitConfig = readFileSync(path.join(ws, ".git/config"), "utf8");
-    expect(gitConfig).not.toMatch(/hooksPath|fsmonitor/i);
-    expect(gitConfig).toContain("name = Model"); // the harmless key stays
+    // no repository, so no hooks or config the user's next git command would run
+    for (const p of [".git", "sub/.git"]) expect(existsSync(path.join(ws, p)), p).toBe(false);
 
     // the model was told what the sandbox hid, and how the user can allow it
     const texts = results.map((m) => m.text);
@@ -240,12 +239,14 @@ describe("escape attempts through every tool, under the OS sandbox", () => {
     );
     expect(answer(list.at(-3)!)).toMatch(/\[sandbox\].*example\.com.*blocked.*--allow-host/s);
     expect(answer(list.at(-2)!)).toMatch(/\[sandbox\] The network is closed/);
-    const gitInit = list.find((c) => JSON.stringify(c).includes("git init"))!;
+    const gitInit = list.find((c) => JSON.stringify(c).includes("git init -q ."))!;
     expect(answer(gitInit)).toMatch(
-      /keel removed \.git\/hooks\/pre-commit, core\.fsmonitor from \.git\/config/,
+      /needs_approval.*`git init` writes the repository's \.git.*--yes does not.*\.git is read-only to commands.*say in your answer which git command is needed \(`git init -q \.`\)/s,
     );
     const hookCopy = list.find((c) => JSON.stringify(c).includes("post-checkout"))!;
-    expect(answer(hookCopy)).toMatch(/\.git\/hooks.*read-only to commands/);
+    expect(answer(hookCopy)).toMatch(/\[sandbox\] \.git is read-only to commands/);
+    const unseen = list.find((c) => JSON.stringify(c).includes("subprocess"))!;
+    expect(answer(unseen)).toMatch(/keel removed sub\/\.git \(a repository the command made/);
     if (process.env.KEEL_ESCAPE_LOG)
       console.log(
         texts

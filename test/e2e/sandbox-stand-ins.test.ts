@@ -51,7 +51,7 @@ describe("the sandbox's stand-in folders", () => {
 
   it("a keel killed mid-command leaves them; the next command of any keel clears them, not a person's file", async () => {
     const ws = tempWorkspace();
-    const cache = tempWorkspace("keel-cache-");
+    const state = tempWorkspace("keel-state-");
     writeFileSync(path.join(ws, "app.py"), "print('hi')\n");
     const marker = `sleep ${(30 + Math.random()).toFixed(3)}`;
     const child = spawn(
@@ -63,7 +63,7 @@ describe("the sandbox's stand-in folders", () => {
         ws,
         marker,
       ],
-      { env: { ...process.env, KEEL_CACHE_DIR: cache }, stdio: "ignore" },
+      { env: { ...process.env, KEEL_STATE_DIR: state }, stdio: "ignore" },
     );
     try {
       for (let i = 0; i < 200 && !existsSync(path.join(ws, ".mcp.json")); i++)
@@ -77,17 +77,17 @@ describe("the sandbox's stand-in folders", () => {
     }
     // killed: its stand-ins stay (npm and MCP clients would fail on these folders)
     expect(readdirSync(ws).length).toBeGreaterThan(20);
-    expect(readdirSync(path.join(cache, "stand-ins"))).toHaveLength(1);
+    expect(readdirSync(path.join(state, "stand-ins"))).toHaveLength(1);
     writeFileSync(path.join(ws, ".vscode/settings.json"), "{}\n"); // a person's file in one
-    const saved = process.env.KEEL_CACHE_DIR;
-    process.env.KEEL_CACHE_DIR = cache;
+    const saved = process.env.KEEL_STATE_DIR;
+    process.env.KEEL_STATE_DIR = state;
     try {
       expect((await run(ws, "true")).ok).toBe(true);
     } finally {
-      if (saved === undefined) delete process.env.KEEL_CACHE_DIR;
-      else process.env.KEEL_CACHE_DIR = saved;
+      if (saved === undefined) delete process.env.KEEL_STATE_DIR;
+      else process.env.KEEL_STATE_DIR = saved;
     }
     expect(readdirSync(ws).sort()).toEqual([".vscode", "app.py"]);
-    expect(readdirSync(path.join(cache, "stand-ins"))).toEqual([]);
+    expect(readdirSync(path.join(state, "stand-ins"))).toEqual([]);
   }, 60_000);
 });

@@ -21,11 +21,16 @@ async function silentServer(): Promise<string> {
   return `http://127.0.0.1:${(srv.address() as { port: number }).port}`;
 }
 
+/** A workspace, and a home whose user settings set `requestTimeoutMs` (a timeout is yours alone). */
 function workspace(requestTimeoutMs: number) {
   const ws = tempWorkspace();
-  mkdirSync(path.join(ws, ".keel"));
-  writeFileSync(path.join(ws, ".keel/settings.json"), JSON.stringify({ requestTimeoutMs }));
-  return { ws, env: { HOME: tempWorkspace("keel-home-"), XDG_CONFIG_HOME: "" } };
+  const home = tempWorkspace("keel-home-");
+  mkdirSync(path.join(home, ".config/keel"), { recursive: true });
+  writeFileSync(
+    path.join(home, ".config/keel/settings.json"),
+    JSON.stringify({ requestTimeoutMs }),
+  );
+  return { ws, env: { HOME: home, XDG_CONFIG_HOME: "" } };
 }
 
 describe("a server that accepts connections and never answers", () => {

@@ -10,6 +10,7 @@ import type { Stats } from "../../src/stats/runs.js";
 import { closedPort, runKeel } from "../support/cli.js";
 import { call, calls, fakeOllamaPerTest, keelScript, tempWorkspace } from "../support/harness.js";
 import { launchChromium } from "../support/browser.js";
+import { workspaceState } from "../../src/files/state.js";
 
 const startFake = fakeOllamaPerTest();
 
@@ -49,7 +50,8 @@ describe("keel stats", () => {
   it("reports exactly the planted counts, and the page renders in a real browser", async () => {
     const fake = await startFake({ script });
     const ws = tempWorkspace();
-    const db = `sqlite:${path.join(ws, ".keel/keel.db")}`;
+    // the default store, named: `keel stats -w` reads it below
+    const db = `sqlite:${workspaceState(ws).db}`;
     const base = ["-w", ws, "--ollama-url", fake.url, "--checkpoints", db, "--json"];
     expect(
       (await runKeel(["run", "Create the app in src/app.js", "--thread", "a", ...base])).code,
@@ -213,8 +215,9 @@ describe("keel stats without a store", () => {
     const ws = tempWorkspace();
     const r = await runKeel(["stats", "-w", ws]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`no checkpoint store at sqlite:${ws}/.keel/keel.db`);
+    expect(r.stderr).toContain(`no checkpoint store at sqlite:${workspaceState(ws).db}`);
     expect(existsSync(path.join(ws, ".keel"))).toBe(false);
+    expect(existsSync(workspaceState(ws).dir)).toBe(false);
   });
 });
 

@@ -189,7 +189,9 @@ describe("side-effect journal", () => {
 
 describe("orphaned commands", () => {
   it("a command still running after its keel died is waited for before the model is told", async () => {
-    const slow = `node -e "const fs = require('fs'); fs.writeFileSync('started.txt', ''); setTimeout(() => fs.appendFileSync('once.log', 'ran\\\\n'), 600)"`;
+    // 5 s: the second keel must start while the orphan still runs, on a loaded 2-core CI machine
+    // too (at 600 ms it had ended first there, and the model was told the other, true, thing)
+    const slow = `node -e "const fs = require('fs'); fs.writeFileSync('started.txt', ''); setTimeout(() => fs.appendFileSync('once.log', 'ran\\\\n'), 5000)"`;
     fake = await startFake({
       script: keelScript((req) =>
         req.turn === 0 ? calls(call("run_command", { command: slow })) : { content: "Checked." },

@@ -6,9 +6,8 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { SettingsInput } from "../../src/agent/context.js";
-import { SettingsFileError } from "../../src/run/settings-file.js";
 import { outcome } from "../../src/session/outcome.js";
 import {
   call,
@@ -160,8 +159,24 @@ describe("approval modes (non-interactive)", () => {
     );
     const r = await runMode({}, ws);
     expect([r.wrote, r.ran]).toEqual([false, true]);
-    writeFileSync(path.join(ws, ".keel/settings.json"), JSON.stringify({ approval: "auto" }));
-    await expect(runMode({}, ws)).rejects.toThrow(SettingsFileError);
+    // refused, each named once: the person's ask mode holds
+    const ws2 = tempWorkspace();
+    mkdirSync(path.join(ws2, ".keel"));
+    writeFileSync(
+      path.join(ws2, ".keel/settings.json"),
+      JSON.stringify({ approval: "auto", allowRules: ["write_file(*)"] }),
+    );
+    const said = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+    try {
+      const widened = await runMode({ approval: "ask" }, ws2);
+      expect([widened.wrote, widened.ran]).toEqual([false, false]);
+      expect(said.mock.calls.map((c) => String(c[0]))).toEqual([
+        expect.stringMatching(/settings\.json, field "approval": refused — only you may set it/),
+        expect.stringMatching(/settings\.json, field "allowRules": refused — only you may set it/),
+      ]);
+    } finally {
+      said.mockRestore();
+    }
   });
 });
 

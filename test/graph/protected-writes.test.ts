@@ -52,7 +52,7 @@ describe("writes to protected paths", () => {
     expect(results).toHaveLength(attempts.length);
     for (const r of results.slice(0, 5))
       expect(r).toMatch(/needs_approval.*is protected: .*only a person who sees the change/s);
-    expect(results[5]).toMatch(/refused.*\.keel\/ holds keel's own settings and records/);
+    expect(results[5]).toMatch(/refused.*\.keel\/ holds keel's project settings and reports/);
     expect(results[6]).toMatch(/refused.*\.keel\//);
     for (const p of [".vscode", "pkg/.envrc", ".git", ".husky", ".mcp.json"])
       expect(existsSync(path.join(ws, p)), p).toBe(false);

@@ -32,7 +32,7 @@ import {
   type Profile,
   type Trial,
 } from "../../src/run/profiles.js";
-import { layered } from "../../src/run/settings.js";
+import { layered } from "../../src/run/layered.js";
 import { keepAliveMs } from "../../src/testing/fake-ollama/residency.js";
 
 const trial = (over: Partial<Trial>): Trial => ({
@@ -230,7 +230,11 @@ describe("profiles", () => {
     expect(layer.overridden).toEqual(["generationBudget"]);
     // layered: the flags' value over the profile's, its kinds merged
     expect(
-      layered(schema, { generationBudget: { act: 16000 }, toolMode: "native" }, layer.beneath),
+      layered(
+        schema,
+        { generationBudget: { act: 16000 }, toolMode: "native" },
+        { profile: layer.beneath },
+      ),
     ).toMatchObject({
       contextWindow: 4096,
       generationBudget: { act: 16000, plan: 512 },

@@ -63,7 +63,7 @@ describe("the import rules", () => {
     });
     expect(status).not.toBe(0);
     expect(edges(violations)).toEqual([
-      "layer: base (guard/, tools/types.ts, sandbox/policy.ts, sandbox/protected.ts, sandbox/names.ts, sandbox/stand-ins.ts): src/tools/types.ts → src/cli/main.ts",
+      "layer: base (guard/, printable.ts, tools/types.ts, sandbox/policy.ts, sandbox/protected.ts, sandbox/names.ts, sandbox/stand-ins.ts): src/tools/types.ts → src/cli/main.ts",
     ]);
   });
 

@@ -21,7 +21,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { readInstructions } from "../../src/agent/instructions.js";
 import { enumerateUnits } from "../../src/analysis/enumerate.js";
 import { ALL_TOOLS } from "../../src/tools/registry.js";
@@ -31,9 +31,10 @@ import { cleanAfter } from "../../src/sandbox/aftercare.js";
 import { gitFoldersOn } from "../../src/sandbox/git-folders.js";
 import { markWorkspace, nestedDenies } from "../../src/sandbox/look.js";
 import { protectedEntry } from "../../src/sandbox/protected.js";
-import { readSmall } from "../../src/sandbox/safe-read.js";
+import { readSmall } from "../../src/files/door.js";
 import { recordStep } from "../../src/undo/record.js";
 import { applyUndo, planThreadUndo, UndoError } from "../../src/undo/undo.js";
+import { PERSON_GIT_ENV } from "../support/git.js";
 import { tempWorkspace } from "../support/harness.js";
 
 const SECRET = "SECRET-BESIDE-THE-WORKSPACE";
@@ -135,7 +136,7 @@ describe("walks never follow a link out", () => {
 });
 
 describe("keel's own clean-up and undo never follow a link", () => {
-  it("aftercare removes a link in place of a repository's hooks or config, not what it leads to", () => {
+  it("aftercare removes a repository a command made, never what a link in it leads to", () => {
     const dir = tempWorkspace("keel-links-after-");
     const w = path.join(dir, "ws");
     mkdirSync(path.join(dir, "victim"), { recursive: true });
@@ -152,12 +153,15 @@ describe("keel's own clean-up and undo never follow a link", () => {
     symlinkSync("../../cfg.txt", path.join(w, "b/.git/config"));
     const removed = cleanAfter(w, before);
     expect(readdirSync(path.join(dir, "victim"))).toEqual(["keep.txt"]);
-    expect(removed).toEqual(expect.arrayContaining(["a/.git/hooks", "b/.git/config"]));
-    expect(lstatSync(path.join(w, "a/.git/hooks"), { throwIfNoEntry: false })).toBeUndefined();
-    expect(lstatSync(path.join(w, "b/.git/config"), { throwIfNoEntry: false })).toBeUndefined();
+    expect(removed).toEqual([
+      expect.stringMatching(/^a\/\.git \(a repository the command made: .*a person approves/),
+      expect.stringMatching(/^b\/\.git \(a repository the command made/),
+    ]);
+    expect(readdirSync(w).sort()).toEqual(["a", "b", "cfg.txt"]);
+    expect(readdirSync(path.join(w, "a"))).toEqual([]);
   });
 
-  it("aftercare removes a repository config hard-linked to another name; write_file writes only its own name", async () => {
+  it("aftercare removes a repository whose config a command hard-linked to another name; write_file writes only its own name", async () => {
     const dir = tempWorkspace("keel-links-hard-");
     const w = path.join(dir, "ws");
     mkdirSync(w);
@@ -165,8 +169,9 @@ describe("keel's own clean-up and undo never follow a link", () => {
     // what a command can do in a repository it makes: the config under a second, ordinary name
     execFileSync("git", ["init", "-q", path.join(w, "r")]);
     linkSync(path.join(w, "r/.git/config"), path.join(w, "notes.ini"));
-    expect(cleanAfter(w, before)).toContain("r/.git/config");
-    expect(existsSync(path.join(w, "r/.git/config"))).toBe(false);
+    expect(cleanAfter(w, before)).toEqual([expect.stringMatching(/^r\/\.git \(a repository/)]);
+    expect(existsSync(path.join(w, "r/.git"))).toBe(false);
+    expect(statSync(path.join(w, "notes.ini")).nlink).toBe(1); // a file of no repository now
     // made by hand (a person can), then written by the file tools: the other name keeps its text
     writeFileSync(path.join(w, "plain.txt"), "[core]\n");
     linkSync(path.join(w, "plain.txt"), path.join(w, "twin.txt"));
@@ -187,68 +192,59 @@ describe("keel's own clean-up and undo never follow a link", () => {
     expect(readdirSync(w).sort()).toEqual(["notes.ini", "plain.txt", "r", "twin.txt"]);
   });
 
-  it("aftercare follows git where git goes: a .git file into node_modules, a commondir with a leading space", () => {
+  it("aftercare follows git where git goes: a .git file into node_modules, a bare repository by what it holds", () => {
     const dir = tempWorkspace("keel-links-gitfile-");
     const w = path.join(dir, "ws");
     mkdirSync(w);
+    // the person's folder named objects, with a file named HEAD beside it: no repository before
+    mkdirSync(path.join(w, "data/objects"), { recursive: true });
+    writeFileSync(path.join(w, "data/objects/keep.json"), "{}");
     const before = markWorkspace(w);
-    // a .git file at the top sends git to a bare repository inside node_modules (never walked)
+    // a .git file sends git to a bare repository inside node_modules (never walked)
     execFileSync("git", ["init", "-q", "--bare", path.join(w, "node_modules/r")]);
     writeFileSync(path.join(w, "node_modules/r/hooks/pre-commit"), "#!/bin/sh\ntouch pwned\n");
-    writeFileSync(path.join(w, ".git"), "gitdir: node_modules/r\n");
-    // a repository whose commondir is " x": git reads the folder " x", spaces and all
-    execFileSync("git", ["init", "-q", path.join(w, "s")]);
-    mkdirSync(path.join(w, "s/.git/ x/hooks"), { recursive: true });
-    writeFileSync(path.join(w, "s/.git/ x/config"), "[core]\n\tfsmonitor = touch pwned\n");
-    writeFileSync(path.join(w, "s/.git/ x/hooks/pre-commit"), "#!/bin/sh\ntouch pwned\n");
-    writeFileSync(path.join(w, "s/.git/commondir"), " x");
+    mkdirSync(path.join(w, "sub"));
+    writeFileSync(path.join(w, "sub/.git"), "gitdir: ../node_modules/r\n");
+    // a HEAD beside the person's objects: git would take data/ for a bare repository
+    writeFileSync(path.join(w, "data/HEAD"), "ref: refs/heads/main\n");
     const removed = cleanAfter(w, before);
-    expect(removed).toEqual(
-      expect.arrayContaining([
-        "node_modules/r/hooks/pre-commit",
-        "s/.git/ x/hooks/pre-commit",
-        "core.fsmonitor from s/.git/ x/config",
-      ]),
-    );
-    expect(existsSync(path.join(w, "node_modules/r/hooks/pre-commit"))).toBe(false);
-    expect(readFileSync(path.join(w, "s/.git/ x/config"), "utf8")).not.toContain("fsmonitor");
+    expect(removed.sort()).toEqual([
+      expect.stringMatching(/^data\/HEAD \(a repository the command made/),
+      expect.stringMatching(/^node_modules\/r\/HEAD \(a repository/),
+      expect.stringMatching(/^node_modules\/r\/objects \(a repository/),
+      expect.stringMatching(/^sub\/\.git \(a repository/),
+    ]);
+    expect(readdirSync(path.join(w, "data/objects"))).toEqual(["keep.json"]);
+    // git takes none of them for a repository now
+    for (const d of ["data", "sub", "node_modules/r"])
+      expect(
+        spawnSync("git", ["-C", path.join(w, d), "rev-parse", "--git-dir"], {
+          env: { ...process.env, GIT_CEILING_DIRECTORIES: dir },
+        }).status,
+        d,
+      ).not.toBe(0);
   });
 
-  it("aftercare puts back the commondir of a repository that was there, and removes a hook rewritten under its own name", () => {
+  it("aftercare keeps what a command a person approved to write git made: a worktree, its .git file and commondir", () => {
     const w = path.join(tempWorkspace("keel-links-common-"), "ws");
     mkdirSync(w, { recursive: true });
     execFileSync("git", ["init", "-q", w]);
-    execFileSync("git", ["init", "-q", path.join(w, "vendor/lib")]);
-    const hook = path.join(w, "vendor/lib/.git/hooks/pre-commit");
-    writeFileSync(hook, "#!/bin/sh\nexec ./scripts/check\n", { mode: 0o755 });
+    execFileSync("git", ["-C", w, "commit", "-q", "--allow-empty", "-m", "x"], {
+      env: PERSON_GIT_ENV,
+    });
     const before = markWorkspace(w);
-    // a command sends the person's git to a folder of its own (its config is clean now; a file
-    // tool could write it later), and rewrites the person's hook (one the sandbox did not hold)
-    mkdirSync(path.join(w, "build-cache/objects"), { recursive: true });
-    mkdirSync(path.join(w, "build-cache/refs"));
-    writeFileSync(path.join(w, ".git/commondir"), "../build-cache\n");
-    writeFileSync(hook, "#!/bin/sh\ntouch pwned\n", { mode: 0o755 });
-    const removed = cleanAfter(w, before);
-    expect(removed).toEqual(
-      expect.arrayContaining([
-        ".git/commondir (made by the command)",
-        "vendor/lib/.git/hooks/pre-commit (changed by the command)",
-      ]),
-    );
-    expect(existsSync(path.join(w, ".git/commondir"))).toBe(false);
-    expect(existsSync(hook)).toBe(false);
-    // git is the person's again
-    expect(
-      execFileSync("git", ["-C", w, "rev-parse", "--git-common-dir"], { encoding: "utf8" }),
-    ).toBe(".git\n");
-    // a hook the command left alone stays, and so does a commondir git wrote for a worktree
-    writeFileSync(hook, "#!/bin/sh\nexec ./scripts/check\n", { mode: 0o755 });
-    execFileSync("git", ["-C", w, "commit", "-q", "--allow-empty", "-m", "x"]);
+    execFileSync("git", ["-C", w, "worktree", "add", "-q", path.join(w, "wt")]);
+    expect(cleanAfter(w, before, undefined, true)).toEqual([]);
+    expect(readFileSync(path.join(w, ".git/worktrees/wt/commondir"), "utf8")).toBe("../..\n");
+    expect(existsSync(path.join(w, "wt/.git"))).toBe(true);
+    // the same, unapproved (the sandbox kept it from writing .git): the worktree's .git goes
+    rmSync(path.join(w, "wt"), { recursive: true });
+    execFileSync("git", ["-C", w, "worktree", "prune"]);
     const again = markWorkspace(w);
     execFileSync("git", ["-C", w, "worktree", "add", "-q", path.join(w, "wt")]);
-    expect(cleanAfter(w, again).filter((r) => /commondir|pre-commit/.test(r))).toEqual([]);
-    expect(readFileSync(path.join(w, ".git/worktrees/wt/commondir"), "utf8")).toBe("../..\n");
-    expect(existsSync(hook)).toBe(true);
+    expect(cleanAfter(w, again)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^wt\/\.git \(a repository/)]),
+    );
   });
 
   it("the file tools' gate finds the folders git would take for a repository's, whatever their name", () => {
@@ -282,44 +278,20 @@ describe("keel's own clean-up and undo never follow a link", () => {
     );
   });
 
-  it("aftercare keeps only the git config a repository may keep, and the user's own lines", () => {
+  it("aftercare removes Mercurial's and Jujutsu's redirects a command made, and leaves the person's repository", () => {
     const dir = tempWorkspace("keel-links-config-");
     const w = path.join(dir, "ws");
     mkdirSync(w);
-    // the user's repository, config and all, before the command (the sandbox holds its config;
-    // here the command's change is written directly)
     execFileSync("git", ["init", "-q", path.join(w, "mine")]);
-    const config = path.join(w, "mine/.git/config");
-    execFileSync("git", ["config", "-f", config, "alias.co", "checkout"]);
-    execFileSync("git", ["config", "-f", config, "core.editor", "vim"]);
+    execFileSync("git", ["-C", path.join(w, "mine"), "config", "alias.co", "checkout"]);
     const before = markWorkspace(w);
-    execFileSync("git", ["config", "-f", config, "alias.st", "!touch pwned"]);
-    // keys newer git runs (no list of risky keys had them), in a repository the command made
-    execFileSync("git", ["init", "-q", path.join(w, "new")]);
-    const made = path.join(w, "new/.git/config");
-    execFileSync("git", ["config", "-f", made, "gc.recentObjectsHook", "touch pwned"]);
-    execFileSync("git", ["config", "-f", made, "hook.lint.command", "touch pwned"]);
-    execFileSync("git", ["config", "-f", made, "user.name", "Model"]);
     // Mercurial and Jujutsu sent to another folder's config
     mkdirSync(path.join(w, "h/.hg"), { recursive: true });
     writeFileSync(path.join(w, "h/.hg/sharedpath"), "../../evil");
     mkdirSync(path.join(w, "j/.jj"), { recursive: true });
     writeFileSync(path.join(w, "j/.jj/repo"), "../../evil");
-    const removed = cleanAfter(w, before);
-    expect(removed.sort()).toEqual([
-      "alias.st from mine/.git/config",
-      "gc.recentobjectshook from new/.git/config",
-      "h/.hg/sharedpath",
-      "hook.lint.command from new/.git/config",
-      "j/.jj/repo",
-    ]);
-    const keys = (file: string) =>
-      execFileSync("git", ["config", "-f", file, "--list"], { encoding: "utf8" });
-    expect(keys(config)).toMatch(/core\.editor=vim\nalias\.co=checkout\n$/);
-    expect(keys(config)).not.toContain("alias.st");
-    expect(keys(made)).toContain("user.name=Model");
-    expect(keys(made)).not.toMatch(/hook|pwned/);
-    // git still reads both (the user's alias works)
+    expect(cleanAfter(w, before).sort()).toEqual(["h/.hg/sharedpath", "j/.jj/repo"]);
+    // the person's repository and its config are as they were (the sandbox holds them read-only)
     execFileSync("git", ["-C", path.join(w, "mine"), "co", "-q", "-b", "x"]);
   });
 
@@ -369,7 +341,12 @@ describe("keel's own clean-up and undo never follow a link", () => {
     mkdirSync(path.join(w, ".githooks"));
     writeFileSync(path.join(w, ".githooks/pre-commit"), "#!/bin/sh\n");
     expect(() => markWorkspace(w)).not.toThrow();
-    expect(cleanAfter(w, before)).toEqual([".githooks"]);
+    expect(cleanAfter(w, before).sort()).toEqual([
+      ".githooks",
+      expect.stringMatching(/^x\/HEAD \(a repository the command made/),
+      expect.stringMatching(/^x\/commondir \(a repository/),
+      expect.stringMatching(/^x\/objects \(a repository/),
+    ]);
     expect(existsSync(path.join(w, ".githooks"))).toBe(false);
   });
 
@@ -539,15 +516,12 @@ describe("keel's own clean-up and undo never follow a link", () => {
       writeFileSync(path.join(w, "app/.githooks/pre-commit"), "#!/bin/sh\n");
       // planted before a repository is there, to be one in a later command
       mkdirSync(path.join(w, "notyet/.githooks"), { recursive: true });
-      // and a repository whose config is too large to check
-      execFileSync("git", ["init", "-q", path.join(w, "big")]);
-      writeFileSync(path.join(w, "big/.git/config"), "\n".repeat(2 << 20), { flag: "a" });
       const removed = cleanAfter(w, before);
       expect(removed).toEqual(
         expect.arrayContaining([
           "app/.githooks",
           "notyet/.githooks",
-          "big/.git/config (too large to check)",
+          expect.stringMatching(/^app\/\.git \(a repository the command made/),
         ]),
       );
       expect(existsSync(path.join(w, "app/.githooks"))).toBe(false);
@@ -586,22 +560,22 @@ describe("keel's own clean-up and undo never follow a link", () => {
     writeFileSync(path.join(w, "sub/gf"), "gitdir: ../node_modules/.cache/r\n");
     symlinkSync("gf", path.join(w, "sub/.git"));
     const removed = cleanAfter(w, before);
-    expect(removed).toEqual(
-      expect.arrayContaining([
-        "node_modules/x/.git/hooks/pre-commit",
-        "node_modules/.cache/r/hooks/pre-commit",
-      ]),
-    );
+    expect(removed.sort()).toEqual([
+      expect.stringMatching(/^node_modules\/\.cache\/r\/HEAD \(a repository the command made/),
+      expect.stringMatching(/^node_modules\/\.cache\/r\/objects \(a repository/),
+      expect.stringMatching(/^node_modules\/x\/\.git \(a repository/),
+      expect.stringMatching(/^sub\/\.git \(a repository/),
+    ]);
     expect(existsSync(path.join(w, "node_modules/dep/.git/hooks/pre-commit"))).toBe(true);
   });
 
   it("the sandbox holds at most so many paths read-only: thousands of repositories do not stop every command", () => {
     const w = path.join(tempWorkspace("keel-links-many-"), "ws");
-    const repos = new Map<string, never>();
+    const repos = new Set<string>();
     for (let i = 0; i < 800; i++) {
       mkdirSync(path.join(w, `r${i}/hooks`), { recursive: true });
       writeFileSync(path.join(w, `r${i}/config`), "");
-      repos.set(`r${i}`, undefined as never);
+      repos.add(`r${i}`);
     }
     const marks = {
       nested: [],
@@ -615,6 +589,7 @@ describe("keel's own clean-up and undo never follow a link", () => {
       settings: new Map(),
     };
     expect(nestedDenies(marks, w).length).toBe(500);
+    expect(nestedDenies(marks, w, true).length).toBe(500);
   });
 
   it("without git installed nothing is named, and the look does not say git was slow", () => {

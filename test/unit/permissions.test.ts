@@ -87,7 +87,9 @@ describe("the one decision at the gate (decideCall)", () => {
     toolClass: "mutate",
     path: ".git/hooks/pre-commit",
   };
+  const commit: CallFacts = { ...cmd, command: "npm test && git commit -am wip" };
   const denyEdits: Rules = { allow: [], ask: [], deny: ["edit_file(src/**)"] };
+  const denyGit: Rules = { allow: [], ask: [], deny: ["run_command(git *)"] };
   const allowAll: Rules = { allow: ["*"], ask: [], deny: [] };
   const askCmd: Rules = { allow: [], ask: ["run_command(npm *)"], deny: [] };
   type Row = [CallFacts, ApprovalMode, Rules, boolean, string];
@@ -107,6 +109,12 @@ describe("the one decision at the gate (decideCall)", () => {
     [cmd, "auto", askCmd, false, "ask"],
     [cmd, "auto", askCmd, true, "allow approved"],
     [edit, "ask", allowAll, false, "allow approved"],
+    // a command that writes git: a person, whatever the mode, the allow rules or --yes say
+    [commit, "auto", allowAll, true, "ask protected git commit -am wip"],
+    [commit, "edits", NONE, false, "ask protected git commit -am wip"],
+    [commit, "auto", denyGit, true, "deny"],
+    [commit, "plan", NONE, true, "deny"],
+    [{ ...cmd, command: "git status && git log -3" }, "auto", NONE, true, "allow"],
   ];
   it.each(table)("%o in %s mode, rules %o, --yes %s → %s", (call, mode, rules, yes, want) => {
     const d = decideCall(call, { mode, rules, autoApprove: yes });
@@ -115,6 +123,7 @@ describe("the one decision at the gate (decideCall)", () => {
       ...("keelOwn" in d && d.keelOwn ? ["keelOwn"] : []),
       ...("protected" in d && d.protected ? ["protected"] : []),
       ...(d.decision === "allow" && d.approved ? ["approved"] : []),
+      ...("gitWrite" in d && d.gitWrite ? [d.gitWrite.command] : []),
     ];
     expect(marks.join(" ")).toBe(want);
   });

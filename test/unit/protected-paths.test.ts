@@ -132,6 +132,8 @@ describe("names a file system folds", () => {
   });
   it("a command's own protected paths: the path itself, any depth, folded; not inside .git", () => {
     for (const rel of [
+      "sub/.git",
+      "vendor/lib/.GIT",
       "sub/.vscode",
       "sub/.VSCODE",
       "a/b/.envrc",
@@ -148,23 +150,35 @@ describe("names a file system folds", () => {
 
 describe("sandboxDenyPaths", () => {
   const WS = "/w";
-  it("denies what exists, holds what does not with a folder placeholder, and leaves a missing .git to git init", () => {
-    const exists = (rel: string) => [".vscode", ".git/hooks", ".git/config"].includes(rel);
+  it("denies what exists, holds what does not with a folder placeholder, and .git whole", () => {
+    const exists = (rel: string) => [".vscode", ".git", ".git/hooks", ".git/config"].includes(rel);
     const withGit = sandboxDenyPaths(WS, exists, true, ["sub/.envrc"]);
     expect(withGit).toContain("/w/.vscode");
     expect(withGit).toContain("/w/.mcp.json/.keel-protected");
-    expect(withGit).toContain("/w/.git/hooks");
-    expect(withGit).toContain("/w/.git/info/attributes/.keel-protected");
+    expect(withGit).toContain("/w/.git");
+    expect(withGit.some((p) => p.startsWith("/w/.git/"))).toBe(false);
     expect(withGit).toContain("/w/sub/.envrc");
-    expect(withGit).not.toContain("/w/.git");
     // inside another folder only when it exists (a placeholder would make `.hg` appear)
     expect(withGit.some((p) => p.startsWith("/w/.hg"))).toBe(false);
     expect(sandboxDenyPaths(WS, (rel) => rel === ".hg/hgrc", false)).toContain("/w/.hg/hgrc");
+    // no repository: none may be made at the top
     const noGit = sandboxDenyPaths(WS, () => false, false);
-    expect(noGit.some((p) => p.startsWith("/w/.git/"))).toBe(false);
+    expect(noGit).toContain("/w/.git/.keel-protected");
+    expect(noGit.filter((p) => p.startsWith("/w/.git/"))).toEqual(["/w/.git/.keel-protected"]);
     const unheld = PROTECTED_PATHS.filter((p) => p.unheld).length;
     expect(unheld).toBeGreaterThan(0);
     expect(noGit.length).toBe(COMMAND_PROTECTED.filter((p) => !p.includes("/")).length - unheld);
+  });
+
+  it("for a git write a person approved: .git's protected parts, not .git; none in a missing one", () => {
+    const exists = (rel: string) => [".git", ".git/hooks", ".git/config"].includes(rel);
+    const approved = sandboxDenyPaths(WS, exists, true, [], true);
+    expect(approved).not.toContain("/w/.git");
+    expect(approved).toContain("/w/.git/hooks");
+    expect(approved).toContain("/w/.git/config");
+    expect(approved).toContain("/w/.git/info/attributes/.keel-protected");
+    const noGit = sandboxDenyPaths(WS, () => false, false, [], true);
+    expect(noGit.some((p) => p === "/w/.git" || p.startsWith("/w/.git/"))).toBe(false);
   });
 });
 

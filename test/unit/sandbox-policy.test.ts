@@ -168,4 +168,15 @@ describe("sandboxNotes", () => {
       /keel removed \.git\/hooks\/pre-commit: a program outside the sandbox \(git, a shell, an editor\) would run it/,
     );
   });
+  it("says .git is read-only when a write there failed, and which git command to name; not for a read", () => {
+    const held = filesystemPolicy(WS, NO_GRANTS, machine, [`${WS}/.git`]);
+    const git = (command: string, output: string) =>
+      sandboxNotes({ command, output, blockedHosts: [], removed: [] }, WS, held, machine.home);
+    expect(
+      git("git ci -m x", `fatal: Unable to create '${WS}/.git/index.lock': Read-only file system`),
+    ).toMatch(
+      /^\[sandbox\] \.git is read-only to commands, in every repository here: .* say in your answer which git command is needed\.$/,
+    );
+    expect(git("git status && ls .git", "On branch main\nHEAD\nconfig")).toBe("");
+  });
 });

@@ -1,14 +1,16 @@
 /**
  * The settings table, walked entry by entry: every run setting of the coder and the analyst reaches
- * a run's config from each source its entry names — the user's file, the project's file (refused
- * for user-only settings, added to for additive lists), its environment variable, and its flag on
- * each command that takes it — and docs/settings.md is what the table says.
+ * a run's config from each source its entry names — the user's file, its environment variable, and
+ * its flag on each command that takes it — and from a project's file and an API caller exactly as
+ * its trust says (set, lowered only, added, or refused: named once, the rest of the file applied;
+ * an API caller's run refused). Every entry decides its trust, and only the reviewed harmless ones
+ * are taken from others. docs/settings.md is what the table says.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { ContextSchema, runConfig } from "../../src/agent/context.js";
 import { AnalystContextSchema, analystRunConfig } from "../../src/analysis/context.js";
@@ -18,8 +20,17 @@ import { runCommandDef } from "../../src/cli/run.js";
 import { resolvedServer } from "../../src/cli/server-options.js";
 import { flagSettings } from "../../src/cli/setting-flags.js";
 import { workerCommand } from "../../src/cli/worker.js";
-import { defaultOf, innerType, metaOf, type SettingCommand } from "../../src/run/setting-meta.js";
+import {
+  defaultOf,
+  innerType,
+  metaOf,
+  settingTable,
+  TRUST,
+  type SettingCommand,
+  type Trust,
+} from "../../src/run/setting-meta.js";
 import { SettingsFileError } from "../../src/run/settings-file.js";
+import { callerContext } from "../../src/run/settings.js";
 import { SETTINGS_DOC, settingsDoc } from "../../scripts/docs-settings.js";
 
 const GRAPHS = [
@@ -36,6 +47,32 @@ const GRAPHS = [
     config: (given: Record<string, unknown>) => analystRunConfig("t", given).context,
   },
 ] as const;
+
+/**
+ * The entries a project's file or an API caller may give, reviewed one by one: each is harmless
+ * (it changes neither where the person's prompts, keys or trust go nor a guard), a budget they may
+ * only lower, rules they may only add to, or the run's folder. Every other entry is the person's
+ * alone. A new entry that is not the person's alone fails here until someone reviews it.
+ */
+const REVIEWED: Record<Exclude<Trust, "person">, string[]> = {
+  anyone: [
+    "model",
+    "temperature",
+    "think",
+    "contextWindow",
+    "cacheReuse",
+    "toolMode",
+    "toolFormat",
+    "thinkCut",
+    "interactive",
+    "learnDescriptions",
+    "depth",
+    "concurrency",
+  ],
+  lower: ["maxTurns", "maxToolCalls"],
+  added: ["askRules", "denyRules"],
+  folder: ["workspace", "target"],
+};
 
 /** The commands built as keel builds them, so the test sees the flags they really have. */
 const COMMANDS: Partial<Record<SettingCommand, () => Command>> = {
@@ -58,6 +95,35 @@ function sample(schema: z.ZodObject, key: string): unknown {
   if (t instanceof z.ZodArray) return [`/tmp/sample-${key}`];
   if (t instanceof z.ZodString) return `sample-${key}`;
   throw new Error(`${key}: give its entry an example (type ${t.def.type})`);
+}
+
+/** A value an untrusted source tries: a budget lowered, else one other than the default. */
+function untrustedSample(schema: z.ZodObject, key: string): unknown {
+  return metaOf(schema, key).trust === "lower"
+    ? Number(defaultOf(schema, key)) - 1
+    : sample(schema, key);
+}
+
+/** A harmless entry a project's file sets beside `key`, to show the rest of the file applies. */
+const companion = (key: string): [string, unknown] =>
+  key === "model" ? ["temperature", 1.5] : ["model", "harmless:1b"];
+
+/** The person's own list an untrusted source adds to (for an `added` entry), in their file. */
+const additions = (schema: z.ZodObject, key: string) =>
+  metaOf(schema, key).trust === "added" ? { [key]: ["read_file(mine)"] } : {};
+
+/** What a run holds after an untrusted source gave `value` for `key`, by what its entry says. */
+function expectTaken(
+  schema: z.ZodObject,
+  key: string,
+  take: string,
+  value: unknown,
+  actual: unknown,
+) {
+  if (take === "set" || take === "lower") expectHolds(actual, value);
+  else if (take === "add") expect(actual).toEqual(["read_file(mine)", ...(value as unknown[])]);
+  else if (take === "refuse") expect(actual).toEqual(defaultOf(schema, key));
+  else throw new Error(`${key}: an untrusted source's value is ${take}: test it here`);
 }
 
 /** A run's config holds `value` (objects: the fields given, over the defaults of the rest). */
@@ -95,7 +161,7 @@ function writeJson(file: string, value: unknown) {
 }
 
 for (const g of GRAPHS) {
-  const keys = Object.keys(g.schema.shape).filter((k) => !metaOf(g.schema, k).location);
+  const keys = Object.keys(g.schema.shape).filter((k) => metaOf(g.schema, k).trust !== "folder");
 
   describe(`the ${g.name}'s settings, entry by entry`, () => {
     it.each(keys)("%s: from the user's file", (key) => {
@@ -105,13 +171,86 @@ for (const g of GRAPHS) {
       expectHolds(g.config({ [g.folder]: folder })[key as never], value);
     });
 
-    it.each(keys)("%s: from the project's file, or refused there when user-only", (key) => {
-      const value = sample(g.schema, key);
-      writeJson(path.join(folder, ".keel", "settings.json"), { [key]: value });
-      const run = () => g.config({ [g.folder]: folder })[key as never];
-      if (metaOf(g.schema, key).userOnly) expect(run).toThrow(SettingsFileError);
-      else expectHolds(run(), value);
+    it.each(Object.keys(g.schema.shape))("%s: its entry decides who may give it", (key) => {
+      const entry = settingTable.get((g.schema.shape as Record<string, z.ZodType>)[key]!);
+      expect(entry?.trust, `${key} has no trust in the settings table`).toBeDefined();
+      expect(Object.keys(TRUST)).toContain(entry!.trust);
+      const reviewed = Object.entries(REVIEWED).find(([, keys]) => keys.includes(key))?.[0];
+      expect(entry!.trust, `${key}: not reviewed as anything but the person's`).toBe(
+        reviewed ?? "person",
+      );
+      // what names a key, a path, a program or a server is the person's, whatever the review says
+      const field = innerType((g.schema.shape as Record<string, z.ZodType>)[key]!);
+      const url = field.safeParse("http://127.0.0.1:1").success && !field.safeParse("x").success;
+      if (entry!.secret || entry!.paths || url) expect(entry!.trust).toBe("person");
     });
+
+    it.each(keys)(
+      "%s: from a project's file, as its trust says; the rest of the file applies",
+      (key) => {
+        const { project } = TRUST[metaOf(g.schema, key).trust];
+        const file = path.join(folder, ".keel", "settings.json");
+        const value = untrustedSample(g.schema, key);
+        const [other, otherValue] = companion(key);
+        writeJson(userFile, additions(g.schema, key));
+        writeJson(file, { [key]: value, [other]: otherValue });
+        const said = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+        try {
+          const first = g.config({ [g.folder]: folder });
+          const again = g.config({ [g.folder]: folder });
+          expect(first[other as never]).toEqual(otherValue);
+          expectTaken(g.schema, key, project, value, first[key as never]);
+          expect(again[key as never]).toEqual(first[key as never]);
+          const lines = said.mock.calls.map((c) => String(c[0]));
+          if (project === "refuse") {
+            expect(lines).toEqual([
+              expect.stringContaining(`settings file ${file}, field "${key}": refused`),
+            ]);
+          } else expect(lines).toEqual([]);
+          if (project === "lower") {
+            // a higher one is refused
+            writeJson(file, { [key]: Number(defaultOf(g.schema, key)) + 1 });
+            expect(g.config({ [g.folder]: folder })[key as never]).toBe(defaultOf(g.schema, key));
+            expect(said.mock.calls.at(-1)?.[0]).toMatch(
+              `field "${key}": refused — it may only lower`,
+            );
+          }
+        } finally {
+          said.mockRestore();
+        }
+      },
+    );
+
+    it.each(keys)(
+      "%s: from an API caller, as its trust says; a refused one stops the run",
+      (key) => {
+        const { api } = TRUST[metaOf(g.schema, key).trust];
+        const value = untrustedSample(g.schema, key);
+        writeJson(userFile, additions(g.schema, key));
+        const given = { [g.folder]: folder, [key]: value };
+        if (api === "refuse") {
+          expect(() => callerContext(g.schema, given)).toThrow(SettingsFileError);
+          expect(() => callerContext(g.schema, given)).toThrow(
+            new RegExp(
+              `the run's context \\(an API caller\\): refused "${key}": only the person serving keel`,
+            ),
+          );
+          // what the person's own settings give anyway changes nothing, and is no refusal
+          const mine = g.config({ [g.folder]: folder })[key as never];
+          expect(() => callerContext(g.schema, { [g.folder]: folder, [key]: mine })).not.toThrow();
+        } else {
+          const context = callerContext(g.schema, given) as Record<string, unknown>;
+          expectTaken(g.schema, key, api, value, context[key]);
+        }
+        if (api === "lower")
+          expect(() =>
+            callerContext(g.schema, {
+              [g.folder]: folder,
+              [key]: Number(defaultOf(g.schema, key)) + 1,
+            }),
+          ).toThrow(/may only lower it/);
+      },
+    );
 
     const withEnv = keys.filter((k) => metaOf(g.schema, k).env);
     it.each(withEnv)("%s: from its environment variable, over both files", (key) => {
@@ -160,6 +299,17 @@ describe("the table's rules", () => {
       "run_command(rm -rf*)",
       "edit_file(.env)",
     ]);
+  });
+
+  it("a run that reads no project's file (a worker's) takes nothing from one", () => {
+    writeJson(userFile, { depth: "quick" });
+    writeJson(path.join(folder, ".keel", "settings.json"), { model: "theirs:1b", depth: "deep" });
+    expect(analystRunConfig("t", { target: folder }).context).toMatchObject({
+      model: "theirs:1b",
+      depth: "deep",
+    });
+    const own = analystRunConfig("t", { target: folder }, ["user-file", "environment"]).context;
+    expect(own).toMatchObject({ model: defaultOf(AnalystContextSchema, "model"), depth: "quick" });
   });
 
   it("an environment variable the field refuses is named", () => {

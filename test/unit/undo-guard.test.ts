@@ -1,16 +1,24 @@
 /**
  * keel's own git and records obey nothing the workspace can plant: a clean filter set in the
  * workspace's `.gitattributes` and in every config an agent or a cloned repository could reach does
- * not run when keel snapshots; a forged undo journal cannot make `keel undo` create or delete a
- * file outside the workspace.
+ * not run when keel snapshots; keel's records are in its state folder, never in a `.keel` the
+ * workspace holds; a forged undo journal cannot make `keel undo` create or delete a file outside
+ * the workspace.
  */
 import { execFileSync } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { JOURNAL } from "../../src/undo/journal.js";
+import { workspaceState } from "../../src/files/state.js";
 import { blobId } from "../../src/sandbox/git-parse.js";
-import { ShadowRepo, SHADOW_DIR } from "../../src/undo/shadow.js";
+import { ShadowRepo } from "../../src/undo/shadow.js";
 import { applyUndo, planThreadUndo, UndoError } from "../../src/undo/undo.js";
 import { tempWorkspace } from "../support/harness.js";
 
@@ -33,10 +41,17 @@ describe("keel's git", () => {
     writeFileSync(path.join(ws, ".gitconfig"), filter);
     writeFileSync(path.join(ws, "a.txt"), "hello\n");
     const repo = (await ShadowRepo.open(ws))!;
-    // what a person's hand or a cloned repository could leave in keel's own folder
-    appendFileSync(path.join(ws, SHADOW_DIR, "config"), filter);
-    mkdirSync(path.join(ws, SHADOW_DIR, "hooks"), { recursive: true });
-    writeFileSync(path.join(ws, SHADOW_DIR, "info/attributes"), "* filter=evil\n");
+    // what a person's hand could leave in keel's own folder
+    const own = workspaceState(ws).undo;
+    appendFileSync(path.join(own, "config"), filter);
+    // a common folder elsewhere whose config and attributes set the filter (where a command could
+    // write keel's state folder: a workspace that holds it)
+    execFileSync("git", ["init", "--bare", "-q", path.join(root, "common")]);
+    appendFileSync(path.join(root, "common/config"), filter);
+    writeFileSync(path.join(root, "common/info/attributes"), "* filter=evil\n");
+    writeFileSync(path.join(own, "commondir"), path.join(root, "common"));
+    mkdirSync(path.join(own, "hooks"), { recursive: true });
+    writeFileSync(path.join(own, "info/attributes"), "* filter=evil\n");
     const again = (await ShadowRepo.open(ws))!;
     const tree = await again.snapshot();
     expect(tree).toMatch(/^[0-9a-f]{40}$/);
@@ -46,17 +61,21 @@ describe("keel's git", () => {
     expect(await again.store("a.txt")).toBe(blobId(Buffer.from("hello\n")));
   });
 
-  it("refuses a shadow folder reached through a link", async () => {
+  it("keeps its records in keel's state folder, never in a .keel of the workspace", async () => {
     mkdirSync(path.join(root, "elsewhere"));
     symlinkSync(path.join(root, "elsewhere"), path.join(ws, ".keel"));
-    await expect(ShadowRepo.open(ws)).rejects.toThrow(/through a link/);
+    writeFileSync(path.join(ws, "a.txt"), "hello\n");
+    const repo = (await ShadowRepo.open(ws))!;
+    expect(await repo.store("a.txt")).toBe(blobId(Buffer.from("hello\n")));
+    expect(readdirSync(path.join(root, "elsewhere"))).toEqual([]);
+    expect(existsSync(path.join(workspaceState(ws).undo, "HEAD"))).toBe(true);
   });
 });
 
 describe("keel undo and a forged journal", () => {
   /** A journal line as keel writes it, with whatever paths and blobs a forger likes. */
   function forge(files: Array<{ path: string; before: string | null; after: string | null }>) {
-    mkdirSync(path.join(ws, SHADOW_DIR), { recursive: true });
+    mkdirSync(path.dirname(workspaceState(ws).journal), { recursive: true });
     const line = {
       kind: "step",
       thread: "t1",
@@ -66,7 +85,7 @@ describe("keel undo and a forged journal", () => {
       at: new Date().toISOString(),
       files,
     };
-    appendFileSync(path.join(ws, JOURNAL), JSON.stringify(line) + "\n");
+    appendFileSync(workspaceState(ws).journal, JSON.stringify(line) + "\n");
   }
 
   it("neither deletes nor creates a file outside the workspace", async () => {
@@ -98,7 +117,7 @@ describe("keel undo and a forged journal", () => {
         }),
       ).rejects.toThrow(/not a file of the workspace keel may change/);
       // start the next forgery from an empty journal
-      writeFileSync(path.join(ws, JOURNAL), "");
+      writeFileSync(workspaceState(ws).journal, "");
     }
     expect(existsSync(victim)).toBe(true);
     expect(existsSync(path.join(root, "created.txt"))).toBe(false);

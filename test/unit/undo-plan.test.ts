@@ -118,7 +118,7 @@ describe("asking for a thread's changes where keel changed none", () => {
     const ws = tempWorkspace();
     await expect(threadDiff(ws, "t-typo")).rejects.toThrow(
       new NothingToUndoError(
-        `thread t-typo changed no files in ${ws}, and no thread did (no undo journal at .keel/undo)`,
+        `thread t-typo changed no files in ${ws}, and no thread did (no undo journal in keel's state)`,
       ),
     );
     await expect(threadDiff(ws)).rejects.toThrow(/keel has changed no files in .*nothing to undo/);

@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ALL_TOOLS } from "../../src/tools/registry.js";
+import { printableName } from "../../src/printable.js";
+import { sandboxed } from "../../src/tools/fs-tools.js";
 import { resolveInWorkspace } from "../../src/tools/workspace-path.js";
 import type { ToolContext } from "../../src/tools/types.js";
 import { tempWorkspace } from "../support/harness.js";
@@ -91,6 +93,27 @@ describe("resolveInWorkspace", () => {
       expect(resolveInWorkspace(ws, p).ok).toBe(true);
     },
   );
+  it.each([
+    ["a\u001b[2Kb.txt", "\\x1b", 2],
+    ["src/\u001b]0;title\u0007.sh", "\\x1b", 5],
+    ["notes\r.txt", "\\x0d", 6],
+    ["two\nlines.txt", "\\x0a", 4],
+    ["tab\there.txt", "\\x09", 4],
+    ["x\u009b2K.txt", "\\x9b", 2],
+    ["evil\u202Etxt.sh", "\\u202e", 5],
+    ["isolate\u2066.js", "\\u2066", 8],
+  ])("the file tools refuse the control character in %j, naming it", (p, code, at) => {
+    const r = sandboxed(ws, p);
+    expect(r).toMatchObject({ failure: { ok: false, kind: "invalid_arguments" } });
+    if ("failure" in r && !r.failure.ok) {
+      expect(r.failure.message).toContain(`control character ${code} at position ${at}`);
+      // nothing of the name reaches the model or a terminal raw
+      expect([...r.failure.message].filter((c) => printableName(c) !== c)).toEqual([]);
+    }
+  });
+  it("trims a newline around a path, as models add one", () => {
+    expect(sandboxed(ws, "src/ok.txt\n")).toMatchObject({ rel: "src/ok.txt" });
+  });
   it("accepts an absolute path inside the workspace", () => {
     expect(resolveInWorkspace(ws, path.join(ws, "src/ok.txt"))).toMatchObject({
       ok: true,

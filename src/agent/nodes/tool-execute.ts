@@ -70,7 +70,7 @@ export function createToolExecuteNode(deps: GraphDeps) {
           fileChangeOf(step.tool, step.args),
         );
         result = gated.run
-          ? await runOnce(step, describeCall(facts), state, env, config, window, gated.approved)
+          ? await runOnce(step, describeCall(facts), state, env, config, window, gated)
           : gated.result;
       }
       if (step.entry.repaired) result = withNote(result, step.entry.repaired);
@@ -170,7 +170,7 @@ async function runOnce(
   env: NodeEnv,
   config: LangGraphRunnableConfig,
   window: number,
-  approved: boolean,
+  { approved, gitWritable }: { approved: boolean; gitWritable?: true },
 ): Promise<ToolResult> {
   const callId = entry.id;
   const thread = String(config.configurable?.thread_id ?? "");
@@ -197,6 +197,7 @@ async function runOnce(
     approve: approver(env),
     isolation: isolationOf(env.settings),
     commandTimeoutMs: env.settings.commandTimeoutMs,
+    toolTimeoutMs: env.settings.toolTimeoutMs,
     outputLimit: toolResultLimit(window),
     onSpawn: (pid) => {
       recordPid = journal?.spawned(callId, pid);
@@ -206,6 +207,7 @@ async function runOnce(
       (t) => t.name === entry.name && !t.ok && t.target === entry.target,
     ).length,
     approved,
+    ...(gitWritable ? { gitWritable } : {}),
   };
   const run = () => tool.run(args, ctx);
   // keel stopped (Ctrl-C, SIGTERM) while the command runs: recorded at once, as the process may end

@@ -21,13 +21,20 @@ import { gitFoldersOn } from "../../sandbox/git-folders.js";
 import { protectedSetting, settingRulesOf } from "../../sandbox/protected-settings.js";
 import { yarnNamedOn } from "../../sandbox/yarn-named.js";
 import { KEEL_DIR, type ProtectedPath } from "../../sandbox/protected.js";
-import { lstatOf, readSmall } from "../../sandbox/safe-read.js";
+import { lstatOf, readInSync } from "../../files/door.js";
 import { applyEdit } from "../../tools/edit-match.js";
 import { fail, type Approver, type KeelTool, type ToolResult } from "../../tools/types.js";
 import type { NodeEnv } from "../runtime.js";
 import { rulesOf } from "../context.js";
 
-export type GateVerdict = { run: true; approved: boolean } | { run: false; result: ToolResult };
+export type GateVerdict =
+  | {
+      run: true;
+      approved: boolean;
+      /** A person approved the command's write to git: it runs with `.git` writable (run-command.ts). */
+      gitWritable?: true;
+    }
+  | { run: false; result: ToolResult };
 
 /**
  * What the rules, the person asked and the undo journal see of a call: its tool, its path relative
@@ -86,13 +93,18 @@ function settingAdded(
 ): ProtectedPath[] {
   // the file as it is is read only for the few files that take such settings
   if (change === undefined || settingRulesOf(rel).length === 0) return [];
-  const before = readSmall(path.join(workspace, rel));
-  // one there that keel cannot read (too large) is not written past a person
+  let before: string | undefined;
+  try {
+    before = readInSync(workspace, rel)?.toString("utf8");
+  } catch {
+    before = undefined; // a link, a FIFO, one too large: asked below
+  }
+  // one there that keel cannot read (too large, not a regular file) is not written past a person
   if (before === undefined && lstatOf(path.join(workspace, rel)))
     return [
       {
         path: rel,
-        why: "its tools may run the commands or plugins it names, and keel cannot read one this large to check which",
+        why: "its tools may run the commands or plugins it names, and keel cannot read this one (too large, or not a regular file) to check which",
       },
     ];
   const added = protectedSetting(rel, before ?? "", textAfter(change, before ?? ""));
@@ -143,10 +155,28 @@ export function gate(
       result: fail(
         "refused",
         d.keelOwn
-          ? `${facts.tool} refused: ${KEEL_DIR}/ holds keel's own settings and records, and no tool may read or change it. Do the task without it.`
+          ? `${facts.tool} refused: ${KEEL_DIR}/ holds keel's project settings and reports, and no tool may read or change it. Do the task without it.`
           : `${facts.tool} refused: ${d.reason}. Do not retry it; do the task another way or say what is needed.`,
       ),
     };
+  if (d.gitWrite) {
+    if (
+      askPerson(env, {
+        tool: facts.tool,
+        command: facts.command!,
+        reason: d.reason,
+        protected: true,
+      })
+    )
+      return { run: true, approved: true, gitWritable: true };
+    return {
+      run: false,
+      result: fail(
+        "needs_approval",
+        `${facts.tool} was not run: ${d.reason}, and none did (--yes does not). .git is read-only to commands: do the rest of the task without it, and say in your answer which git command is needed (\`${d.gitWrite.command.slice(0, 200)}\`), so that the person can run it.`,
+      ),
+    };
+  }
   if (d.protected) {
     if (preview.length > PREVIEW_MAX)
       return {

@@ -1,8 +1,7 @@
-import { readFile } from "node:fs/promises";
-import path from "node:path";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { GraphDeps } from "../../run/model.js";
 import { analyzeUnit } from "../analyze-unit.js";
+import { readUnit } from "../enumerate.js";
 import type { UnitRecord } from "../records.js";
 import { analystStep } from "../runtime.js";
 import type { AnalystStateUpdate, AnalystStateValue } from "../state.js";
@@ -47,7 +46,7 @@ export function createAnalyzeUnitsNode(deps: GraphDeps) {
           progress(true);
           return "reused" as const;
         }
-        const text = await readFile(path.join(state.target, unit.path), "utf8");
+        const text = await readUnit(state.target, unit.path);
         const facts = fresh ? stored.facts : await factsOf(unit, text, paths);
         const record: UnitRecord = { path: unit.path, hash: unit.hash, facts };
         let outcome: "analyzed" | "failed" | "structural" = "structural";

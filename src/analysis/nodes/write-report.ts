@@ -1,6 +1,7 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { writeIn } from "../../files/door.js";
 import type { GraphDeps } from "../../run/model.js";
 import { synthesize } from "../analyze-unit.js";
 import type { FolderRecord, UnitRecord } from "../records.js";
@@ -63,9 +64,8 @@ export function createWriteReportNode(deps: GraphDeps) {
     );
     const md = path.resolve(env.settings.out ?? path.join(state.target, ".keel", "report.md"));
     const json = md.replace(/\.md$/i, "") + ".json";
-    await mkdir(path.dirname(md), { recursive: true });
-    await writeFile(md, renderMarkdown(report), "utf8");
-    await writeFile(json, `${JSON.stringify(report, null, 2)}\n`, "utf8");
+    await writeReport(state.target, md, renderMarkdown(report));
+    await writeReport(state.target, json, `${JSON.stringify(report, null, 2)}\n`);
     return {
       reportPath: md,
       jsonPath: json,
@@ -73,4 +73,18 @@ export function createWriteReportNode(deps: GraphDeps) {
       summary: `${report.totals.files} files analysed${manifest.model ? ` with ${manifest.model}` : " without a model (structural report)"}; report at ${md}`,
     };
   };
+}
+
+/**
+ * Writes a report file through keel's file door (`files/door.ts`): in the analysed folder (the
+ * default `.keel/report.md`) no link is followed on the way or at the file — a repository's
+ * `.keel/report.md` linked to a shell start-up file is refused, not written through; elsewhere (an
+ * `--out` the person gave) the folders are the person's, the file itself is still not a link.
+ */
+async function writeReport(target: string, file: string, text: string): Promise<void> {
+  const rel = path.relative(target, file);
+  if (rel && !rel.startsWith("..") && !path.isAbsolute(rel))
+    return writeIn(target, rel, text, { makeParents: true });
+  await mkdir(path.dirname(file), { recursive: true });
+  return writeIn(path.dirname(file), path.basename(file), text);
 }

@@ -38,3 +38,20 @@ export const onlyEndOfTurn = (text: string, at: number, to = text.length): boole
   const part = text.slice(0, to);
   return part.slice(at + endOfTurnAt(part, at)).trim() === "";
 };
+
+/**
+ * The end of the last character in `text` from `from` to `to` that is neither whitespace nor part
+ * of an end-of-turn token (`from` when there is none): read backwards from `to`, only as far as
+ * that character.
+ */
+export function proseEnd(text: string, from: number, to: number): number {
+  let at = to;
+  for (;;) {
+    while (at > from && /\s/.test(text[at - 1]!)) at--;
+    const token = END_OF_TURN.find(
+      (t) => at - t.length >= from && text.startsWith(t, at - t.length),
+    );
+    if (!token) return at;
+    at -= token.length;
+  }
+}

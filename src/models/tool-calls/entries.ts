@@ -3,7 +3,8 @@
  * key spellings, a list, or objects one per line. A list keeps its valid calls and reports each
  * entry that is not one (a broken line, no name, no arguments), so the model can be told.
  */
-import { balancedEnd, jsonAt, lenientJson } from "./scan.js";
+import { charge } from "./meter.js";
+import { balancedEnd, find, jsonAt, lenientJson } from "./scan.js";
 import type { RawCall, RejectedCall } from "./types.js";
 
 /** Keys a call object's arguments go by, in the order they are looked for. */
@@ -104,20 +105,27 @@ export function splitEntries(values: unknown[], broken: string[] = []): Entries 
  * Every JSON value in `body`, one after another (a list, or objects one per line, separated by
  * whitespace, commas or semicolons). A value that does not parse is skipped to the end of its line
  * and returned in `broken`, so the lines after it are still read; a list that does not parse is
- * read entry by entry.
+ * read entry by entry. `stop(p)`: where the next block of the same markup opens at or after `p`;
+ * reading ends there unless a value runs over it (markup inside a value is the value's). `end`:
+ * where reading ended.
  */
 export function jsonValues(
   body: string,
   from = 0,
   to = body.length,
-): { values: unknown[]; broken: string[] } {
+  stop: (at: number) => number = () => Infinity,
+): { values: unknown[]; broken: string[]; end: number } {
   const values: unknown[] = [];
   const broken: string[] = [];
   let i = from;
   let list = false;
   for (;;) {
+    const boundary = i;
     while (i < to && (list ? /[\s,;\]]/ : /[\s,;]/).test(body[i]!)) i++;
-    if (i >= to) return { values, broken };
+    charge(i - boundary + 1);
+    const cut = stop(boundary);
+    if (cut <= i && cut < to) return { values, broken, end: cut };
+    if (i >= to) return { values, broken, end: to };
     const found = jsonAt(body, i);
     const json = found && found.end <= to ? found : undefined;
     if (json) {
@@ -132,9 +140,10 @@ export function jsonValues(
       continue;
     }
     const close = balancedEnd(body, i);
-    const eol = body.indexOf("\n", i);
-    const next = Math.min(to, close > 0 ? close : eol < 0 ? to : eol);
+    const eol = find(body, "\n", i);
+    const next = Math.min(to, close > 0 ? close : eol < 0 ? to : eol, Math.max(i + 1, stop(i + 1)));
     broken.push(body.slice(i, next).trim());
+    charge(next - i);
     i = next;
   }
 }
@@ -143,7 +152,12 @@ export function jsonValues(
  * Every call in a body of JSON values (a list, or objects one per line), `body` or its part from
  * `from` to `to`; the rest is rejected.
  */
-export function jsonEntries(body: string, from?: number, to?: number): Entries {
-  const { values, broken } = jsonValues(body, from, to);
-  return splitEntries(values, broken);
+export function jsonEntries(
+  body: string,
+  from?: number,
+  to?: number,
+  stop?: (at: number) => number,
+): Entries & { end: number } {
+  const { values, broken, end } = jsonValues(body, from, to, stop);
+  return { ...splitEntries(values, broken), end };
 }

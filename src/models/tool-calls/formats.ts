@@ -22,13 +22,8 @@ import {
   olmo3Format,
   toolCallsBlockFormat,
 } from "./tag-formats.js";
-import {
-  gemmaFormat,
-  glmFormat,
-  lfm2Format,
-  pythonicFormat,
-  qwen3CoderFormat,
-} from "./text-formats.js";
+import { qwen3CoderFormat } from "./qwen-formats.js";
+import { gemmaFormat, glmFormat, lfm2Format, pythonicFormat } from "./text-formats.js";
 import type { Extractor, FormatName } from "./types.js";
 import { REASONING_MARKERS } from "./reasoning.js";
 
@@ -71,7 +66,7 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "harmony",
-    marker: /to=functions\.|<\|channel\|>\w+\s+to=|to=[^\s<]+\s*<\|channel\|>/,
+    marker: /to=functions\.|<\|channel\|>\w+\s+to=|to=[^\s<=]+\s*<\|channel\|>/,
     extract: harmonyFormat,
     opens: ["<|"],
     template: /<\|channel\|>|to=functions\./,
@@ -81,7 +76,7 @@ export const FORMATS: readonly FormatRecord[] = [
   {
     name: "minimax-m2",
     marker:
-      /<minimax:tool_call>|<(\w+:|[｜|]DSML[｜|])?invoke\s+name\s*=|<function\s+name\s*=[^>]*>\s*<(param\s|\/function>)/,
+      /<minimax:tool_call>|<(\w+:|[｜|]DSML[｜|])?invoke\s+name\s*=|<function\s+name\s*=[^<>]*>\s*<(param\s|\/function>)/,
     extract: minimaxM2Format,
     opens: ["<minimax:tool_call>", "<invoke ", "<｜DSML｜", "<function name="],
     template: /<minimax:tool_call>/,
@@ -211,7 +206,7 @@ export const FORMATS: readonly FormatRecord[] = [
   },
   {
     name: "qwen3-coder",
-    marker: /<function=[^>\n]+>(?!\s*\{)/,
+    marker: /<function=[^<>\n]+>(?!\s*\{)/,
     extract: qwen3CoderFormat,
     opens: ["<tool_call>", "<function="],
     template: /<parameter=/,
@@ -221,7 +216,7 @@ export const FORMATS: readonly FormatRecord[] = [
   {
     name: "functionary",
     marker:
-      /<function(=[^>\n]+|\s+name\s*=\s*"[^"\n]+")>\s*\{|>>>\s*[\w.-]+\s*\n|^\s*[\p{L}_][\p{L}\p{N}_.-]*\s*\n\s*\{/u,
+      /<function(=[^<>\n]+|\s+name\s*=\s*"[^"<>\n]+")>\s*\{|>>>\s*[\w.-]+\s*\n|^\s*[\p{L}_][\p{L}\p{N}_.-]*\s*\n\s*\{/u,
     extract: functionaryFormat,
     opens: ["<function=", "<function name=", ">>>"],
     example: `<function=read_file>${R}</function>`,

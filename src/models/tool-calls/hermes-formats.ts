@@ -6,7 +6,8 @@
  * `<function name="name">`) and `>>>name\n{json}` (v3.2).
  */
 import { jsonEntries } from "./entries.js";
-import { inline, jsonAt, parsePythonCalls } from "./scan.js";
+import { charge, scanAll } from "./meter.js";
+import { find, inline, jsonAt, parsePythonCalls } from "./scan.js";
 import type { Extraction, Extractor, RawCall, RejectedCall } from "./types.js";
 
 const HERMES =
@@ -33,7 +34,7 @@ function readBody(body: string): { calls: RawCall[]; rejected: RejectedCall[] } 
 export const hermesFormat: Extractor = (text) => {
   const out: Extraction[] = [];
   let after = 0;
-  for (const m of text.matchAll(HERMES)) {
+  for (const m of scanAll(HERMES, text)) {
     if (m.index < after) continue;
     const tag = m[2]!;
     // A ```json fence inside the tags (small models fence whatever JSON they write).
@@ -82,7 +83,7 @@ export const hermesFormat: Extractor = (text) => {
 
 /** `<function=name>` or `<function name="name">` followed by a JSON object. */
 const FUNCTION_TAG =
-  /(<tool_call>\s*)?<function(?:=([^>\n]+)|\s+name\s*=\s*"([^"\n]+)")>\s*(?=\{)/gu;
+  /(<tool_call>\s*)?<function(?:=([^<>\n]+)|\s+name\s*=\s*"([^"<>\n]+)")>\s*(?=\{)/gu;
 
 /**
  * Functionary: `<function=name>{json}</function>` (v3.1) and `>>>name\n{json}` (v3.2, where the
@@ -91,7 +92,9 @@ const FUNCTION_TAG =
  */
 export const functionaryFormat: Extractor = (text, ctx) => {
   const out: Extraction[] = [];
-  for (const m of text.matchAll(FUNCTION_TAG)) {
+  let inside = 0;
+  for (const m of scanAll(FUNCTION_TAG, text)) {
+    if (m.index < inside) continue; // in the JSON of the call before
     const name = (m[2] ?? m[3]!).trim();
     const json = jsonAt(text, m.index + m[0].length);
     if (!json || typeof json.value !== "object" || Array.isArray(json.value) || !json.value) {
@@ -106,39 +109,44 @@ export const functionaryFormat: Extractor = (text, ctx) => {
     const close = m[1]
       ? /^\s*<\/function>\s*(<\/tool_call>)?/.exec(text.slice(json.end))
       : /^\s*<\/function>/.exec(text.slice(json.end));
-    out.push({
-      start: m.index,
-      end: json.end + (close?.[0].length ?? 0),
-      calls: [{ name, arguments: json.value }],
-    });
+    inside = json.end + (close?.[0].length ?? 0);
+    out.push({ start: m.index, end: inside, calls: [{ name, arguments: json.value }] });
   }
   const v32 = ctx.salvage
     ? /(?:^|>>>)\s*([\p{L}_][\p{L}\p{N}_.-]*)\s*\n/gu
     : />>>\s*([\p{L}_][\p{L}\p{N}_.-]*)\s*\n/gu;
   let recipients = 0;
-  for (const m of text.matchAll(v32)) {
-    if (out.some((e) => m.index >= e.start && m.index < e.end)) continue;
+  // the `<function=` spans are in order, and so are the recipients: a pointer walks them
+  const tagged = out.length;
+  let t = 0;
+  let after = 0;
+  for (const m of scanAll(v32, text)) {
+    while (t < tagged && out[t]!.end <= m.index) t++;
+    if ((t < tagged && out[t]!.start <= m.index) || m.index < after) continue;
     const from = m.index + m[0].length;
     if (m[1] === "all") {
       // `>>>all\n` introduces text for the user: only the header is markup.
       if (m[0].includes(">>>")) out.push({ start: m.index, end: from, calls: [] });
       continue;
     }
-    const next = text.indexOf(">>>", from);
+    const next = find(text, ">>>", from);
     const until = next < 0 ? text.length : next;
     if (m[1] === "python" && text[from] !== "{") {
       if (!text.slice(from, until).trim()) continue; // cut before its code
+      charge(until - from);
       out.push({
         start: m.index,
         end: until,
         calls: [{ name: "python", arguments: { code: text.slice(from, until).trim() } }],
       });
+      after = until;
       recipients++;
       continue;
     }
     const json = jsonAt(text, from);
     if (json && json.value && typeof json.value === "object" && !Array.isArray(json.value)) {
       out.push({ start: m.index, end: json.end, calls: [{ name: m[1]!, arguments: json.value }] });
+      after = json.end;
       recipients++;
     }
   }

@@ -1,5 +1,7 @@
 export { argumentsFromText, parseToolCalls } from "./parse.js";
 export { FORMATS, type FormatRecord } from "./formats.js";
+export { capped, MAX_CALLS_PER_REPLY } from "./cap.js";
+export { Meter } from "./meter.js";
 export {
   FORMAT_NAMES,
   type FormatName,

@@ -4,8 +4,10 @@
  * carries a `problem`, a list's invalid entries are in `rejected`.
  */
 import { callsFromJson, jsonEntries, splitEntries } from "./entries.js";
-import { inline, jsonAt, parsePythonCalls, parsePythonLines } from "./scan.js";
-import { endOfTurnAt, onlyEndOfTurn } from "./end-of-turn.js";
+import { charge, scanAll } from "./meter.js";
+import { find, inline, jsonAt, parsePythonCalls, parsePythonLines } from "./scan.js";
+import { Claims } from "./spans.js";
+import { endOfTurnAt, proseEnd } from "./end-of-turn.js";
 import type { Extraction, Extractor, RawCall } from "./types.js";
 
 /**
@@ -19,25 +21,42 @@ function markerThenJson(marker: string | RegExp, closing?: string, keepValid = f
       typeof marker === "string"
         ? new RegExp(marker.replace(/[|[\]\\^$.*+?(){}]/g, "\\$&"), "g")
         : marker;
-    for (const m of text.matchAll(re)) {
+    const matches = [...scanAll(re, text)];
+    const starts = matches.map((m) => m.index);
+    let k = 0;
+    // where the next marker is, from `at` on: a list read entry by entry stops there
+    const stop = (at: number) => {
+      while (k < starts.length && starts[k]! < at) k++;
+      return starts[k] ?? Infinity;
+    };
+    let after = 0;
+    for (const [i, m] of matches.entries()) {
       const start = m.index;
+      if (start < after) continue; // inside the JSON of the call before
       const json = jsonAt(text, start + m[0].length);
       let end = json?.end ?? start + m[0].length;
       if (closing) {
-        const close = text.indexOf(closing, end);
-        if (close >= 0 && text.slice(end, close).trim() === "") end = close + closing.length;
+        const close = find(text, closing, end);
+        if (
+          close >= 0 &&
+          /^\s*$/.test(text.slice(end, Math.min(close, end + 200))) &&
+          close < end + 200
+        )
+          end = close + closing.length;
       }
       const from = start + m[0].length;
-      const close = closing && !json ? text.indexOf(closing, from) : -1;
+      const close = closing && !json ? find(text, closing, from) : -1;
+      k = i + 1;
       // A list that does not parse as a whole is read entry by entry up to its closing marker.
+      const read =
+        keepValid && close > 0 && !json ? jsonEntries(text, from, close, stop) : undefined;
       const entries = json
         ? keepValid
           ? splitEntries([json.value])
           : { calls: callsFromJson(json.value) ?? [], rejected: [] }
-        : keepValid && close > 0
-          ? jsonEntries(text, from, close)
-          : undefined;
-      if (close > 0 && entries?.calls.length) end = close + closing!.length;
+        : read;
+      if (read?.calls.length) end = read.end === close ? close + closing!.length : read.end;
+      if (entries?.calls.length) after = end;
       out.push(
         entries?.calls.length
           ? {
@@ -80,12 +99,13 @@ const MISTRAL_BARE =
  */
 export const mistralFormat: Extractor = (text, ctx) => {
   const out: Extraction[] = [];
-  const matches = [...text.matchAll(MISTRAL_V11), ...text.matchAll(MISTRAL_BARE)];
+  const claims = new Claims(text.length);
+  const matches = [...scanAll(MISTRAL_V11, text), ...scanAll(MISTRAL_BARE, text)];
   for (const m of matches) {
-    if (out.some((e) => m.index >= e.start && m.index < e.end)) continue;
+    if (claims.overlaps(m.index, m.index + 1)) continue;
     const json = jsonAt(text, m.index + m[0].length);
     const args = json?.value;
-    out.push(
+    const e =
       json && args && typeof args === "object" && !Array.isArray(args)
         ? { start: m.index, end: json.end, calls: [{ name: m[1]!, arguments: args }] }
         : {
@@ -93,12 +113,12 @@ export const mistralFormat: Extractor = (text, ctx) => {
             end: m.index + m[0].length,
             calls: [],
             problem: `[ARGS] after ${m[1]} is not a JSON object`,
-          },
-    );
+          };
+    out.push(e);
+    if (!claims.overlaps(e.start, e.end)) claims.claim(e.start, e.end);
   }
-  const claimed = (i: number) => out.some((e) => i >= e.start && i < e.end);
   for (const e of markerThenJson(/\[TOOL_CALLS\](?=\s*[[{])/g)(text, ctx))
-    if (!claimed(e.start)) out.push(e);
+    if (!claims.overlaps(e.start, e.start + 1)) out.push(e);
   return out;
 };
 
@@ -123,16 +143,17 @@ export const llamaJsonFormat: Extractor = (text, ctx) => {
   const lead = /^\s*(<\|python_tag\|>)?\s*/.exec(text)!;
   // A reply that is a call object, or a list of them (not `[TOOL_CALLS]` or other bracketed text).
   if (/^(\{|\[\s*\{)/.test(text.slice(lead[0].length))) add(lead[0].length, false);
-  for (const m of text.matchAll(/<\|python_tag\|>\s*/g)) add(m.index + m[0].length, false);
-  for (const m of text.matchAll(FENCE)) add(m.index + m[0].length, !ctx.salvage);
+  for (const m of scanAll(/<\|python_tag\|>\s*/g, text)) add(m.index + m[0].length, false);
+  for (const m of scanAll(FENCE, text)) add(m.index + m[0].length, !ctx.salvage);
   // A call object after prose; anywhere when salvaging, else only as the reply's last word. Not an
   // entry of a list or object that does not parse (cut short): never the list's last call alone.
-  for (const m of text.matchAll(CALL_OBJECT))
+  for (const m of scanAll(CALL_OBJECT, text))
     if (!/([[{,]|"\s*:)\s*$/.test(text.slice(Math.max(0, m.index - 40), m.index)))
       add(m.index, !ctx.salvage);
   const terminal: boolean[] = [];
+  let covered = 0; // the spans found so far are in order: one that ends last covers the rest
   for (const s of [...starts.keys()].sort((a, b) => a - b)) {
-    if (out.some((e) => s >= e.start && s < e.end)) continue;
+    if (s < covered) continue;
     const calls: RawCall[] = [];
     let i = s;
     let end = s;
@@ -153,30 +174,36 @@ export const llamaJsonFormat: Extractor = (text, ctx) => {
       continue;
     }
     let start = s;
-    const before = text.slice(0, s);
+    // (what opens the call is just before it: a window is enough, and keeps the search linear)
+    const from = Math.max(0, s - 400);
+    const before = text.slice(from, s);
+    charge(before.length);
     const fence = FENCE_BEFORE.exec(before);
     const tag = /<\|python_tag\|>\s*$/.exec(before);
-    if (fence) start = fence.index;
-    else if (tag) start = tag.index;
+    if (fence) start = from + fence.index;
+    else if (tag) start = from + tag.index;
     if (fence) {
       const close = /^\s*```/.exec(text.slice(end));
       if (close) end += close[0].length;
     }
     end += endOfTurnAt(text, end);
     out.push({ start, end, calls });
+    covered = Math.max(covered, end);
     terminal.push(starts.get(s)!);
   }
   // A span that must end the reply keeps only whitespace, end-of-turn tokens or other kept calls
   // after it.
   const kept: Extraction[] = [];
   let tail = text.length;
+  let prose = proseEnd(text, 0, tail);
   for (let k = out.length - 1; k >= 0; k--) {
     const e = out[k]!;
-    if (terminal[k] && !onlyEndOfTurn(text, e.end, tail)) continue;
-    kept.unshift(e);
+    if (terminal[k] && prose > e.end) continue;
+    kept.push(e);
     tail = e.start;
+    prose = proseEnd(text, 0, tail);
   }
-  return kept;
+  return kept.reverse();
 };
 
 /**
@@ -184,12 +211,19 @@ export const llamaJsonFormat: Extractor = (text, ctx) => {
  * code for the `python` tool (Functionary v3.1, Llama 3.1's code interpreter).
  */
 function pythonTagCode(text: string, s: number): Extraction | undefined {
-  const tag = /<\|python_tag\|>\s*$/.exec(text.slice(0, s));
+  const from = Math.max(0, s - 400);
+  const tag = /<\|python_tag\|>\s*$/.exec(text.slice(from, s));
   if (!tag) return undefined;
-  const stop = /<\|eom_id\|>|<\|eot_id\|>|$/.exec(text.slice(s))!;
-  const code = text.slice(s, s + stop.index).trim();
-  if (!code || /^[{[]/.test(code)) return undefined;
-  const end = s + stop.index + stop[0].length;
+  tag.index += from;
+  if (/^\s*[{[]/.test(text.slice(s, s + 100))) return undefined;
+  // The code runs to the end of the message, or to the next tag (a new call).
+  const ends = ["<|eom_id|>", "<|eot_id|>"].map((t) => find(text, t, s)).filter((x) => x >= 0);
+  const next = find(text, "<|python_tag|>", s);
+  const at = Math.min(text.length, ...ends, ...(next >= 0 ? [next] : []));
+  const code = text.slice(s, at).trim();
+  charge(at - s);
+  if (!code) return undefined;
+  const end = at + (ends.includes(at) ? "<|eom_id|>".length : 0);
   const py = parsePythonCalls(code) ?? parsePythonLines(code);
   // A built-in call that does not parse (cut short) is a broken call, not code to run; the tag
   // inside a sentence ("it starts with the <|python_tag|> token.") is a mention.

@@ -3,10 +3,13 @@
  * families people run locally, and returns them with the remaining text. Thinking blocks are never
  * parsed; malformed markup stays in the content and is described in `problem`; nothing throws.
  */
+import { capped } from "./cap.js";
 import { CALL_OPENERS, FORMATS } from "./formats.js";
+import { BASE_STEPS, charge, Meter, metered, STEPS_PER_CHAR, TooMuchWork } from "./meter.js";
 import { maskReasoning } from "./reasoning.js";
 import { forgetFailures, lenientJson } from "./scan.js";
-import { END_OF_TURN, onlyEndOfTurn } from "./end-of-turn.js";
+import { Claims, CodeQuotes } from "./spans.js";
+import { END_OF_TURN } from "./end-of-turn.js";
 import type {
   ArgSchemas,
   PropertySchema,
@@ -68,44 +71,6 @@ function coerce(call: RawCall, schemas?: ArgSchemas): ParsedCall {
   return { name: call.name, arguments: out };
 }
 
-/** A Markdown fence line (its info string in group 1). */
-const FENCE_LINE = /^[ \t]*```([\w-]*)[^\n]*$/gm;
-
-/**
- * Whether extraction `e` is call markup quoted as code, an example rather than an action: inside an
- * inline code span (backticks around it on its line), or inside a fenced block with prose after the
- * block (not a Gemma 3 `tool_code` block, its own format). `others`: the other calls' spans, whose
- * text (a file's fences in a value) is not the reply's Markdown.
- */
-function quotedAsCode(text: string, e: Extraction, others: Extraction[]): boolean {
-  const lineStart = text.lastIndexOf("\n", e.start - 1) + 1;
-  const lineEnd = text.indexOf("\n", e.end) < 0 ? text.length : text.indexOf("\n", e.end);
-  const ticks = (s: string) => (s.replace(/```/g, "").match(/`/g) ?? []).length;
-  if (ticks(text.slice(lineStart, e.start)) % 2 === 1 && ticks(text.slice(e.end, lineEnd)) > 0)
-    return true;
-  const outside = (from: number, to: number) =>
-    others
-      .filter((o) => o !== e && o.start >= from && o.end <= to)
-      .reduceRight(
-        (t, o) => t.slice(0, o.start - from) + t.slice(o.end - from),
-        text.slice(from, to),
-      );
-  const fences = [...outside(0, e.start).matchAll(FENCE_LINE)];
-  const own = text.startsWith("```", e.start);
-  if (!own && fences.length % 2 === 0) return false;
-  if ((own ? /^```([\w-]*)/.exec(text.slice(e.start)) : fences.at(-1))?.[1] === "tool_code")
-    return false;
-  const body = text.slice(e.start, e.end).trimEnd();
-  let close = own && body.length > 3 && body.endsWith("```") ? e.end : -1;
-  if (close < 0) {
-    const m = /^[ \t]*```[ \t]*$/m.exec(text.slice(e.end));
-    if (!m) return false; // a reply cut inside its fence
-    close = e.end + m.index + m[0].length;
-  }
-  const rest = outside(close, text.length).replace(FENCE_LINE, "");
-  return !onlyEndOfTurn(rest, 0);
-}
-
 /**
  * The calls to offered tools; a name in a namespace models are trained on (`functions.read_file` as
  * in gpt-oss's format, `default_api.read_file` as in Gemini's code-style calls) is the offered tool's.
@@ -119,24 +84,48 @@ function offered(calls: RawCall[], allowed: ReadonlySet<string>): RawCall[] {
 }
 
 /**
- * Parses tool calls out of model text.
+ * Parses tool calls out of model text, in time linear in the text (`meter.ts`): a reply whose
+ * reading would cost more is not read as calls, and says so in `problem`. At most
+ * `MAX_CALLS_PER_REPLY` calls are returned; the rest are in `rejected` (cap.ts).
  *
  * @returns the calls (arguments keep their JSON types; XML-style values are coerced by schema),
  *   the text without the call markup, the format, and a `problem` when markup holds no valid call.
  */
 export function parseToolCalls(text: string, options: ParseOptions = {}): ParseResult {
   if (typeof text !== "string" || text === "") return { calls: [], content: "" };
+  const meter = options.meter ?? new Meter();
+  meter.limit = meter.steps + BASE_STEPS + STEPS_PER_CHAR * text.length;
+  // Readers try JSON that is not there: a failed JSON.parse then costs no stack trace.
+  const traces = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return metered(meter, () => read(text, options));
+  } catch (err) {
+    if (!(err instanceof TooMuchWork)) throw err;
+    return {
+      calls: [],
+      content: text.trim(),
+      problem: `the reply (${text.length} characters) is too tangled to read as tool calls within keel's limit of ${STEPS_PER_CHAR} steps a character; write fewer, simpler calls`,
+    };
+  } finally {
+    Error.stackTraceLimit = traces;
+  }
+}
+
+function read(text: string, options: ParseOptions): ParseResult {
   forgetFailures();
   // Reasoning is not action: no call inside it is read (offsets stay valid).
+  charge(2 * text.length);
   const masked = maskReasoning(text, CALL_OPENERS);
   const allowed = options.toolNames ? new Set(options.toolNames) : undefined;
   const ctx = { salvage: Boolean(allowed) };
   const candidates =
     options.format && options.format !== "auto"
       ? FORMATS.filter((f) => f.name === options.format)
-      : FORMATS.filter((f) => f.marker.test(masked));
+      : FORMATS.filter((f) => (charge(masked.length), f.marker.test(masked)));
 
   const kept: Array<Extraction & { format: FormatName }> = [];
+  const claims = new Claims(masked.length);
   let problem: { format: FormatName; text: string } | undefined;
   const ran = new Set<Extractor>();
   for (const { name: format, extract } of candidates) {
@@ -146,11 +135,12 @@ export function parseToolCalls(text: string, options: ParseOptions = {}): ParseR
     let found: Extraction[];
     try {
       found = extract(masked, ctx);
-    } catch {
+    } catch (err) {
+      if (err instanceof TooMuchWork) throw err;
       continue; // a reader bug must not break a run; the text stays content
     }
     for (const e of found) {
-      if (kept.some((k) => e.start < k.end && k.start < e.end)) continue;
+      if (claims.overlaps(e.start, e.end)) continue;
       const calls = allowed ? offered(e.calls, allowed) : e.calls;
       if (e.problem) {
         problem ??= { format, text: e.problem };
@@ -158,16 +148,20 @@ export function parseToolCalls(text: string, options: ParseOptions = {}): ParseR
       }
       if (e.calls.length > 0 && calls.length === 0) continue; // calls to tools not offered stay text
       kept.push({ ...e, calls, format });
+      claims.claim(e.start, e.end);
     }
   }
   kept.sort((a, b) => a.start - b.start);
   // Markup quoted as code is an example (dropped together: one fence may quote several calls).
-  const quoted = kept.filter((e) => quotedAsCode(masked, e, kept));
-  for (const e of quoted) kept.splice(kept.indexOf(e), 1);
-  const calls = kept.flatMap((e) => e.calls.map((c) => coerce(c, options.schemas)));
+  const quotes = new CodeQuotes(masked, kept);
+  const examples = new Set(kept.filter((e) => quotes.quoted(e)));
+  const calls = kept
+    .filter((e) => !examples.has(e))
+    .flatMap((e) => e.calls.map((c) => coerce(c, options.schemas)));
   let content = "";
   let at = 0;
   for (const e of kept) {
+    if (examples.has(e)) continue;
     content += text.slice(at, e.start);
     at = e.end;
   }
@@ -178,11 +172,13 @@ export function parseToolCalls(text: string, options: ParseOptions = {}): ParseR
     for (let t; (t = END_OF_TURN.find((x) => content.endsWith(x)));)
       content = content.slice(0, -t.length).trimEnd();
   }
-  const rejected = kept.flatMap((e) => e.rejected ?? []);
+  const read = kept.filter((e) => !examples.has(e));
+  const { run, over } = capped(calls);
+  const rejected = [...read.flatMap((e) => e.rejected ?? []), ...over];
   const format =
-    kept.find((e) => e.calls.length)?.format ?? (calls.length ? undefined : problem?.format);
+    read.find((e) => e.calls.length)?.format ?? (calls.length ? undefined : problem?.format);
   return {
-    calls,
+    calls: run,
     content,
     ...(format ? { format } : {}),
     ...(calls.length === 0 && problem ? { problem: problem.text } : {}),
@@ -194,13 +190,17 @@ export function parseToolCalls(text: string, options: ParseOptions = {}): ParseR
 const EMPTY_WRAPPER =
   /<(tool_calls?|json|xml|function_calls?|tools?)>\s*<\/\1>|```[\w-]*[ \t]*\n?\s*```/gi;
 
-/** Content without the wrappers its calls left empty (`<tool_call><json>…</json></tool_call>`). */
+/**
+ * Content without the wrappers its calls left empty (`<tool_call><json>…</json></tool_call>`):
+ * nested at most a few deep, as models write them (each pass reads the whole content).
+ */
 function withoutEmptyWrappers(content: string): string {
-  let before;
-  do {
-    before = content;
+  for (let pass = 0; pass < 4; pass++) {
+    charge(content.length);
+    const before = content;
     content = content.replace(EMPTY_WRAPPER, "").trim();
-  } while (content !== before);
+    if (content === before) break;
+  }
   return content;
 }
 
@@ -227,11 +227,13 @@ export function argumentsFromText(
     return json as Record<string, unknown>;
   const args: Record<string, unknown> = {};
   const pairs = [
-    ...t.matchAll(/<parameter=([^>\n]+)>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|$)/gu),
+    ...t.matchAll(/<parameter=([^<>\n]+)>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|$)/gu),
     ...t.matchAll(
-      /<parameter\s+name\s*=\s*["']?([^"'>]+?)["']?\s*>([\s\S]*?)(?:<\/parameter>|$)/gu,
+      /<parameter\s+name\s*=\s*["']?([^"'<>]+?)["']?\s*>([\s\S]*?)(?:<\/parameter>|$)/gu,
     ),
-    ...t.matchAll(/<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)(?:<\/arg_value>|$)/gu),
+    ...t.matchAll(
+      /<arg_key>((?:[^<]|<(?!\/?arg_(?:key|value)>))*)<\/arg_key>\s*<arg_value>([\s\S]*?)(?:<\/arg_value>|$)/gu,
+    ),
   ];
   for (const p of pairs) args[p[1]!.trim()] = p[2]!.replace(/^\r?\n/, "").replace(/\r?\n$/, "");
   if (pairs.length) return coerce({ name, arguments: args, textValues: true }, schemas).arguments;

@@ -51,11 +51,31 @@ export const LONGEST_MARKER = Math.max(
   ...ANSWER_FRAMES.map((f) => f.length),
 );
 
-/** Where the first of `openers` appears in `text` from `from` on (-1: none). */
-function firstOf(text: string, openers: readonly string[], from: number): number {
+/**
+ * `text.indexOf` that remembers each needle's last answer: asked again from a later point before
+ * that answer, it answers without a scan, so a text is scanned about once per needle however many
+ * spans it has (a reply of a thousand `<think></think>` pairs is not read a thousand times).
+ */
+function searcher(text: string): (needle: string, from: number) => number {
+  const last = new Map<string, { from: number; at: number }>();
+  return (needle, from) => {
+    const l = last.get(needle);
+    if (l && from >= l.from && (l.at < 0 || from <= l.at)) return l.at;
+    const at = text.indexOf(needle, from);
+    last.set(needle, { from, at });
+    return at;
+  };
+}
+
+/** Where the first of `openers` appears from `from` on (-1: none). */
+function firstOf(
+  find: (needle: string, from: number) => number,
+  openers: readonly string[],
+  from: number,
+): number {
   let first = -1;
   for (const o of openers) {
-    const i = text.indexOf(o, from);
+    const i = find(o, from);
     if (i >= 0 && (first < 0 || i < first)) first = i;
   }
   return first;
@@ -76,17 +96,18 @@ export function reasoningSpans(
 ): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
   let at = 0;
-  const opener = firstOf(text, callOpeners, 0);
+  const find = searcher(text);
+  const opener = firstOf(find, callOpeners, 0);
   // A lone close marker before any open one: the prompt opened the reasoning.
   let lone: [number, number] | undefined;
   for (const m of REASONING_MARKERS) {
     if (!m.promptOpens) continue;
-    const close = text.indexOf(m.close);
+    const close = find(m.close, 0);
     if (close < 0) continue;
     const end = close + m.close.length;
     const ownLine = /(^|\n)[ \t]*$/.test(text.slice(Math.max(0, close - 80), close));
-    if (opener >= 0 && opener < close && !ownLine && firstOf(text, callOpeners, end) < 0) continue;
-    const open = text.indexOf(m.open);
+    if (opener >= 0 && opener < close && !ownLine && firstOf(find, callOpeners, end) < 0) continue;
+    const open = find(m.open, 0);
     if ((open < 0 || open > close) && (!lone || end < lone[1])) lone = [0, end];
   }
   if (lone) {
@@ -97,13 +118,13 @@ export function reasoningSpans(
     let first = -1;
     let marker: ReasoningMarker | undefined;
     for (const m of REASONING_MARKERS) {
-      const i = text.indexOf(m.open, at);
+      const i = find(m.open, at);
       if (i >= 0 && (first < 0 || i < first)) [first, marker] = [i, m];
     }
     if (!marker) return spans;
-    const call = firstOf(text, callOpeners, at);
+    const call = firstOf(find, callOpeners, at);
     if (call >= 0 && call < first) return spans;
-    const close = text.indexOf(marker.close, first + marker.open.length);
+    const close = find(marker.close, first + marker.open.length);
     const end = close < 0 ? text.length : close + marker.close.length;
     spans.push([first, end]);
     at = end;

@@ -1,15 +1,36 @@
 /**
  * Low-level readers for tool-call text: balanced JSON spans, lenient JSON, and Python-style call
- * expressions (`[f(a=1, b="x")]`). All return `undefined` on bad input; none throws.
+ * expressions (`[f(a=1, b="x")]`). All return `undefined` on bad input; none throws. Each charges
+ * the characters it reads to the parse's meter (meter.ts).
  */
+import { charge } from "./meter.js";
+import { forgetSearches, memoOf } from "./find.js";
+
+export { find, findRe } from "./find.js";
+
+/**
+ * Where the brackets of the reply being read close (-1: never, or wrongly), as far as a scan has
+ * seen them outside a string: a scan that passed a bracket outside a string read exactly what a
+ * scan starting there would, so none is scanned twice. Forgotten at the start of each reply.
+ */
+const closes = new Map<string, Map<number, number>>();
 
 /** End index (exclusive) of the balanced JSON object/array starting at `start`, or -1. */
 export function balancedEnd(text: string, start: number): number {
   const open = text[start];
   if (open !== "{" && open !== "[") return -1;
-  const stack: string[] = [];
+  const known = memoOf(closes, text, () => new Map<number, number>());
+  const seen = known.get(start);
+  if (seen !== undefined) return seen;
+  const stack: number[] = [];
+  const fail = () => {
+    for (const at of stack) known.set(at, -1);
+    return -1;
+  };
   let inString: string | null = null;
-  for (let i = start; i < text.length; i++) {
+  let i = start;
+  let steps = 1;
+  for (; i < text.length; i++, steps++) {
     const ch = text[i]!;
     if (inString) {
       if (ch === "\\") i++;
@@ -17,13 +38,28 @@ export function balancedEnd(text: string, start: number): number {
       continue;
     }
     if (ch === '"') inString = ch;
-    else if (ch === "{" || ch === "[") stack.push(ch === "{" ? "}" : "]");
-    else if (ch === "}" || ch === "]") {
-      if (stack.pop() !== ch) return -1;
-      if (stack.length === 0) return i + 1;
+    else if (ch === "{" || ch === "[") {
+      const end = i === start ? undefined : known.get(i);
+      if (end === -1) break;
+      if (end !== undefined)
+        i = end - 1; // a value already read: skip it
+      else stack.push(i);
+    } else if (ch === "}" || ch === "]") {
+      const at = stack.pop();
+      if (at === undefined || text[at] !== (ch === "}" ? "{" : "[")) {
+        if (at !== undefined) stack.push(at);
+        charge(steps);
+        return fail();
+      }
+      known.set(at, i + 1);
+      if (stack.length === 0) {
+        charge(steps);
+        return i + 1;
+      }
     }
   }
-  return -1;
+  charge(steps);
+  return fail();
 }
 
 /**
@@ -31,6 +67,7 @@ export function balancedEnd(text: string, start: number): number {
  * Python literals (True/False/None) replaced outside strings.
  */
 export function lenientJson(text: string): unknown {
+  charge(2 * text.length + 1);
   const t = text.trim();
   try {
     return JSON.parse(t);
@@ -99,15 +136,18 @@ function pythonLiteral(text: string): unknown {
 const failed = new Map<string, Set<number>>();
 const FAILED_TEXTS = 4;
 
-/** Starts a new reply: what failed in the last one is forgotten. */
+/** Starts a new reply: what was learnt reading the last one is forgotten. */
 export function forgetFailures(): void {
   failed.clear();
+  closes.clear();
+  forgetSearches();
 }
 
 /** The first balanced JSON value at or after `from` (skipping whitespace only), parsed. */
 export function jsonAt(text: string, from: number): { value: unknown; end: number } | undefined {
   let i = from;
   while (i < text.length && /\s/.test(text[i]!)) i++;
+  charge(i - from + 1);
   const end = balancedEnd(text, i);
   if (end < 0) return undefined;
   let known = failed.get(text);
@@ -191,7 +231,9 @@ export function parsePythonLines(text: string): PyCall[] | undefined {
 
 class PyReader {
   private i = 0;
-  constructor(private readonly s: string) {}
+  constructor(private readonly s: string) {
+    charge(s.length + 1);
+  }
   peek() {
     return this.s[this.i];
   }
@@ -312,6 +354,12 @@ class PyReader {
   }
 }
 
+/** A tool or parameter name as the XML-style templates write it: one word, no spaces. */
+export const XML_NAME = /^[\p{L}\p{N}_.:$-]+$/u;
+
 /** Whether the markup at `at` sits inside a line of prose (words before it), not where calls start. */
-export const inline = (text: string, at: number) =>
-  /\w[^\n]*$/.test(text.slice(Math.max(0, at - 200), at));
+export function inline(text: string, at: number): boolean {
+  const before = text.slice(Math.max(0, at - 200), at);
+  charge(before.length);
+  return /\w/.test(before.slice(before.lastIndexOf("\n") + 1));
+}

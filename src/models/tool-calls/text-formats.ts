@@ -1,8 +1,9 @@
 /**
- * Formats whose arguments are written as text or Python: Qwen3-Coder and GLM-4.5 XML, Gemma's
- * `call:name{…}` and tool_code blocks, pythonic lists (Llama 3.2/4) and LFM2.
+ * Formats whose arguments are written as text or Python: GLM-4.5 XML, Gemma's `call:name{…}` and
+ * tool_code blocks, pythonic lists (Llama 3.2/4) and LFM2. (Qwen3-Coder's XML: qwen-formats.ts.)
  */
-import { inline, lenientJson, parsePythonCalls, parsePythonLines } from "./scan.js";
+import { charge, scanAll } from "./meter.js";
+import { find, lenientJson, parsePythonCalls, parsePythonLines, XML_NAME } from "./scan.js";
 import { endOfTurnAt, onlyEndOfTurn } from "./end-of-turn.js";
 import type { Extraction, Extractor, RawCall } from "./types.js";
 
@@ -16,93 +17,45 @@ function spanOf(
   return calls ? { start: m.index, end, calls } : { start: m.index, end, calls: [], problem };
 }
 
-/** Drops the single newline templates put around XML values. */
-const xmlValue = (v: string) => v.replace(/^\r?\n/, "").replace(/\r?\n$/, "");
-
 /**
- * The parameters of a Qwen3-Coder function body, read strictly: nothing but whitespace and
- * `<parameter=name>value</parameter>` elements. Undefined when anything else is there (an unclosed
- * parameter, one whose value runs into the next parameter's tag, stray text, JSON): a broken call
- * is text, never half a call or a call with one value swallowing another.
+ * A GLM key and value. A key or value runs up to the next GLM tag, never over it: a key left open
+ * is not read on to the end of the text by every key after it (each match is linear).
  */
-function xmlParameters(body: string): Record<string, unknown> | undefined {
-  const args: Record<string, unknown> = {};
-  let i = 0;
-  for (;;) {
-    while (i < body.length && /\s/.test(body[i]!)) i++;
-    if (i >= body.length) return args;
-    const open = /^<parameter=([^>\s][^>\n]*)>/.exec(body.slice(i, i + 200));
-    if (!open) return undefined;
-    const from = i + open[0].length;
-    const close = body.indexOf("</parameter>", from);
-    if (close < 0 || /\n[ \t]*<parameter=[^>\s][^>\n]*>/.test(body.slice(from, close)))
-      return undefined;
-    args[open[1]!.trim()] = xmlValue(body.slice(from, close));
-    i = close + "</parameter>".length;
-  }
-}
+const GLM_TEXT = String.raw`((?:[^<]|<(?!\/?arg_(?:key|value)>))*)`;
+const GLM_PAIR = String.raw`<arg_key>${GLM_TEXT}<\/arg_key>\s*<arg_value>${GLM_TEXT}<\/arg_value>`;
+const GLM_PAIRS = new RegExp(GLM_PAIR, "g");
+const GLM_FRAMELESS = new RegExp(
+  String.raw`(?<=^|\n)[ \t]*([\p{L}_][\p{L}\p{N}_.-]*)[ \t]*\n?[ \t]*((?:${GLM_PAIR.replace(/\((?!\?)/g, "(?:")}\s*)+)`,
+  "gu",
+);
 
-/**
- * Qwen3-Coder and Qwen3.5: `<tool_call><function=name><parameter=k>v</parameter></function></tool_call>`
- * (Seed-OSS wraps the same in `<seed:tool_call>`). The function must be closed and hold only
- * parameter elements; anything else is described in `problem` and stays text.
- */
-export const qwen3CoderFormat: Extractor = (text) => {
-  const out: Extraction[] = [];
-  const re =
-    /(?:<(?:seed:)?tool_call>\s*)?<function=([^>\n]+)>(?!\s*\{)([\s\S]*?)(?:<\/function>\s*(?:<\/(?:seed:)?tool_call>)?|$)/gu;
-  for (const m of text.matchAll(re)) {
-    const name = m[1]!.trim();
-    const closed = /<\/function>/.test(m[0]);
-    // An unclosed tag inside a sentence ("Qwen3-Coder writes `<function=name>` …"): a mention.
-    if (!closed && inline(text, m.index) && !/^\s*<parameter=/.test(m[2]!)) continue;
-    const args = closed && !/\s/.test(name) ? xmlParameters(m[2]!) : undefined;
-    out.push(
-      args
-        ? {
-            start: m.index,
-            end: m.index + m[0].length,
-            calls: [{ name, arguments: args, textValues: true }],
-          }
-        : {
-            start: m.index,
-            end: m.index + m[0].length,
-            calls: [],
-            problem: `<function=${name}> must contain only <parameter=name>value</parameter> elements and end with </function>`,
-          },
-    );
-  }
-  return out;
-};
-
-/**
- * GLM-4.5 and later: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`. A
- * value is JSON text unless the tool's schema says the parameter is a string (the GLM templates
- * write non-string arguments with `tojson`), so arrays and objects come back as such.
- */
 export const glmFormat: Extractor = (text) => {
   const out: Extraction[] = [];
   const read = (m: RegExpMatchArray & { index: number }, name: string, body: string) => {
     const args: Record<string, unknown> = {};
-    const pairs = [
-      ...body.matchAll(/<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)<\/arg_value>/g),
-    ];
-    for (const p of pairs) args[p[1]!.trim()] = p[2]!;
+    charge(body.length);
+    const pairs = [...body.matchAll(GLM_PAIRS)];
+    // Read strictly: one-word names, only key-value pairs, each key once.
+    let wrong = XML_NAME.test(name) ? undefined : `${JSON.stringify(name)} is not a tool name`;
+    for (const p of pairs) {
+      const key = p[1]!.trim();
+      if (key in args) wrong ??= `the argument ${key} is given twice`;
+      args[key] = p[2]!;
+    }
     const keys = (body.match(/<arg_key>/g) ?? []).length;
+    if (keys !== pairs.length)
+      wrong ??= "each <arg_key>k</arg_key> must be followed by <arg_value>v</arg_value>";
+    else if (body.replace(GLM_PAIRS, "").trim()) wrong ??= "text stands between the arguments";
     const end = m.index + m[0].length;
     out.push(
-      keys !== pairs.length
-        ? {
-            start: m.index,
-            end,
-            calls: [],
-            problem: "each <arg_key>k</arg_key> must be followed by <arg_value>v</arg_value>",
-          }
+      wrong
+        ? { start: m.index, end, calls: [], problem: wrong }
         : { start: m.index, end, calls: [{ name, arguments: args, textValues: "json" }] },
     );
   };
-  for (const m of text.matchAll(
+  for (const m of scanAll(
     /<tool_call>\s*([^\s<{[]+)\s*((?:<arg_key>[\s\S]*?)?)(<\/tool_call>|$)/gu,
+    text,
   )) {
     if (m[3] === "</tool_call>") read(m, m[1]!, m[2]!);
     // Arguments that run to the end of the text: the reply was cut inside the call.
@@ -114,12 +67,10 @@ export const glmFormat: Extractor = (text) => {
         problem: `the call to ${m[1]} was cut before </tool_call>`,
       });
   }
-  if (out.length) return out;
-  // The call without its <tool_call> frame (servers that strip the special tokens).
-  for (const m of text.matchAll(
-    /(?<=^|\n)[ \t]*([\p{L}_][\p{L}\p{N}_.-]*)[ \t]*\n?[ \t]*((?:<arg_key>[\s\S]*?<\/arg_key>\s*<arg_value>[\s\S]*?<\/arg_value>\s*)+)/gu,
-  ))
-    read(m, m[1]!, m[2]!);
+  // The call without its <tool_call> frame (servers that strip the special tokens): not where the
+  // frame is written, around something else (text between the name and its arguments).
+  if (out.length || text.includes("<tool_call>")) return out;
+  for (const m of scanAll(GLM_FRAMELESS, text)) read(m, m[1]!, m[2]!);
   return out;
 };
 
@@ -127,78 +78,122 @@ export const glmFormat: Extractor = (text) => {
 const GEMMA_QUOTES = ['<|"|>', "<escape>"];
 
 /**
- * Reads one Gemma value at `i`: a delimited string, a bare-key object `{k:v,…}`, a list `[…]`, a
- * JSON string, a number or literal, or bare text up to the next `,` `}` `]`. Throws when malformed.
+ * Reads Gemma values from `s` up to `limit`: a delimited string, a bare-key object `{k:v,…}`, a
+ * list `[…]`, a JSON string, a number or literal, or bare text up to the next `,` `}` `]`. Throws
+ * when malformed, or when a value runs past `limit` (`past`: then it may be whole further on).
  */
-function gemmaValue(s: string, at: number): { value: unknown; end: number } {
-  let i = at;
-  while (/\s/.test(s[i] ?? "")) i++;
-  const quote = GEMMA_QUOTES.find((q) => s.startsWith(q, i));
-  if (quote) {
-    const close = s.indexOf(quote, i + quote.length);
-    if (close < 0) throw new Error("unterminated string");
-    return { value: s.slice(i + quote.length, close), end: close + quote.length };
+class GemmaReader {
+  /** A value ran past the limit. */
+  past = false;
+  /** The furthest point read. */
+  reach = 0;
+  constructor(
+    private readonly s: string,
+    private readonly limit: number,
+  ) {}
+  private at(i: number): string | undefined {
+    if (i >= this.limit) {
+      this.past = this.limit < this.s.length;
+      return undefined;
+    }
+    this.reach = Math.max(this.reach, i);
+    return this.s[i];
   }
-  if (s[i] === "{") {
-    const out: Record<string, unknown> = {};
-    i++;
-    for (;;) {
-      while (/[\s,]/.test(s[i] ?? "")) i++;
-      if (s[i] === "}") return { value: out, end: i + 1 };
-      const q = GEMMA_QUOTES.find((x) => s.startsWith(x, i));
-      let key: string;
-      if (q) {
-        const k = gemmaValue(s, i);
-        key = String(k.value);
-        i = k.end;
-      } else {
-        const m = /^"?([^":{}[\],]+?)"?\s*(?=:)/u.exec(s.slice(i));
-        if (!m) throw new Error("expected a key");
-        key = m[1]!.trim();
-        i += m[0].length;
+  private skip(i: number, chars: RegExp): number {
+    const from = i;
+    while (chars.test(this.at(i) ?? "")) i++;
+    charge(i - from + 1);
+    return i;
+  }
+  /** The text of `re` matched at `i`, within the limit (and `max` characters). */
+  private match(re: RegExp, i: number, max = Infinity): RegExpExecArray | null {
+    const end = Math.min(this.limit, i + max);
+    const m = re.exec(this.s.slice(i, end));
+    charge((m?.[0].length ?? end - i) + 1);
+    if (!m && end === this.limit) this.past = this.limit < this.s.length;
+    if (m) this.reach = Math.max(this.reach, i + m[0].length);
+    return m;
+  }
+  value(from: number): { value: unknown; end: number } {
+    const { s } = this;
+    let i = this.skip(from, /\s/);
+    const quote = GEMMA_QUOTES.find((q) => s.startsWith(q, i));
+    if (quote) {
+      const close = find(s, quote, i + quote.length);
+      if (close < 0 || close + quote.length > this.limit) {
+        this.past = close >= 0;
+        throw new Error("unterminated string");
       }
-      while (/\s/.test(s[i] ?? "")) i++;
-      if (s[i] !== ":") throw new Error("expected :");
-      const v = gemmaValue(s, i + 1);
-      out[key] = v.value;
-      i = v.end;
+      this.reach = Math.max(this.reach, close);
+      return { value: s.slice(i + quote.length, close), end: close + quote.length };
     }
-  }
-  if (s[i] === "[") {
-    const out: unknown[] = [];
-    i++;
-    for (;;) {
-      while (/[\s,]/.test(s[i] ?? "")) i++;
-      if (s[i] === "]") return { value: out, end: i + 1 };
-      if (i >= s.length) throw new Error("unterminated list");
-      const v = gemmaValue(s, i);
-      out.push(v.value);
-      i = v.end;
+    if (this.at(i) === "{") {
+      const out: Record<string, unknown> = {};
+      for (i++; ;) {
+        i = this.skip(i, /[\s,]/);
+        if (this.at(i) === "}") return { value: out, end: i + 1 };
+        let key: string;
+        if (GEMMA_QUOTES.some((x) => s.startsWith(x, i))) {
+          const k = this.value(i);
+          key = String(k.value);
+          i = k.end;
+        } else {
+          const m = this.match(/^"?([^":{}[\],]+?)"?\s*(?=:)/u, i);
+          if (!m) throw new Error("expected a key");
+          key = m[1]!.trim();
+          i += m[0].length;
+        }
+        i = this.skip(i, /\s/);
+        if (this.at(i) !== ":") throw new Error("expected :");
+        const v = this.value(i + 1);
+        out[key] = v.value;
+        i = v.end;
+      }
     }
+    if (this.at(i) === "[") {
+      const out: unknown[] = [];
+      for (i++; ;) {
+        i = this.skip(i, /[\s,]/);
+        if (this.at(i) === "]") return { value: out, end: i + 1 };
+        if (i >= Math.min(s.length, this.limit)) throw new Error("unterminated list");
+        const v = this.value(i);
+        out.push(v.value);
+        i = v.end;
+      }
+    }
+    if (this.at(i) === '"') {
+      const m = this.match(/^"((?:[^"\\]|\\.)*)"/, i);
+      if (!m) throw new Error("unterminated string");
+      return { value: lenientJson(m[0]), end: i + m[0].length };
+    }
+    // Bare text ends at a `,` `}` `]` or the line's end, and is at most 1,024 characters.
+    const m = this.match(/^[^,}\]\n]{0,1024}/, i, 1025)!;
+    const raw = m[0].trim();
+    if (!raw) throw new Error("expected a value");
+    const parsed = /^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null)$/.test(raw)
+      ? (JSON.parse(raw) as unknown)
+      : raw;
+    return { value: parsed, end: i + m[0].length };
   }
-  if (s[i] === '"') {
-    const m = /^"((?:[^"\\]|\\.)*)"/.exec(s.slice(i));
-    if (!m) throw new Error("unterminated string");
-    return { value: lenientJson(m[0]), end: i + m[0].length };
-  }
-  const m = /^[^,}\]]*/.exec(s.slice(i))!;
-  const raw = m[0].trim();
-  if (!raw) throw new Error("expected a value");
-  const parsed = /^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null)$/.test(raw)
-    ? (JSON.parse(raw) as unknown)
-    : raw;
-  return { value: parsed, end: i + m[0].length };
 }
 
-/** Reads Gemma's `{key:<|"|>text<|"|>,n:5,…}` argument block; undefined if malformed. */
-function gemmaArgs(body: string): { args: Record<string, unknown>; end: number } | undefined {
+/**
+ * Reads Gemma's `{key:<|"|>text<|"|>,n:5,…}` argument block at `at`, up to `limit`; undefined if
+ * malformed. `past`: it ran past `limit`; `reach`: the furthest point read.
+ */
+function gemmaArgs(
+  text: string,
+  at: number,
+  limit = text.length,
+): { args?: Record<string, unknown>; end: number; past: boolean; reach: number } {
+  const r = new GemmaReader(text, limit);
   try {
-    const v = gemmaValue(body, 0);
+    const v = r.value(at);
     return v.value && typeof v.value === "object" && !Array.isArray(v.value)
-      ? { args: v.value as Record<string, unknown>, end: v.end }
-      : undefined;
+      ? { args: v.value as Record<string, unknown>, end: v.end, past: false, reach: r.reach }
+      : { end: v.end, past: false, reach: r.reach };
   } catch {
-    return undefined;
+    return { end: at, past: r.past, reach: r.reach };
   }
 }
 
@@ -209,12 +204,25 @@ function gemmaArgs(body: string): { args: Record<string, unknown>; end: number }
  */
 export const gemmaFormat: Extractor = (text) => {
   const out: Extraction[] = [];
-  for (const m of text.matchAll(
-    /(<start_function_call>\s*|<\|tool_call>\s*)?(?:^|(?<=\s|>))call:([\p{L}\p{N}_.-]+)\s*(?=\{)/gmu,
-  )) {
+  const openers = [
+    ...scanAll(
+      /(<start_function_call>\s*|<\|tool_call>\s*)?(?:^|(?<=\s|>))call:([\p{L}\p{N}_.-]+)\s*(?=\{)/gmu,
+      text,
+    ),
+  ];
+  let after = 0;
+  // Each call is read up to the next one; only a value that runs on (a string holding another
+  // call's text) is read further, and never again over what such a read already failed on.
+  let failedUpTo = 0;
+  for (const [k, m] of openers.entries()) {
+    if (m.index < after) continue; // inside the arguments of the call before
     const at = m.index + m[0].length;
-    const parsed = gemmaArgs(text.slice(at));
-    if (!parsed) {
+    let parsed = gemmaArgs(text, at, openers[k + 1]?.index ?? text.length);
+    if (!parsed.args && parsed.past && at >= failedUpTo) {
+      parsed = gemmaArgs(text, at);
+      if (!parsed.args) failedUpTo = parsed.reach;
+    }
+    if (!parsed.args) {
       out.push({
         start: m.index,
         end: at,
@@ -223,8 +231,9 @@ export const gemmaFormat: Extractor = (text) => {
       });
       continue;
     }
-    let end = at + parsed.end;
-    const close = /^\s*(<end_function_call>|<tool_call\|>)/.exec(text.slice(end));
+    let end = parsed.end;
+    after = end;
+    const close = /^\s*(<end_function_call>|<tool_call\|>)/.exec(text.slice(end, end + 200));
     if (close) end += close[0].length;
     out.push({
       start: m.index,
@@ -232,7 +241,7 @@ export const gemmaFormat: Extractor = (text) => {
       calls: [{ name: m[2]!, arguments: parsed.args, textValues: true }],
     });
   }
-  for (const m of text.matchAll(/```tool_code\s*\n([\s\S]*?)```/g)) {
+  for (const m of scanAll(/```tool_code\s*\n([\s\S]*?)```/g, text)) {
     const code = m[1]!.trim().replace(/^print\(([\s\S]*)\)$/, "$1");
     // One call, a list, or one call per line (Gemma 3 writes the block as Python).
     const calls = parsePythonCalls(code) ?? parsePythonLines(code);
@@ -247,14 +256,17 @@ export const gemmaFormat: Extractor = (text) => {
  */
 export const pythonicFormat: Extractor = (text) => {
   const out: Extraction[] = [];
-  for (const m of text.matchAll(/<\|python_start\|>([\s\S]*?)(<\|python_end\|>|$)/g)) {
+  for (const m of scanAll(/<\|python_start\|>([\s\S]*?)(<\|python_end\|>|$)/g, text)) {
     const calls = parsePythonCalls(m[1]!);
     out.push(spanOf(m, calls, '<|python_start|> must hold calls like [get_weather(city="Paris")]'));
   }
   if (out.length) return out;
-  // The list on one line or spread over several, one call a line (end-of-turn tokens may follow).
-  for (const m of text.matchAll(
-    /^[ \t]*(\[\s*[A-Za-z_][\w.-]*\([\s\S]*?\)\s*\])[ \t]*(?=$|<\||<｜|<\/s>|<end_of_turn>|<turn\|>)/gm,
+  // The list on one line or spread over several, one call a line (end-of-turn tokens may follow);
+  // a list never runs over a line that opens another (an unclosed one is not read to the end of
+  // the text by every list after it).
+  for (const m of scanAll(
+    /^[ \t]*(\[\s*[A-Za-z_][\w.-]*\((?:(?!\n[ \t]*\[\s*[A-Za-z_][\w.-]*\()[\s\S])*?\)\s*\])[ \t]*(?=$|<\||<｜|<\/s>|<end_of_turn>|<turn\|>)/gm,
+    text,
   )) {
     const end = m.index + m[0].length;
     const eol = text.indexOf("\n", end);
@@ -268,7 +280,7 @@ export const pythonicFormat: Extractor = (text) => {
 /** LFM2: `<|tool_call_start|>[f(a=1)]<|tool_call_end|>` (pythonic, or a JSON list). */
 export const lfm2Format: Extractor = (text) => {
   const out: Extraction[] = [];
-  for (const m of text.matchAll(/<\|tool_call_start\|>([\s\S]*?)(<\|tool_call_end\|>|$)/g)) {
+  for (const m of scanAll(/<\|tool_call_start\|>([\s\S]*?)(<\|tool_call_end\|>|$)/g, text)) {
     const body = m[1]!.trim();
     let calls: RawCall[] | undefined = parsePythonCalls(body);
     if (!calls) {

@@ -3,7 +3,8 @@
  * gpt-oss harmony. Each extractor returns the spans it claims; a span with markup but no valid call
  * carries a `problem`.
  */
-import { jsonAt, lenientJson } from "./scan.js";
+import { charge, scanAll } from "./meter.js";
+import { find, jsonAt, lenientJson } from "./scan.js";
 import { quote } from "./entries.js";
 import { dsmlFormat, invokes } from "./tag-formats.js";
 import type { Extraction, Extractor, RawCall, RejectedCall } from "./types.js";
@@ -74,10 +75,10 @@ export const deepseekFormat: Extractor = (text, ctx) => {
       ...(calls.length && rejected.length ? { rejected } : {}),
     });
   };
-  for (const m of text.matchAll(DS_SECTION)) span(m, m[1]!, "empty tool-call section");
+  for (const m of scanAll(DS_SECTION, text)) span(m, m[1]!, "empty tool-call section");
   if (text.includes("DSML")) out.push(...dsmlFormat(text, ctx));
   // Calls without the section around them (a reply cut short, or a model that skips it).
-  if (!out.length) for (const m of text.matchAll(DS_CALL)) span(m, m[1]!, "empty tool call");
+  if (!out.length) for (const m of scanAll(DS_CALL, text)) span(m, m[1]!, "empty tool call");
   return out;
 };
 
@@ -103,14 +104,11 @@ function kimiId(text: string, from: number, at: number): { id: string; start: nu
 function kimiCalls(text: string, from: number, to: number) {
   const found: Array<{ start: number; end: number; call?: RawCall; rejected?: RejectedCall }> = [];
   let after = from;
-  for (
-    let a = text.indexOf(KIMI_ARGS, from);
-    a >= 0 && a < to;
-    a = text.indexOf(KIMI_ARGS, after)
-  ) {
+  for (let a = find(text, KIMI_ARGS, from); a >= 0 && a < to; a = find(text, KIMI_ARGS, after)) {
     const { id: raw, start } = kimiId(text, after, a);
     const at = a + KIMI_ARGS.length;
     const next = text.slice(at, to).search(/<\|tool_call_(?:end|begin|argument_begin)\|>/);
+    charge(next < 0 ? to - at : next + 1);
     const until = next < 0 ? to : at + next;
     const json = jsonAt(text, at);
     const inside = json !== undefined && json.end <= until;
@@ -145,7 +143,7 @@ function kimiCalls(text: string, from: number, to: number) {
  */
 export const kimiFormat: Extractor = (text) => {
   const out: Extraction[] = [];
-  for (const m of text.matchAll(KIMI_SECTION)) {
+  for (const m of scanAll(KIMI_SECTION, text)) {
     const found = kimiCalls(text, m.index, m.index + m[0].length);
     const calls = found.flatMap((f) => (f.call ? [f.call] : []));
     const rejected = found.flatMap((f) => (f.rejected ? [f.rejected] : []));
@@ -172,8 +170,8 @@ export const harmonyFormat: Extractor = (text) => {
   // The recipient is in the channel header or in the role header, on any channel (models put
   // calls on analysis too); `functions.` is sometimes left out.
   const re =
-    /(?:<\|start\|>assistant)?(?:<\|channel\|>\w+\s+to=(?:functions\.)?([^\s<]+)|\s*to=(?:functions\.)?([^\s<]+)\s*<\|channel\|>\w+)[^<]*(?:<\|constrain\|>\s*\w*\s*)?<\|message\|>/gu;
-  for (const m of text.matchAll(re)) {
+    /(?:<\|start\|>assistant)?(?:<\|channel\|>\w+\s+to=(?:functions\.)?([^\s<]+)|(?<!\s)\s*to=(?:functions\.)?([^\s<=]+)\s*<\|channel\|>\w+)[^<]*(?:<\|constrain\|>\s*\w*\s*)?<\|message\|>/gu;
+  for (const m of scanAll(re, text)) {
     const name = m[1] ?? m[2]!;
     const json = jsonAt(text, m.index + m[0].length);
     if (!json || !json.value || typeof json.value !== "object" || Array.isArray(json.value)) {

@@ -1,3 +1,5 @@
+import type { Meter } from "./meter.js";
+
 /** Text tool-call formats of the model families people run locally. */
 export const FORMAT_NAMES = [
   "hermes",
@@ -55,6 +57,8 @@ export interface RejectedCall {
   text: string;
   /** What is wrong with it. */
   reason: string;
+  /** How many calls this entry stands for (the calls past the per-reply cap); 1 when absent. */
+  count?: number;
 }
 
 /** A property's JSON schema, as much as coercing text values needs. */
@@ -75,6 +79,8 @@ export interface ParseOptions {
   toolNames?: string[];
   /** Per-tool JSON schemas, to coerce string values of XML-style formats ("5" → 5 for a number). */
   schemas?: ArgSchemas;
+  /** Counts the parse's steps (meter.ts); a test reads `steps` to hold the parser linear. */
+  meter?: Meter;
 }
 
 /** A call as an extractor read it, before filtering and coercion. */

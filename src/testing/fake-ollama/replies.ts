@@ -153,7 +153,11 @@ async function writeAnswer(r: AnswerReply, t: ReplyTarget, malformed = false): P
   const predict = Number(view.body.options?.num_predict ?? -1);
   // (The token sampled as the window filled is counted too: prompt + reply = num_ctx + 1.)
   const room = view.body.shift === false ? Math.max(1, view.numCtx - view.promptTokens + 1) : -1;
-  const limit = predict >= 0 && room >= 0 ? Math.min(predict, room) : Math.max(predict, room);
+  const limit = r.ignoreBudget
+    ? -1
+    : predict >= 0 && room >= 0
+      ? Math.min(predict, room)
+      : Math.max(predict, room);
   const callText = whole
     .map(
       (c) =>

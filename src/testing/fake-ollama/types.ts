@@ -145,6 +145,11 @@ export interface AnswerReply {
   allowUnknownTools?: boolean;
   /** Send content that is not valid JSON even though `format` was set. */
   allowInvalidJson?: boolean;
+  /**
+   * Imitate a server that ignores the generation budget (`num_predict`, and `shift: false` at the
+   * window's end): the whole reply is sent however long it is, and said to have stopped normally.
+   */
+  ignoreBudget?: boolean;
 }
 
 export type FaultReply =

@@ -4,7 +4,7 @@
  */
 import type { AIMessage, ToolCall } from "@langchain/core/messages";
 import type { ToolMode } from "../../../models/capabilities.js";
-import { parseToolCalls } from "../../../models/tool-calls/index.js";
+import { capped, parseToolCalls } from "../../../models/tool-calls/index.js";
 import { argumentsFromText } from "../../../models/tool-calls/parse.js";
 import type { ArgSchemas, FormatName, RejectedCall } from "../../../models/tool-calls/types.js";
 import { callSyntax } from "../../turn/tool-prompt.js";
@@ -36,8 +36,15 @@ export interface ReadOptions {
 export function readReply(ai: AIMessage, o: ReadOptions): ReadReply {
   const text = typeof ai.content === "string" ? ai.content : ai.text;
   if (o.mode === "native") {
-    const calls = nativeCalls(ai, o.schemas);
-    if (calls.length) return { calls, content: text, fromText: false };
+    // at most MAX_CALLS_PER_REPLY of the API's calls run; the model is told of the rest
+    const { run, over } = capped(nativeCalls(ai, o.schemas));
+    if (run.length)
+      return {
+        calls: run,
+        content: text,
+        fromText: false,
+        ...(over.length ? { rejected: over } : {}),
+      };
   }
   const parsed = parseToolCalls(text, {
     schemas: o.schemas,
@@ -116,6 +123,10 @@ function nativeCalls(ai: AIMessage, schemas: ArgSchemas): ToolCall[] {
  */
 export function rejectedNote(rejected: readonly RejectedCall[]): string {
   const list = rejected.map((r) => `${r.text} (${r.reason})`).join("; ");
-  const n = rejected.length;
-  return `(keel could not read ${n} other entr${n === 1 ? "y" : "ies"} of your tool-call list, so ${n === 1 ? "it was" : "they were"} not run: ${list}. Write ${n === 1 ? "it" : "them"} again as valid calls if you still need ${n === 1 ? "it" : "them"}.)`;
+  const n = rejected.reduce((sum, r) => sum + (r.count ?? 1), 0);
+  const them = n === 1 ? "it" : "them";
+  // entries past the per-reply cap were read, not run: they are for a later reply
+  if (rejected.some((r) => r.count !== undefined))
+    return `(keel did not run ${n} other entr${n === 1 ? "y" : "ies"} of your tool-call list: ${list}. Make ${them} in your next replies if you still need ${them}, a few at a time.)`;
+  return `(keel could not read ${n} other entr${n === 1 ? "y" : "ies"} of your tool-call list, so ${n === 1 ? "it was" : "they were"} not run: ${list}. Write ${them} again as valid calls if you still need ${them}.)`;
 }

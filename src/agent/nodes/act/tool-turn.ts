@@ -50,9 +50,10 @@ export async function toolTurn(
     ...turnMetadata(
       answer,
       turn.modelName,
-      read.fromText
-        ? { keel_raw_text: raw, ...(read.rejected ? { keel_rejected: read.rejected } : {}) }
-        : {},
+      {
+        ...(read.fromText ? { keel_raw_text: raw } : {}),
+        ...(read.rejected ? { keel_rejected: read.rejected } : {}),
+      },
       read.fromText && answer.mode === "native",
     ),
   });
