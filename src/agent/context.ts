@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { TOOL_MODE_SETTINGS } from "../models/capabilities.js";
+import { FORMAT_NAMES } from "../models/tool-calls/types.js";
 import { setting } from "../run/setting-meta.js";
 import { layered } from "../run/layered.js";
 import {
@@ -75,6 +76,32 @@ export const ContextSchema = ModelSettingsSchema.extend({
       flagHelp: "how tools reach the model (auto: native iff Ollama lists the tools capability)",
       ...ANYONE,
     },
+  ),
+  toolFormat: setting(
+    z
+      .enum(["auto", ...FORMAT_NAMES])
+      .default("auto")
+      .describe(
+        "Prompt mode: the call syntax keel asks the model to write and reads first (auto: the one the model's chat template or family points at; keel calibrate may choose another)",
+      ),
+    {
+      flag: "--tool-format <format>",
+      commands: ["run"],
+      flagHelp: "prompt mode's call syntax, e.g. hermes or llama3-json (auto: the model's own)",
+      example: "llama3-json",
+      ...ANYONE,
+    },
+  ),
+  thinkCut: setting(
+    z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe(
+        "Thinking models: stop a reply's thinking after this many tokens and ask the turn again without thinking, the partial thought given to the model (0: never cut)",
+      ),
+    { flag: "--think-cut <tokens>", commands: ["run"], example: 512, ...ANYONE },
   ),
   interactive: setting(
     z
@@ -298,9 +325,16 @@ export function recursionLimitFor(s: Pick<Settings, "maxTurns" | "maxToolCalls">
   return 10 + s.maxTurns * 3 + s.maxToolCalls;
 }
 
-/** The invoke/stream config of a coder run: thread, validated context and the derived recursion limit. */
-export function runConfig(threadId: string, input: SettingsInput) {
-  const parsed = ContextSchema.parse(layered(ContextSchema, input));
+/**
+ * The invoke/stream config of a coder run: thread, validated context and the derived recursion
+ * limit. `profile`: the model's calibration profile's settings, the lowest layer (`layered`).
+ */
+export function runConfig(
+  threadId: string,
+  input: SettingsInput,
+  profile: Record<string, unknown> = {},
+) {
+  const parsed = ContextSchema.parse(layered(ContextSchema, input, { profile }));
   // LangGraph's context type wants every key present, optional ones as explicit undefined.
   const context = settingsContext(ContextSchema, parsed, {
     ...parsed,

@@ -43,6 +43,8 @@ export type KeelEvent =
    * (`cached` of the `kept` tokens before the record); the thread folds plainly from now on.
    */
   | { type: "unshifted"; cached: number; kept: number }
+  /** The reply was still thinking at the run's `thinkCut`: asked again without thinking, the thought given. */
+  | { type: "thought-cut"; tokens: number }
   /** The server's tool channel failed for this turn; it is asked again with tools in the prompt. */
   | { type: "tool-channel"; reason: string; pinned: boolean }
   /** An MCP server could not start or list its tools; the run goes on without them. */

@@ -79,6 +79,7 @@ async function ask<S extends Parameters<typeof structuredCall>[1]>(
   try {
     return await structuredCall(b.model, schema, system, user, b.policy, {
       ...(b.maxTokens !== undefined ? { maxTokens: b.maxTokens } : {}),
+      window: b.window,
       onPrompt: (tokens) => {
         counted = true;
         b.onRequest?.(tokens);

@@ -86,15 +86,16 @@ export const analystSettingsFrom = (config?: SettingsSource) =>
 /**
  * The invoke/stream config of an analysis run. Each unit batch and folder batch is one step.
  * `layers` picks what the settings are read from beneath `input` (`layered`; a worker reads no
- * project's file).
+ * project's file); `profile`: the model's calibration profile's settings, the lowest layer.
  */
 export function analystRunConfig(
   threadId: string,
   input: AnalystSettingsInput,
   layers?: LayerOptions["layers"],
+  profile?: Record<string, unknown>,
 ) {
   const parsed = AnalystContextSchema.parse(
-    layered(AnalystContextSchema, input, layers ? { layers } : {}),
+    layered(AnalystContextSchema, input, { ...(layers ? { layers } : {}), profile }),
   );
   return {
     configurable: { thread_id: threadId },

@@ -18,6 +18,7 @@ import { createAnalystGraph } from "../analysis/graph.js";
 import type { AnalysisProgress } from "../analysis/runtime.js";
 import type { AnalystStateValue } from "../analysis/state.js";
 import { resolveDeps, type GraphDeps } from "../run/model.js";
+import { describeProfileUse, profileOf, type ProfileUse } from "../run/profile-use.js";
 import { ModelServerError } from "../models/errors.js";
 import { threadGraph } from "../persistence/thread-graph.js";
 import { openPersistence } from "../persistence/open.js";
@@ -67,6 +68,8 @@ export interface AnalyzeOutcome {
   report?: string;
   report_json?: string;
   error?: string;
+  /** The model's calibration profile: applied, stale, or why none (run/profile-use.ts). */
+  profile?: ProfileUse;
   exitCode: 0 | 3 | 130;
 }
 
@@ -117,7 +120,11 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
   const target = path.resolve(o.dir);
   if (!existsSync(target) || !statSync(target).isDirectory())
     throw new UsageError(`${target} is not an existing folder; pass the folder to analyse`);
-  const run = analystRunConfig("", { ...o.settings, target });
+  const input = { ...o.settings, target };
+  const { beneath, use } = await profileOf(AnalystContextSchema, input);
+  if (use.status === "applied" || use.status === "stale")
+    process.stderr.write(`${describeProfileUse(use)}\n`);
+  const run = analystRunConfig("", input, undefined, beneath);
   const settings = analystSettingsFrom(run);
   if (settings.out && existsSync(settings.out) && statSync(settings.out).isDirectory())
     throw new UsageError(
@@ -178,6 +185,7 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
         ? { report: s.reportPath, report_json: s.jsonPath }
         : {}),
       ...(error ? { error } : {}),
+      profile: use,
       exitCode,
     };
   };

@@ -14,6 +14,9 @@ import { QUIRKS, type ServerKind } from "../models/openai/quirks.js";
 import { storeExists } from "../persistence/checkpointer.js";
 import { openPersistence } from "../persistence/open.js";
 import { readServer } from "../run/server-memory.js";
+import { checkPath, type Finding } from "../models/path-check.js";
+import { describeProfileUse, profileOf, type ProfileUse } from "../run/profile-use.js";
+import { ContextSchema } from "../agent/context.js";
 
 export interface DoctorReport {
   node: string;
@@ -31,6 +34,10 @@ export interface DoctorReport {
   };
   /** Whether the server has the model a run would ask for (checked when the server answers). */
   model?: { name: string; available: boolean; detail: string };
+  /** The path to the model, checked with the canary (models/path-check.ts), when it is there. */
+  path?: Finding[];
+  /** The model's calibration profile: whether a run would use it, and why. */
+  profile?: ProfileUse;
 }
 
 /** The server to check, and the store where keel remembers servers (if there is one). */
@@ -42,6 +49,12 @@ export interface DoctorTarget {
   apiKey?: string;
   /** `--checkpoints` URL of the store to read (default: the workspace's). */
   checkpoints?: string;
+  /** The window a run asks for (settings `contextWindow`): the canary's size. */
+  window: number;
+  /** Check the path with the canary (default true). */
+  canary?: boolean;
+  /** The run settings given (for the calibration profile a run would use). */
+  settings?: Record<string, unknown>;
 }
 
 /** Checks the sandbox and the model server; never throws. */
@@ -52,12 +65,27 @@ export async function runDoctor(server: DoctorTarget): Promise<DoctorReport> {
     remembered(server),
   ]);
   const model = reached.reachable ? await modelThere(server) : undefined;
+  const path =
+    model?.available && server.canary !== false
+      ? await checkPath({
+          provider: server.provider,
+          url: server.url,
+          model: server.model,
+          ...(server.apiKey ? { apiKey: server.apiKey } : {}),
+          window: server.window,
+        })
+      : undefined;
+  const profile = model?.available
+    ? (await profileOf(ContextSchema, { ...server.settings })).use
+    : undefined;
   return {
     node: process.version,
     sandbox,
     readable: readableRoots(machine()),
     server: { ...reached, ...(dropped?.length ? { dropped } : {}) },
     ...(model ? { model } : {}),
+    ...(path ? { path } : {}),
+    ...(profile ? { profile } : {}),
   };
 }
 
@@ -175,6 +203,18 @@ export function formatDoctor(r: DoctorReport): string {
   if (r.server.dropped?.length)
     lines.push(
       `          remembered: the server rejects ${r.server.dropped.join(", ")}; keel leaves ${r.server.dropped.length > 1 ? "them" : "it"} out of its requests`,
+    );
+  if (r.profile)
+    lines.push(`profile   ${describeProfileUse(r.profile).replace(/^calibration: /, "")}`);
+  for (const f of r.path ?? []) {
+    lines.push(`${f.check.padEnd(9)} ${mark(f.ok)}  ${f.detail}`);
+    if (f.fix) lines.push(`          to fix: ${f.fix}`);
+  }
+  if (r.path?.length)
+    lines.push(
+      pc.dim(
+        "          (each check reads the server's own counts and errors; --json says what each proves)",
+      ),
     );
   return lines.join("\n");
 }

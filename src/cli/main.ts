@@ -21,12 +21,13 @@ import { checkpointsOf, DEFAULT_STORE, workspaceFolder } from "./options.js";
 import { formatModels, listModels, ModelServerError, startCommands } from "./models.js";
 import { checkSettingsFiles, resolvedServer } from "./server-options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
-import { ModelSettingsSchema } from "../run/settings.js";
+import { ModelSettingsSchema, parseSettings } from "../run/settings.js";
 import { UsageError } from "../session/session.js";
 import { printOutcome, runCommandDef } from "./run.js";
 import { diffCommand, undoCommand } from "./undo.js";
 import { statsCommand } from "./stats.js";
 import { evalCommand } from "./eval.js";
+import { calibrateCommand } from "./calibrate.js";
 import { EvalServerError } from "../eval/run.js";
 import { NothingToUndoError, UndoError } from "../undo/undo.js";
 
@@ -131,26 +132,51 @@ Examples:
       `memory | sqlite:PATH | postgres://… (default: ${DEFAULT_STORE})`,
     )
     .option("--json", "print the report as JSON")
+    .option("--no-canary", "do not check the path to the model with canary requests")
     .addHelpText(
       "after",
       `
+With the model there, the path to it is checked with a canary: a prompt of the run's window
+opening with a marker (does the server take all of it, by its own count?), a request with a tool
+(llama-server without --jinja refuses it), two requests with one prefix (is the prompt cache on?),
+Ollama's keep_alive, llama-server's slots. Each finding names the flag or setting that fixes it.
+
 Exits 1 when commands cannot be sandboxed here (it says what to install).
 
 Examples:
   keel doctor
-  keel doctor --provider openai --base-url http://127.0.0.1:8080/v1`,
+  keel doctor --provider openai --base-url http://127.0.0.1:8080/v1 --context-window 8192`,
     )
-    .action(async (flags: { json?: boolean; workspace: string; checkpoints?: string }) => {
-      const workspace = workspaceFolder(flags.workspace);
-      const report = await runDoctor({
-        ...resolvedServer(flagSettings(doctor), workspace),
-        checkpoints: checkpointsOf(flags.checkpoints, workspace),
-      });
-      process.stdout.write(`${flags.json ? JSON.stringify(report) : formatDoctor(report)}\n`);
-      process.exitCode = report.sandbox.ok ? 0 : 1;
-    });
+    .action(
+      async (flags: {
+        json?: boolean;
+        workspace: string;
+        checkpoints?: string;
+        canary: boolean;
+      }) => {
+        const workspace = workspaceFolder(flags.workspace);
+        const given = flagSettings(doctor);
+        const report = await runDoctor({
+          ...resolvedServer(given, workspace),
+          checkpoints: checkpointsOf(flags.checkpoints, workspace),
+          window: parseSettings(ModelSettingsSchema, { context: { ...given, workspace } })
+            .contextWindow,
+          canary: flags.canary,
+          settings: { ...given, workspace },
+        });
+        process.stdout.write(`${flags.json ? JSON.stringify(report) : formatDoctor(report)}\n`);
+        process.exitCode = report.sandbox.ok ? 0 : 1;
+      },
+    );
 
-  for (const cmd of [undoCommand(), diffCommand(), statsCommand(), evalCommand()]) own(cmd);
+  for (const cmd of [
+    undoCommand(),
+    diffCommand(),
+    statsCommand(),
+    evalCommand(),
+    calibrateCommand(),
+  ])
+    own(cmd);
 
   cli
     .command("demo")

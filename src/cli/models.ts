@@ -9,9 +9,13 @@ import { listOpenAIModels } from "../models/openai/probe.js";
 import { QUIRKS, SERVER_KINDS } from "../models/openai/quirks.js";
 import type { Provider } from "../models/provider.js";
 import { withModelRetry, type RetryPolicy } from "../models/retry.js";
+import { describeProfileUse, profileOf, type ProfileUse } from "../run/profile-use.js";
+import { ContextSchema } from "../agent/context.js";
 
 export interface ModelRow extends ModelProfile {
   toolMode: ToolMode;
+  /** The model's calibration profile on this server: applied, stale, or why none. */
+  profile: ProfileUse;
 }
 
 /** The server to list: its kind, URL and key. */
@@ -62,7 +66,18 @@ export async function listModels(
   const rows: ModelRow[] = [];
   for (const name of names) {
     const profile = await probe(server.url, name, { ...policy, model: name });
-    rows.push({ ...profile, toolMode: chooseToolMode(profile, "auto") });
+    const calibration = await profileOf(ContextSchema, {
+      provider: server.provider,
+      model: name,
+      ...(server.provider === "openai" ? { baseUrl: server.url } : { ollamaUrl: server.url }),
+      ...(server.apiKey ? { apiKey: server.apiKey } : {}),
+    });
+    const applied = calibration.use.status === "applied" ? calibration.use.toolMode : undefined;
+    rows.push({
+      ...profile,
+      toolMode: applied ?? chooseToolMode(profile, "auto"),
+      profile: calibration.use,
+    });
   }
   return rows;
 }
@@ -80,7 +95,15 @@ export function formatModels(rows: ModelRow[], url: string, provider: Provider =
     return provider === "openai"
       ? `No models on ${url}. Load one in the server (see \`keel models --help\`).`
       : `No models on ${url}. Download one with \`ollama pull qwen3:8b\`.`;
-  const head = ["MODEL", "FAMILY", "CONTEXT", "CAPABILITIES", "TOOL MODE", "TEXT FORMAT"];
+  const head = [
+    "MODEL",
+    "FAMILY",
+    "CONTEXT",
+    "CAPABILITIES",
+    "TOOL MODE",
+    "TEXT FORMAT",
+    "PROFILE",
+  ];
   const body = rows.map((r) => [
     r.model,
     r.family ?? "?",
@@ -88,7 +111,11 @@ export function formatModels(rows: ModelRow[], url: string, provider: Provider =
     r.capabilities.join(","),
     r.capabilities.includes("completion") ? r.toolMode : "— (cannot chat)",
     r.format,
+    r.profile.status === "applied" || r.profile.status === "stale" ? r.profile.status : "—",
   ]);
+  const profiles = rows
+    .filter((r) => r.profile.status === "applied" || r.profile.status === "stale")
+    .map((r) => pc.dim(`${r.model}: ${describeProfileUse(r.profile)}`));
   const server = rows[0]?.server;
   return [
     ...(server ? [pc.dim(`${QUIRKS[server].label} at ${url}`)] : []),
@@ -101,6 +128,10 @@ export function formatModels(rows: ModelRow[], url: string, provider: Provider =
       "prompt: no tools capability; keel describes each tool once in the system prompt and reads calls",
     ),
     pc.dim("        written in the TEXT FORMAT column. Force either with `keel run --tool-mode`."),
+    pc.dim(
+      "PROFILE: what keel calibrate measured of the model here (keel calibrate -m MODEL --show).",
+    ),
+    ...profiles,
   ].join("\n");
 }
 

@@ -26,9 +26,15 @@ export interface JobModel {
 
 /**
  * The run config of one job's unit analysis: `flags` over the environment over the person's
- * settings file, with the job's model, server and depth. Throws `SettingsFileError` for a bad file.
+ * settings file over the model's calibration profile on that server (`profile`), with the job's
+ * model, server and depth. Throws `SettingsFileError` for a bad file.
  */
-export function jobConfig(run: string, flags: WorkerFlags, job: JobModel) {
+export function jobConfig(
+  run: string,
+  flags: WorkerFlags,
+  job: JobModel,
+  profile?: Record<string, unknown>,
+) {
   const given: AnalystSettingsInput = {
     ...flags,
     model: job.model,
@@ -37,5 +43,5 @@ export function jobConfig(run: string, flags: WorkerFlags, job: JobModel) {
     ...(job.provider === "openai" ? { baseUrl: job.url } : { ollamaUrl: job.url }),
   };
   // resolved again for this job: the context object is kept with it only
-  return analystRunConfig(run, given, WORKER_LAYERS);
+  return analystRunConfig(run, given, WORKER_LAYERS, profile);
 }

@@ -11,7 +11,9 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { BaseStore } from "@langchain/langgraph";
 import { analyzeUnit } from "../analysis/analyze-unit.js";
+import { AnalystContextSchema } from "../analysis/context.js";
 import { ManifestError } from "../analysis/manifest.js";
+import { profileOf } from "../run/profile-use.js";
 import { AnalysisRecords, type UnitRecord } from "../analysis/records.js";
 import { analystEnv } from "../analysis/runtime.js";
 import { factsOf } from "../analysis/structure.js";
@@ -128,6 +130,21 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
   const summary: WorkerSummary = { worker: o.session.name, analyzed: 0, duplicates: 0, failed: 0 };
   const viewOf = runViews(o.store);
   const leases = new Set<number>();
+  const profiles = new Map<string, Promise<Record<string, unknown>>>();
+  /** The model's calibration profile on a server (once per server and model), beneath the worker's settings. */
+  const profileFor = (server: ModelServer, model: string) => {
+    const key = `${server.provider}|${server.url}|${model}`;
+    let found = profiles.get(key);
+    if (!found) {
+      const where =
+        server.provider === "openai" ? { baseUrl: server.url } : { ollamaUrl: server.url };
+      found = profileOf(AnalystContextSchema, { model, provider: server.provider, ...where }).then(
+        (p) => p.beneath,
+      );
+      profiles.set(key, found);
+    }
+    return found;
+  };
 
   /** The unit's finding from the first server that answers; a failing server leaves rotation. */
   async function analyse(job: UnitJob, model: string, facts: UnitRecord["facts"]) {
@@ -141,12 +158,12 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
       }
       const t0 = now();
       try {
-        const config = jobConfig(job.run, o.settings ?? {}, {
-          model,
-          depth: job.depth,
-          provider: server.provider,
-          url: server.url,
-        });
+        const config = jobConfig(
+          job.run,
+          o.settings ?? {},
+          { model, depth: job.depth, provider: server.provider, url: server.url },
+          await profileFor(server, model),
+        );
         const env = analystEnv({ ...config, store: o.store, signal: o.abort }, deps);
         const finding = await analyzeUnit(
           await env.budgeted(() => undefined),

@@ -157,6 +157,8 @@ export interface EvalOptions {
   /** Default keel. A bare agent runs on the native channel only (it has no other). */
   agent?: EvalAgent;
   onAttempt?: (a: Attempt, done: number, total: number) => void;
+  /** Use the model's calibration profile (default true; keel calibrate measures without it). */
+  profile?: boolean;
 }
 
 /** Runs every task k times per mode; throws the model server's error when a run cannot reach it. */
@@ -170,60 +172,18 @@ export async function runEval(opts: EvalOptions): Promise<EvalReport> {
   for (const mode of opts.modes)
     for (const task of tasks)
       for (let i = 1; i <= opts.k; i++) {
-        const thread = `eval-${stamp}-${task.id}-${mode}-${i}`;
-        const workspace = await mkdtemp(path.join(tmpdir(), `keel-eval-${task.id}-`));
-        try {
-          await setUp(task, workspace);
-          const started = performance.now();
-          if (agent !== "keel") {
-            const peer = await runPeer(agent, task.request, {
-              ...opts.settings,
-              workspace,
-              undo: false,
-            });
-            const seconds = (performance.now() - started) / 1000;
-            const problem =
-              peer.error && peer.status === "error" && peer.calls === 0
-                ? `the run failed: ${peer.error.slice(0, 200)}`
-                : await task.check(workspace, peer.answer);
-            const a = peerAttempt(
-              { task: task.id, mode, attempt: i, thread, seconds },
-              peer,
-              problem,
-            );
-            attempts.push(a);
-            opts.onAttempt?.(a, attempts.length, total);
-            continue;
-          }
-          const outcome = await runSession({
-            request: task.request,
-            threadId: thread,
-            checkpoints: opts.checkpoints,
-            // the raw model is measured: no learned lines, no undo snapshots
-            settings: {
-              ...opts.settings,
-              workspace,
-              toolMode: mode,
-              learnDescriptions: false,
-              undo: false,
-            },
-            log: () => undefined,
-          });
-          const seconds = (performance.now() - started) / 1000;
-          if (outcome.status === "error")
-            throw new EvalServerError(outcome.error ?? "the model server failed");
-          const problem = await task.check(workspace, outcome.summary);
-          const run = await runOf(opts.checkpoints, thread);
-          const a = scoreAttempt(
-            { task: task.id, mode, attempt: i, thread, seconds },
-            run,
-            problem,
-          );
-          attempts.push(a);
-          opts.onAttempt?.(a, attempts.length, total);
-        } finally {
-          await rm(workspace, { recursive: true, force: true });
-        }
+        const a = await runAttempt({
+          task,
+          attempt: i,
+          mode,
+          thread: `eval-${stamp}-${task.id}-${mode}-${i}`,
+          checkpoints: opts.checkpoints,
+          settings: opts.settings,
+          agent,
+          ...(opts.profile === false ? { profile: false } : {}),
+        });
+        attempts.push(a);
+        opts.onAttempt?.(a, attempts.length, total);
       }
   const report: EvalReport = {
     at,
@@ -258,6 +218,64 @@ async function servedName(settings: SettingsInput): Promise<string> {
   const policy = retryPolicy({ ...s, retries: 0 });
   const profile = await createCapabilityProbe()(policy.url, s.model, policy).catch(() => undefined);
   return profile?.model ?? s.model;
+}
+
+/** One attempt at one task: its own workspace, its own thread. */
+export interface AttemptOptions {
+  task: EvalTask;
+  attempt: number;
+  mode: EvalMode;
+  thread: string;
+  checkpoints: string;
+  settings: EvalOptions["settings"];
+  agent?: EvalAgent;
+  /** Use the model's calibration profile (default true). */
+  profile?: boolean;
+}
+
+/**
+ * Runs one attempt in a fresh temporary workspace and checks it on disk; throws `EvalServerError`
+ * when keel's run could not reach the model server.
+ */
+export async function runAttempt(o: AttemptOptions): Promise<Attempt> {
+  const { task, mode, thread } = o;
+  const base = { task: task.id, mode, attempt: o.attempt, thread };
+  const workspace = await mkdtemp(path.join(tmpdir(), `keel-eval-${task.id}-`));
+  try {
+    await setUp(task, workspace);
+    const started = performance.now();
+    if (o.agent && o.agent !== "keel") {
+      const peer = await runPeer(o.agent, task.request, { ...o.settings, workspace, undo: false });
+      const seconds = (performance.now() - started) / 1000;
+      const problem =
+        peer.error && peer.status === "error" && peer.calls === 0
+          ? `the run failed: ${peer.error.slice(0, 200)}`
+          : await task.check(workspace, peer.answer);
+      return peerAttempt({ ...base, seconds }, peer, problem);
+    }
+    const outcome = await runSession({
+      request: task.request,
+      threadId: thread,
+      checkpoints: o.checkpoints,
+      // the raw model is measured: no learned lines, no undo snapshots
+      settings: {
+        ...o.settings,
+        workspace,
+        toolMode: mode,
+        learnDescriptions: false,
+        undo: false,
+      },
+      log: () => undefined,
+      ...(o.profile === false ? { profile: false } : {}),
+    });
+    const seconds = (performance.now() - started) / 1000;
+    if (outcome.status === "error")
+      throw new EvalServerError(outcome.error ?? "the model server failed");
+    const problem = await task.check(workspace, outcome.summary);
+    return scoreAttempt({ ...base, seconds }, await runOf(o.checkpoints, thread), problem);
+  } finally {
+    await rm(workspace, { recursive: true, force: true });
+  }
 }
 
 /** A bare agent's attempt in the report's terms: no repairs, no salvage, no ladder. */

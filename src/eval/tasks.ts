@@ -1,6 +1,7 @@
 /**
  * keel eval's task set: small coding tasks whose effect is checked on disk (or, for questions, in
- * the answer), each in a fresh workspace. Fixed, so a model's numbers compare across runs and
+ * the answer), each in a fresh workspace; one of them (analyse-long) needs a long file read, which
+ * a model that holds less context than it claims gets wrong. Fixed, so a model's numbers compare across runs and
  * machines. Every check runs the result with node, the one runtime keel itself needs.
  */
 import { execFile } from "node:child_process";
@@ -41,6 +42,26 @@ const asModule = (workspace: string, code: string) =>
   node(workspace, ["--input-type=module", "-e", code]);
 
 const ESM = { "package.json": '{ "type": "module" }\n' };
+
+const SYLLABLES = ["ta", "ri", "mo", "len", "va", "dor", "ki", "sel", "an", "ru", "phe", "gal"];
+/** A name for user `i`, the same on every machine. */
+const nameOf = (i: number) => {
+  // the syllables are the digits of a scrambled i, base 12: every i its own name
+  let x = Math.imul(i, 2654435761) >>> 0;
+  const word = (len: number) => {
+    let w = "";
+    for (let k = 0; k < len; k++, x = Math.floor(x / 12)) w += SYLLABLES[x % 12];
+    return w[0]!.toUpperCase() + w.slice(1);
+  };
+  return `${word(3)} ${word(3)}`;
+};
+/** The long file of the long-context task: 500 users, about 27,000 characters. */
+const USERS = `export const users = [\n${Array.from(
+  { length: 500 },
+  (_, i) => `  { id: ${i + 1}, name: "${nameOf(i + 1)}", city: "${nameOf(i + 900).split(" ")[1]}" },`,
+).join("\n")}\n];\n`;
+/** The user the long-context task asks about: far enough in that a small window clips it away. */
+export const LONG_TASK_USER = { id: 250, name: nameOf(250) };
 
 export const EVAL_TASKS: readonly EvalTask[] = [
   {
@@ -91,6 +112,19 @@ export const EVAL_TASKS: readonly EvalTask[] = [
         answer.includes("src/config/parse.js")
           ? ""
           : `the answer does not name src/config/parse.js: ${answer.slice(0, 200)}`,
+      );
+    },
+  },
+  {
+    id: "analyse-long",
+    kind: "analyse",
+    request: `data/users.js lists the users. What is the name of the user with id ${LONG_TASK_USER.id}? Answer with the name.`,
+    files: { ...ESM, "data/users.js": USERS },
+    check(_ws, answer) {
+      return Promise.resolve(
+        answer.includes(LONG_TASK_USER.name)
+          ? ""
+          : `the answer does not name ${LONG_TASK_USER.name}: ${answer.slice(0, 200)}`,
       );
     },
   },

@@ -48,6 +48,30 @@ export const GenerationBudgetSchema = z
   .prefault({});
 export type GenerationBudget = z.output<typeof GenerationBudgetSchema>;
 
+/** The least budget a request is sent with (the setting's own minimum). */
+const MIN_BUDGET = 16;
+
+/**
+ * What keel's estimate of a prompt may miss, in tokens: what the chat template adds around the
+ * messages, and an estimate short of the server's count (measured on the fake llama-server: 8.8%
+ * short for a prompt that carried a whole file in a call's arguments).
+ */
+export const promptMargin = (prompt: number): number => 16 + Math.ceil(prompt * 0.1);
+
+/**
+ * A request's generation budget fitted to its window: the call kind's budget, but never more than
+ * what the window leaves after the prompt (keel's estimate of it, and `promptMargin`). Without it a
+ * reply that runs on meets the end of the context instead of its budget: on a real llama-server at
+ * `-c 4096`, 6 of 10 act replies ran to the end of the context with the 8,192-token act budget,
+ * and Ollama, unless told not to shift, generates on past it until `num_predict`. The fold keeps
+ * the reply's reserve free (guard/context-budget.ts `replyReserve`), so what is left is at least
+ * about that reserve.
+ */
+export function fittedBudget(budget: number, window: number, prompt: number): number {
+  const room = Math.floor(window - prompt - promptMargin(prompt));
+  return Math.max(MIN_BUDGET, Math.min(budget, room));
+}
+
 /**
  * Whether the server stopped the reply at its generation budget: OpenAI's `finish_reason`,
  * Ollama's `done_reason` — as the client libraries keep them in `response_metadata`, or as the

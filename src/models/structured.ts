@@ -1,7 +1,8 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import type { z } from "zod";
-import { cutAtBudget } from "./budget.js";
+import { estimateTokens } from "../guard/token-estimate.js";
+import { cutAtBudget, fittedBudget } from "./budget.js";
 import { serverCounts } from "./server-counts.js";
 import { withModelRetry, type RetryPolicy } from "./retry.js";
 import { callOverWire } from "./wire.js";
@@ -11,7 +12,8 @@ import { callOverWire } from "./wire.js";
  * `response_format`). Transport
  * failures are retried and then thrown as `ModelServerError`; an answer that does not validate gets
  * one repair turn with the error, then `null` — small local models drift, callers fall back.
- * `maxTokens` is the call's generation budget (budget.ts); an answer cut there is asked again shorter.
+ * `maxTokens` is the call's generation budget (budget.ts), within what `window` leaves after the
+ * prompt when it is given; an answer cut there is asked again shorter.
  */
 export async function structuredCall<S extends z.ZodObject>(
   model: BaseChatModel,
@@ -21,10 +23,13 @@ export async function structuredCall<S extends z.ZodObject>(
   policy: RetryPolicy,
   {
     maxTokens,
+    window,
     onPrompt,
   }: {
     /** The answer's generation budget (settings `generationBudget`). */
     maxTokens?: number;
+    /** The run's window: the budget sent is at most what it leaves after the prompt. */
+    window?: number;
     /** Called with the server's count of each prompt it evaluated, where it reports one. */
     onPrompt?: (tokens: number) => void;
   } = {},
@@ -34,10 +39,13 @@ export async function structuredCall<S extends z.ZodObject>(
   const runnable = model.withStructuredOutput(schema, { includeRaw: true, method: "jsonSchema" });
   const messages: BaseMessage[] = [new SystemMessage(system), new HumanMessage(user)];
   for (let attempt = 0; attempt < 2; attempt++) {
+    const prompt = estimateTokens(messages.map((m) => m.text).join("\n"));
+    const budget =
+      maxTokens && window !== undefined ? fittedBudget(maxTokens, window, prompt) : maxTokens;
     const { value: out, facts } = await withModelRetry(
       () =>
         callOverWire(
-          { thinking: [], ...(maxTokens ? { maxTokens } : {}) },
+          { thinking: [], ...(budget ? { maxTokens: budget } : {}) },
           () => runnable.invoke(messages, { signal: policy.signal }),
           (e, facts) => {
             // The OpenAI client parses a JSON-schema answer itself and throws on one that is not
@@ -49,13 +57,13 @@ export async function structuredCall<S extends z.ZodObject>(
         ),
       policy,
     );
-    const prompt = serverCounts(out?.raw, facts).prompt;
-    if (prompt !== undefined) onPrompt?.(prompt);
+    const counted = serverCounts(out?.raw, facts).prompt;
+    if (counted !== undefined) onPrompt?.(counted);
     if (out === undefined) {
       messages.push(
         new HumanMessage(
           facts.finishReason === "length"
-            ? cutNote(maxTokens)
+            ? cutNote(budget)
             : "That answer was not JSON. Reply again with JSON matching the schema only.",
         ),
       );
@@ -66,9 +74,7 @@ export async function structuredCall<S extends z.ZodObject>(
     messages.push(
       out.raw,
       new HumanMessage(
-        cutAtBudget(out.raw, facts)
-          ? cutNote(maxTokens)
-          : repairNote(checked.error, out.raw.content),
+        cutAtBudget(out.raw, facts) ? cutNote(budget) : repairNote(checked.error, out.raw.content),
       ),
     );
   }

@@ -12,6 +12,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { echoWatch } from "../guard/echo.js";
+import { estimateTokens } from "../guard/token-estimate.js";
 import { loopingTail } from "../guard/repetition.js";
 import { refusedForRoom, type ContextGate } from "./shared-context.js";
 import { resendingDropped } from "./resend.js";
@@ -32,6 +33,14 @@ export interface WireTurn {
    * length is stopped as a loop is (guard/echo.ts).
    */
   instructions?: string;
+  /**
+   * Thinking models (settings `thinkCut`): a reply still thinking after this many tokens is
+   * stopped there (`WireFacts.thoughtCut`), as a loop is, for the turn to go on from the partial
+   * thought.
+   */
+  thinkCut?: number;
+  /** Ollama: `think` for this call only, instead of the run's (the turn asked again without thinking). */
+  think?: boolean;
   /**
    * The run's stop (the node's signal): every request of the turn is cut when it fires, whether or
    * not the client library passes a signal of its own on (a hung server would otherwise hold a
@@ -63,6 +72,11 @@ export interface WireFacts {
    * with its own (ChatOllama: a random UUID for Ollama's `call_` id): server-calls.ts.
    */
   callIds?: Array<string | undefined>;
+  /**
+   * keel stopped the reply's thinking at the turn's `thinkCut`: the thinking so far. The stream
+   * ends as a cut reply's does.
+   */
+  thoughtCut?: string;
   /**
    * For a reply keel stopped (`looped`), of which the server counted nothing: the streamed events
    * that added text (a local server streams about one token per event).
@@ -235,7 +249,7 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
     const repair = opts.line ? (l: string) => opts.line!(l, call?.facts) : (l: string) => l;
     const watch =
       opts.generated && opts.cutEnd && turn
-        ? loopWatch(opts.generated, turn.instructions)
+        ? loopWatch(opts.generated, turn.instructions, turn.thinkCut)
         : undefined;
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     const decoder = new TextDecoder();
@@ -262,12 +276,17 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
             const stop = watch?.look(lines);
             if (stop !== undefined) {
               // Ended as a cut reply: the client library keeps what came, keel runs none of it.
-              Object.assign(call!.facts, {
-                looped: stop.unit,
-                ...(stop.echoed ? { echoed: true } : {}),
-                finishReason: "length",
-                streamedPieces: watch!.pieces(),
-              });
+              Object.assign(
+                call!.facts,
+                "thought" in stop
+                  ? { thoughtCut: stop.thought }
+                  : {
+                      looped: stop.unit,
+                      ...(stop.echoed ? { echoed: true } : {}),
+                      streamedPieces: watch!.pieces(),
+                    },
+                { finishReason: "length" },
+              );
               ctrl.enqueue(encoder.encode(opts.cutEnd));
               ctrl.close();
               release();
@@ -304,6 +323,8 @@ const LOOP_LOOK_EVERY = 256;
 export interface StreamedText {
   prose: string;
   args: string;
+  /** The part of `prose` that is thinking. */
+  thinking?: string;
 }
 
 export const NOTHING_STREAMED: StreamedText = Object.freeze({ prose: "", args: "" });
@@ -314,24 +335,36 @@ export const NOTHING_STREAMED: StreamedText = Object.freeze({ prose: "", args: "
  * repeats; the prose alone, also for a sentence under a changing counter (call arguments differ in
  * their numbers where nothing loops: seed data, generated rows).
  */
-function loopWatch(generated: (line: string) => StreamedText, instructions?: string) {
+function loopWatch(
+  generated: (line: string) => StreamedText,
+  instructions?: string,
+  thinkCut?: number,
+) {
   let text = "";
   let prose = "";
+  let thought = "";
+  let answered = false;
   let looked = 0;
   let pieces = 0;
   const echoed = instructions ? echoWatch(instructions) : () => undefined;
   return {
     /**
      * The unit the reply so far loops on, or the start of what it copied (`echoed`), if either;
-     * `lines`, what arrived since the last look.
+     * or, for a reply still thinking past `thinkCut` tokens, its thought so far. `lines`, what
+     * arrived since the last look.
      */
-    look: (lines: readonly string[]): { unit: string; echoed?: true } | undefined => {
+    look: (
+      lines: readonly string[],
+    ): { unit: string; echoed?: true } | { thought: string } | undefined => {
       for (const l of lines) {
         const added = generated(l);
         if (added.prose || added.args) pieces++;
         text += added.prose + added.args;
         prose += added.prose;
+        thought += added.thinking ?? "";
+        if (added.args || added.prose.length > (added.thinking ?? "").length) answered = true;
       }
+      if (thinkCut && !answered && estimateTokens(thought) >= thinkCut) return { thought };
       if (text.length - looked < LOOP_LOOK_EVERY) return undefined;
       looked = text.length;
       const copied = echoed(text);

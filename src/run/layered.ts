@@ -1,10 +1,10 @@
 /**
  * Where a run's settings come from, as a list of layers in order, and the one place they are
- * folded (`layered`): defaults < the user's settings file < the project's settings file < the
- * environment < the run's own (flags, code, or an API caller's context). Which entries a project's
- * file or an API caller may set is the settings table's (`trust`, setting-meta.ts); a project's
- * refused entries are named once and the rest of its file applies; an API caller's refused entries
- * stop its run with an error that names them.
+ * folded (`layered`): defaults < the model's calibration profile < the user's settings file < the
+ * project's settings file < the environment < the run's own (flags, code, or an API caller's
+ * context). Which entries a project's file or an API caller may set is the settings table's
+ * (`trust`, setting-meta.ts); a project's refused entries are named once and the rest of its file
+ * applies; an API caller's refused entries stop its run with an error that names them.
  */
 import path from "node:path";
 import type { z } from "zod";
@@ -49,6 +49,12 @@ export interface LayerOptions {
   layers?: readonly LayerName[];
   /** Every setting a file may name: any other is an error (a typo would be ignored otherwise). */
   known?: ReadonlySet<string>;
+  /**
+   * The model's calibration profile's settings (run/profile-use.ts), the lowest layer: the
+   * person's (keel calibrate wrote it in their state folder, for the server and model their own
+   * settings chose), beneath every other; its objects merge beneath what a layer above gives.
+   */
+  profile?: Record<string, unknown>;
 }
 
 /** A run's layers, lowest first: `opts.layers` read for `schema`, then the run's own `given`. */
@@ -65,7 +71,13 @@ export function runLayers(
     name: caller === "api" ? "the run's context (an API caller)" : "the run's own settings",
     values: given,
   };
-  return [...beneath.filter((l): l is SettingsLayer => l !== undefined), own];
+  const profile: SettingsLayer | undefined = opts.profile && {
+    source: "person",
+    name: "the model's calibration profile",
+    values: opts.profile,
+    mergesBeneath: true,
+  };
+  return [profile, ...beneath, own].filter((l): l is SettingsLayer => l !== undefined);
 }
 
 /**

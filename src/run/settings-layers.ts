@@ -15,6 +15,12 @@ export interface SettingsLayer {
   /** e.g. `settings file /w/.keel/settings.json`, `environment`, `the run's context (an API caller)`. */
   name: string;
   values: Record<string, unknown>;
+  /**
+   * Its objects merge beneath what a later layer gives of them, key by key, instead of being
+   * replaced whole (the model's calibration profile: its `generationBudget.plan` stays under a
+   * settings file's `{ act: 2048 }`).
+   */
+  mergesBeneath?: boolean;
 }
 
 /** A value a layer gave that its source may not set, with why. */
@@ -47,6 +53,7 @@ export function foldLayers(
     if (l.source === "person")
       for (const [key, value] of Object.entries(l.values))
         if (value !== undefined) mine[key] = value;
+  mergeBeneath(mine, layers);
   const own = (key: string) => (key in mine ? mine[key] : defaultOf(schema, key));
   const values: Record<string, unknown> = {};
   const added: Record<string, unknown[]> = {};
@@ -82,7 +89,19 @@ export function foldLayers(
     const list = Array.isArray(values[key]) ? (values[key] as unknown[]) : [];
     values[key] = [...list, ...more];
   }
+  mergeBeneath(values, layers);
   return { values, refused };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Merges the objects of the layers that merge beneath (`mergesBeneath`) under `values`' own. */
+function mergeBeneath(values: Record<string, unknown>, layers: readonly SettingsLayer[]): void {
+  for (const l of layers)
+    if (l.mergesBeneath)
+      for (const [key, low] of Object.entries(l.values))
+        if (isRecord(low) && isRecord(values[key])) values[key] = { ...low, ...values[key] };
 }
 
 const isAtMost = (value: unknown, base: unknown) =>

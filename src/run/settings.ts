@@ -133,7 +133,7 @@ export const ModelSettingsSchema = z.object({
       .describe(
         "Context window keel asks the server for (num_ctx), capped by the model's own; every request is kept under it",
       ),
-    { flag: "--context-window <tokens>", commands: MODEL_COMMANDS, ...ANYONE },
+    { flag: "--context-window <tokens>", commands: [...MODEL_COMMANDS, "doctor"], ...ANYONE },
   ),
   cacheReuse: setting(
     z

@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { HumanMessage, isBaseMessageChunk } from "@langchain/core/messages";
 import { Command, isGraphDrained, type RunControl } from "@langchain/langgraph";
-import { runConfig, settingsFrom, type SettingsInput } from "../agent/context.js";
+import { ContextSchema, runConfig, settingsFrom, type SettingsInput } from "../agent/context.js";
 import { readEnv } from "../env.js";
 import { approvalsFile, approveHint, describeEntry, recordApproval } from "../mcp/approval.js";
 import { mcpServersOf, projectMcpServers } from "../mcp/servers.js";
@@ -21,6 +21,7 @@ import { openPersistence } from "../persistence/open.js";
 import { lockThread } from "../persistence/thread-lock.js";
 import { threadGraph } from "../persistence/thread-graph.js";
 import { isolationNotice } from "../sandbox/runtime.js";
+import { describeProfileUse, profileOf, type ProfileUse } from "../run/profile-use.js";
 import { outcome, settingsShown, type RunOutcome, type RunStatus } from "./outcome.js";
 import { resumeCommand } from "./resume-command.js";
 import { createReplyPrinter, describeEvent, describeUpdate, waitingAfter } from "./timeline.js";
@@ -45,6 +46,11 @@ export interface SessionOptions {
   where?: readonly string[];
   /** After this long without a line, the timeline says what the run waits for (default 20 s). */
   quietMs?: number;
+  /**
+   * Use the model's calibration profile beneath the other settings (default true; keel calibrate
+   * measures without it).
+   */
+  profile?: boolean;
 }
 
 /**
@@ -129,6 +135,19 @@ async function askMcpApproval(opts: SessionOptions): Promise<string[]> {
   return left;
 }
 
+/** The run's calibration profile (run/profile-use.ts), said on the timeline when there is one. */
+async function runProfile(
+  opts: SessionOptions,
+  given: SettingsInput,
+): Promise<{ beneath: Record<string, unknown>; use: ProfileUse }> {
+  if (opts.profile === false)
+    return { beneath: {}, use: { status: "off", why: "measured without a profile" } };
+  const found = await profileOf(ContextSchema, given);
+  if (found.use.status === "applied" || found.use.status === "stale")
+    opts.log(describeProfileUse(found.use));
+  return found;
+}
+
 async function runThread(given: SessionOptions): Promise<RunOutcome> {
   // A blank request is no request: it neither starts a run nor follows one up.
   const opts = { ...given, request: given.request?.trim() ? given.request : undefined };
@@ -144,12 +163,14 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
   const { checkpointer, store } = persistence;
   // The store holds the side-effect journal: a command runs at most once per call, across crashes.
   const graph = createCoderGraph(opts.deps).compile({ checkpointer, store });
+  const input = { ...opts.settings, interactive: Boolean(opts.ask) };
+  const { beneath, use } = await runProfile(opts, input);
   const config = {
-    ...runConfig(threadId, { ...opts.settings, interactive: Boolean(opts.ask) }),
+    ...runConfig(threadId, input, beneath),
     signal: opts.signal,
     ...(opts.control ? { control: opts.control } : {}),
   };
-  const settings = settingsShown(config.context);
+  const settings = { ...settingsShown(config.context), profile: use };
   let quietTimer: ReturnType<typeof quietNotices> | undefined;
   const report = (
     values: CoderStateValue | undefined,

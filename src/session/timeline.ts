@@ -191,6 +191,10 @@ export function describeEvent(e: KeelEvent): string[] {
     return [
       `${pc.yellow("context")}  --cache-reuse does nothing here: the server evaluated the turns a fold kept again (${e.cached} of ~${e.kept} tokens from its cache; llama-server cannot shift this model's cache); folding as usual from now on`,
     ];
+  if (e.type === "thought-cut")
+    return [
+      `${pc.yellow("thinking")} stopped after ~${e.tokens} tokens (--think-cut); the turn goes on without thinking, from the thought so far`,
+    ];
   if (e.type === "tool-channel")
     return [
       `${pc.yellow("channel")}  the server's tool channel failed (${short(e.reason, 90)}); ${e.pinned ? "the rest of the run uses" : "this turn is asked again in"} prompt mode`,

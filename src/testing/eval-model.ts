@@ -26,8 +26,23 @@ const call = (name: string, args: Record<string, unknown>): ScriptedCall => ({
   arguments: args,
 });
 
-/** A task's solution: the calls of each turn, given the tool results so far; a string ends it. */
-type Solution = (results: string[], attempt: number, profile: EvalProfile) => ScriptedCall | string;
+/**
+ * A task's solution: the calls of each turn, given the tool results so far (and the request); a
+ * string ends it.
+ */
+type Solution = (
+  results: string[],
+  attempt: number,
+  profile: string,
+  request: string,
+) => ScriptedCall | string;
+
+/** The id the long-context task asks about (its request names it). */
+const longTaskId = (request: string) => /user with id (\d+)/.exec(request)?.[1] ?? "?";
+
+/** The name a tool result shows for user `id`, if it shows that user's line. */
+export const userNameIn = (result: string, id: string) =>
+  new RegExp(`id: ${id}, name: "([^"]+)"`).exec(result)?.[1];
 
 const SOLUTIONS: Record<string, Solution> = {
   "Create greet.js": (r) =>
@@ -51,6 +66,12 @@ const SOLUTIONS: Record<string, Solution> = {
     r.length === 0
       ? call("grep", { pattern: "function parseConfig" })
       : "parseConfig is defined in src/config/parse.js.",
+  "data/users.js lists the users": (r, _attempt, _profile, request) => {
+    const id = longTaskId(request);
+    return r.length === 0
+      ? call("grep", { pattern: `id: ${id},` })
+      : `The user with id ${id} is ${userNameIn(r.join("\n"), id) ?? "not in the file"}.`;
+  },
   "Run `node test.js`": (r) =>
     r.length === 0 ? call("run_command", { command: "node test.js" }) : "3 tests passed.",
   "Make `node main.js` print 42": (r) => {
@@ -80,7 +101,38 @@ function sloppy(c: ScriptedCall): ScriptedCall {
   return { ...c, arguments: args };
 }
 
-const asText = (c: ScriptedCall) =>
+/** The tool results a request shows: tool messages natively, <tool_response> user messages in prompt mode. */
+export const resultsOf = (req: ChatView): string[] =>
+  req.messages
+    .filter((m) => m.role === "tool" || m.content.startsWith("<tool_response"))
+    .map((m) => m.content);
+
+/**
+ * The next step of an eval task as a well-behaved model takes it — a call, or the answer that ends
+ * it — given the request (the attempt number counted by the caller); undefined for a request that
+ * is no eval task.
+ */
+export function evalStep(
+  req: ChatView,
+  attempt: number,
+  profile: string,
+): ScriptedCall | string | undefined {
+  const solve = solutionOf(req)?.[1];
+  return solve?.(resultsOf(req), attempt, profile, requestOf(req));
+}
+
+/** The task a request is, and its solution. */
+const solutionOf = (req: ChatView): [string, Solution] | undefined => {
+  const request = requestOf(req);
+  return Object.entries(SOLUTIONS).find(([k]) => request.startsWith(k));
+};
+
+/** The run's request: the first user message. */
+export const requestOf = (req: ChatView): string =>
+  req.messages.find((m) => m.role === "user")?.content ?? "";
+
+/** A call as a Hermes-style model writes it in text. */
+export const asText = (c: ScriptedCall) =>
   `<tool_call>\n${JSON.stringify({ name: c.name, arguments: c.arguments })}\n</tool_call>`;
 
 /** The fake's script for the eval profiles; attempts are counted per profile, task and channel. */
@@ -88,17 +140,13 @@ export function evalModelScript(): Script {
   const attempts = new Map<string, number>();
   return keelScript((req: ChatView): Reply => {
     const profile = req.body.model as EvalProfile;
-    const request = req.messages.find((m) => m.role === "user")?.content ?? "";
-    const [key, solve] = Object.entries(SOLUTIONS).find(([k]) => request.startsWith(k)) ?? [];
-    if (!solve || !key) return { content: "I do not know this task." };
+    const key = solutionOf(req)?.[0];
+    if (!key) return { content: "I do not know this task." };
     const native = (req.body.tools?.length ?? 0) > 0;
     const id = `${profile}\0${key}\0${native}`;
     if (req.turn === 0) attempts.set(id, (attempts.get(id) ?? 0) + 1);
-    // tool results: tool messages natively, <tool_response> user messages in prompt mode
-    const results = req.messages
-      .filter((m) => m.role === "tool" || m.content.startsWith("<tool_response"))
-      .map((m) => m.content);
-    const step = solve(results, attempts.get(id) ?? 1, profile);
+    const results = resultsOf(req);
+    const step = evalStep(req, attempts.get(id) ?? 1, profile)!;
     if (typeof step === "string") return { content: step };
     const c = profile === "sloppy" && results.length === 0 ? sloppy(step) : step;
     // prompt mode has no native channel: every profile writes its calls as text there

@@ -7,6 +7,7 @@
  */
 import { readEnv, type RealServerPaths } from "../../src/env.js";
 import { startFakeOllama } from "../../src/testing/fake-ollama/index.js";
+import { keepAliveMs } from "../../src/testing/fake-ollama/residency.js";
 import { startFakeOpenAI } from "../../src/testing/fake-openai/index.js";
 import { pyJson } from "../../src/testing/fake-openai/llamacpp.js";
 import { countTokens } from "../../src/testing/tokens.js";
@@ -46,6 +47,12 @@ export interface StartOptions {
   apiKey?: string;
   /** llama-server's `-np`: slots splitting `ctx` between them (default: the server's own, one KV cache). */
   slots?: number;
+  /** llama-server started with `--no-jinja`: every request with tools fails. */
+  noJinja?: boolean;
+  /** llama-server started with `--no-cache-prompt`. */
+  noCachePrompt?: boolean;
+  /** Ollama's OLLAMA_KEEP_ALIVE (a Go duration such as "10s"). */
+  keepAlive?: string;
 }
 
 export interface TargetKind {
@@ -110,6 +117,8 @@ const fakeLlama: TargetKind = {
       },
       ...(o.apiKey ? { apiKey: o.apiKey } : {}),
       ...(o.slots ? { slots: o.slots } : {}),
+      ...(o.noJinja ? { requireJinja: true } : {}),
+      ...(o.noCachePrompt ? { noCachePrompt: true } : {}),
     });
     return {
       name: this.name,
@@ -142,7 +151,14 @@ const realLlama = (bin: { binary: string; gguf: string }): TargetKind => ({
       ctx: o.ctx,
       ...(o.apiKey ? { apiKey: o.apiKey } : {}),
       ...(o.slots ? { slots: o.slots } : {}),
-      args: ["--seed", "24", "--temp", "0"],
+      args: [
+        "--seed",
+        "24",
+        "--temp",
+        "0",
+        ...(o.noJinja ? ["--no-jinja"] : []),
+        ...(o.noCachePrompt ? ["--no-cache-prompt"] : []),
+      ],
     });
     return {
       name: this.name,
@@ -177,6 +193,9 @@ const fakeOllama: TargetKind = {
   real: false,
   async start(o) {
     const fake = await startFakeOllama({
+      // as the real one is started: OLLAMA_CONTEXT_LENGTH, OLLAMA_KEEP_ALIVE
+      defaultContext: o.ctx,
+      ...(o.keepAlive ? { keepAliveMs: keepAliveMs(o.keepAlive) } : {}),
       models: {
         "tiny-qwen2:latest": {
           capabilities: ["completion", "tools"],
@@ -187,7 +206,6 @@ const fakeOllama: TargetKind = {
         },
       },
     });
-    void o;
     return {
       name: this.name,
       real: false,
@@ -212,7 +230,10 @@ const realOllama = (bin: { binary: string; models: string }): TargetKind => ({
     const server = await startOllama({
       binary: bin.binary,
       models: bin.models,
-      env: { OLLAMA_CONTEXT_LENGTH: String(o.ctx) },
+      env: {
+        OLLAMA_CONTEXT_LENGTH: String(o.ctx),
+        ...(o.keepAlive ? { OLLAMA_KEEP_ALIVE: o.keepAlive } : {}),
+      },
     });
     return {
       name: this.name,

@@ -11,7 +11,14 @@ import { runKeel } from "../support/cli.js";
 import { fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
 
 const startFake = fakeOllamaPerTest();
-const TASKS = ["create-greet", "edit-subtract", "analyse-find", "run-tests", "recover-syntax"];
+const TASKS = [
+  "create-greet",
+  "edit-subtract",
+  "analyse-find",
+  "analyse-long",
+  "run-tests",
+  "recover-syntax",
+];
 
 async function evaluate(url: string, db: string, args: string[]) {
   const r = await runKeel(["eval", "--ollama-url", url, "--checkpoints", db, ...args]);
@@ -33,7 +40,7 @@ describe("keel eval", () => {
     const steady = await evaluate(fake.url, db, ["--model", "steady", "-k", "3", "--json"]);
     expect(steady.code).toBe(0);
     const s = steady.report!;
-    expect(s.passK).toEqual({ native: { tasks: 5, passed: 5 }, prompt: { tasks: 5, passed: 5 } });
+    expect(s.passK).toEqual({ native: { tasks: 6, passed: 6 }, prompt: { tasks: 6, passed: 6 } });
     expect(s.scores.map((x) => [x.mode, x.task, x.passes, x.passK])).toEqual(
       ["native", "prompt"].flatMap((m) => TASKS.map((t) => [m, t, 3, true])),
     );
@@ -41,12 +48,12 @@ describe("keel eval", () => {
       s.scores.every((x) => x.wellFormedRate === 1 && x.repairRate === 0 && x.salvageRate === 0),
     ).toBe(true);
     expect(s.scores.every((x) => x.rung === "none" && x.promptTokens > 0)).toBe(true);
-    expect(s.attempts).toHaveLength(30);
-    // calls per attempt as scripted: create 1, edit 2, analyse 1, run 1, recover 4
+    expect(s.attempts).toHaveLength(36);
+    // calls per attempt as scripted: create 1, edit 2, analyse 1, the long file 1, run 1, recover 4
     expect(
       s.attempts.filter((a) => a.mode === "native" && a.attempt === 1).map((a) => a.calls),
-    ).toEqual([1, 2, 1, 1, 4]);
-    expect(steady.stderr).toContain("[30/30]");
+    ).toEqual([1, 2, 1, 1, 1, 4]);
+    expect(steady.stderr).toContain("[36/36]");
 
     // flaky: the second edit attempt writes a wrong fix → pass^3 fails for that task only
     const flaky = await evaluate(fake.url, db, [
@@ -84,8 +91,8 @@ describe("keel eval", () => {
     ]);
     const calls = sloppy.report!.attempts.reduce((n, a) => n + a.calls, 0);
     const repaired = sloppy.report!.attempts.reduce((n, a) => n + a.repaired, 0);
-    expect([repaired, calls]).toEqual([4, 9]); // grep's first call has no path to misname
-    expect(sloppy.report!.passK.native).toEqual({ tasks: 5, passed: 5 });
+    expect([repaired, calls]).toEqual([4, 10]); // grep's first calls have no path to misname
+    expect(sloppy.report!.passK.native).toEqual({ tasks: 6, passed: 6 });
     expect(sloppy.report!.scores.find((x) => x.task === "analyse-find")!.repairRate).toBe(0);
     expect(sloppy.report!.scores.find((x) => x.task === "create-greet")!.repairRate).toBe(1);
 
@@ -126,8 +133,8 @@ describe("keel eval", () => {
     ) as Stats;
     expect(stats.models.map((m) => [m.model, m.runs])).toEqual([
       ["flaky", 6],
-      ["sloppy", 5],
-      ["steady", 31],
+      ["sloppy", 6],
+      ["steady", 37],
       ["texty", 1],
     ]);
     expect(stats.evals?.map((e) => e.model)).toEqual([
@@ -137,7 +144,7 @@ describe("keel eval", () => {
       "texty",
       "steady",
     ]);
-  });
+  }, 180_000);
 
   it("says when the server cannot be reached, and refuses a store that would forget", async () => {
     const down = await runKeel([

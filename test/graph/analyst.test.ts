@@ -181,3 +181,28 @@ describe("analyst on a server that holds less than keel estimated", () => {
     expect(report.units.find((u) => u.path === info.large)?.purpose).toBeDefined();
   });
 });
+
+describe("analyst budgets that fit the window", () => {
+  it("every request's generation budget is at most what the 4,096-token window leaves after its prompt", async () => {
+    fake = await startFake({ script: analystScript() });
+    const dir = tempWorkspace("keel-an-fit-");
+    // Files long enough that each part fills the analyst's room for text.
+    for (let i = 0; i < 3; i++)
+      writeFileSync(
+        path.join(dir, `big${i}.ts`),
+        Array.from({ length: 900 }, (_, k) => `export const value${i}_${k} = ${k};\n`).join(""),
+      );
+    const { state } = await analyse(dir, { contextWindow: 4096, concurrency: 1 });
+    expect(state.failed ?? 0).toBe(0);
+    const budgets = fake.requests
+      .filter((r) => r.path === "/api/chat")
+      .map((r) => Number((r.body as ChatBody).options?.num_predict));
+    expect(budgets).toHaveLength(fake.prefill.length);
+    // the parts fill the window: without a fitted budget the analyze budget (2,048) would not fit
+    expect(Math.max(...fake.prefill.map((p) => p.promptTokens))).toBeGreaterThan(4096 - 2048);
+    for (const [i, p] of fake.prefill.entries()) {
+      expect(p.numCtx).toBe(4096);
+      expect(budgets[i]).toBeLessThanOrEqual(4096 - p.promptTokens);
+    }
+  });
+});

@@ -55,7 +55,7 @@ async function serve(provider: Provider, script: Script, extra: FakeOpenAIOption
           budget: b.options?.num_predict,
           text: JSON.stringify(b.messages),
         }));
-    return { settings: { ollamaUrl: f.url, model: "qwen3:8b" }, sent };
+    return { settings: { ollamaUrl: f.url, model: "qwen3:8b" }, sent, ollama: f };
   }
   const f = await startFakeOpenAI({ server: "llama.cpp", script, ...extra });
   closers.push(() => f.close());
@@ -73,6 +73,7 @@ async function serve(provider: Provider, script: Script, extra: FakeOpenAIOption
     },
     sent,
     fake: f,
+    ollama: undefined,
   };
 }
 
@@ -413,17 +414,22 @@ describe("a reply the end of the context cut", () => {
     )) as CoderStateValue;
     const bodies = served.fake!.chatBodies();
     const answers = served.fake!.answers;
-    // The server cut one reply at the end of its context: finish "length" under the budget.
+    // One reply was cut at the budget the window left it ("length" under the act budget), short
+    // of the context's end: every budget fits what the window leaves after its prompt.
     const cutAt = answers.findIndex((a) => a.finish === "length");
     expect(cutAt).toBeGreaterThan(0);
-    expect(answers[cutAt]!.usage.prompt_tokens + answers[cutAt]!.usage.completion_tokens).toBe(
-      8192,
-    );
+    expect(bodies[cutAt]!.max_tokens).toBeLessThan(DEFAULT_BUDGET.act);
+    for (const [i, a] of answers.entries()) {
+      expect(a.usage.prompt_tokens + a.usage.completion_tokens).toBeLessThan(8192);
+      expect(bodies[i]!.max_tokens).toBeLessThanOrEqual(8192 - a.usage.prompt_tokens);
+    }
     // Asked again, folded to leave the budget's room: the next prompt is smaller and the reply whole.
     expect(answers[cutAt + 1]!.usage.prompt_tokens).toBeLessThanOrEqual(8192 - 4096);
     expect(answers[cutAt + 1]!.finish).toBe("tool_calls");
     expect(answers.filter((a) => a.finish === "length")).toHaveLength(1);
-    expect(bodies[cutAt + 1]!.max_tokens).toBe(DEFAULT_BUDGET.act);
+    expect(bodies[cutAt + 1]!.max_tokens).toBeGreaterThanOrEqual(
+      answers[cutAt + 1]!.usage.completion_tokens,
+    );
     expect(readFileSync(path.join(workspace, "big.txt"), "utf8")).toBe(big);
     // The cut reply never reached the conversation, and nothing counts it as the model's failure.
     expect(state.strikes.cut ?? 0).toBe(0);
@@ -455,14 +461,78 @@ describe("a reply the end of the context cut", () => {
     const bodies = served.fake!.chatBodies();
     const cutAt = answers.findIndex((a) => a.finish === "length");
     expect(cutAt).toBeGreaterThanOrEqual(0);
-    expect(answers[cutAt]!.usage.prompt_tokens + answers[cutAt]!.usage.completion_tokens).toBe(
-      4096,
-    );
+    // stopped by the budget the window left it, short of the context's end
+    expect(
+      answers[cutAt]!.usage.prompt_tokens + answers[cutAt]!.usage.completion_tokens,
+    ).toBeLessThan(4096);
+    expect(bodies[cutAt]!.max_tokens).toBe(answers[cutAt]!.usage.completion_tokens);
     // the next request is the next turn, with the cut told, not the same prompt again
     const next = JSON.stringify(bodies[cutAt + 1]!.messages);
     expect(next).not.toBe(JSON.stringify(bodies[cutAt]!.messages));
     expect(next).toContain(
       "ran into the end of the server's context (4096 tokens, the prompt included) before its budget of 8192 tokens while writing a call to write_file",
     );
+  });
+});
+
+describe.each(PROVIDERS)("budgets that fit the window on %s", (provider) => {
+  // Text that never repeats (a reply keel's loop watch would stop is no test of the budget).
+  const words = (n: number) => {
+    let x = 7;
+    return Array.from({ length: n }, () => {
+      x = (x * 1103515245 + 12345) % 2147483648;
+      return `w${x.toString(36).slice(0, 5)}`;
+    }).join(" ");
+  };
+
+  it("no reply runs to the end of a 4,096-token context: every budget is what the window leaves after the prompt", async () => {
+    const WINDOW = 4096;
+    // The act turn rambles on; told it was cut, the model writes the file.
+    const script = keelScript((req) =>
+      req.turn === 0
+        ? { content: words(6000) }
+        : req.toolResults.length === 0
+          ? calls(call("write_file", { path: "a.txt", content: "a\n" }))
+          : { content: "Wrote a.txt." },
+    );
+    const served = await serve(
+      provider,
+      script,
+      provider === "openai"
+        ? { models: { "qwen2.5-coder-7b-instruct": { contextLength: WINDOW, tools: true } } }
+        : {},
+    );
+    const graph = createCoderGraph().compile({ checkpointer: new MemorySaver() });
+    const state = (await graph.invoke(
+      { messages: [new HumanMessage("Create a.txt containing a")] },
+      runConfig(`edge-fit-${++counter}`, {
+        ...served.settings,
+        workspace: tempWorkspace(),
+        retryBaseMs: 5,
+        contextWindow: WINDOW,
+      }),
+    )) as CoderStateValue;
+    expect(state.status).toBe("done");
+    // What the server counted of each request and reply, and the budget each request carried.
+    const counted =
+      provider === "openai"
+        ? served.fake!.answers.map((a) => ({
+            prompt: a.usage.prompt_tokens,
+            reply: a.usage.completion_tokens,
+          }))
+        : served.ollama!.prefill.map((p) => ({
+            prompt: p.promptTokens,
+            reply: p.generatedTokens,
+          }));
+    const budgets = served.sent().map((s) => Number(s.budget));
+    expect(counted).toHaveLength(budgets.length);
+    for (const [i, c] of counted.entries()) {
+      expect(c.prompt + c.reply).toBeLessThan(WINDOW);
+      expect(budgets[i]).toBeLessThanOrEqual(WINDOW - c.prompt);
+    }
+    // the rambling act reply was stopped by its budget: as long as the window allowed, and no longer
+    const ramble = counted.findIndex((c) => c.reply > 1000);
+    expect(counted[ramble]!.reply).toBe(budgets[ramble]);
+    expect(budgets[ramble]).toBeLessThan(DEFAULT_BUDGET.act);
   });
 });

@@ -62,6 +62,8 @@ const REVIEWED: Record<Exclude<Trust, "person">, string[]> = {
     "contextWindow",
     "cacheReuse",
     "toolMode",
+    "toolFormat",
+    "thinkCut",
     "interactive",
     "learnDescriptions",
     "depth",

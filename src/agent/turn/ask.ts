@@ -8,7 +8,7 @@
 import type { TurnUsage } from "../turn-sums.js";
 import { createHash } from "node:crypto";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { AIMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import { judgePrompt, judgeRefusal, refusedPrompt, scalesOf } from "../history/calibrate.js";
 import {
   estimatePrompt,
@@ -26,7 +26,7 @@ import { structuredOptions } from "../../models/chat-model.js";
 import { ModelServerError } from "../../models/errors.js";
 import { callOverWire, type WireFacts, type WireTurn } from "../../models/wire.js";
 import { withServerCallIds } from "../../models/server-calls.js";
-import { cutAtBudget, cutOf, type CallKind, type Cut } from "../../models/budget.js";
+import { cutAtBudget, cutOf, fittedBudget, type CallKind, type Cut } from "../../models/budget.js";
 import { withModelRetry } from "../../models/retry.js";
 import type { FormatName } from "../../models/tool-calls/types.js";
 import type { toolDefinition } from "../../tools/registry.js";
@@ -38,6 +38,13 @@ import { countsOf, reusedEstimate, usageOf } from "./usage.js";
 
 /** Refits after a cut prompt before the run stops with an error naming the truncation. */
 const TRUNCATION_REFITS = 2;
+
+/**
+ * The request's last message when the reply was still thinking at `thinkCut`: the thought so far,
+ * and to act on it now (sent once, for that turn; the conversation does not keep it).
+ */
+const THOUGHT_NOTE = (tokens: number, thought: string) =>
+  `[keel] Your thinking was stopped after ${tokens} tokens. What you had thought so far:\n<thought>\n${thought.trim()}\n</thought>\nGo on from it without thinking again: make the next tool call now, or give your answer.`;
 
 export interface TurnRequest {
   env: NodeEnv;
@@ -74,6 +81,8 @@ export interface TurnRequest {
   cacheReuse?: number;
   /** A JSON schema: the reply must be JSON of this shape (Ollama's `format`), with the same tools offered. */
   structured?: Record<string, unknown>;
+  /** Stop the reply's thinking after this many tokens and go on from the thought (settings `thinkCut`). */
+  thinkCut?: number;
 }
 
 export interface TurnAnswer {
@@ -110,6 +119,9 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
   const shifting = r.fit?.unshifted ? undefined : r.cacheReuse;
   // The reply's room: the rule, or the call's budget after the end of the context cut a reply.
   let reserve: number | undefined;
+  // The thought so far of a reply stopped at `thinkCut`: the turn is asked again with it, without thinking.
+  let thought: HumanMessage | undefined;
+  let thoughtText = "";
   for (let refits = 0; ;) {
     const native = mode === "native" && r.tools.length > 0;
     const toolBlock =
@@ -139,12 +151,16 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
           ...(native ? { tools: r.tools } : {}),
         }
       : {};
-    const thinking = fitted.messages
+    const messages = thought ? [...fitted.messages, thought] : fitted.messages;
+    const thinking = messages
       .filter((m) => AIMessage.isInstance(m))
       .map((m) => m.additional_kwargs?.reasoning_content as string | undefined);
+    // The call's budget, within what the window leaves after this prompt (budget.ts).
+    const sent = fittedBudget(budget, window, weighProfile(promptProfile(fixed, messages), scales));
     const wire: WireTurn = {
       thinking,
-      maxTokens: budget,
+      maxTokens: sent,
+      ...(thought ? { think: false } : r.thinkCut ? { thinkCut: r.thinkCut } : {}),
       ...(toolBlock ? { instructions: toolBlock } : {}),
       ...(shifting ? { cacheReuse: shifting } : {}),
       ...(r.signal ? { signal: r.signal } : {}),
@@ -155,7 +171,7 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       ({ value: reply, facts } = await withModelRetry(
         () =>
           callOverWire(wire, () =>
-            runnable.invoke([new SystemMessage(system), ...fitted.messages], {
+            runnable.invoke([new SystemMessage(system), ...messages], {
               signal: r.signal,
               ...options,
             }),
@@ -209,8 +225,18 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       }
       throw err;
     }
+    if (facts.thoughtCut !== undefined && !thought) {
+      const tokens = r.thinkCut ?? 0;
+      env.emit({ type: "thought-cut", tokens });
+      thoughtText = facts.thoughtCut;
+      thought = new HumanMessage({ content: THOUGHT_NOTE(tokens, thoughtText), name: "keel" });
+      continue;
+    }
     withServerCallIds(reply, facts);
-    const profile = promptProfile(fixed, fitted.messages);
+    // the thought the reply went on from travels with it, as thinking does (sent back next turns)
+    if (thought && !reply.additional_kwargs?.reasoning_content)
+      reply.additional_kwargs = { ...reply.additional_kwargs, reasoning_content: thoughtText };
+    const profile = promptProfile(fixed, messages);
     const estimated = weighProfile(profile);
     const expected = Math.round(weighProfile(profile, scales));
     const counts = serverCounts(reply, facts);
@@ -231,14 +257,17 @@ export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
       );
     }
     const cut = cutAtBudget(reply, facts);
-    const atContextEnd = cut && cutByContext(counts.prompt, counts.generated, window, budget);
+    // Cut at a budget the window lowered, or by the context's end itself: the window, not the
+    // call's budget, stopped the reply.
+    const atContextEnd =
+      cut && (sent < budget || cutByContext(counts.prompt, counts.generated, window, budget));
     if (atContextEnd && !reserve) {
       // The end of the context, not the budget, stopped this reply: never run, and asked again
       // with the room its budget allows (the fold moves; the record keeps its shape) — when a
       // fold can make that room. A prompt that already leaves it would be sent again as it was
       // and run into the same end (a real llama-server at -c 4096: 61 s, twice).
       const roomy = roomyReserve(window, budget);
-      if (counts.prompt! > promptBudget(window, roomy)) {
+      if ((counts.prompt ?? expected) > promptBudget(window, roomy)) {
         reserve = roomy;
         continue;
       }

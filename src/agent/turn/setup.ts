@@ -89,7 +89,8 @@ export async function turnSetup(
   const mode = state.toolChannel?.pinned
     ? "prompt"
     : chooseToolMode(profile, env.settings.toolMode);
-  const format = promptFormat(profile?.format ?? "hermes");
+  const chosen = env.settings.toolFormat;
+  const format = promptFormat(chosen !== "auto" ? chosen : (profile?.format ?? "hermes"));
   const intent = state.intent?.intent ?? "build";
   const plan = env.settings.approval === "plan";
   const toolset = toolsForIntent(intent, await env.mcpTools(), plan);
@@ -108,6 +109,7 @@ export async function turnSetup(
     window,
     fit: state.fit,
     ...(reuse ? { cacheReuse: reuse } : {}),
+    ...(env.settings.thinkCut && fit.think ? { thinkCut: env.settings.thinkCut } : {}),
     pinned: () => pinsOf(state),
     ...(state.carried ? { carried: state.carried } : {}),
     ...(config.signal ? { signal: config.signal } : {}),

@@ -99,6 +99,7 @@ export function streamedText(line: string): StreamedText {
     return {
       prose: `${m.thinking ?? ""}${m.content ?? ""}`,
       args: m.tool_calls?.length ? JSON.stringify(m.tool_calls) : "",
+      ...(m.thinking ? { thinking: m.thinking } : {}),
     };
   } catch {
     return NOTHING_STREAMED;
@@ -119,6 +120,7 @@ export function addThinking<
 >(body: T, think: ThinkField | undefined, turn: WireTurn | undefined): T {
   // `false` is accepted by every model; only a truthy `think` needs the capability.
   if (body.format !== undefined && body.format !== null && body.format !== "") body.think = false;
+  else if (turn?.think !== undefined && think !== undefined) body.think = turn.think;
   else if (think !== undefined) body.think = think;
   if (turn && Array.isArray(body.messages)) {
     let k = 0;

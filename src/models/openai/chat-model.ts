@@ -122,6 +122,7 @@ export function streamedText(line: string): StreamedText {
     return {
       prose: `${d.reasoning_content ?? ""}${d.content ?? ""}`,
       args: (d.tool_calls ?? []).map((c) => c.function?.arguments ?? "").join(""),
+      ...(d.reasoning_content ? { thinking: d.reasoning_content } : {}),
     };
   } catch {
     return NOTHING_STREAMED;

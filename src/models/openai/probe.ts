@@ -20,7 +20,7 @@ interface ModelEntry {
   /** vLLM */
   max_model_len?: number;
   /** llama.cpp's /v1/models */
-  meta?: { n_ctx_train?: number };
+  meta?: { n_ctx_train?: number; n_params?: number; size?: number };
 }
 
 interface Props {
@@ -29,9 +29,14 @@ interface Props {
   total_slots?: number;
   default_generation_settings?: { n_ctx?: number };
   chat_template_caps?: { supports_tools?: boolean; supports_tool_calls?: boolean };
+  /** The build that serves (llama.cpp's version, e.g. `b6000-abcdef0`). */
+  build_info?: string;
+  /** The model file the server loaded. */
+  model_path?: string;
 }
 
 interface LmStudioModel {
+  quantization?: string;
   max_context_length?: number;
   loaded_context_length?: number;
   capabilities?: string[];

@@ -86,10 +86,18 @@ export class KvCache {
   private held = "";
   private numCtx: number | undefined;
 
+  /** `defaultCtx`: the context of a request that names no num_ctx (OLLAMA_CONTEXT_LENGTH). */
   constructor(
     private readonly machine: MachineProfile,
     private readonly charsPerToken: (model: string) => number | TokenizerOptions | undefined,
+    private readonly defaultCtx = DEFAULT_NUM_CTX,
   ) {}
+
+  /** The model left memory (its keep_alive ran out): the next request loads it, with an empty cache. */
+  unload(): void {
+    this.held = "";
+    this.numCtx = undefined;
+  }
 
   /** Accounts the prompt of one request; `reply` is added to the cache once it is generated. */
   prefill(model: string, body: ChatBody, contextLength: number) {
@@ -98,7 +106,7 @@ export class KvCache {
       typeof cpt === "number"
         ? (text: string) => Math.ceil(text.length / cpt)
         : (text: string) => countTokens(text, cpt);
-    const requested = Number(body.options?.num_ctx ?? DEFAULT_NUM_CTX);
+    const requested = Number(body.options?.num_ctx ?? this.defaultCtx);
     const numCtx = Math.min(requested, contextLength);
     const sent = renderPrompt(body);
     const sentTokens = tok(sent);

@@ -164,13 +164,17 @@ async function writeAnswer(r: AnswerReply, t: ReplyTarget, malformed = false): P
         `<tool_call>\n${JSON.stringify({ name: c.function.name, arguments: c.function.arguments })}\n</tool_call>`,
     )
     .join("");
-  const over = limit >= 0 && countTokens(text + callText) > limit;
-  const content = over ? cutToTokens(text, limit) : text;
+  // Thinking is generated first and counts toward num_predict (eval_count includes it).
+  const thought = t.thinks ? (r.thinking ?? "") : "";
+  const thoughtTokens = thought ? countTokens(thought) : 0;
+  const thinking = limit >= 0 && thoughtTokens > limit ? cutToTokens(thought, limit) : thought;
+  const left = limit >= 0 ? Math.max(0, limit - thoughtTokens) : -1;
+  const over = limit >= 0 && (thoughtTokens > limit || countTokens(text + callText) > left);
+  const content = over ? cutToTokens(text, left) : text;
   const calls = over ? [] : whole;
-  const thinking = t.thinks ? (r.thinking ?? "") : "";
   const record = t.account(
     { content, ...(calls.length ? { tool_calls: calls } : {}) },
-    over ? limit : undefined,
+    over ? limit : thoughtTokens ? thoughtTokens + countTokens(content + callText) : undefined,
   );
   const final = {
     ...chunk(view.body.model, {}, true),
@@ -188,7 +192,14 @@ async function writeAnswer(r: AnswerReply, t: ReplyTarget, malformed = false): P
   }
   res.writeHead(200, { "Content-Type": "application/x-ndjson" });
   const line = (obj: unknown) => res.write(`${JSON.stringify(obj)}\n`);
-  for (const piece of split(thinking, 2)) line(chunk(view.body.model, { thinking: piece }));
+  for (const [i, piece] of split(thinking, r.thinkingPieces ?? 2).entries()) {
+    if (i > 0 && r.paceMs) await sleep(r.paceMs);
+    if (res.destroyed) {
+      record.clientLeftAfter = 0;
+      return;
+    }
+    line(chunk(view.body.model, { thinking: piece }));
+  }
   for (const [i, piece] of split(content, r.pieces ?? 3).entries()) {
     if (i > 0 && r.paceMs) await sleep(r.paceMs);
     if (res.destroyed) {

@@ -22,6 +22,8 @@ import {
   type Script,
 } from "./types.js";
 import { readBody } from "../http.js";
+import { compatRoute } from "./openai-compat.js";
+import { Residency } from "./residency.js";
 
 export const DEFAULT_FAKE_MODELS: Record<string, FakeModel> = {
   "qwen3:8b": {
@@ -58,10 +60,20 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
   let chatCount = 0;
   const machine = opts.machine ?? MACHINES.gpu;
   const prefill: PrefillRecord[] = [];
-  const cache = new KvCache(machine, (name) => {
-    const m = lookupModel(models, name);
-    return m?.charsPerToken ?? m?.density;
-  });
+  const cache = new KvCache(
+    machine,
+    (name) => {
+      const m = lookupModel(models, name);
+      return m?.charsPerToken ?? m?.density;
+    },
+    opts.defaultContext,
+  );
+  const residency = new Residency(opts.keepAliveMs ?? 300_000);
+  const DIGEST = "a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72";
+  const prefillFor = (model: string, body: ChatBody, contextLength: number) => {
+    residency.loaded(withTag(model), () => cache.unload());
+    return cache.prefill(model, body, contextLength);
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const { raw, body } = await readBody(req);
@@ -84,7 +96,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
       return;
     }
     if (req.method === "GET" && route === "/api/version")
-      return sendJson(res, 200, { version: "0.12.10" });
+      return sendJson(res, 200, { version: opts.version ?? "0.12.10" });
     if (req.method === "GET" && route === "/api/tags") {
       return sendJson(res, 200, {
         models: Object.entries(models).map(([name, m]) => ({
@@ -92,7 +104,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
           model: withTag(name),
           modified_at: "2026-11-01T10:00:00.000000Z",
           size: 4_920_753_328,
-          digest: "a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72",
+          digest: m.digest ?? DIGEST,
           details: {
             parent_model: "",
             format: "gguf",
@@ -138,6 +150,45 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
       });
     }
     if (req.method === "POST" && route === "/api/chat") return chat(raw, body, prefix, res);
+    if (req.method === "GET" && route === "/api/ps") {
+      const up = residency.running();
+      const m = up && lookupModel(models, up.model);
+      return sendJson(res, 200, {
+        models:
+          up && m
+            ? [
+                {
+                  name: up.model,
+                  model: up.model,
+                  size: 4_920_753_328,
+                  digest: m.digest ?? DIGEST,
+                  expires_at: up.expiresAt.toISOString(),
+                  size_vram: 0,
+                },
+              ]
+            : [],
+      });
+    }
+    const compat = {
+      lookup: (name: string) => lookupModel(models, name),
+      prefill: (model: string, body: ChatBody, contextLength: number) => {
+        const account = prefillFor(model, body, contextLength);
+        return (
+          account && {
+            ...account,
+            finish: (r: { content: string }, generated?: number) => {
+              const record = account.finish(r, generated);
+              prefill.push(record);
+              return record;
+            },
+          }
+        );
+      },
+      reply: async (view: ChatView) => (queue.length ? queue.shift()! : await script(view)),
+      served: (model: string, keepAlive: unknown) => residency.served(withTag(model), keepAlive),
+      models: () => Object.keys(models).map(withTag),
+    };
+    if (await compatRoute(req.method ?? "GET", route, body, res, compat)) return;
     res.writeHead(404, { "Content-Type": "text/plain" });
     res.end("404 page not found");
   };
@@ -170,7 +221,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
     if (b.think && b.think !== false && !model.capabilities.includes("thinking")) {
       return sendError(res, 400, `"${b.model}" does not support thinking`);
     }
-    const account = cache.prefill(b.model, b, model.contextLength ?? 8192);
+    const account = prefillFor(b.model, b, model.contextLength ?? 8192);
     // Ollama's runner, asked not to truncate: 400 with its own words (measured on 0.24).
     if (!account) return sendError(res, 400, "the input length exceeds the context length");
     const view = viewOf(b, prefix, account);
@@ -198,6 +249,7 @@ export async function startFakeOllama(opts: FakeOllamaOptions = {}): Promise<Fak
         return record;
       },
     });
+    residency.served(withTag(b.model), b.keep_alive);
   };
 
   const server: Server = createServer((req, res) => {

@@ -53,6 +53,8 @@ export interface FakeModel {
   density?: TokenizerOptions;
   /** The chat template `/api/show` returns (default: a Hermes-style one for tool models). */
   template?: string;
+  /** The model's digest in `/api/tags` (default: one digest for every model). */
+  digest?: string;
 }
 
 export interface WireToolCall {
@@ -132,6 +134,8 @@ export interface AnswerReply {
   placement?: "classic" | "native";
   /** How many stream lines the content is split into (default 3). */
   pieces?: number;
+  /** How many stream lines the thinking is split into (default 2). */
+  thinkingPieces?: number;
   doneReason?: "stop" | "length";
   /** Wait this long before the first byte. */
   delayMs?: number;
@@ -181,6 +185,12 @@ export interface FakeOllamaOptions {
   script?: Script;
   /** The machine whose prefill and generation rates the fake reports and accounts (default gpu). */
   machine?: MachineProfile;
+  /** `/api/version` (default 0.12.10). */
+  version?: string;
+  /** OLLAMA_KEEP_ALIVE in ms: how long a model stays loaded after a request (default 5 minutes). */
+  keepAliveMs?: number;
+  /** OLLAMA_CONTEXT_LENGTH: the context of a request that names no num_ctx, as `/v1` requests do (default 4096). */
+  defaultContext?: number;
 }
 
 export interface FakeOllama {

@@ -132,7 +132,16 @@ export function llamaModels(name: string, m: FakeOpenAIModel): unknown {
         object: "model",
         created: Math.floor(Date.now() / 1000),
         owned_by: "llamacpp",
-        meta: { vocab_type: 2, n_vocab: 151936, n_ctx_train: m.trainedContext ?? 32768 },
+        meta: {
+          vocab_type: 2,
+          n_vocab: 151936,
+          n_ctx: m.contextLength ?? 8192,
+          n_ctx_train: m.trainedContext ?? 32768,
+          n_embd: 64,
+          n_params: 19522112,
+          size: m.size ?? 78088448,
+          ftype: m.ftype ?? "all F32",
+        },
       },
     ],
   };
@@ -145,7 +154,13 @@ export function llamaModels(name: string, m: FakeOpenAIModel): unknown {
 export function llamaRoute(
   req: { method: string; route: string; body: unknown },
   res: ServerResponse,
-  server: { name: string; model: FakeOpenAIModel; slots: Slots; slotCount: number },
+  server: {
+    name: string;
+    model: FakeOpenAIModel;
+    slots: Slots;
+    slotCount: number;
+    version: string;
+  },
 ): boolean {
   const { method, route, body } = req;
   const ctx = server.model.contextLength ?? 8192;
@@ -165,7 +180,8 @@ export function llamaRoute(
         supports_tools: server.model.tools ?? true,
         supports_tool_calls: server.model.tools ?? true,
       },
-      build_info: "fake",
+      model_ftype: server.model.ftype ?? "all F32",
+      build_info: server.version,
     });
     return true;
   }

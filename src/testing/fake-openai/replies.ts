@@ -108,6 +108,8 @@ export interface Completion {
   usage: Record<string, unknown>;
   /** How many stream chunks the content is split into (default 3). */
   pieces?: number;
+  /** How many stream chunks the reasoning is split into (default 1). */
+  thinkingPieces?: number;
   /** llama-server's `timings`: on the usage chunk, or on the finish chunk when usage was not asked. */
   timings?: Record<string, number>;
   /** Milliseconds between content chunks (a server generating as it sends). */
@@ -168,7 +170,14 @@ export async function writeStream(
       })}\n\n`,
     );
   event({ role: "assistant", content: "" });
-  if (thinking) event({ reasoning_content: thinking });
+  if (thinking) {
+    const size = Math.ceil(thinking.length / Math.max(1, rest.thinkingPieces ?? 1)) || 1;
+    for (let i = 0; i < thinking.length; i += size) {
+      if (i > 0 && rest.paceMs) await new Promise((r) => setTimeout(r, rest.paceMs));
+      if (res.destroyed) return 0;
+      event({ reasoning_content: thinking.slice(i, i + size) });
+    }
+  }
   const pieces = Math.max(1, parts ?? 3);
   const size = Math.ceil(content.length / pieces) || 1;
   for (let i = 0; i < content.length; i += size) {

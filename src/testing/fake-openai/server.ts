@@ -14,7 +14,7 @@ import { MACHINES } from "../fake-ollama/prefill.js";
 import { sleep } from "../fake-ollama/replies.js";
 import { viewOf, type RecordedRequest, type Reply, type Script } from "../fake-ollama/types.js";
 import { readBody } from "../http.js";
-import { countTokens } from "../tokens.js";
+import { countTokens, cutToTokens } from "../tokens.js";
 import {
   applyTemplate,
   cutReply,
@@ -120,7 +120,13 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       return sendJson(res, 200, llamaModels(served, servedModel));
     if (llama) {
       const request = { method: req.method ?? "GET", route, body };
-      const server = { name: served, model: servedModel, slots, slotCount };
+      const server = {
+        name: served,
+        model: servedModel,
+        slots,
+        slotCount,
+        version: opts.version ?? "b1-fake",
+      };
       if (llamaRoute(request, res, server)) return;
     }
     if (req.method === "GET" && route === "/v1/models") {
@@ -205,11 +211,14 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     }
     const reuse =
       llama && opts.shifts !== false && typeof b.n_cache_reuse === "number" ? b.n_cache_reuse : 0;
-    const account = slots.take(
+    const taken = slots.take(
       prompt,
       reuse,
       llama && typeof b.id_slot === "number" && b.id_slot >= 0 ? b.id_slot : undefined,
     );
+    // --no-cache-prompt, or a request's cache_prompt: false: the whole prompt is evaluated (measured)
+    const account =
+      opts.noCachePrompt || b.cache_prompt === false ? { ...taken, cachedTokens: 0 } : taken;
     const view = viewOf(chatBody, "", { truncated: false, promptTokens });
     const reply = queue.length ? queue.shift()! : await script(view);
     if ("fault" in reply) {
@@ -247,7 +256,14 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     const limit = b.max_completion_tokens ?? b.max_tokens;
     const room = llama ? context - promptTokens : Infinity;
     const budget = Math.min(limit !== undefined && limit >= 0 ? limit : Infinity, room);
-    const { content, calls, tokens, cut } = cutReply(reply.content ?? "", whole, budget);
+    // Reasoning is generated first and counts toward the budget (completion_tokens include it).
+    const thought = reply.thinking ?? "";
+    const thoughtTokens = thought ? countTokens(thought) : 0;
+    const thinking = thoughtTokens > budget ? cutToTokens(thought, budget) : thought;
+    const after = cutReply(reply.content ?? "", whole, Math.max(0, budget - thoughtTokens));
+    const { content, calls } = after;
+    const tokens = Math.min(thoughtTokens, budget) + after.tokens;
+    const cut = after.cut || thoughtTokens > budget;
     slots.generated(account.slot, generatedText(content, calls));
     const usage = {
       prompt_tokens: promptTokens,
@@ -268,7 +284,8 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
           : {}),
       model: llama ? served : b.model,
       content,
-      ...(reply.thinking ? { thinking: reply.thinking } : {}),
+      ...(thinking ? { thinking } : {}),
+      ...(reply.thinkingPieces ? { thinkingPieces: reply.thinkingPieces } : {}),
       calls,
       finish,
       usage,

@@ -13,6 +13,10 @@ export interface FakeOpenAIModel {
   charsPerToken?: number;
   /** The context the model was trained for (llama.cpp's `n_ctx_train`). */
   trainedContext?: number;
+  /** The model file's size in bytes (llama.cpp's `/v1/models` meta; default 78,088,448). */
+  size?: number;
+  /** Its tensor type (llama.cpp's `ftype`, e.g. "Q4_K - Medium"; default "all F32"). */
+  ftype?: string;
 }
 
 export interface FakeOpenAIOptions {
@@ -22,6 +26,10 @@ export interface FakeOpenAIOptions {
   script?: Script;
   /** llama.cpp started without --jinja: tools are refused with a 500. */
   requireJinja?: boolean;
+  /** llama.cpp started with --no-cache-prompt: nothing of a prompt is served from the cache. */
+  noCachePrompt?: boolean;
+  /** llama.cpp's `build_info` (its version; default "b1-fake"). */
+  version?: string;
   /** vLLM started without --enable-auto-tool-choice: tools are refused with a 400. */
   noAutoToolChoice?: boolean;
   /** Answer 400 to `stream_options` (default: for the generic and mlx servers). */
@@ -64,6 +72,8 @@ export interface OpenAIChatBody {
   id_slot?: number;
   /** llama.cpp: the shortest run of the slot's cache to shift into place (chunk reuse). */
   n_cache_reuse?: number;
+  /** llama.cpp: false, nothing of the prompt is taken from the cache (the slot still keeps it). */
+  cache_prompt?: boolean;
 }
 
 export interface FakeOpenAI {

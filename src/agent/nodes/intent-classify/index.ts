@@ -105,13 +105,14 @@ export function createIntentClassifyNode(deps: GraphDeps) {
 async function classify(request: string, env: NodeEnv, deps: GraphDeps): Promise<IntentResult> {
   const rules = classifyByRules(request);
   if (rules.confidence >= SURE || !request.trim()) return { ...rules, source: "rules" };
+  const { fit, window } = await modelFitOf(env, deps);
   const answer = await structuredCall(
-    env.model((await modelFitOf(env, deps)).fit),
+    env.model(fit),
     IntentAnswer,
     INTENT_SYSTEM,
     request,
     env.policy,
-    { maxTokens: env.settings.generationBudget.classify },
+    { maxTokens: env.settings.generationBudget.classify, window },
   );
   return answer
     ? { intent: answer.intent, confidence: 0.8, source: "model" }
