@@ -58,7 +58,8 @@ const nameOf = (i: number) => {
 /** The long file of the long-context task: 500 users, about 27,000 characters. */
 const USERS = `export const users = [\n${Array.from(
   { length: 500 },
-  (_, i) => `  { id: ${i + 1}, name: "${nameOf(i + 1)}", city: "${nameOf(i + 900).split(" ")[1]}" },`,
+  (_, i) =>
+    `  { id: ${i + 1}, name: "${nameOf(i + 1)}", city: "${nameOf(i + 900).split(" ")[1]}" },`,
 ).join("\n")}\n];\n`;
 /** The user the long-context task asks about: far enough in that a small window clips it away. */
 export const LONG_TASK_USER = { id: 250, name: nameOf(250) };
