@@ -148,91 +148,120 @@ export async function enumerateUnits(
   root: string,
   opts: EnumerateOptions = {},
 ): Promise<Enumeration> {
-  const maxBytes = opts.maxBytes ?? 1024 * 1024;
-  const skipped: Enumeration["skipped"] = {
-    ignored: 0,
-    vendored: 0,
-    generated: 0,
-    binary: 0,
-    too_large: 0,
-    not_source: 0,
+  const listing: Listing = {
+    root,
+    previous: opts.previous,
+    maxBytes: opts.maxBytes ?? 1024 * 1024,
+    skipped: {
+      ignored: 0,
+      vendored: 0,
+      generated: 0,
+      binary: 0,
+      too_large: 0,
+      not_source: 0,
+    },
+    files: [],
+    index: { stamp: (opts.now ?? Date.now)(), files: {} },
+    hashed: 0,
+    // File system calls in flight at once: a walk waits on thousands of them, one at a time is slow
+    limit: limiter(64),
   };
-  const files: FileUnit[] = [];
-  const index: StatIndex = { stamp: (opts.now ?? Date.now)(), files: {} };
-  let hashed = 0;
-
-  // File system calls in flight at once: a walk waits on thousands of them, one at a time is slow
-  const limit = limiter(64);
-  /** A file that passed the name checks: its size, then what it is (read only when it changed). */
-  const visit = async (rel: string, name: string) => {
-    // its own stats: a link swapped in since the listing is not followed (nor read below)
-    const st = await lstat(path.join(root, rel)).catch(() => undefined);
-    if (!st?.isFile()) return;
-    if (st.size > maxBytes) return void skipped.too_large++;
-    if (
-      !languageOf(rel) &&
-      !TEXT_NAMES.test(name) &&
-      !/\.(md|txt|rst|json|ya?ml|toml|ini|cfg|sql|html?|xml|sh|env\.example)$/i.test(name)
-    )
-      return void skipped.not_source++;
-    let entry = unchanged(opts.previous, rel, st);
-    if (!entry) {
-      const buf = await readUnitBytes(root, rel, maxBytes);
-      if (buf instanceof FileRefused && buf.reason === "too_large") return void skipped.too_large++;
-      if (!Buffer.isBuffer(buf)) return; // swapped for a FIFO, a link or nothing since it was listed
-      entry = entryOf(buf, st);
-      hashed++;
-    }
-    index.files[rel] = entry;
-    if (entry.skip) return void skipped[entry.skip]++;
-    files.push({
-      path: rel,
-      bytes: entry.size,
-      lines: entry.lines!,
-      hash: entry.hash!,
-      language: languageOf(rel) ?? (path.extname(rel).slice(1) || "text"),
-    });
-  };
-
-  const walk = async (dir: string, rules: Array<{ base: string; ig: Ignore }>): Promise<void> => {
-    const abs = path.join(root, dir);
-    const entries = await limit(() => readdir(abs, { withFileTypes: true }));
-    // a .gitignore that is a link or a FIFO is no rules (a FIFO would wait for a writer for ever)
-    const ignoreFile = entries.some((e) => e.name === ".gitignore" && e.isFile())
-      ? await limit(() =>
-          readUnitBytes(root, dir === "" ? ".gitignore" : `${dir}/.gitignore`, 1 << 20),
-        )
-      : undefined;
-    const gitignore = Buffer.isBuffer(ignoreFile) ? ignoreFile.toString("utf8") : undefined;
-    const scoped = gitignore ? [...rules, { base: dir, ig: ignore().add(gitignore) }] : rules;
-    const ignored = (rel: string, isDir: boolean) =>
-      scoped.some(({ base, ig }) => {
-        const sub = base === "" ? rel : path.posix.relative(base, rel);
-        return !sub.startsWith("..") && ig.ignores(isDir ? `${sub}/` : sub);
-      });
-    const next: Array<Promise<void>> = [];
-    for (const e of entries) {
-      const rel = dir === "" ? e.name : `${dir}/${e.name}`;
-      if (e.isSymbolicLink()) continue;
-      if (e.isDirectory()) {
-        // keel's own folder (its reports, checkpoints) is no part of the project, not even skipped
-        if (dir === "" && e.name === KEEL_DIR) continue;
-        if (VENDORED.has(e.name)) skipped.vendored++;
-        else if (ignored(rel, true)) skipped.ignored++;
-        else next.push(walk(rel, scoped));
-        continue;
-      }
-      if (!e.isFile() || e.name === ".gitignore") continue;
-      if (ignored(rel, false)) skipped.ignored++;
-      else if (GENERATED.test(e.name)) skipped.generated++;
-      else if (BINARY_EXT.test(e.name)) skipped.binary++;
-      else next.push(limit(() => visit(rel, e.name)));
-    }
-    await Promise.all(next);
-  };
-  await walk("", []);
+  await walkFolder(listing, "", []);
+  const { files, index, hashed, skipped } = listing;
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { files, index, hashed, folders: foldersAbove(files), skipped };
+}
 
+/** One listing under way: where, what it found and skipped so far, and its file system calls. */
+interface Listing {
+  root: string;
+  previous: StatIndex | undefined;
+  maxBytes: number;
+  skipped: Enumeration["skipped"];
+  files: FileUnit[];
+  index: StatIndex;
+  /** Files read and hashed (not unchanged since `previous`). */
+  hashed: number;
+  limit: ReturnType<typeof limiter>;
+}
+
+/** A file that passed the name checks: its size, then what it is (read only when it changed). */
+async function visitFile(listing: Listing, rel: string, name: string): Promise<void> {
+  const { root, maxBytes, skipped } = listing;
+  // its own stats: a link swapped in since the listing is not followed (nor read below)
+  const st = await lstat(path.join(root, rel)).catch(() => undefined);
+  if (!st?.isFile()) return;
+  if (st.size > maxBytes) return void skipped.too_large++;
+  if (
+    !languageOf(rel) &&
+    !TEXT_NAMES.test(name) &&
+    !/\.(md|txt|rst|json|ya?ml|toml|ini|cfg|sql|html?|xml|sh|env\.example)$/i.test(name)
+  )
+    return void skipped.not_source++;
+  let entry = unchanged(listing.previous, rel, st);
+  if (!entry) {
+    const buf = await readUnitBytes(root, rel, maxBytes);
+    if (buf instanceof FileRefused && buf.reason === "too_large") return void skipped.too_large++;
+    if (!Buffer.isBuffer(buf)) return; // swapped for a FIFO, a link or nothing since it was listed
+    entry = entryOf(buf, st);
+    listing.hashed++;
+  }
+  listing.index.files[rel] = entry;
+  if (entry.skip) return void skipped[entry.skip]++;
+  listing.files.push({
+    path: rel,
+    bytes: entry.size,
+    lines: entry.lines!,
+    hash: entry.hash!,
+    language: languageOf(rel) ?? (path.extname(rel).slice(1) || "text"),
+  });
+}
+
+/** Lists a folder by the .gitignore rules above it and its own: files visited, folders walked. */
+async function walkFolder(
+  listing: Listing,
+  dir: string,
+  rules: Array<{ base: string; ig: Ignore }>,
+): Promise<void> {
+  const { root, limit, skipped } = listing;
+  const abs = path.join(root, dir);
+  const entries = await limit(() => readdir(abs, { withFileTypes: true }));
+  // a .gitignore that is a link or a FIFO is no rules (a FIFO would wait for a writer for ever)
+  const ignoreFile = entries.some((e) => e.name === ".gitignore" && e.isFile())
+    ? await limit(() =>
+        readUnitBytes(root, dir === "" ? ".gitignore" : `${dir}/.gitignore`, 1 << 20),
+      )
+    : undefined;
+  const gitignore = Buffer.isBuffer(ignoreFile) ? ignoreFile.toString("utf8") : undefined;
+  const scoped = gitignore ? [...rules, { base: dir, ig: ignore().add(gitignore) }] : rules;
+  const ignored = (rel: string, isDir: boolean) =>
+    scoped.some(({ base, ig }) => {
+      const sub = base === "" ? rel : path.posix.relative(base, rel);
+      return !sub.startsWith("..") && ig.ignores(isDir ? `${sub}/` : sub);
+    });
+  const next: Array<Promise<void>> = [];
+  for (const e of entries) {
+    const rel = dir === "" ? e.name : `${dir}/${e.name}`;
+    if (e.isSymbolicLink()) continue;
+    if (e.isDirectory()) {
+      // keel's own folder (its reports, checkpoints) is no part of the project, not even skipped
+      if (dir === "" && e.name === KEEL_DIR) continue;
+      if (VENDORED.has(e.name)) skipped.vendored++;
+      else if (ignored(rel, true)) skipped.ignored++;
+      else next.push(walkFolder(listing, rel, scoped));
+      continue;
+    }
+    if (!e.isFile() || e.name === ".gitignore") continue;
+    if (ignored(rel, false)) skipped.ignored++;
+    else if (GENERATED.test(e.name)) skipped.generated++;
+    else if (BINARY_EXT.test(e.name)) skipped.binary++;
+    else next.push(limit(() => visitFile(listing, rel, e.name)));
+  }
+  await Promise.all(next);
+}
+
+/** Every folder holding a listed file, and "." — deepest first, for bottom-up synthesis. */
+function foldersAbove(files: readonly FileUnit[]): string[] {
   const folders = new Set<string>(["."]);
   for (const f of files) {
     let d = path.posix.dirname(f.path);
@@ -242,13 +271,7 @@ export async function enumerateUnits(
     }
   }
   const depth = (d: string) => (d === "." ? 0 : d.split("/").length);
-  return {
-    files,
-    index,
-    hashed,
-    folders: [...folders].sort((a, b) => depth(b) - depth(a) || a.localeCompare(b)),
-    skipped,
-  };
+  return [...folders].sort((a, b) => depth(b) - depth(a) || a.localeCompare(b));
 }
 
 /** A file read once: its hash and lines, or why its content keeps it out of the analysis. */

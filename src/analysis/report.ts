@@ -130,6 +130,16 @@ const list = (xs: string[] | undefined) =>
   xs?.length ? xs.map((x) => `- ${x}`).join("\n") : "- (none)";
 
 export function renderMarkdown(r: AnalysisReport): string {
+  return [
+    ...headLines(r),
+    ...(r.synthesis ? synthesisLines(r.synthesis) : []),
+    ...structureLines(r),
+    ...fileLines(r),
+  ].join("\n");
+}
+
+/** The report's title, what made it, its totals and what was skipped or refused. */
+function headLines(r: AnalysisReport): string[] {
   const out: string[] = [
     `<!-- ${REPORT_MARK}: written by keel analyze -->`,
     `# Analysis of ${r.name}`,
@@ -159,30 +169,38 @@ export function renderMarkdown(r: AnalysisReport): string {
       "",
       `> **The run's manifest in the store held ${r.refused.length} entries keel refused** (never read nor sent): ${r.refused.slice(0, 20).map(printableName).join("; ")}${r.refused.length > 20 ? "; …" : ""}`,
     );
-  if (r.synthesis) {
-    out.push(
-      "",
-      "## Overview",
-      "",
-      r.synthesis.summary,
-      "",
-      "## Architecture",
-      "",
-      r.synthesis.architecture,
-      "",
-      "## Main flows",
-      "",
-      list(r.synthesis.mainFlows),
-      "",
-      "## Hotspots",
-      "",
-      list(r.synthesis.hotspots),
-      "",
-      "## Risks",
-      "",
-      list(r.synthesis.risks),
-    );
-  }
+  return out;
+}
+
+/** The model's synthesis: overview, architecture, main flows, hotspots and risks. */
+function synthesisLines(s: NonNullable<AnalysisReport["synthesis"]>): string[] {
+  return [
+    "",
+    "## Overview",
+    "",
+    s.summary,
+    "",
+    "## Architecture",
+    "",
+    s.architecture,
+    "",
+    "## Main flows",
+    "",
+    list(s.mainFlows),
+    "",
+    "## Hotspots",
+    "",
+    list(s.hotspots),
+    "",
+    "## Risks",
+    "",
+    list(s.risks),
+  ];
+}
+
+/** What was parsed: the structural hotspots, the imports between folders, the folders. */
+function structureLines(r: AnalysisReport): string[] {
+  const out: string[] = [];
   const h = r.hotspots;
   out.push("", "## Structural hotspots", "");
   out.push(
@@ -211,6 +229,12 @@ export function renderMarkdown(r: AnalysisReport): string {
     out.push(
       `| \`${printableName(f.path)}\` | ${f.files} | ${f.lines} | ${(f.purpose ?? "").replace(/\|/g, "\\|")} |`,
     );
+  return out;
+}
+
+/** Each file: its language and sizes, what it imports, and the model's finding on it. */
+function fileLines(r: AnalysisReport): string[] {
+  const out: string[] = [];
   out.push("", "## Files", "");
   for (const u of r.units) {
     out.push(
@@ -223,5 +247,5 @@ export function renderMarkdown(r: AnalysisReport): string {
     if (u.failed) out.push("", `_The model's finding could not be used: ${u.failed}._`);
     out.push("");
   }
-  return out.join("\n");
+  return out;
 }

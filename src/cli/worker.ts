@@ -75,70 +75,95 @@ export function workerCommand(): Command {
     .option("--name <name>", "this worker's name in --status (default host:pid)")
     .addOption(new Option("--poll-ms <ms>", "wait when the queue is empty").argParser(positiveInt))
     .option("--json", "one JSON summary as the last stdout line")
-    .action(async (flags: WorkerFlags) => {
-      if (!flags.postgres) throw new UsageError("keel worker needs --postgres URL");
-      let servers;
-      try {
-        servers = parseServers(flags.server, flags.provider ?? "ollama");
-      } catch (err) {
-        throw new UsageError((err as Error).message);
-      }
-      const name = flags.name ?? `${hostname()}:${process.pid}`;
-      const say = (line: string) => process.stderr.write(`[${name}] ${line}\n`);
-      const persistence = await openPersistence(flags.postgres);
-      const queue = await openQueue(flags.postgres, { maintenanceSeconds: 30 }).catch(
-        async (err: unknown) => {
-          await persistence.close();
-          throw err;
-        },
-      );
-      const session = await WorkerSession.open(flags.postgres, {
-        name,
-        servers: servers.map((s) => s.url),
-        log: say,
-      }).catch(async (err: unknown) => {
-        await queue.close();
-        await persistence.close();
-        throw err;
-      });
-      const stop = new AbortController();
-      const abort = new AbortController();
-      const onSignal = (sig: string) => {
-        if (!stop.signal.aborted) {
-          say(`${sig}: finishing the units in hand (send it again to stop now)`);
-          stop.abort();
-        } else abort.abort();
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
-      say(`taking units from the queue; servers ${servers.map((s) => s.url).join(", ")}`);
-      try {
-        const summary = await runWorker({
-          queue,
-          store: persistence.store,
-          servers,
-          session,
-          stop: stop.signal,
-          abort: abort.signal,
-          log: say,
-          ...(flags.model ? { model: flags.model } : {}),
-          ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
-          ...(flags.pollMs ? { pollMs: flags.pollMs } : {}),
-          settings: flagSettings(worker),
-        });
-        process.stdout.write(
-          flags.json
-            ? `${JSON.stringify(summary)}\n`
-            : `worker ${name}: ${summary.analyzed} units analysed, ${summary.duplicates} already done elsewhere, ${summary.failed} failed attempts\n`,
-        );
-        process.exitCode = abort.signal.aborted ? 130 : 0;
-      } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
-        // its session's end frees its lock: units still in hand go back to the queue now
-        await session.close(!abort.signal.aborted);
-        await queue.close();
-        await persistence.close();
-      }
+    .action((flags: WorkerFlags) => work(worker, flags));
+}
+
+/** Runs the worker the flags describe until it is stopped, then says what it did. */
+async function work(worker: Command, flags: WorkerFlags): Promise<void> {
+  if (!flags.postgres) throw new UsageError("keel worker needs --postgres URL");
+  let servers;
+  try {
+    servers = parseServers(flags.server, flags.provider ?? "ollama");
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const name = flags.name ?? `${hostname()}:${process.pid}`;
+  const say = (line: string) => process.stderr.write(`[${name}] ${line}\n`);
+  const { persistence, queue, session } = await openAll(flags.postgres, {
+    name,
+    servers: servers.map((s) => s.url),
+    log: say,
+  });
+  const signals = stopOnSignals(say);
+  const { stop, abort } = signals;
+  say(`taking units from the queue; servers ${servers.map((s) => s.url).join(", ")}`);
+  try {
+    const summary = await runWorker({
+      queue,
+      store: persistence.store,
+      servers,
+      session,
+      stop: stop.signal,
+      abort: abort.signal,
+      log: say,
+      ...(flags.model ? { model: flags.model } : {}),
+      ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
+      ...(flags.pollMs ? { pollMs: flags.pollMs } : {}),
+      settings: flagSettings(worker),
     });
+    process.stdout.write(
+      flags.json
+        ? `${JSON.stringify(summary)}\n`
+        : `worker ${name}: ${summary.analyzed} units analysed, ${summary.duplicates} already done elsewhere, ${summary.failed} failed attempts\n`,
+    );
+    process.exitCode = abort.signal.aborted ? 130 : 0;
+  } finally {
+    signals.release();
+    // its session's end frees its lock: units still in hand go back to the queue now
+    await session.close(!abort.signal.aborted);
+    await queue.close();
+    await persistence.close();
+  }
+}
+
+/** The worker's store, queue and session on the database; what opened is closed if one fails. */
+async function openAll(postgres: string, who: Parameters<typeof WorkerSession.open>[1]) {
+  const persistence = await openPersistence(postgres);
+  const queue = await openQueue(postgres, { maintenanceSeconds: 30 }).catch(
+    async (err: unknown) => {
+      await persistence.close();
+      throw err;
+    },
+  );
+  const session = await WorkerSession.open(postgres, who).catch(async (err: unknown) => {
+    await queue.close();
+    await persistence.close();
+    throw err;
+  });
+  return { persistence, queue, session };
+}
+
+/**
+ * SIGINT/SIGTERM: the first finishes the units in hand (`stop`), a second stops at once (`abort`);
+ * `release` takes the handlers off again.
+ */
+function stopOnSignals(say: (line: string) => void) {
+  const stop = new AbortController();
+  const abort = new AbortController();
+  const onSignal = (sig: string) => {
+    if (!stop.signal.aborted) {
+      say(`${sig}: finishing the units in hand (send it again to stop now)`);
+      stop.abort();
+    } else abort.abort();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return {
+    stop,
+    abort,
+    release: () => {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    },
+  };
 }

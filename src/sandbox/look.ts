@@ -8,9 +8,10 @@
  * goes) — each held read-only while a command runs, and one a command made cleaned after it — and
  * the text of the files that take protected settings (protected-settings.ts).
  */
-import { readdirSync, readlinkSync, realpathSync } from "node:fs";
+import { readdirSync, realpathSync, type Dirent } from "node:fs";
 import path from "node:path";
-import { gitNamedPaths, newLook, personalConfig, personalNames, type Look } from "./git-named.js";
+import { gitNamedPaths, newLook } from "./git-named.js";
+import { namedIn, personalDeep, special, type NamedPath } from "./look-named.js";
 import { takesSettings } from "./protected-settings.js";
 import { namedByYarnrc, YARNRCS } from "./yarn-named.js";
 import { commonDirOf, gitFileTarget, inWorkspace, isGitDir, resolves } from "./git-dir.js";
@@ -33,13 +34,7 @@ export interface WorkspaceMarks {
    * in it, and those its yarn configs name (yarn-named.ts): whether each was there, and the links
    * on the way to it (workspace-relative, with what each led to) that were.
    */
-  named: Array<{
-    path: string;
-    there: boolean;
-    links: Array<{ path: string; to?: string }>;
-    /** What it led to when it was itself a link (the person's): kept as it was. */
-    linkTo?: string;
-  }>;
+  named: NamedPath[];
   /**
    * Entries no program should meet where git or a person looks (workspace-relative as bytes' hex:
    * their names need not be UTF-8): a FIFO, socket or device (opening one blocks: a `.git` or a
@@ -114,18 +109,50 @@ export function markWorkspace(
     settings: new Map(),
     since: firstLook.get(workspace) ?? firstLook.set(workspace, nowExact()).get(workspace)!,
   };
-  const addRepoWithCommon = (rel: string) => {
-    marks.repos.add(rel);
-    // git reads the config and runs the hooks of the folder `commondir` names
-    const common = commonDirOf(workspace, rel);
-    if (common !== undefined) marks.repos.add(common);
-  };
   const look = newLook();
   // the workspace's own config first: the person's names at any depth are known before the walk
   const top = named ? gitNamedPaths(workspace, workspace, undefined, look) : [];
   marks.deep = named ? personalDeep(workspace, look) : [...deep];
-  const deepNames = marks.deep.map((n) => n.split("/"));
-  const isDeep = (rel: string) => {
+  const walk: Walk = {
+    workspace,
+    marks,
+    named,
+    bytecodeSince,
+    isDeep: deepMatcher(marks.deep),
+    budget: limit,
+    worktrees: new Set(),
+    yarnNamed: [],
+  };
+  walkFolder(walk, "");
+  if (named)
+    marks.named = namedIn(workspace, walk.worktrees, marks.repos, marks, look, [
+      ...top,
+      ...walk.yarnNamed,
+    ]);
+  return marks;
+}
+
+/** One look's walk over the workspace: what it was asked, what it found, and what it may still read. */
+interface Walk {
+  workspace: string;
+  marks: WorkspaceMarks;
+  /** Whether the look reads the yarn configs it meets (`markWorkspace`'s `named`). */
+  named: boolean;
+  bytecodeSince: number | undefined;
+  /** Whether a workspace-relative path ends in one of the person's names at any depth. */
+  isDeep: (rel: string) => boolean;
+  /** How many more entries the walk may read. */
+  budget: number;
+  /** Folders holding a `.git` (folder, file or link): each is a worktree whose git config applies. */
+  worktrees: Set<string>;
+  /** What the yarn configs found name (yarn-named.ts): named as git config's names are. */
+  yarnNamed: ProtectedPath[];
+}
+
+/** Whether a workspace-relative path ends in one of `deep` (any spelling the file system folds). */
+function deepMatcher(deep: readonly string[]): (rel: string) => boolean {
+  const deepNames = deep.map((n) => n.split("/"));
+  return (rel: string) => {
     const parts = rel.split("/");
     return deepNames.some(
       (want) =>
@@ -133,197 +160,102 @@ export function markWorkspace(
         want.every((w, k) => sameName(parts[parts.length - want.length + k]!, w)),
     );
   };
-  let budget = limit;
-  /** Folders holding a `.git` (folder, file or link): each is a worktree whose git config applies. */
-  const worktrees = new Set<string>();
-  /** What the yarn configs found name (yarn-named.ts): named as git config's names are. */
-  const yarnNamed: ProtectedPath[] = [];
-  const walk = (rel: string) => {
-    let entries;
-    try {
-      entries = readdirSync(path.join(workspace, rel), { withFileTypes: true, encoding: "buffer" });
-    } catch {
+}
+
+/** Records a repository's git folder, and the folder its `commondir` names. */
+function addRepoWithCommon(walk: Walk, rel: string): void {
+  walk.marks.repos.add(rel);
+  // git reads the config and runs the hooks of the folder `commondir` names
+  const common = commonDirOf(walk.workspace, rel);
+  if (common !== undefined) walk.marks.repos.add(common);
+}
+
+/** Reads a folder's entries into the marks, and the folders among them, until the budget is spent. */
+function walkFolder(walk: Walk, rel: string): void {
+  let entries;
+  try {
+    entries = readdirSync(path.join(walk.workspace, rel), {
+      withFileTypes: true,
+      encoding: "buffer",
+    });
+  } catch {
+    return;
+  }
+  const names = new Set(entries.map((e) => e.name.toString("utf8")));
+  if (isGitDir(names)) addRepoWithCommon(walk, rel || ".");
+  for (const raw of entries) {
+    if (--walk.budget < 0) {
+      walk.marks.incomplete = true;
       return;
     }
-    const names = new Set(entries.map((e) => e.name.toString("utf8")));
-    if (isGitDir(names)) addRepoWithCommon(rel || ".");
-    for (const raw of entries) {
-      if (--budget < 0) {
-        marks.incomplete = true;
-        return;
-      }
-      const name = raw.name.toString("utf8");
-      const bytes = Buffer.concat([Buffer.from(rel ? `${rel}/` : ""), raw.name]);
-      if (!Buffer.from(name).equals(raw.name) || special(raw)) {
-        marks.odd.set(bytes.toString("hex"), bytes);
-        continue;
-      }
-      const child = rel ? `${rel}/${name}` : name;
-      const [link, folder, git] = [
-        raw.isSymbolicLink(),
-        raw.isDirectory(),
-        name.toLowerCase() === ".git",
-      ];
-      if (git && link && !resolves(path.join(workspace, child)))
-        marks.odd.set(bytes.toString("hex"), bytes);
-      const folded = foldName(name);
-      if (removedWhenMade(child, folded) || jjRedirect(rel, name, folder) || isDeep(child))
-        marks.nested.push(child);
-      if (git) worktrees.add(rel || ".");
-      // a `.git` file or link sends git to a repository anywhere (`node_modules` too)
-      if (git && !folder) {
-        const target = gitFileTarget(workspace, child, link);
-        if (target !== undefined) addRepoWithCommon(target);
-      }
-      if (
-        bytecodeSince !== undefined &&
-        !folder &&
-        BYTECODE.test(name) &&
-        !installed(rel) &&
-        madeSince(path.join(workspace, child), bytecodeSince)
-      )
-        marks.bytecode.push(child);
-      if (named && !folder && (YARNRCS as readonly string[]).includes(name)) {
-        const text = readSmall(path.join(workspace, child));
-        if (text !== undefined) yarnNamed.push(...namedByYarnrc(workspace, child, text));
-      }
-      if (!folder && takesSettings(folded))
-        marks.settings.set(child, { text: readSmall(path.join(workspace, child)), link });
-      if (folder && !SKIP.has(name)) walk(child);
-      // a link to a folder with a `.git` (in `node_modules`, which is not walked): a person who
-      // enters the link runs git there
-      if (link && !git) linkedRepo(path.join(workspace, child));
-    }
-  };
-  const linkedRepo = (abs: string) => {
-    const real = resolves(abs) ? realpathSync(abs) : undefined;
-    const rel = real === undefined ? undefined : inWorkspace(workspace, real);
-    if (rel === undefined || !lstatOf(real!)?.isDirectory()) return;
-    const dotGit = lstatOf(path.join(real!, ".git"));
-    if (!dotGit) return;
-    worktrees.add(rel);
-    if (dotGit.isDirectory()) addRepoWithCommon(rel === "." ? ".git" : `${rel}/.git`);
-    else {
-      const target = gitFileTarget(
-        workspace,
-        rel === "." ? ".git" : `${rel}/.git`,
-        dotGit.isSymbolicLink(),
-      );
-      if (target !== undefined) addRepoWithCommon(target);
-    }
-  };
-  walk("");
-  if (named)
-    marks.named = namedIn(workspace, worktrees, marks.repos, marks, look, [...top, ...yarnNamed]);
-  return marks;
-}
-
-/**
- * The paths git config names for the workspace, each worktree in it (a folder holding a `.git`)
- * and each bare repository, and `atWorkspace` (the workspace's own and its yarn configs'), each
- * with whether it is there, the links on the way to it, and where it led if it was a link. An
- * include file is read once for them all.
- */
-function namedIn(
-  workspace: string,
-  worktrees: Iterable<string>,
-  repos: Iterable<string>,
-  marks: WorkspaceMarks,
-  look: Look,
-  atWorkspace: readonly ProtectedPath[],
-): WorkspaceMarks["named"] {
-  const tops = new Map<string, string>();
-  for (const rel of worktrees) {
-    const dir = path.join(workspace, rel);
-    tops.set(dir, dir);
+    markEntry(walk, rel, raw);
   }
-  for (const rel of repos)
-    if (!rel.split("/").some((part) => part.toLowerCase() === ".git")) {
-      const dir = path.join(workspace, rel); // a bare repository: hooks run in it
-      tops.set(dir, dir);
-    }
-  tops.delete(workspace); // asked first (`markWorkspace`)
-  for (const dir of tops.keys()) if (!askable(dir)) tops.delete(dir);
-  const named = new Set(atWorkspace.map((n) => n.path));
-  for (const [dir, top] of tops)
-    for (const n of gitNamedPaths(workspace, dir, top, look)) named.add(n.path);
-  // out of time, the last complete look's names still hold (a command cannot unname them so)
-  if (look.slow) {
-    marks.namedIncomplete = true;
-    for (const rel of lastComplete.get(workspace) ?? []) named.add(rel);
-  } else lastComplete.set(workspace, named);
-  return [...named].map((rel) => {
-    const st = lstatOf(path.join(workspace, rel));
-    return {
-      path: rel,
-      there: st !== undefined,
-      links: linksOnTheWay(workspace, rel).map((l) => ({
-        path: l,
-        to: readLink(path.join(workspace, l)),
-      })),
-      ...(st?.isSymbolicLink() ? { linkTo: readLink(path.join(workspace, rel)) } : {}),
-    };
-  });
 }
 
-/** Per workspace, the person's names at any depth of the last look git answered (`personalDeep`). */
-const lastDeep = new Map<string, string[]>();
-
-/** The person's names at any depth (git-named.ts `personalNames`), the last ones when git fails. */
-function personalDeep(workspace: string, look: Look): string[] {
-  const personal = personalConfig(look);
-  if (personal === undefined) return lastDeep.get(workspace) ?? [];
-  const names = personalNames(personal).map((n) => n.path);
-  lastDeep.set(workspace, names);
-  return names;
-}
-
-/** Per workspace, the names of the last look git answered in full (`namedIn`). */
-const lastComplete = new Map<string, Set<string>>();
-
-/**
- * Whether git may be asked in a folder without waiting, and is worth asking: no FIFO or device
- * where git opens its `.git`, config or `commondir` (one a command made is removed as odd; a link
- * that leads nowhere fails at once and is no reason to skip), and a `.git` that is a repository
- * (an empty file, a folder without HEAD costs git's time only: a command can make thousands to run
- * a look out of time).
- */
-function askable(dir: string): boolean {
-  const waits = (p: string): boolean => {
-    const st = lstatOf(p);
-    if (st?.isSymbolicLink()) return resolves(p) && waits(realpathSync(p));
-    return st !== undefined && special(st);
-  };
+/** Records what one entry of the folder `rel` is (see `WorkspaceMarks`), and walks into a folder. */
+function markEntry(walk: Walk, rel: string, raw: Dirent<Buffer>): void {
+  const { workspace, marks } = walk;
+  const name = raw.name.toString("utf8");
+  const bytes = Buffer.concat([Buffer.from(rel ? `${rel}/` : ""), raw.name]);
+  if (!Buffer.from(name).equals(raw.name) || special(raw)) {
+    marks.odd.set(bytes.toString("hex"), bytes);
+    return;
+  }
+  const child = rel ? `${rel}/${name}` : name;
+  const [link, folder, git] = [
+    raw.isSymbolicLink(),
+    raw.isDirectory(),
+    name.toLowerCase() === ".git",
+  ];
+  if (git && link && !resolves(path.join(workspace, child)))
+    marks.odd.set(bytes.toString("hex"), bytes);
+  const folded = foldName(name);
+  if (removedWhenMade(child, folded) || jjRedirect(rel, name, folder) || walk.isDeep(child))
+    marks.nested.push(child);
+  if (git) walk.worktrees.add(rel || ".");
+  // a `.git` file or link sends git to a repository anywhere (`node_modules` too)
+  if (git && !folder) {
+    const target = gitFileTarget(workspace, child, link);
+    if (target !== undefined) addRepoWithCommon(walk, target);
+  }
   if (
-    [".git", ".git/config", ".git/commondir", "config", "commondir"].some((p) =>
-      waits(path.join(dir, p)),
-    )
+    walk.bytecodeSince !== undefined &&
+    !folder &&
+    BYTECODE.test(name) &&
+    !installed(rel) &&
+    madeSince(path.join(workspace, child), walk.bytecodeSince)
   )
-    return false;
-  const dotGit = path.join(dir, ".git");
-  const st = lstatOf(dotGit);
-  if (st === undefined) return true;
-  if (st.isFile()) return readSmall(dotGit)?.startsWith("gitdir: ") === true;
-  return lstatOf(path.join(dotGit, "HEAD")) !== undefined || resolves(path.join(dotGit, "HEAD"));
+    marks.bytecode.push(child);
+  if (walk.named && !folder && (YARNRCS as readonly string[]).includes(name)) {
+    const text = readSmall(path.join(workspace, child));
+    if (text !== undefined) walk.yarnNamed.push(...namedByYarnrc(workspace, child, text));
+  }
+  if (!folder && takesSettings(folded))
+    marks.settings.set(child, { text: readSmall(path.join(workspace, child)), link });
+  if (folder && !SKIP.has(name)) walkFolder(walk, child);
+  // a link to a folder with a `.git` (in `node_modules`, which is not walked): a person who
+  // enters the link runs git there
+  if (link && !git) linkedRepo(walk, path.join(workspace, child));
 }
 
-export const readLink = (p: string) => {
-  try {
-    return readlinkSync(p);
-  } catch {
-    return undefined;
+/** A link to a folder with a `.git`: that folder is a worktree, and its repository is recorded. */
+function linkedRepo(walk: Walk, abs: string): void {
+  const { workspace } = walk;
+  const real = resolves(abs) ? realpathSync(abs) : undefined;
+  const rel = real === undefined ? undefined : inWorkspace(workspace, real);
+  if (rel === undefined || !lstatOf(real!)?.isDirectory()) return;
+  const dotGit = lstatOf(path.join(real!, ".git"));
+  if (!dotGit) return;
+  walk.worktrees.add(rel);
+  if (dotGit.isDirectory()) addRepoWithCommon(walk, rel === "." ? ".git" : `${rel}/.git`);
+  else {
+    const target = gitFileTarget(
+      workspace,
+      rel === "." ? ".git" : `${rel}/.git`,
+      dotGit.isSymbolicLink(),
+    );
+    if (target !== undefined) addRepoWithCommon(walk, target);
   }
-};
-
-/** The folders on a workspace-relative path (not the path itself) that are links. */
-export function linksOnTheWay(workspace: string, rel: string): string[] {
-  const parts = rel.split("/");
-  const links: string[] = [];
-  for (let i = 1; i < parts.length; i++) {
-    const folder = parts.slice(0, i).join("/");
-    if (lstatOf(path.join(workspace, folder))?.isSymbolicLink()) links.push(folder);
-  }
-  return links;
 }
 
 /**
@@ -333,14 +265,6 @@ export function linksOnTheWay(workspace: string, rel: string): string[] {
  */
 const jjRedirect = (rel: string, name: string, folder: boolean) =>
   name === "repo" && !folder && path.basename(rel).toLowerCase() === ".jj";
-
-/** A FIFO, socket or device: opening one can block (`WorkspaceMarks.odd`). */
-const special = (e: {
-  isFIFO(): boolean;
-  isSocket(): boolean;
-  isCharacterDevice(): boolean;
-  isBlockDevice(): boolean;
-}) => e.isFIFO() || e.isSocket() || e.isCharacterDevice() || e.isBlockDevice();
 
 /**
  * What the sandbox holds read-only besides the top-level list, workspace-relative: every

@@ -84,8 +84,9 @@ function table(head: readonly string[], rows: Array<Array<string | number>>): st
 
 const fmt = (rec: Partial<Record<string, number>>) => countsText(rec, "—");
 
-export function statsPage(stats: Stats, generated: string): string {
-  const failures = stats.models.map((m) => ({
+/** One bar per model: its calls' failures by kind. */
+const failureBars = (stats: Stats): Bar[] =>
+  stats.models.map((m) => ({
     label: m.model,
     parts: stats.tools
       .filter((t) => t.model === m.model)
@@ -94,8 +95,11 @@ export function statsPage(stats: Stats, generated: string): string {
         return acc;
       }, {}),
   }));
+
+/** One bar per tool that was repaired: its repairs by kind. */
+function repairBars(stats: Stats): Bar[] {
   const toolNames = [...new Set(stats.tools.map((t) => t.tool))].sort();
-  const repairs = toolNames
+  return toolNames
     .map((tool) => ({
       label: tool,
       parts: stats.tools
@@ -106,6 +110,58 @@ export function statsPage(stats: Stats, generated: string): string {
         }, {}),
     }))
     .filter((b) => Object.keys(b.parts).length);
+}
+
+/** The table of models: runs, outcomes, calls, repairs, ladder rungs, tokens. */
+const modelsTable = (stats: Stats) =>
+  table(
+    [
+      "model",
+      "runs",
+      "outcomes",
+      "calls",
+      "failed",
+      "repaired",
+      "salvaged turns",
+      "loops cut",
+      "ladder rungs",
+      "prompt tokens",
+      "tok/s",
+    ],
+    stats.models.map((m) => [
+      m.model,
+      m.runs,
+      fmt(m.outcomes),
+      m.calls,
+      m.failures,
+      m.repaired,
+      m.salvaged,
+      m.loopsCut,
+      fmt(m.rungs),
+      m.promptTokens,
+      m.tokensPerSecond?.toFixed(1) ?? "—",
+    ]),
+  );
+
+/** The table of learned description lines and the misuse without and with each. */
+const lessonsTable = (stats: Stats) =>
+  stats.lessons?.length
+    ? table(
+        ["model", "tool", "status", "line", "misuse without", "misuse with"],
+        stats.lessons.map((l) => [
+          l.model,
+          l.tool,
+          l.status,
+          l.line,
+          `${l.before.misuses}/${l.before.calls}`,
+          `${l.after.misuses}/${l.after.calls}`,
+        ]),
+      )
+    : '<p class="empty">none yet</p>';
+
+export function statsPage(stats: Stats, generated: string): string {
+  const failures = failureBars(stats);
+  const repairs = repairBars(stats);
   const outcomes = stats.days.map((d) => ({ label: d.day, parts: d.outcomes }));
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>keel stats</title>
@@ -123,55 +179,14 @@ ${stackedBars("failures", "Failure kinds per model", failures)}
 ${stackedBars("repairs", "Repairs per tool", repairs)}
 ${stackedBars("outcomes", "Outcomes over time", outcomes, OUTCOME_COLORS)}
 <h2>Models</h2>
-${table(
-  [
-    "model",
-    "runs",
-    "outcomes",
-    "calls",
-    "failed",
-    "repaired",
-    "salvaged turns",
-    "loops cut",
-    "ladder rungs",
-    "prompt tokens",
-    "tok/s",
-  ],
-  stats.models.map((m) => [
-    m.model,
-    m.runs,
-    fmt(m.outcomes),
-    m.calls,
-    m.failures,
-    m.repaired,
-    m.salvaged,
-    m.loopsCut,
-    fmt(m.rungs),
-    m.promptTokens,
-    m.tokensPerSecond?.toFixed(1) ?? "—",
-  ]),
-)}
+${modelsTable(stats)}
 <h2>Tools</h2>
 ${table(
   TOOL_COLUMNS,
   stats.tools.map((t) => [t.model, t.tool, t.calls, fmt(t.failures), fmt(t.repairs)]),
 )}
 <h2>Learned description lines</h2>
-${
-  stats.lessons?.length
-    ? table(
-        ["model", "tool", "status", "line", "misuse without", "misuse with"],
-        stats.lessons.map((l) => [
-          l.model,
-          l.tool,
-          l.status,
-          l.line,
-          `${l.before.misuses}/${l.before.calls}`,
-          `${l.after.misuses}/${l.after.calls}`,
-        ]),
-      )
-    : '<p class="empty">none yet</p>'
-}
+${lessonsTable(stats)}
 </body></html>
 `;
 }

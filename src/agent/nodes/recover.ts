@@ -3,7 +3,7 @@ import { HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { decideRecovery, hintFor, RUNGS } from "../../guard/ladder.js";
 import { settingsFrom } from "../context.js";
-import type { CoderStateUpdate, CoderStateValue } from "../state.js";
+import type { CoderStateUpdate, CoderStateValue, Failure } from "../state.js";
 import { unansweredCalls } from "../conversation.js";
 import { requestedEffect, unwritten } from "../requested-effect.js";
 import { unrunCommand } from "./act/effect.js";
@@ -89,50 +89,79 @@ export function createRecoverNode() {
       };
     }
     // Calls left unanswered when the run winds down get an answer, so the thread stays well-formed.
-    const skipped = unansweredCalls(state.messages).map(
-      (c) =>
-        new ToolMessage({
-          content: "Error [refused]: not run: the run is stopping.",
-          tool_call_id: c.id ?? "",
-          name: c.name,
-          status: "error",
-        }),
-    );
+    const skipped = skippedCalls(state);
     if (action === "summarize") return { ...base, messages: skipped, summaryFor: failure };
     const modelSummary = failure.summarized ? state.summary : undefined;
-    if (action === "ask") {
-      const answer: unknown = interrupt({
-        type: "ask_human",
-        kind,
-        detail: failure.detail,
-        summary: modelSummary,
-        question: `keel is stuck: ${failure.detail}. What should it do? (an empty answer stops the run)`,
-      });
-      if (typeof answer === "string" && answer.trim()) {
-        return {
-          ...base,
-          strikes: { ...strikes, [kind]: 0 },
-          messages: [...skipped, new HumanMessage(answer.trim())],
-          summary: "",
-        };
-      }
-      return {
-        ...base,
-        messages: skipped,
-        status: "needs_human",
-        summary: buildReport(
-          state,
-          `${failure.detail}; no human guidance was given`,
-          modelSummary,
-          settings.interactive,
-        ),
-      };
-    }
+    if (action === "ask")
+      return askHuman(
+        state,
+        failure,
+        { base, strikes, skipped, modelSummary },
+        settings.interactive,
+      );
     return {
       ...base,
       messages: skipped,
       status: "gave_up",
       summary: buildReport(state, failure.detail, modelSummary, settings.interactive),
     };
+  };
+}
+
+/** An answer to each call left unanswered when the run winds down: the thread stays well-formed. */
+function skippedCalls(state: CoderStateValue): ToolMessage[] {
+  return unansweredCalls(state.messages).map(
+    (c) =>
+      new ToolMessage({
+        content: "Error [refused]: not run: the run is stopping.",
+        tool_call_id: c.id ?? "",
+        name: c.name,
+        status: "error",
+      }),
+  );
+}
+
+/**
+ * The ladder's "ask" rung: a person is asked what to do; an answer resets the strikes of its kind
+ * and goes to the model, none stops the run with a report.
+ */
+function askHuman(
+  state: CoderStateValue,
+  failure: Failure,
+  sofar: {
+    base: CoderStateUpdate;
+    strikes: Record<string, number>;
+    skipped: ToolMessage[];
+    modelSummary: string | undefined;
+  },
+  interactive: boolean,
+): CoderStateUpdate {
+  const { base, strikes, skipped, modelSummary } = sofar;
+  const kind = failure.kind;
+  const answer: unknown = interrupt({
+    type: "ask_human",
+    kind,
+    detail: failure.detail,
+    summary: modelSummary,
+    question: `keel is stuck: ${failure.detail}. What should it do? (an empty answer stops the run)`,
+  });
+  if (typeof answer === "string" && answer.trim()) {
+    return {
+      ...base,
+      strikes: { ...strikes, [kind]: 0 },
+      messages: [...skipped, new HumanMessage(answer.trim())],
+      summary: "",
+    };
+  }
+  return {
+    ...base,
+    messages: skipped,
+    status: "needs_human",
+    summary: buildReport(
+      state,
+      `${failure.detail}; no human guidance was given`,
+      modelSummary,
+      interactive,
+    ),
   };
 }

@@ -4,12 +4,17 @@
  * a LangGraph interrupt (the CLI's prompt, Studio's resume), or, with nobody there, the call is
  * refused with the fix.
  */
-import path from "node:path";
 import { interrupt } from "@langchain/langgraph";
 import { printable } from "../../printable.js";
 import type { TrailEntry } from "../../guard/loop.js";
 import { pathOf } from "../../tools/fs-tools.js";
-import { answeredByYes, decideCall, type CallFacts, type Policy } from "../../tools/permissions.js";
+import {
+  answeredByYes,
+  decideCall,
+  type CallFacts,
+  type Decision,
+  type Policy,
+} from "../../tools/permissions.js";
 import {
   configDirOf,
   gitNamedPaths,
@@ -18,11 +23,8 @@ import {
   personalNames,
 } from "../../sandbox/git-named.js";
 import { gitFoldersOn } from "../../sandbox/git-folders.js";
-import { protectedSetting, settingRulesOf } from "../../sandbox/protected-settings.js";
 import { yarnNamedOn } from "../../sandbox/yarn-named.js";
 import { KEEL_DIR, type ProtectedPath } from "../../sandbox/protected.js";
-import { lstatOf, readInSync } from "../../files/door.js";
-import { applyEdit } from "../../tools/edit-match.js";
 import type { CheckVerdict } from "../../tools/post-edit.js";
 import { runCommandTool } from "../../tools/run-command.js";
 import {
@@ -34,6 +36,9 @@ import {
 } from "../../tools/types.js";
 import type { NodeEnv } from "../runtime.js";
 import { rulesOf } from "../context.js";
+import { PREVIEW_MAX, settingAdded, type FileChange } from "./file-change.js";
+
+export { changePreview, fileChangeOf, PREVIEW_MAX, type FileChange } from "./file-change.js";
 
 export type GateVerdict =
   | {
@@ -73,68 +78,6 @@ export function describeCall(facts: CallFacts): string {
   return about ? `${facts.tool} ${about}` : facts.tool;
 }
 
-/** What a file change writes: write_file's content, or edit_file's replacement. */
-export type FileChange = { content: string } | { oldText: string; newText: string };
-
-/** A call's file change, if it is one. */
-export function fileChangeOf(tool: KeelTool, args: unknown): FileChange | undefined {
-  const a = (args ?? {}) as Record<string, unknown>;
-  if (tool.name === "edit_file")
-    return typeof a.old_text === "string" && typeof a.new_text === "string"
-      ? { oldText: a.old_text, newText: a.new_text }
-      : undefined;
-  return typeof a.content === "string" ? { content: a.content } : undefined;
-}
-
-/** The text a change leaves in a file holding `before` ("" when missing), as edit_file would. */
-function textAfter(change: FileChange, before: string): string {
-  if ("content" in change) return change.content;
-  const edited = applyEdit(before, change.oldText, change.newText);
-  return edited.ok ? edited.text : before; // an edit that fails writes nothing
-}
-
-/** A setting the change adds to a project config that a tool runs code from (`protectedSetting`). */
-function settingAdded(
-  workspace: string,
-  rel: string,
-  change: FileChange | undefined,
-): ProtectedPath[] {
-  // the file as it is is read only for the few files that take such settings
-  if (change === undefined || settingRulesOf(rel).length === 0) return [];
-  let before: string | undefined;
-  try {
-    before = readInSync(workspace, rel)?.toString("utf8");
-  } catch {
-    before = undefined; // a link, a FIFO, one too large: asked below
-  }
-  // one there that keel cannot read (too large, not a regular file) is not written past a person
-  if (before === undefined && lstatOf(path.join(workspace, rel)))
-    return [
-      {
-        path: rel,
-        why: "its tools may run the commands or plugins it names, and keel cannot read this one (too large, or not a regular file) to check which",
-      },
-    ];
-  const added = protectedSetting(rel, before ?? "", textAfter(change, before ?? ""));
-  return added ? [added] : [];
-}
-
-/**
- * What a person is shown of a file change before approving it: the content, or the edit, whole (a
- * part shown is a part approved: what follows it would be written unseen), its control characters
- * visible (`printable`: a carriage return or an escape sequence could hide a line).
- */
-export function changePreview(tool: KeelTool, args: unknown): string {
-  const a = (args ?? {}) as Record<string, unknown>;
-  const text = (v: unknown) => printable(typeof v === "string" ? v : JSON.stringify(v));
-  if (tool.name === "edit_file") return `replace:\n${text(a.old_text)}\nwith:\n${text(a.new_text)}`;
-  if ("content" in a) return `content:\n${text(a.content)}`;
-  return printable(JSON.stringify(a));
-}
-
-/** The longest change a person is asked to read in full before approving it (characters). */
-export const PREVIEW_MAX = 20_000;
-
 /**
  * Whether a resolved call may run — the one place that decides, and the only one that asks a
  * person. The decision is `decideCall`'s (tools/permissions.ts) with what the tool declared of the
@@ -149,16 +92,7 @@ export function gate(
   change: FileChange | undefined = undefined,
   declared: Declared = {},
 ): GateVerdict {
-  const named =
-    facts.toolClass === "mutate" && facts.path !== undefined
-      ? [
-          ...gitNamedOf(env, facts.path),
-          ...gitFoldersOn(env.workspace, facts.path),
-          ...yarnNamedOn(env.workspace, facts.path),
-          ...settingAdded(env.workspace, facts.path, change),
-        ]
-      : [];
-  const d = decideCall(facts, { ...policyOf(env), named });
+  const d = decideCall(facts, { ...policyOf(env), named: namedFor(facts, env, change) });
   if (d.decision === "deny")
     return {
       run: false,
@@ -171,76 +105,119 @@ export function gate(
     };
   if (declared.refuse)
     return { run: false, result: fail("refused", `${facts.tool} refused: ${declared.refuse}`) };
-  const ask = declared.ask;
-  if (d.decision === "allow") {
-    if (!ask) return { run: true, approved: d.approved };
-    if (covered(d.approved, ask, env.settings.autoApprove)) return { run: true, approved: true };
-    const question = {
-      tool: facts.tool,
-      command: ask.shown ?? facts.command ?? describeCall(facts),
-      reason: ask.reason,
-      ...(ask.unsandboxed && { unsandboxed: true }),
-    };
-    return askPerson(env, question)
-      ? { run: true, approved: true }
-      : { run: false, result: fail("needs_approval", ask.refused) };
-  }
+  if (d.decision === "allow") return gateAllowed(facts, env, d.approved, declared.ask);
   // the policy asks a person too: one question, for both
-  const reason = ask ? `${d.reason}; and ${ask.reason}` : d.reason;
-  const outside = ask?.unsandboxed ? { unsandboxed: true } : {};
-  if (d.gitWrite) {
-    if (
-      askPerson(env, {
-        tool: facts.tool,
-        command: facts.command!,
-        reason,
-        protected: true,
-        ...outside,
-      })
-    )
-      return { run: true, approved: true, gitWritable: true };
+  if (d.gitWrite) return askGitWrite(facts, env, d, declared.ask);
+  if (d.protected) return askProtected(facts, env, d, preview, declared.ask);
+  return askApproval(facts, env, d, declared.ask);
+}
+
+/** A decision that asks a person (`decideCall`). */
+type AskDecision = Extract<Decision, { decision: "ask" }>;
+/** What a tool declared it must ask a person of a call. */
+type Ask = Declared["ask"];
+
+/**
+ * The paths named where a file change lands (protected too: the person's git config's, git
+ * folders on the way, the yarn configs', a setting that runs code the change adds), none for
+ * another call.
+ */
+function namedFor(facts: CallFacts, env: NodeEnv, change: FileChange | undefined): ProtectedPath[] {
+  return facts.toolClass === "mutate" && facts.path !== undefined
+    ? [
+        ...gitNamedOf(env, facts.path),
+        ...gitFoldersOn(env.workspace, facts.path),
+        ...yarnNamedOn(env.workspace, facts.path),
+        ...settingAdded(env.workspace, facts.path, change),
+      ]
+    : [];
+}
+
+/** A call the policy allows: it runs, unless the tool asks a person what the policy does not cover. */
+function gateAllowed(facts: CallFacts, env: NodeEnv, approved: boolean, ask: Ask): GateVerdict {
+  if (!ask) return { run: true, approved };
+  if (covered(approved, ask, env.settings.autoApprove)) return { run: true, approved: true };
+  const question = {
+    tool: facts.tool,
+    command: ask.shown ?? facts.command ?? describeCall(facts),
+    reason: ask.reason,
+    ...(ask.unsandboxed && { unsandboxed: true }),
+  };
+  return askPerson(env, question)
+    ? { run: true, approved: true }
+    : { run: false, result: fail("needs_approval", ask.refused) };
+}
+
+/** The reason a person is asked for (the policy's, and the tool's when it asks too). */
+const reasonOf = (d: AskDecision, ask: Ask) => (ask ? `${d.reason}; and ${ask.reason}` : d.reason);
+/** Whether the question says the call runs outside the sandbox. */
+const outsideOf = (ask: Ask) => (ask?.unsandboxed ? { unsandboxed: true } : {});
+
+/** A command that writes git: runs with `.git` writable only when a person approves. */
+function askGitWrite(facts: CallFacts, env: NodeEnv, d: AskDecision, ask: Ask): GateVerdict {
+  if (
+    askPerson(env, {
+      tool: facts.tool,
+      command: facts.command!,
+      reason: reasonOf(d, ask),
+      protected: true,
+      ...outsideOf(ask),
+    })
+  )
+    return { run: true, approved: true, gitWritable: true };
+  return {
+    run: false,
+    result: fail(
+      "needs_approval",
+      `${facts.tool} was not run: ${d.reason}, and none did (--yes does not). .git is read-only to commands: do the rest of the task without it, and say in your answer which git command is needed (\`${d.gitWrite!.command.slice(0, 200)}\`), so that the person can run it.`,
+    ),
+  };
+}
+
+/** A change to a protected path: only a person who sees it whole may allow it. */
+function askProtected(
+  facts: CallFacts,
+  env: NodeEnv,
+  d: AskDecision,
+  preview: string,
+  ask: Ask,
+): GateVerdict {
+  if (preview.length > PREVIEW_MAX)
     return {
       run: false,
       result: fail(
         "needs_approval",
-        `${facts.tool} was not run: ${d.reason}, and none did (--yes does not). .git is read-only to commands: do the rest of the task without it, and say in your answer which git command is needed (\`${d.gitWrite.command.slice(0, 200)}\`), so that the person can run it.`,
+        `${facts.tool} was not run: ${d.reason}, so a person must read the change before it is made, and at ${preview.length.toLocaleString("en")} characters it is too long to show (at most ${PREVIEW_MAX.toLocaleString("en")}). Write a shorter file there, or finish and say what should be written.`,
       ),
     };
-  }
-  if (d.protected) {
-    if (preview.length > PREVIEW_MAX)
-      return {
-        run: false,
-        result: fail(
-          "needs_approval",
-          `${facts.tool} was not run: ${d.reason}, so a person must read the change before it is made, and at ${preview.length.toLocaleString("en")} characters it is too long to show (at most ${PREVIEW_MAX.toLocaleString("en")}). Write a shorter file there, or finish and say what should be written.`,
-        ),
-      };
-    if (
-      askPerson(env, {
-        tool: facts.tool,
-        command: describeCall(facts),
-        reason,
-        protected: true,
-        ...outside,
-        preview,
-      })
-    )
-      return { run: true, approved: true };
-    return {
-      run: false,
-      result: fail(
-        "needs_approval",
-        `${facts.tool} was not run: ${d.reason}, so only a person who sees the change may allow it, and none did (--yes does not). Do the task without changing ${facts.path}, or finish and say what should be written there.`,
-      ),
-    };
-  }
+  if (
+    askPerson(env, {
+      tool: facts.tool,
+      command: describeCall(facts),
+      reason: reasonOf(d, ask),
+      protected: true,
+      ...outsideOf(ask),
+      preview,
+    })
+  )
+    return { run: true, approved: true };
+  return {
+    run: false,
+    result: fail(
+      "needs_approval",
+      `${facts.tool} was not run: ${d.reason}, so only a person who sees the change may allow it, and none did (--yes does not). Do the task without changing ${facts.path}, or finish and say what should be written there.`,
+    ),
+  };
+}
+
+/** Any other call the policy asks about: a person (or `--yes`, in the prompt) allows it. */
+function askApproval(facts: CallFacts, env: NodeEnv, d: AskDecision, ask: Ask): GateVerdict {
   if (
     askPerson(env, {
       tool: facts.tool,
       command: ask?.shown ?? facts.command ?? describeCall(facts),
-      reason,
-      ...outside,
+      reason: reasonOf(d, ask),
+      ...outsideOf(ask),
     })
   )
     return { run: true, approved: true };
