@@ -16,14 +16,8 @@ import { isolationOf, loopSettingsOf } from "../context.js";
 import { unansweredCalls } from "../conversation.js";
 import { nodeEnv, type NodeEnv } from "../runtime.js";
 import type { CoderStateUpdate, CoderStateValue, Failure } from "../state.js";
-import {
-  callFacts,
-  changePreview,
-  fileChangeOf,
-  checkAllowed,
-  describeCall,
-  gate,
-} from "./tool-gate.js";
+import { changePreview, fileChangeOf } from "./file-change.js";
+import { callFacts, checkAllowed, describeCall, gate } from "./tool-gate.js";
 
 /**
  * Runs ONE unanswered tool call of the last reply and answers it with a ToolMessage carrying its

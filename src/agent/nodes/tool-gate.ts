@@ -38,8 +38,6 @@ import type { NodeEnv } from "../runtime.js";
 import { rulesOf } from "../context.js";
 import { PREVIEW_MAX, settingAdded, type FileChange } from "./file-change.js";
 
-export { changePreview, fileChangeOf, PREVIEW_MAX, type FileChange } from "./file-change.js";
-
 export type GateVerdict =
   | {
       run: true;
