@@ -6,7 +6,6 @@ import { createHash } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { isGraphDrained, type RunControl } from "@langchain/langgraph";
-import cliProgress from "cli-progress";
 import pc from "picocolors";
 import {
   analystRunConfig,
@@ -21,7 +20,7 @@ import { resolveDeps, type GraphDeps } from "../run/model.js";
 import { describeProfileUse, profileOf, type ProfileUse } from "../run/profile-use.js";
 import { ModelServerError } from "../models/errors.js";
 import { threadGraph } from "../persistence/thread-graph.js";
-import { openPersistence } from "../persistence/open.js";
+import { openPersistence, type Persistence } from "../persistence/open.js";
 import { lockThread } from "../persistence/thread-lock.js";
 import { openDistributed, type DistributedOptions } from "../distributed/coordinator.js";
 import { analyzeStatus } from "./worker.js";
@@ -31,7 +30,7 @@ import { installCtrlC } from "./interrupt.js";
 import { checkpointsOf, DEFAULT_STORE, positiveInt, threadId } from "./options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
 import { checkSettingsFiles } from "./server-options.js";
-import { printableName } from "../printable.js";
+import { createProgress, formatAnalyzeOutcome, type AnalyzeOutcome } from "./analyze-display.js";
 
 export interface AnalyzeOptions {
   dir: string;
@@ -51,86 +50,12 @@ export interface AnalyzeOptions {
   modelRequired?: boolean;
 }
 
-export interface AnalyzeOutcome {
-  status: "done" | "interrupted" | "error";
-  thread_id: string;
-  target: string;
-  model: string | null;
-  no_model_reason?: string;
-  units: number;
-  analyzed: number;
-  reused: number;
-  failed: number;
-  folders: number;
-  folders_analyzed: number;
-  folders_reused: number;
-  largest_request_tokens: number;
-  report?: string;
-  report_json?: string;
-  error?: string;
-  /** The model's calibration profile: applied, stale, or why none (run/profile-use.ts). */
-  profile?: ProfileUse;
-  exitCode: 0 | 3 | 130;
-}
-
 /** The thread a folder's analysis uses unless told otherwise: the same command resumes it. */
 export const defaultAnalysisThread = (target: string, depth: string) =>
   `analyze-${createHash("sha1").update(`${target}\n${depth}`).digest("hex").slice(0, 10)}`;
 
-/** Progress for people (a bar on a terminal, a line now and then otherwise) or JSON lines for machines. */
-function createProgress(json: boolean | undefined) {
-  const tty = Boolean(process.stderr.isTTY) && !json;
-  const bar = tty
-    ? new cliProgress.SingleBar(
-        {
-          stream: process.stderr,
-          format: `{phase} ${pc.cyan("{bar}")} {value}/{total} | {reused} reused | {duration_formatted} | eta {eta_formatted} | {current}`,
-          hideCursor: true,
-          etaBuffer: 20,
-        },
-        cliProgress.Presets.shades_classic,
-      )
-    : undefined;
-  let phase = "";
-  let reused = 0;
-  let last = 0;
-  return {
-    event(e: AnalysisProgress) {
-      if (e.reused) reused++;
-      if (json) return void process.stderr.write(`${JSON.stringify(e)}\n`);
-      if (e.phase !== phase) {
-        bar?.stop();
-        phase = e.phase;
-        reused = e.reused ? 1 : 0;
-        bar?.start(e.total, 0, { phase: e.phase.padEnd(7), current: "", reused });
-      }
-      // a unit's name is the analysed folder's: shown with its control characters as codes
-      const current = printableName(e.queue ?? e.current);
-      if (bar) return bar.update(e.done, { current: current.slice(-50), reused });
-      if (e.done === e.total || Date.now() - last > 3000) {
-        last = Date.now();
-        process.stderr.write(`${e.phase} ${e.done}/${e.total} (${reused} reused) ${current}\n`);
-      }
-    },
-    stop: () => bar?.stop(),
-  };
-}
-
 export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
-  const target = path.resolve(o.dir);
-  if (!existsSync(target) || !statSync(target).isDirectory())
-    throw new UsageError(`${target} is not an existing folder; pass the folder to analyse`);
-  const input = { ...o.settings, target };
-  const { beneath, use } = await profileOf(AnalystContextSchema, input);
-  if (use.status === "applied" || use.status === "stale")
-    process.stderr.write(`${describeProfileUse(use)}\n`);
-  const run = analystRunConfig("", input, undefined, beneath);
-  const settings = analystSettingsFrom(run);
-  if (settings.out && existsSync(settings.out) && statSync(settings.out).isDirectory())
-    throw new UsageError(
-      `output path ${settings.out} is a folder; pass a file for the report, e.g. -o ${path.join(settings.out, "report.md")}`,
-    );
-  if (o.modelRequired && settings.model !== "none") await modelThere(settings, o);
+  const { target, use, run } = await analysisSettings(o);
   const threadId = o.threadId ?? defaultAnalysisThread(target, run.context.depth);
   const persistence = await openPersistence(checkpointsOf(o.checkpoints, target));
   const { checkpointer, store } = persistence;
@@ -138,20 +63,7 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     await persistence.close();
     throw new UsageError("--workers needs --postgres URL: the workers share its queue and store");
   }
-  // One coordinator per target and per thread: a second is refused with the holder named.
-  const unlock: Array<() => Promise<void>> = [];
-  const opened = async () => {
-    unlock.push(
-      await lockThread(persistence.target, `analysis:${target}`, `the analysis of ${target}`),
-    );
-    unlock.push(await lockThread(persistence.target, threadId));
-    return o.distributed ? openDistributed(o.checkpoints!, o.distributed) : undefined;
-  };
-  const dist = await opened().catch(async (err: unknown) => {
-    for (const release of unlock) await release();
-    await persistence.close();
-    throw err;
-  });
+  const { dist, unlock } = await lockedRun(persistence, target, threadId, o);
   const graph = createAnalystGraph({ ...o.deps, ...dist?.graph }).compile({ checkpointer, store });
   const config = {
     ...run,
@@ -165,30 +77,14 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     status: AnalyzeOutcome["status"],
     exitCode: AnalyzeOutcome["exitCode"],
     error?: string,
-  ): Promise<AnalyzeOutcome> => {
-    const s = (await graph.getState(config)).values as Partial<AnalystStateValue>;
-    return {
+  ): Promise<AnalyzeOutcome> =>
+    analysisOutcome(
+      (await graph.getState(config)).values as Partial<AnalystStateValue>,
+      { threadId, target, model: run.context.model, use },
       status,
-      thread_id: threadId,
-      target,
-      model: s.modelMode === "model" ? run.context.model : null,
-      ...(s.noModelReason ? { no_model_reason: s.noModelReason } : {}),
-      units: s.total ?? 0,
-      analyzed: s.analyzed ?? 0,
-      reused: s.reused ?? 0,
-      failed: s.failed ?? 0,
-      folders: s.folderTotal ?? 0,
-      folders_analyzed: s.foldersAnalyzed ?? 0,
-      folders_reused: s.foldersReused ?? 0,
-      largest_request_tokens: s.largestRequest ?? 0,
-      ...(s.reportPath && status === "done"
-        ? { report: s.reportPath, report_json: s.jsonPath }
-        : {}),
-      ...(error ? { error } : {}),
-      profile: use,
       exitCode,
-    };
-  };
+      error,
+    );
   try {
     const before = await graph.getState(config);
     if ((await threadGraph(checkpointer, config)) === "coder")
@@ -206,20 +102,12 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
       ...config,
       streamMode: ["custom", "updates"],
     });
-    for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
-      if (mode === "custom" && (chunk as AnalysisProgress).type === "analysis")
-        progress.event(chunk as AnalysisProgress);
-      if (mode === "updates" && (chunk as Record<string, Partial<AnalystStateValue>>).enumerate) {
-        const e = (chunk as Record<string, Partial<AnalystStateValue>>).enumerate!;
-        say(
-          e.modelMode === "model"
-            ? `${e.total} units, ${e.folderTotal} folders; analysing with ${run.context.model}`
-            : pc.yellow(
-                `${e.total} units, ${e.folderTotal} folders. NO MODEL IS USED: ${e.noModelReason?.replace(/\.$/, "")}. Writing the structural report.`,
-              ),
-        );
-      }
-    }
+    await showAnalysis(
+      stream as AsyncIterable<[string, unknown]>,
+      progress,
+      say,
+      run.context.model,
+    );
     progress.stop();
     return await outcome("done", 0);
   } catch (err) {
@@ -232,6 +120,103 @@ export async function runAnalyze(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     await dist?.queue.close();
     for (const release of unlock) await release();
     await persistence.close();
+  }
+}
+
+/** The analysis's settings (the model's profile beneath them), checked before anything opens. */
+async function analysisSettings(o: AnalyzeOptions) {
+  const target = path.resolve(o.dir);
+  if (!existsSync(target) || !statSync(target).isDirectory())
+    throw new UsageError(`${target} is not an existing folder; pass the folder to analyse`);
+  const input = { ...o.settings, target };
+  const { beneath, use } = await profileOf(AnalystContextSchema, input);
+  if (use.status === "applied" || use.status === "stale")
+    process.stderr.write(`${describeProfileUse(use)}\n`);
+  const run = analystRunConfig("", input, undefined, beneath);
+  const settings = analystSettingsFrom(run);
+  if (settings.out && existsSync(settings.out) && statSync(settings.out).isDirectory())
+    throw new UsageError(
+      `output path ${settings.out} is a folder; pass a file for the report, e.g. -o ${path.join(settings.out, "report.md")}`,
+    );
+  if (o.modelRequired && settings.model !== "none") await modelThere(settings, o);
+  return { target, use, run };
+}
+
+/**
+ * The locks of one coordinator per target and per thread (a second is refused with the holder
+ * named), and the job queue of a distributed run; on failure, what was taken is given back.
+ */
+async function lockedRun(
+  persistence: Persistence,
+  target: string,
+  threadId: string,
+  o: AnalyzeOptions,
+) {
+  const unlock: Array<() => Promise<void>> = [];
+  const opened = async () => {
+    unlock.push(
+      await lockThread(persistence.target, `analysis:${target}`, `the analysis of ${target}`),
+    );
+    unlock.push(await lockThread(persistence.target, threadId));
+    return o.distributed ? openDistributed(o.checkpoints!, o.distributed) : undefined;
+  };
+  const dist = await opened().catch(async (err: unknown) => {
+    for (const release of unlock) await release();
+    await persistence.close();
+    throw err;
+  });
+  return { dist, unlock };
+}
+
+/** The outcome of an analysis in the state it reached. */
+function analysisOutcome(
+  s: Partial<AnalystStateValue>,
+  run: { threadId: string; target: string; model: string; use: ProfileUse },
+  status: AnalyzeOutcome["status"],
+  exitCode: AnalyzeOutcome["exitCode"],
+  error: string | undefined,
+): AnalyzeOutcome {
+  return {
+    status,
+    thread_id: run.threadId,
+    target: run.target,
+    model: s.modelMode === "model" ? run.model : null,
+    ...(s.noModelReason ? { no_model_reason: s.noModelReason } : {}),
+    units: s.total ?? 0,
+    analyzed: s.analyzed ?? 0,
+    reused: s.reused ?? 0,
+    failed: s.failed ?? 0,
+    folders: s.folderTotal ?? 0,
+    folders_analyzed: s.foldersAnalyzed ?? 0,
+    folders_reused: s.foldersReused ?? 0,
+    largest_request_tokens: s.largestRequest ?? 0,
+    ...(s.reportPath && status === "done" ? { report: s.reportPath, report_json: s.jsonPath } : {}),
+    ...(error ? { error } : {}),
+    profile: run.use,
+    exitCode,
+  };
+}
+
+/** Shows an analysis's stream: its progress, and what the enumeration found and how it goes on. */
+async function showAnalysis(
+  stream: AsyncIterable<[string, unknown]>,
+  progress: ReturnType<typeof createProgress>,
+  say: (line: string) => void,
+  model: string,
+): Promise<void> {
+  for await (const [mode, chunk] of stream) {
+    if (mode === "custom" && (chunk as AnalysisProgress).type === "analysis")
+      progress.event(chunk as AnalysisProgress);
+    if (mode === "updates" && (chunk as Record<string, Partial<AnalystStateValue>>).enumerate) {
+      const e = (chunk as Record<string, Partial<AnalystStateValue>>).enumerate!;
+      say(
+        e.modelMode === "model"
+          ? `${e.total} units, ${e.folderTotal} folders; analysing with ${model}`
+          : pc.yellow(
+              `${e.total} units, ${e.folderTotal} folders. NO MODEL IS USED: ${e.noModelReason?.replace(/\.$/, "")}. Writing the structural report.`,
+            ),
+      );
+    }
   }
 }
 
@@ -265,30 +250,6 @@ async function modelThere(
       1,
       s.provider ? { provider: s.provider } : {},
     );
-}
-
-/** The human summary of an analysis. */
-export function formatAnalyzeOutcome(o: AnalyzeOutcome): string {
-  const head =
-    o.status === "done"
-      ? pc.green(pc.bold("DONE"))
-      : o.status === "interrupted"
-        ? pc.yellow(pc.bold("STOPPED"))
-        : pc.red(pc.bold("ERROR"));
-  const lines = [
-    "",
-    `${head}  ${pc.dim(`thread ${o.thread_id}`)}`,
-    o.model
-      ? `model ${o.model}: ${o.analyzed} units analysed, ${o.reused} reused from earlier runs, ${o.failed} without a usable finding; ${o.folders_analyzed} folder summaries written, ${o.folders_reused} reused`
-      : pc.yellow(
-          `no model was used (${o.no_model_reason ?? "none requested"}): structural report of ${o.units} units`,
-        ),
-    o.largest_request_tokens ? pc.dim(`largest request: ~${o.largest_request_tokens} tokens`) : "",
-    o.report ? `report: ${o.report}\njson:   ${o.report_json}` : "",
-    o.error ? pc.red(o.error) : "",
-    o.status !== "done" ? pc.dim("run the same command again to continue where it stopped") : "",
-  ];
-  return lines.filter(Boolean).join("\n");
 }
 
 /** The `keel analyze` command. */
@@ -340,61 +301,62 @@ Examples:
   keel analyze ../service --model qwen2.5-coder:7b
   keel analyze . --postgres postgres://… --workers   # hand units to keel worker processes`,
     )
-    .action(
-      async (
-        dir: string,
-        flags: {
-          thread?: string;
-          checkpoints?: string;
-          json?: boolean;
-          postgres?: string;
-          workers?: boolean;
-          lease?: number;
-          queueWindow?: number;
-          status?: boolean;
-        },
-      ) => {
-        if (flags.status) return analyzeStatus(flags.postgres, flags.json);
-        if (flags.workers && !flags.postgres)
-          throw new UsageError("--workers needs --postgres URL: the workers share its queue");
-        checkSettingsFiles(path.resolve(dir), flagSettings(analyze));
-        const stop = installCtrlC(
-          (line) => process.stderr.write(`\n${line}\n`),
-          (flags.postgres ?? flags.checkpoints ?? "") !== "memory",
-        );
-        const settings = flagSettings(analyze);
-        try {
-          const outcome = await runAnalyze({
-            dir,
-            modelRequired: settings.model !== undefined,
-            threadId: flags.thread,
-            checkpoints: flags.postgres ?? flags.checkpoints,
-            ...(flags.workers
-              ? { distributed: { leaseSeconds: flags.lease, window: flags.queueWindow } }
-              : {}),
-            json: flags.json,
-            control: stop.control,
-            signal: stop.signal,
-            settings,
-          });
-          const { exitCode, ...fields } = outcome;
-          process.stdout.write(
-            `${flags.json ? JSON.stringify(fields) : formatAnalyzeOutcome(outcome)}\n`,
-          );
-          process.exitCode = stop.exitCode(exitCode);
-        } catch (err) {
-          // the model asked for by name is not there: nothing was analysed, no report was written
-          if (!(err instanceof ModelServerError)) throw err;
-          process.stderr.write(`keel: ${err.message}\n`);
-          if (flags.json)
-            process.stdout.write(
-              `${JSON.stringify({ status: "error", target: path.resolve(dir), error: err.message })}\n`,
-            );
-          process.exitCode = 3;
-        } finally {
-          stop.dispose();
-        }
-      },
-    );
+    .action((dir: string, flags: AnalyzeFlags) => analyzeAction(analyze, dir, flags));
   return analyze;
+}
+
+/** The flags of `keel analyze` beside the settings. */
+interface AnalyzeFlags {
+  thread?: string;
+  checkpoints?: string;
+  json?: boolean;
+  postgres?: string;
+  workers?: boolean;
+  lease?: number;
+  queueWindow?: number;
+  status?: boolean;
+}
+
+/** Runs `keel analyze` as its flags ask and prints the outcome; sets the exit code. */
+async function analyzeAction(analyze: Command, dir: string, flags: AnalyzeFlags): Promise<void> {
+  if (flags.status) return analyzeStatus(flags.postgres, flags.json);
+  if (flags.workers && !flags.postgres)
+    throw new UsageError("--workers needs --postgres URL: the workers share its queue");
+  checkSettingsFiles(path.resolve(dir), flagSettings(analyze));
+  const stop = installCtrlC(
+    (line) => process.stderr.write(`\n${line}\n`),
+    (flags.postgres ?? flags.checkpoints ?? "") !== "memory",
+  );
+  const settings = flagSettings(analyze);
+  try {
+    const outcome = await runAnalyze({
+      dir,
+      modelRequired: settings.model !== undefined,
+      threadId: flags.thread,
+      checkpoints: flags.postgres ?? flags.checkpoints,
+      ...(flags.workers
+        ? { distributed: { leaseSeconds: flags.lease, window: flags.queueWindow } }
+        : {}),
+      json: flags.json,
+      control: stop.control,
+      signal: stop.signal,
+      settings,
+    });
+    const { exitCode, ...fields } = outcome;
+    process.stdout.write(
+      `${flags.json ? JSON.stringify(fields) : formatAnalyzeOutcome(outcome)}\n`,
+    );
+    process.exitCode = stop.exitCode(exitCode);
+  } catch (err) {
+    // the model asked for by name is not there: nothing was analysed, no report was written
+    if (!(err instanceof ModelServerError)) throw err;
+    process.stderr.write(`keel: ${err.message}\n`);
+    if (flags.json)
+      process.stdout.write(
+        `${JSON.stringify({ status: "error", target: path.resolve(dir), error: err.message })}\n`,
+      );
+    process.exitCode = 3;
+  } finally {
+    stop.dispose();
+  }
 }

@@ -58,6 +58,25 @@ Examples:
   own(analyzeCommand());
   own(workerCommand());
 
+  addModels(cli);
+  addMcp(cli);
+  addDoctor(cli);
+  for (const cmd of [
+    undoCommand(),
+    diffCommand(),
+    statsCommand(),
+    evalCommand(),
+    calibrateCommand(),
+  ])
+    own(cmd);
+
+  addDemo(cli);
+  helpPointers(cli, "keel");
+  return cli;
+}
+
+/** `keel models`: the models on the server and how keel would use each. */
+function addModels(cli: Command): void {
   const models = cli
     .command("models")
     .description(
@@ -83,7 +102,10 @@ Examples:
         process.exitCode = 3;
       }
     });
+}
 
+/** `keel mcp` and `keel mcp approve`: the MCP servers a run here would use. */
+function addMcp(cli: Command): void {
   const mcp = cli
     .command("mcp")
     .description(
@@ -119,7 +141,10 @@ Examples:
       const workspace = workspaceFolder(given);
       await approveMcp(workspace, names, (l) => process.stderr.write(`${l}\n`));
     });
+}
 
+/** `keel doctor`: is this machine ready (sandbox, model server, the path to the model)? */
+function addDoctor(cli: Command): void {
   const doctor = cli
     .command("doctor")
     .description(
@@ -168,16 +193,10 @@ Examples:
         process.exitCode = report.sandbox.ok ? 0 : 1;
       },
     );
+}
 
-  for (const cmd of [
-    undoCommand(),
-    diffCommand(),
-    statsCommand(),
-    evalCommand(),
-    calibrateCommand(),
-  ])
-    own(cmd);
-
+/** `keel demo`: the real graph with a scripted model. */
+function addDemo(cli: Command): void {
   cli
     .command("demo")
     .description(
@@ -190,16 +209,14 @@ Examples:
       printOutcome(outcome, flags.json, null); // its store is memory: nothing to resume
       process.exitCode = outcome.exitCode;
     });
-  // A flag error points at the help of the command that has the flag.
-  const helpPointers = (cmd: Command, path: string) => {
-    for (const sub of cmd.commands) {
-      const name = `${path} ${sub.name()}`;
-      sub.showHelpAfterError(`(run ${name} --help for usage)`);
-      helpPointers(sub, name);
-    }
-  };
-  helpPointers(cli, "keel");
-  return cli;
+}
+/** A flag error points at the help of the command that has the flag. */
+function helpPointers(cmd: Command, path: string): void {
+  for (const sub of cmd.commands) {
+    const name = `${path} ${sub.name()}`;
+    sub.showHelpAfterError(`(run ${name} --help for usage)`);
+    helpPointers(sub, name);
+  }
 }
 
 /**

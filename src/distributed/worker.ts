@@ -121,18 +121,48 @@ function runViews(store: BaseStore) {
   };
 }
 
+/** What a worker's slots share while it runs (see `runWorker`). */
+interface WorkerRun {
+  o: WorkerOptions;
+  now: () => number;
+  log: (line: string) => void;
+  pool: ServerPool;
+  deps: ReturnType<typeof resolveDeps>;
+  summary: WorkerSummary;
+  viewOf: ReturnType<typeof runViews>;
+  /** The lease lengths of the units taken, for the renewals' pace. */
+  leases: Set<number>;
+  profileFor: (server: ModelServer, model: string) => Promise<Record<string, unknown>>;
+}
+
 /** Runs until `stop`; resolves with what this worker did. */
 export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
-  const now = o.now ?? Date.now;
-  const log = o.log ?? (() => undefined);
-  const pool = new ServerPool(o.servers);
-  const deps = resolveDeps(o.deps ?? {});
-  const summary: WorkerSummary = { worker: o.session.name, analyzed: 0, duplicates: 0, failed: 0 };
-  const viewOf = runViews(o.store);
-  const leases = new Set<number>();
+  const w: WorkerRun = {
+    o,
+    now: o.now ?? Date.now,
+    log: o.log ?? (() => undefined),
+    pool: new ServerPool(o.servers),
+    deps: resolveDeps(o.deps ?? {}),
+    summary: { worker: o.session.name, analyzed: 0, duplicates: 0, failed: 0 },
+    viewOf: runViews(o.store),
+    leases: new Set<number>(),
+    profileFor: profileCache(),
+  };
+  const upkeep = new AbortController();
+  const timers = upkeepLoops(w, upkeep.signal);
+  try {
+    await Promise.all(Array.from({ length: o.concurrency ?? o.servers.length }, () => slot(w)));
+  } finally {
+    upkeep.abort();
+    await Promise.all(timers);
+  }
+  return w.summary;
+}
+
+/** The model's calibration profile on a server (once per server and model), beneath the worker's settings. */
+function profileCache(): WorkerRun["profileFor"] {
   const profiles = new Map<string, Promise<Record<string, unknown>>>();
-  /** The model's calibration profile on a server (once per server and model), beneath the worker's settings. */
-  const profileFor = (server: ModelServer, model: string) => {
+  return (server, model) => {
     const key = `${server.provider}|${server.url}|${model}`;
     let found = profiles.get(key);
     if (!found) {
@@ -145,134 +175,142 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
     }
     return found;
   };
+}
 
-  /** The unit's finding from the first server that answers; a failing server leaves rotation. */
-  async function analyse(job: UnitJob, model: string, facts: UnitRecord["facts"]) {
-    let serverErrors = 0;
-    for (;;) {
-      if (o.abort?.aborted) throw new Error("worker stopped");
-      const server = pool.take(now());
-      if (!server) {
-        await sleep(Math.max(50, pool.nextUp(now()) - now()), o.abort);
-        continue;
-      }
-      const t0 = now();
-      try {
-        const config = jobConfig(
-          job.run,
-          o.settings ?? {},
-          { model, depth: job.depth, provider: server.provider, url: server.url },
-          await profileFor(server, model),
-        );
-        const env = analystEnv({ ...config, store: o.store, signal: o.abort }, deps);
-        const finding = await analyzeUnit(
-          await env.budgeted(() => undefined),
-          job.unit,
-          job.text,
-          facts,
-          job.depth,
-        );
-        pool.release(server.url, { ok: true });
-        return { finding, server: server.url, modelMs: now() - t0 };
-      } catch (err) {
-        if (!(err instanceof ModelServerError) || !SERVER_DOWN_KINDS.includes(err.kind)) {
-          pool.release(server.url, { ok: true }); // the server answered; the unit is the trouble
-          throw err;
-        }
-        pool.release(server.url, { ok: false, error: err.message, now: now() });
-        log(`server ${server.url} out of rotation: ${err.message}`);
-        // Every server failed on this unit twice: the unit, not the servers, is the likely cause.
-        if (++serverErrors >= 2 * o.servers.length) throw err;
-      }
+/** The unit's finding from the first server that answers; a failing server leaves rotation. */
+async function analyse(w: WorkerRun, job: UnitJob, model: string, facts: UnitRecord["facts"]) {
+  const { o, now, pool, log } = w;
+  let serverErrors = 0;
+  for (;;) {
+    if (o.abort?.aborted) throw new Error("worker stopped");
+    const server = pool.take(now());
+    if (!server) {
+      await sleep(Math.max(50, pool.nextUp(now()) - now()), o.abort);
+      continue;
     }
-  }
-
-  async function handle(held: HeldJob, holder: Holder): Promise<void> {
-    const started = now();
-    const outcome = (result?: UnitOutcome["result"], server?: string, modelMs?: number) => ({
-      worker: o.session.name,
-      ms: now() - started,
-      ...(result ? { result } : {}),
-      ...(server ? { server } : {}),
-      ...(modelMs !== undefined ? { modelMs } : {}),
-    });
+    const t0 = now();
     try {
-      const job = checkUnitJob(held.data);
-      const view = await viewOf(job);
-      const model = o.model ?? job.model;
-      const records = new AnalysisRecords(o.store, view.target);
-      if (answers(await records.unit(job.unit.path, job.unit.hash), job, model)) {
-        summary.duplicates++;
-        await o.queue.complete(held.id, holder, outcome("duplicate"));
-        return;
-      }
-      const facts = await factsOf(job.unit, job.text, view.paths);
-      const { finding, server, modelMs } = await analyse(job, model, facts);
-      const record: UnitRecord = {
-        path: job.unit.path,
-        hash: sha1(job.text),
-        facts,
-        model,
-        depth: job.depth,
-        ...(finding
-          ? { finding }
-          : { failed: "the model's answer did not match the finding schema twice" }),
-      };
-      // Another worker may have finished this unit meanwhile (this one's session lapsed): write once.
-      const wrote = !answers(await records.unit(record.path, record.hash), job, model);
-      if (wrote) await records.putUnit(record);
-      const done = await o.queue.complete(held.id, holder, {
-        ...outcome(wrote ? "analyzed" : "duplicate", server, modelMs),
-        finding: Boolean(finding),
-      });
-      if (wrote) summary.analyzed++;
-      else summary.duplicates++;
-      log(
-        `${job.unit.path}: ${wrote ? (finding ? "analysed" : "no usable finding") : "already there"} on ${server} in ${now() - started} ms${done ? "" : " (the job had been taken over)"}`,
+      const config = jobConfig(
+        job.run,
+        o.settings ?? {},
+        { model, depth: job.depth, provider: server.provider, url: server.url },
+        await w.profileFor(server, model),
       );
+      const env = analystEnv({ ...config, store: o.store, signal: o.abort }, w.deps);
+      const finding = await analyzeUnit(
+        await env.budgeted(() => undefined),
+        job.unit,
+        job.text,
+        facts,
+        job.depth,
+      );
+      pool.release(server.url, { ok: true });
+      return { finding, server: server.url, modelMs: now() - t0 };
     } catch (err) {
-      if (o.abort?.aborted) return; // goes back to the queue with the session
-      summary.failed++;
-      const error = (err as Error).message;
-      const bad = err instanceof BadJobError;
-      log(`unit ${bad ? "refused" : `failed (attempt ${held.retryCount + 1})`}: ${error}`);
-      await o.queue
-        .fail(held.id, holder, { ...outcome(), error }, bad)
-        .catch((e: unknown) => log(`cannot fail the job: ${(e as Error).message}`));
+      if (!(err instanceof ModelServerError) || !SERVER_DOWN_KINDS.includes(err.kind)) {
+        pool.release(server.url, { ok: true }); // the server answered; the unit is the trouble
+        throw err;
+      }
+      pool.release(server.url, { ok: false, error: err.message, now: now() });
+      log(`server ${server.url} out of rotation: ${err.message}`);
+      // Every server failed on this unit twice: the unit, not the servers, is the likely cause.
+      if (++serverErrors >= 2 * o.servers.length) throw err;
     }
   }
+}
 
-  async function slot(): Promise<void> {
-    while (!o.stop.aborted) {
-      const holder = o.session.current();
-      const wait = pool.nextUp(now());
-      if (!holder || wait > 0) {
-        await sleep(Math.min(wait > 0 ? wait - now() : Infinity, o.pollMs ?? 500), o.stop);
-        continue;
-      }
-      let held: HeldJob | undefined;
-      try {
-        held = await o.queue.take(holder);
-      } catch (err) {
-        log(`cannot take a unit: ${(err as Error).message}`);
-        await sleep(2000, o.stop);
-        continue;
-      }
-      if (!held) {
-        await sleep(o.pollMs ?? 500, o.stop);
-        continue;
-      }
-      leases.add(held.leaseSeconds);
-      await handle(held, holder);
+/** Analyses one job taken from the queue and completes it (or fails it with the reason). */
+async function handle(w: WorkerRun, held: HeldJob, holder: Holder): Promise<void> {
+  const { o, now, log, summary } = w;
+  const started = now();
+  const outcome = (result?: UnitOutcome["result"], server?: string, modelMs?: number) => ({
+    worker: o.session.name,
+    ms: now() - started,
+    ...(result ? { result } : {}),
+    ...(server ? { server } : {}),
+    ...(modelMs !== undefined ? { modelMs } : {}),
+  });
+  try {
+    const job = checkUnitJob(held.data);
+    const view = await w.viewOf(job);
+    const model = o.model ?? job.model;
+    const records = new AnalysisRecords(o.store, view.target);
+    if (answers(await records.unit(job.unit.path, job.unit.hash), job, model)) {
+      summary.duplicates++;
+      await o.queue.complete(held.id, holder, outcome("duplicate"));
+      return;
     }
+    const facts = await factsOf(job.unit, job.text, view.paths);
+    const { finding, server, modelMs } = await analyse(w, job, model, facts);
+    const record: UnitRecord = {
+      path: job.unit.path,
+      hash: sha1(job.text),
+      facts,
+      model,
+      depth: job.depth,
+      ...(finding
+        ? { finding }
+        : { failed: "the model's answer did not match the finding schema twice" }),
+    };
+    // Another worker may have finished this unit meanwhile (this one's session lapsed): write once.
+    const wrote = !answers(await records.unit(record.path, record.hash), job, model);
+    if (wrote) await records.putUnit(record);
+    const done = await o.queue.complete(held.id, holder, {
+      ...outcome(wrote ? "analyzed" : "duplicate", server, modelMs),
+      finding: Boolean(finding),
+    });
+    if (wrote) summary.analyzed++;
+    else summary.duplicates++;
+    log(
+      `${job.unit.path}: ${wrote ? (finding ? "analysed" : "no usable finding") : "already there"} on ${server} in ${now() - started} ms${done ? "" : " (the job had been taken over)"}`,
+    );
+  } catch (err) {
+    if (o.abort?.aborted) return; // goes back to the queue with the session
+    summary.failed++;
+    const error = (err as Error).message;
+    const bad = err instanceof BadJobError;
+    log(`unit ${bad ? "refused" : `failed (attempt ${held.retryCount + 1})`}: ${error}`);
+    await o.queue
+      .fail(held.id, holder, { ...outcome(), error }, bad)
+      .catch((e: unknown) => log(`cannot fail the job: ${(e as Error).message}`));
   }
+}
 
-  const upkeep = new AbortController();
+/** One slot: takes a unit when the worker's session and a server are there, handles it, again. */
+async function slot(w: WorkerRun): Promise<void> {
+  const { o, now, log, pool } = w;
+  while (!o.stop.aborted) {
+    const holder = o.session.current();
+    const wait = pool.nextUp(now());
+    if (!holder || wait > 0) {
+      await sleep(Math.min(wait > 0 ? wait - now() : Infinity, o.pollMs ?? 500), o.stop);
+      continue;
+    }
+    let held: HeldJob | undefined;
+    try {
+      held = await o.queue.take(holder);
+    } catch (err) {
+      log(`cannot take a unit: ${(err as Error).message}`);
+      await sleep(2000, o.stop);
+      continue;
+    }
+    if (!held) {
+      await sleep(o.pollMs ?? 500, o.stop);
+      continue;
+    }
+    w.leases.add(held.leaseSeconds);
+    await handle(w, held, holder);
+  }
+}
+
+/** The worker's upkeep until `signal`: its leases renewed (it is alive), lapsed sessions swept. */
+function upkeepLoops(w: WorkerRun, signal: AbortSignal): Array<Promise<void>> {
+  const { o, log, leases } = w;
   const every = (ms: () => number, tick: () => Promise<void>) =>
-    repeat(upkeep.signal, ms, () =>
+    repeat(signal, ms, () =>
       tick().catch((err: unknown) => log(`upkeep: ${(err as Error).message}`)),
     );
-  const timers = [
+  return [
     // the leases of units in hand start again a few times per lease; also says the worker is alive
     every(
       () => Math.min(30_000, (Math.min(...leases, 90) * 1000) / 3),
@@ -289,13 +327,6 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
       },
     ),
   ];
-  try {
-    await Promise.all(Array.from({ length: o.concurrency ?? o.servers.length }, slot));
-  } finally {
-    upkeep.abort();
-    await Promise.all(timers);
-  }
-  return summary;
 }
 
 /** Runs `tick` every `everyMs()` until `signal` (`tick` must not throw). */

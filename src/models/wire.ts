@@ -88,7 +88,12 @@ export interface WireFacts {
 export type OverWire<T> = { value: T; facts: WireFacts };
 
 /** The model call in progress: what it adds to its requests, and what its answers reported. */
-const wireCall = new AsyncLocalStorage<{ turn: WireTurn; facts: WireFacts }>();
+interface WireCall {
+  turn: WireTurn;
+  facts: WireFacts;
+}
+
+const wireCall = new AsyncLocalStorage<WireCall>();
 
 /**
  * Runs one model call with `turn`'s additions applied to the requests it sends; returns its value
@@ -162,16 +167,7 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
     const call = wireCall.getStore();
     const turn = call?.turn;
     const isChat = opts.isChat(new URL(url).pathname);
-    let body = init?.body;
-    let parsed: Record<string, unknown> | undefined;
-    if (isChat && opts.request && typeof body === "string") {
-      try {
-        parsed = opts.request(JSON.parse(body) as Record<string, unknown>);
-        body = JSON.stringify(parsed);
-      } catch {
-        // Leave a body we cannot read as it is.
-      }
-    }
+    const { body, parsed } = rewritten(opts, isChat, init?.body);
     const controller = new AbortController();
     const signal = AbortSignal.any(
       [init?.signal, controller.signal, turn?.signal].filter((s): s is AbortSignal => !!s),
@@ -185,135 +181,204 @@ export function createWireFetch(opts: WireFetchOptions): typeof fetch {
         opts.timeoutMs,
       );
     const gate = isChat ? opts.gate : undefined;
-    let held = false;
-    let idle: ReturnType<typeof setTimeout> | undefined;
-    const enter = async () => {
-      await gate?.enter();
-      held = gate !== undefined;
-    };
-    const release = () => {
-      clearTimeout(idle);
-      if (held) gate?.leave();
-      held = false;
-    };
-    // An answer its reader stops reading without cancelling lets the server's next request go.
-    const watchIdle = () => {
-      clearTimeout(idle);
-      if (held) idle = setTimeout(release, opts.timeoutMs).unref();
-    };
-    await enter();
-    const overlapping = gate !== undefined && !gate.oneAtATime;
-    let timer = arm("response");
-    let res: Response;
-    try {
-      res = await base(input, { ...init, body, signal });
-      if (overlapping) {
-        const seen = await refusedForRoom(res);
-        res = seen.res;
-        if (seen.full && gate) {
-          // No room for it beside the requests in flight: alone, and one at a time from now on.
-          gate.serialize();
-          release();
-          clearTimeout(timer);
-          await enter();
-          timer = arm("response");
-          res = await base(input, { ...init, body, signal });
-        }
-      }
-      while (parsed && opts.resend && res.status >= 400) {
-        const text = await res.text();
-        const next = await opts.resend(res.status, text, parsed);
-        if (!next) {
-          res = new Response(text, {
-            status: res.status,
-            statusText: res.statusText,
-            headers: res.headers,
-          });
-          break;
-        }
-        parsed = next;
-        body = JSON.stringify(next);
-        res = await base(input, { ...init, body, signal });
-      }
-    } catch (err) {
-      release();
-      throw err;
-    } finally {
-      clearTimeout(timer);
-    }
+    const hold = holdGate(gate, opts.timeoutMs);
+    const send = (b: RequestInit["body"]) => base(input, { ...init, body: b, signal });
+    const res = await answerOf({ send, arm, hold, gate }, body, parsed, opts.resend);
     if (!res.body || !isChat) {
-      release();
+      hold.release();
       return res;
     }
-
-    const repair = opts.line ? (l: string) => opts.line!(l, call?.facts) : (l: string) => l;
-    const watch =
-      opts.generated && opts.cutEnd && turn
-        ? loopWatch(opts.generated, turn.instructions, turn.thinkCut)
-        : undefined;
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-    const decoder = new TextDecoder();
-    const encoder = new TextEncoder();
-    let pending = "";
-    const stream = new ReadableStream<Uint8Array>({
-      async pull(ctrl) {
-        clearTimeout(idle);
-        timer = arm("data");
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            if (pending) ctrl.enqueue(encoder.encode(repair(pending)));
-            ctrl.close();
-            release();
-            return;
-          }
-          pending += decoder.decode(value, { stream: true });
-          const cut = pending.lastIndexOf("\n");
-          if (cut >= 0) {
-            const lines = pending.slice(0, cut).split("\n").map(repair);
-            pending = pending.slice(cut + 1);
-            ctrl.enqueue(encoder.encode(lines.join("\n") + "\n"));
-            const stop = watch?.look(lines);
-            if (stop !== undefined) {
-              // Ended as a cut reply: the client library keeps what came, keel runs none of it.
-              Object.assign(
-                call!.facts,
-                "thought" in stop
-                  ? { thoughtCut: stop.thought }
-                  : {
-                      looped: stop.unit,
-                      ...(stop.echoed ? { echoed: true } : {}),
-                      streamedPieces: watch!.pieces(),
-                    },
-                { finishReason: "length" },
-              );
-              ctrl.enqueue(encoder.encode(opts.cutEnd));
-              ctrl.close();
-              release();
-              controller.abort(new Error("keel stopped a looping reply"));
-              await reader.cancel().catch(() => undefined);
-            }
-          }
-        } catch (err) {
-          release();
-          ctrl.error(signal.aborted && signal.reason instanceof Error ? signal.reason : err);
-        } finally {
-          clearTimeout(timer);
-          watchIdle();
-        }
-      },
-      cancel(reason) {
-        release();
-        return reader.cancel(reason);
-      },
-    });
-    watchIdle();
-    return new Response(stream, {
-      status: res.status,
-      statusText: res.statusText,
-      headers: res.headers,
-    });
+    return repairedStream(res, call, opts, { arm, hold, controller, signal });
   };
+}
+
+/** A chat request's body as `opts.request` rewrites it (a body it cannot read is left as it is). */
+function rewritten(
+  opts: WireFetchOptions,
+  isChat: boolean,
+  body: RequestInit["body"],
+): { body: RequestInit["body"]; parsed?: Record<string, unknown> } {
+  if (!isChat || !opts.request || typeof body !== "string") return { body };
+  try {
+    const parsed = opts.request(JSON.parse(body) as Record<string, unknown>);
+    return { body: JSON.stringify(parsed), parsed };
+  } catch {
+    // Leave a body we cannot read as it is.
+    return { body };
+  }
+}
+
+type GateHold = ReturnType<typeof holdGate>;
+
+/** One request's turn at the server's gate (shared-context.ts), if it passes one. */
+function holdGate(gate: ContextGate | undefined, timeoutMs: number) {
+  let held = false;
+  let idle: ReturnType<typeof setTimeout> | undefined;
+  const release = () => {
+    clearTimeout(idle);
+    if (held) gate?.leave();
+    held = false;
+  };
+  return {
+    enter: async () => {
+      await gate?.enter();
+      held = gate !== undefined;
+    },
+    release,
+    stopIdle: () => clearTimeout(idle),
+    // An answer its reader stops reading without cancelling lets the server's next request go.
+    watchIdle: () => {
+      clearTimeout(idle);
+      if (held) idle = setTimeout(release, timeoutMs).unref();
+    },
+  };
+}
+
+/** How one request is sent, timed and held at the gate. */
+interface Sending {
+  send: (body: RequestInit["body"]) => Promise<Response>;
+  arm: (what: string) => ReturnType<typeof setTimeout>;
+  hold: GateHold;
+  gate: ContextGate | undefined;
+}
+
+/**
+ * The server's answer to a request: sent again alone when it found no room beside the requests in
+ * flight, and again with the body `resend` gives while the server refuses it.
+ */
+async function answerOf(
+  s: Sending,
+  body: RequestInit["body"],
+  parsed: Record<string, unknown> | undefined,
+  resend: WireFetchOptions["resend"],
+): Promise<Response> {
+  await s.hold.enter();
+  const overlapping = s.gate !== undefined && !s.gate.oneAtATime;
+  let timer = s.arm("response");
+  let res: Response;
+  try {
+    res = await s.send(body);
+    if (overlapping) {
+      const seen = await refusedForRoom(res);
+      res = seen.res;
+      if (seen.full && s.gate) {
+        // No room for it beside the requests in flight: alone, and one at a time from now on.
+        s.gate.serialize();
+        s.hold.release();
+        clearTimeout(timer);
+        await s.hold.enter();
+        timer = s.arm("response");
+        res = await s.send(body);
+      }
+    }
+    while (parsed && resend && res.status >= 400) {
+      const text = await res.text();
+      const next = await resend(res.status, text, parsed);
+      if (!next) {
+        res = new Response(text, {
+          status: res.status,
+          statusText: res.statusText,
+          headers: res.headers,
+        });
+        break;
+      }
+      parsed = next;
+      body = JSON.stringify(next);
+      res = await s.send(body);
+    }
+  } catch (err) {
+    s.hold.release();
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+  return res;
+}
+
+/**
+ * A chat answer's stream, each line repaired, each chunk awaited within the deadline, and the reply
+ * ended as a cut one where the loop watch stops it.
+ */
+function repairedStream(
+  res: Response,
+  call: WireCall | undefined,
+  opts: WireFetchOptions,
+  t: {
+    arm: Sending["arm"];
+    hold: GateHold;
+    controller: AbortController;
+    signal: AbortSignal;
+  },
+): Response {
+  const turn = call?.turn;
+  const { hold } = t;
+  const repair = opts.line ? (l: string) => opts.line!(l, call?.facts) : (l: string) => l;
+  const watch =
+    opts.generated && opts.cutEnd && turn
+      ? loopWatch(opts.generated, turn.instructions, turn.thinkCut)
+      : undefined;
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  let pending = "";
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(ctrl) {
+      hold.stopIdle();
+      const timer = t.arm("data");
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          if (pending) ctrl.enqueue(encoder.encode(repair(pending)));
+          ctrl.close();
+          hold.release();
+          return;
+        }
+        pending += decoder.decode(value, { stream: true });
+        const cut = pending.lastIndexOf("\n");
+        if (cut >= 0) {
+          const lines = pending.slice(0, cut).split("\n").map(repair);
+          pending = pending.slice(cut + 1);
+          ctrl.enqueue(encoder.encode(lines.join("\n") + "\n"));
+          const stop = watch?.look(lines);
+          if (stop !== undefined) {
+            // Ended as a cut reply: the client library keeps what came, keel runs none of it.
+            Object.assign(
+              call!.facts,
+              "thought" in stop
+                ? { thoughtCut: stop.thought }
+                : {
+                    looped: stop.unit,
+                    ...(stop.echoed ? { echoed: true } : {}),
+                    streamedPieces: watch!.pieces(),
+                  },
+              { finishReason: "length" },
+            );
+            ctrl.enqueue(encoder.encode(opts.cutEnd));
+            ctrl.close();
+            hold.release();
+            t.controller.abort(new Error("keel stopped a looping reply"));
+            await reader.cancel().catch(() => undefined);
+          }
+        }
+      } catch (err) {
+        hold.release();
+        ctrl.error(t.signal.aborted && t.signal.reason instanceof Error ? t.signal.reason : err);
+      } finally {
+        clearTimeout(timer);
+        hold.watchIdle();
+      }
+    },
+    cancel(reason) {
+      hold.release();
+      return reader.cancel(reason);
+    },
+  });
+  hold.watchIdle();
+  return new Response(stream, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
 }
 
 /** Characters of new reply text between two looks for a loop. */

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { HumanMessage, isBaseMessageChunk } from "@langchain/core/messages";
-import { Command, isGraphDrained, type RunControl } from "@langchain/langgraph";
+import { Command, isGraphDrained, type RunControl, type StateSnapshot } from "@langchain/langgraph";
 import { ContextSchema, runConfig, settingsFrom, type SettingsInput } from "../agent/context.js";
 import { readEnv } from "../env.js";
 import { approvalsFile, approveHint, describeEntry, recordApproval } from "../mcp/approval.js";
@@ -172,54 +172,19 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
   };
   const settings = { ...settingsShown(config.context), profile: use };
   let quietTimer: ReturnType<typeof quietNotices> | undefined;
-  const report = (
-    values: CoderStateValue | undefined,
-    status: RunStatus,
-    question?: string,
-  ): RunOutcome => ({ ...outcome(values, threadId, status, question), settings });
+  const report: Report = (values, status, question) => ({
+    ...outcome(values, threadId, status, question),
+    settings,
+  });
   try {
     const before = await graph.getState(config);
     if ((await threadGraph(checkpointer, config)) === "analyst")
       throw new UsageError(
         `thread ${threadId} is an analysis (keel analyze), not a coding run: continue it with keel analyze <folder> --thread ${threadId}`,
       );
-    let input: unknown;
-    // Unfinished work shows in `tasks`: after a crash at the wrong moment `next` can be empty while a
-    // task is still pending (seen with a checkpointer dying mid-step).
-    const unfinished = pendingNodes(before);
-    if (unfinished.length > 0) {
-      opts.log(
-        `resuming thread ${threadId} at ${unfinished.join(", ")}${opts.request ? " (the request given now is ignored: the thread has unfinished work)" : ""}`,
-      );
-      input = null;
-      const pending = before.tasks.flatMap((t) => t.interrupts);
-      if (pending.length > 0) {
-        if (!opts.ask)
-          return report(
-            before.values as CoderStateValue,
-            "needs_human",
-            questionOf(pending[0]?.value),
-          );
-        input = new Command({ resume: await opts.ask(questionOf(pending[0]?.value)) });
-      }
-    } else {
-      if (!opts.request && opts.threadId === undefined)
-        throw new UsageError(
-          'no request: keel run "<request>" starts a run; keel run --thread ID resumes one',
-        );
-      if (!opts.request) {
-        const status = before.createdAt
-          ? (before.values as Partial<CoderStateValue>).status
-          : undefined;
-        throw new UsageError(
-          status
-            ? `thread ${threadId} is finished (${status}); nothing to resume. To continue it, give a request: ${resumeCommand(threadId, opts.where, true)}`
-            : `thread ${threadId} does not exist yet; start it with a request: ${resumeCommand(threadId, opts.where, true)}`,
-        );
-      }
-      input = { messages: [new HumanMessage(opts.request)] };
-      opts.log(`thread ${threadId}`);
-    }
+    const first = await firstInput(before, opts, threadId, report);
+    if ("done" in first) return first.done;
+    let input = first.input;
     const notice = await isolationNotice(config.context.runCommandsUnsandboxed);
     if (notice) opts.log(`⚠ ${notice}`);
     const reply = createReplyPrinter(opts.log);
@@ -229,34 +194,7 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
         ...config,
         streamMode: ["updates", "custom", "messages"],
       });
-      for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
-        quiet.touch(
-          mode === "updates" ? waitingAfter(chunk as Record<string, CoderStateUpdate>) : undefined,
-        );
-        if (mode === "messages") {
-          const [message, meta] = chunk as [
-            { content?: unknown; getType?: () => string },
-            { langgraph_node?: string },
-          ];
-          // Only the model's own words: keel's notes to the model are not part of its reply.
-          if (
-            meta?.langgraph_node === "act" &&
-            message.getType?.() !== "human" &&
-            typeof message.content === "string"
-          ) {
-            // Chunks as the reply streams; then LangGraph sends the message the turn kept, again.
-            if (isBaseMessageChunk(message)) reply.text(message.content);
-            else reply.whole(message.content);
-          }
-        } else if (mode === "custom")
-          for (const l of describeEvent(chunk as KeelEvent)) opts.log(l);
-        else if (mode === "updates") {
-          reply.flush();
-          for (const [node, update] of Object.entries(chunk as Record<string, CoderStateUpdate>)) {
-            for (const l of describeUpdate(node, update)) opts.log(l);
-          }
-        }
-      }
+      await showStream(stream as AsyncIterable<[string, unknown]>, opts.log, reply, quiet);
       const snap = await graph.getState(config);
       const pending = snap.tasks.flatMap((t) => t.interrupts);
       const values = snap.values as CoderStateValue;
@@ -281,32 +219,135 @@ async function runThread(given: SessionOptions): Promise<RunOutcome> {
   } catch (err) {
     const values = async () =>
       (await graph.getState(config).catch(() => undefined))?.values as CoderStateValue | undefined;
-    if (err instanceof ModelServerError) {
-      const o = report(await values(), "error");
-      return {
-        ...o,
-        failures: [...o.failures, { stage: "server", kind: err.kind, count: 1 }],
-        error: err.message,
-        exitCode: 3,
-      };
-    }
-    if (opts.signal?.aborted || isGraphDrained(err)) {
-      // Ctrl-C or SIGTERM: the last completed step is checkpointed; the step in flight reruns on resume.
-      const o = report(await values(), "interrupted");
-      return {
-        ...o,
-        summary:
-          persistence.target.kind === "memory"
-            ? "Interrupted; --checkpoints memory kept nothing of it."
-            : `Interrupted. Resume with: ${resumeCommand(threadId, opts.where)}`,
-      };
-    }
-    throw err;
+    return await failedOutcome(err, opts, persistence.target.kind, threadId, values, report);
   } finally {
     quietTimer?.stop();
     await unlock();
     await persistence.close();
   }
+}
+
+/** The outcome of a run at the state it reached, with the settings it ran with. */
+type Report = (
+  values: CoderStateValue | undefined,
+  status: RunStatus,
+  question?: string,
+) => RunOutcome;
+
+/**
+ * What the thread starts from: its unfinished work resumed (a pending question answered, or the
+ * run stops at it with nobody to answer), or the request given.
+ */
+async function firstInput(
+  before: StateSnapshot,
+  opts: SessionOptions,
+  threadId: string,
+  report: Report,
+): Promise<{ input: unknown } | { done: RunOutcome }> {
+  // Unfinished work shows in `tasks`: after a crash at the wrong moment `next` can be empty while a
+  // task is still pending (seen with a checkpointer dying mid-step).
+  const unfinished = pendingNodes(before);
+  if (unfinished.length > 0) {
+    opts.log(
+      `resuming thread ${threadId} at ${unfinished.join(", ")}${opts.request ? " (the request given now is ignored: the thread has unfinished work)" : ""}`,
+    );
+    const pending = before.tasks.flatMap((t) => t.interrupts);
+    if (pending.length === 0) return { input: null };
+    if (!opts.ask)
+      return {
+        done: report(
+          before.values as CoderStateValue,
+          "needs_human",
+          questionOf(pending[0]?.value),
+        ),
+      };
+    return { input: new Command({ resume: await opts.ask(questionOf(pending[0]?.value)) }) };
+  }
+  if (!opts.request && opts.threadId === undefined)
+    throw new UsageError(
+      'no request: keel run "<request>" starts a run; keel run --thread ID resumes one',
+    );
+  if (!opts.request) {
+    const status = before.createdAt
+      ? (before.values as Partial<CoderStateValue>).status
+      : undefined;
+    throw new UsageError(
+      status
+        ? `thread ${threadId} is finished (${status}); nothing to resume. To continue it, give a request: ${resumeCommand(threadId, opts.where, true)}`
+        : `thread ${threadId} does not exist yet; start it with a request: ${resumeCommand(threadId, opts.where, true)}`,
+    );
+  }
+  const input = { messages: [new HumanMessage(opts.request)] };
+  opts.log(`thread ${threadId}`);
+  return { input };
+}
+
+/** Shows one graph stream on the timeline: the model's reply as it streams, keel's events, each step. */
+async function showStream(
+  stream: AsyncIterable<[string, unknown]>,
+  log: (line: string) => void,
+  reply: ReturnType<typeof createReplyPrinter>,
+  quiet: ReturnType<typeof quietNotices>,
+): Promise<void> {
+  for await (const [mode, chunk] of stream) {
+    quiet.touch(
+      mode === "updates" ? waitingAfter(chunk as Record<string, CoderStateUpdate>) : undefined,
+    );
+    if (mode === "messages") {
+      const [message, meta] = chunk as [
+        { content?: unknown; getType?: () => string },
+        { langgraph_node?: string },
+      ];
+      // Only the model's own words: keel's notes to the model are not part of its reply.
+      if (
+        meta?.langgraph_node === "act" &&
+        message.getType?.() !== "human" &&
+        typeof message.content === "string"
+      ) {
+        // Chunks as the reply streams; then LangGraph sends the message the turn kept, again.
+        if (isBaseMessageChunk(message)) reply.text(message.content);
+        else reply.whole(message.content);
+      }
+    } else if (mode === "custom") for (const l of describeEvent(chunk as KeelEvent)) log(l);
+    else if (mode === "updates") {
+      reply.flush();
+      for (const [node, update] of Object.entries(chunk as Record<string, CoderStateUpdate>)) {
+        for (const l of describeUpdate(node, update)) log(l);
+      }
+    }
+  }
+}
+
+/** The outcome of a run a model server failed or a signal stopped; any other error is rethrown. */
+async function failedOutcome(
+  err: unknown,
+  opts: SessionOptions,
+  store: string,
+  threadId: string,
+  values: () => Promise<CoderStateValue | undefined>,
+  report: Report,
+): Promise<RunOutcome> {
+  if (err instanceof ModelServerError) {
+    const o = report(await values(), "error");
+    return {
+      ...o,
+      failures: [...o.failures, { stage: "server", kind: err.kind, count: 1 }],
+      error: err.message,
+      exitCode: 3,
+    };
+  }
+  if (opts.signal?.aborted || isGraphDrained(err)) {
+    // Ctrl-C or SIGTERM: the last completed step is checkpointed; the step in flight reruns on resume.
+    const o = report(await values(), "interrupted");
+    return {
+      ...o,
+      summary:
+        store === "memory"
+          ? "Interrupted; --checkpoints memory kept nothing of it."
+          : `Interrupted. Resume with: ${resumeCommand(threadId, opts.where)}`,
+    };
+  }
+  throw err;
 }
 
 /** The nodes a thread still has to run: `next`, or the pending tasks when `next` is empty. */

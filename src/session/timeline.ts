@@ -66,45 +66,8 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
         `${pc.cyan("plan")}     ${(update.planSteps ?? []).map((s, i) => `${i + 1}. ${short(s.title, 200)}`).join("  ")}`,
       );
       break;
-    case NODE.act: {
-      const ai = messages.find((m) => AIMessage.isInstance(m));
-      const turn = pc.dim(`turn ${update.turns ?? "?"}`);
-      const ch = update.toolChannel;
-      if (ch && update.turns === 1) {
-        lines.push(
-          `${pc.cyan("channel")}  ${ch.mode === "native" ? "native tool calling (the request's tools field)" : `prompt mode: tools described in the system prompt, calls read as ${ch.format}`}`,
-        );
-      }
-      if (ch?.pinned && update.toolChannel?.parseFailures !== undefined)
-        lines.push(
-          `${pc.yellow("channel")}  the rest of the run describes tools in the prompt: ${short(ch.pinned, 90)}`,
-        );
-      if (ch?.salvaged)
-        lines.push(
-          `${pc.yellow("salvage")}  the model wrote its call as text; keel read it as a real call`,
-        );
-      // the summary turn clears the request for it (a final answer that ends the run does not)
-      if (update.summaryFor === null && update.failure?.summarized)
-        lines.push(`${pc.cyan("act")}      ${turn} → summary (no tools offered)`);
-      else if (update.failure?.kind === "budget")
-        lines.push(`${pc.yellow("act")}      ${update.failure.detail}`);
-      else if (ai?.tool_calls?.length) {
-        for (const c of ai.tool_calls)
-          lines.push(
-            `${pc.cyan("act")}      ${turn} → ${pc.bold(printableName(c.name))}(${argsPreview(c.args)})`,
-          );
-      } else if (update.failure)
-        lines.push(
-          `${pc.yellow("act")}      ${turn} → ${FAILURE_LABEL[update.failure.kind]}${update.failure.kind === "empty" ? "" : `: “${short(ai?.text ?? "", 60)}”`}`,
-        );
-      else lines.push(`${pc.green("act")}      ${turn} → final answer`);
-      const thinking = ai?.additional_kwargs?.reasoning_content;
-      if (typeof thinking === "string" && thinking.trim())
-        lines.splice(lines.length - 1, 0, pc.dim(`  thinking: ${short(thinking, 160)}`));
-      const usage = ai?.response_metadata?.keel_usage as TurnUsage | undefined;
-      if (usage) lines.push(pc.dim(`  ${describeUsage(usage)}`));
-      break;
-    }
+    case NODE.act:
+      return actLines(update, messages);
     case NODE.toolExecute:
       for (const m of messages) {
         if (!ToolMessage.isInstance(m)) continue;
@@ -121,26 +84,72 @@ export function describeUpdate(node: string, update: CoderStateUpdate | undefine
       if (update.failure) lines.push(`${pc.yellow("guard")}    ${update.failure.detail}`);
       break;
     case NODE.recover:
-      if (recoverGoesTo(update) === END)
-        lines.push(`${pc.yellow("recover")}  stopping: ${short(update.summary ?? "", 120)}`);
-      else if (recoverGoesTo(update) === NODE.plan)
-        lines.push(
-          `${pc.yellow("recover")}  re-planning: ${short(update.replanReason ?? "", 100)}`,
-        );
-      else if (update.summaryFor)
-        lines.push(
-          `${pc.yellow("recover")}  one last turn without tools, for a summary: ${short(update.summaryFor.detail, 80)}`,
-        );
-      else {
-        // keel's note to the model (the update may also carry the turn's own reply or its stubs)
-        const note =
-          messages.find((m) => typeof m.content === "string" && m.content.startsWith("[keel]")) ??
-          messages.find((m) => typeof m.content === "string" && m.content.trim() !== "");
-        lines.push(
-          `${pc.yellow("recover")}  hint → ${short(typeof note?.content === "string" ? note.content : "", 110)}`,
-        );
-      }
-      break;
+      return recoverLines(update, messages);
+  }
+  return lines;
+}
+
+/** Lines for act's update: the channel, the turn's calls or failure, its thinking and usage. */
+function actLines(update: CoderStateUpdate, messages: BaseMessage[]): string[] {
+  const lines: string[] = [];
+  const ai = messages.find((m) => AIMessage.isInstance(m));
+  const turn = pc.dim(`turn ${update.turns ?? "?"}`);
+  const ch = update.toolChannel;
+  if (ch && update.turns === 1) {
+    lines.push(
+      `${pc.cyan("channel")}  ${ch.mode === "native" ? "native tool calling (the request's tools field)" : `prompt mode: tools described in the system prompt, calls read as ${ch.format}`}`,
+    );
+  }
+  if (ch?.pinned && update.toolChannel?.parseFailures !== undefined)
+    lines.push(
+      `${pc.yellow("channel")}  the rest of the run describes tools in the prompt: ${short(ch.pinned, 90)}`,
+    );
+  if (ch?.salvaged)
+    lines.push(
+      `${pc.yellow("salvage")}  the model wrote its call as text; keel read it as a real call`,
+    );
+  // the summary turn clears the request for it (a final answer that ends the run does not)
+  if (update.summaryFor === null && update.failure?.summarized)
+    lines.push(`${pc.cyan("act")}      ${turn} → summary (no tools offered)`);
+  else if (update.failure?.kind === "budget")
+    lines.push(`${pc.yellow("act")}      ${update.failure.detail}`);
+  else if (ai?.tool_calls?.length) {
+    for (const c of ai.tool_calls)
+      lines.push(
+        `${pc.cyan("act")}      ${turn} → ${pc.bold(printableName(c.name))}(${argsPreview(c.args)})`,
+      );
+  } else if (update.failure)
+    lines.push(
+      `${pc.yellow("act")}      ${turn} → ${FAILURE_LABEL[update.failure.kind]}${update.failure.kind === "empty" ? "" : `: “${short(ai?.text ?? "", 60)}”`}`,
+    );
+  else lines.push(`${pc.green("act")}      ${turn} → final answer`);
+  const thinking = ai?.additional_kwargs?.reasoning_content;
+  if (typeof thinking === "string" && thinking.trim())
+    lines.splice(lines.length - 1, 0, pc.dim(`  thinking: ${short(thinking, 160)}`));
+  const usage = ai?.response_metadata?.keel_usage as TurnUsage | undefined;
+  if (usage) lines.push(pc.dim(`  ${describeUsage(usage)}`));
+  return lines;
+}
+
+/** Lines for recover's update: where the run goes on, or the hint it gave the model. */
+function recoverLines(update: CoderStateUpdate, messages: BaseMessage[]): string[] {
+  const lines: string[] = [];
+  if (recoverGoesTo(update) === END)
+    lines.push(`${pc.yellow("recover")}  stopping: ${short(update.summary ?? "", 120)}`);
+  else if (recoverGoesTo(update) === NODE.plan)
+    lines.push(`${pc.yellow("recover")}  re-planning: ${short(update.replanReason ?? "", 100)}`);
+  else if (update.summaryFor)
+    lines.push(
+      `${pc.yellow("recover")}  one last turn without tools, for a summary: ${short(update.summaryFor.detail, 80)}`,
+    );
+  else {
+    // keel's note to the model (the update may also carry the turn's own reply or its stubs)
+    const note =
+      messages.find((m) => typeof m.content === "string" && m.content.startsWith("[keel]")) ??
+      messages.find((m) => typeof m.content === "string" && m.content.trim() !== "");
+    lines.push(
+      `${pc.yellow("recover")}  hint → ${short(typeof note?.content === "string" ? note.content : "", 110)}`,
+    );
   }
   return lines;
 }

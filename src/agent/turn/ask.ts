@@ -14,13 +14,14 @@ import {
   estimatePrompt,
   fitToWindow,
   promptBudget,
+  type Fitted,
   promptProfile,
   windowFor,
 } from "../history/fit.js";
 import { cutByContext, roomyReserve } from "../../guard/context-budget.js";
 import { weighProfile } from "../../guard/token-estimate.js";
 import { toPromptHistory } from "../history/prompt-form.js";
-import { recordIndex, type Carried } from "../history/record.js";
+import type { Carried } from "../history/record.js";
 import type { ToolMode } from "../../models/capabilities.js";
 import { structuredOptions } from "../../models/chat-model.js";
 import { ModelServerError } from "../../models/errors.js";
@@ -33,8 +34,9 @@ import type { toolDefinition } from "../../tools/registry.js";
 import type { NodeEnv } from "../runtime.js";
 import type { FitState } from "../state.js";
 import { TOOLS_IN_PROMPT } from "./tool-prompt.js";
-import { serverCounts } from "../../models/server-counts.js";
+import { serverCounts, type ServerCounts } from "../../models/server-counts.js";
 import { countsOf, reusedEstimate, usageOf } from "./usage.js";
+import { moved, shiftRefused } from "./fit-state.js";
 
 /** Refits after a cut prompt before the run stops with an error naming the truncation. */
 const TRUNCATION_REFITS = 2;
@@ -105,220 +107,288 @@ export interface TurnAnswer {
 const prefixKey = (model: string, mode: ToolMode, fixed: string) =>
   createHash("sha1").update(`${model}\n${mode}\n${fixed}`).digest("base64url").slice(0, 16);
 
+/** What the turn's loop carries from one request to the next (see `askTurn`). */
+interface Loop {
+  mode: ToolMode;
+  fallback: TurnAnswer["fallback"];
+  scales: number[];
+  window: number;
+  /** The reply's room: the rule, or the call's budget after the end of the context cut a reply. */
+  reserve: number | undefined;
+  /** The thought so far of a reply stopped at `thinkCut`: the turn is asked again with it, without thinking. */
+  thought: HumanMessage | undefined;
+  thoughtText: string;
+  refits: number;
+}
+
+/** One request as laid out for the window: its system prompt, fixed part and fitted conversation. */
+interface Laid {
+  native: boolean;
+  toolBlock: string | undefined;
+  system: string;
+  fixed: string;
+  key: string;
+  fitted: Fitted;
+  messages: BaseMessage[];
+  /** The call's budget, within what the window leaves after this prompt (budget.ts). */
+  sent: number;
+}
+
 /** Asks the model for one turn (see the module comment). Throws `ModelServerError` when it cannot. */
 export async function askTurn(r: TurnRequest): Promise<TurnAnswer> {
   const { env } = r;
-  let mode = r.mode;
-  let fallback: TurnAnswer["fallback"];
   const sameModel = r.fit?.model === r.modelName;
   const before = scalesOf(sameModel ? r.fit!.scales : r.learned);
-  let scales = before;
-  // The server's real window, where it said so (an over-context refusal): below the run's.
-  let window = Math.min(r.window, (sameModel && r.fit?.window) || Infinity);
+  const s: Loop = {
+    mode: r.mode,
+    fallback: undefined,
+    scales: before,
+    // The server's real window, where it said so (an over-context refusal): below the run's.
+    window: Math.min(r.window, (sameModel && r.fit?.window) || Infinity),
+    reserve: undefined,
+    thought: undefined,
+    thoughtText: "",
+    refits: 0,
+  };
   const budget = env.settings.generationBudget[r.kind];
   const shifting = r.fit?.unshifted ? undefined : r.cacheReuse;
-  // The reply's room: the rule, or the call's budget after the end of the context cut a reply.
-  let reserve: number | undefined;
-  // The thought so far of a reply stopped at `thinkCut`: the turn is asked again with it, without thinking.
-  let thought: HumanMessage | undefined;
-  let thoughtText = "";
-  for (let refits = 0; ;) {
-    const native = mode === "native" && r.tools.length > 0;
-    const toolBlock =
-      mode === "prompt" && r.tools.length > 0 ? TOOLS_IN_PROMPT(r.tools, r.format) : undefined;
-    const system = toolBlock ? `${r.system}\n${toolBlock}` : r.system;
-    const fixed = native ? `${system}\n${JSON.stringify(r.tools)}` : system;
-    const key = prefixKey(r.modelName, mode, fixed);
-    const shown = mode === "prompt" ? toPromptHistory(r.history) : r.history;
-    checkFloor(env, fixed, shown, r.pinned(), scales, window);
-    const fitted = fitToWindow(shown, {
-      fixed,
-      window,
-      pinned: r.pinned,
-      foldedUpTo: r.fit?.foldedUpTo ?? 0,
-      ...(r.fit?.recordAt !== undefined ? { recordAt: r.fit.recordAt } : {}),
-      ...(shifting ? { shift: true } : {}),
-      scales,
-      ...(reserve ? { reserve } : {}),
-      ...(r.carried ? { carried: r.carried } : {}),
-    });
-    if (fitted.compacted) env.emit({ type: "compacted", ...fitted.compacted });
-    // A structured request keeps the turn's tools (so its prompt is the turn's prompt) and adds `format`.
-    const runnable = native && !r.structured ? r.model.bindTools!(r.tools) : r.model;
-    const options = r.structured
-      ? {
-          ...structuredOptions(env.settings.provider, r.structured),
-          ...(native ? { tools: r.tools } : {}),
-        }
-      : {};
-    const messages = thought ? [...fitted.messages, thought] : fitted.messages;
-    const thinking = messages
-      .filter((m) => AIMessage.isInstance(m))
-      .map((m) => m.additional_kwargs?.reasoning_content as string | undefined);
-    // The call's budget, within what the window leaves after this prompt (budget.ts).
-    const sent = fittedBudget(budget, window, weighProfile(promptProfile(fixed, messages), scales));
-    const wire: WireTurn = {
-      thinking,
-      maxTokens: sent,
-      ...(thought ? { think: false } : r.thinkCut ? { thinkCut: r.thinkCut } : {}),
-      ...(toolBlock ? { instructions: toolBlock } : {}),
-      ...(shifting ? { cacheReuse: shifting } : {}),
-      ...(r.signal ? { signal: r.signal } : {}),
-    };
+  for (;;) {
+    const laid = layRequest(r, s, shifting, budget);
     let reply: AIMessage;
     let facts: WireFacts;
     try {
-      ({ value: reply, facts } = await withModelRetry(
-        () =>
-          callOverWire(wire, () =>
-            runnable.invoke([new SystemMessage(system), ...messages], {
-              signal: r.signal,
-              ...options,
-            }),
-          ),
-        env.policy,
-      ));
+      ({ value: reply, facts } = await send(r, s, laid, shifting));
     } catch (err) {
-      if (!(err instanceof ModelServerError)) throw err;
-      const kind = err.kind;
-      const over = err.origin.context;
-      // A server that refuses an over-long prompt in words keel's error mapping did not read
-      // (vLLM's "maximum context length"), or without its count (Ollama asked not to truncate):
-      // refit and ask again.
-      const refused =
-        kind === "bad_request"
-          ? refusedPrompt(err.detail)
-          : kind === "truncated" && !over
-            ? {}
-            : undefined;
-      if (refused && refits++ < TRUNCATION_REFITS) {
-        const profile = promptProfile(fixed, fitted.messages);
-        env.emit({
-          type: "truncated",
-          ...(refused.tokens ? { reported: refused.tokens } : {}),
-          numCtx: window,
-          estimated: Math.round(weighProfile(profile, scales)),
-          refused: true,
-        });
-        scales = judgeRefusal(profile, refused.tokens, window, scales);
-        continue;
-      }
-      if (native && (kind === "tool_parse" || kind === "no_tools" || kind === "schema")) {
-        fallback = { kind, reason: err.detail };
-        env.emit({ type: "tool-channel", reason: fallback.reason, pinned: kind !== "tool_parse" });
-        mode = "prompt";
-        continue;
-      }
-      // A prompt over the server's context, with its count and its n_ctx: refit to those.
-      if (kind === "truncated" && over && refits++ < TRUNCATION_REFITS) {
-        const profile = promptProfile(fixed, fitted.messages);
-        env.emit({
-          type: "truncated",
-          reported: over.prompt,
-          numCtx: over.window,
-          estimated: Math.round(weighProfile(profile, scales)),
-          refused: true,
-        });
-        scales = judgeRefusal(profile, over.prompt, over.window, scales);
-        window = Math.min(window, over.window);
-        continue;
-      }
+      if (retriesAfter(err, env, s, laid)) continue;
       throw err;
     }
-    if (facts.thoughtCut !== undefined && !thought) {
-      const tokens = r.thinkCut ?? 0;
-      env.emit({ type: "thought-cut", tokens });
-      thoughtText = facts.thoughtCut;
-      thought = new HumanMessage({ content: THOUGHT_NOTE(tokens, thoughtText), name: "keel" });
+    if (facts.thoughtCut !== undefined && !s.thought) {
+      goOnFromThought(r, s, facts.thoughtCut);
       continue;
     }
     withServerCallIds(reply, facts);
     // the thought the reply went on from travels with it, as thinking does (sent back next turns)
-    if (thought && !reply.additional_kwargs?.reasoning_content)
-      reply.additional_kwargs = { ...reply.additional_kwargs, reasoning_content: thoughtText };
-    const profile = promptProfile(fixed, messages);
+    if (s.thought && !reply.additional_kwargs?.reasoning_content)
+      reply.additional_kwargs = { ...reply.additional_kwargs, reasoning_content: s.thoughtText };
+    const profile = promptProfile(laid.fixed, laid.messages);
     const estimated = weighProfile(profile);
-    const expected = Math.round(weighProfile(profile, scales));
+    const expected = Math.round(weighProfile(profile, s.scales));
     const counts = serverCounts(reply, facts);
-    const verdict = judgePrompt(profile, counts.prompt, window, scales);
-    scales = verdict.scales;
+    const verdict = judgePrompt(profile, counts.prompt, s.window, s.scales);
+    s.scales = verdict.scales;
     if (verdict.truncated) {
       // Never answered from a cut prompt: this reply is dropped, the prompt refitted.
       const reported = counts.prompt!;
-      env.emit({ type: "truncated", reported, numCtx: window, estimated: expected });
-      if (refits++ < TRUNCATION_REFITS) continue;
-      throw new ModelServerError(
-        "truncated",
-        env.settings.serverUrl,
-        env.settings.model,
-        `it counted ${reported} prompt tokens under num_ctx ${window} for a prompt keel estimated at ${expected} tokens, after ${TRUNCATION_REFITS} refits`,
-        refits,
-        { provider: env.settings.provider },
-      );
+      env.emit({ type: "truncated", reported, numCtx: s.window, estimated: expected });
+      if (s.refits++ < TRUNCATION_REFITS) continue;
+      throw truncatedError(env, s, reported, expected);
     }
     const cut = cutAtBudget(reply, facts);
     // Cut at a budget the window lowered, or by the context's end itself: the window, not the
     // call's budget, stopped the reply.
     const atContextEnd =
-      cut && (sent < budget || cutByContext(counts.prompt, counts.generated, window, budget));
-    if (atContextEnd && !reserve) {
+      cut &&
+      (laid.sent < budget || cutByContext(counts.prompt, counts.generated, s.window, budget));
+    if (atContextEnd && !s.reserve) {
       // The end of the context, not the budget, stopped this reply: never run, and asked again
       // with the room its budget allows (the fold moves; the record keeps its shape) — when a
       // fold can make that room. A prompt that already leaves it would be sent again as it was
       // and run into the same end (a real llama-server at -c 4096: 61 s, twice).
-      const roomy = roomyReserve(window, budget);
-      if ((counts.prompt ?? expected) > promptBudget(window, roomy)) {
-        reserve = roomy;
+      const roomy = roomyReserve(s.window, budget);
+      if ((counts.prompt ?? expected) > promptBudget(s.window, roomy)) {
+        s.reserve = roomy;
         continue;
       }
     }
-    const refused =
-      shifting !== undefined && fitted.compacted !== undefined && counts.cached !== undefined
-        ? shiftRefused(fixed, fitted.messages, counts.cached, scales)
-        : undefined;
-    if (refused) env.emit({ type: "unshifted", cached: counts.cached!, kept: refused.kept });
-    const unshifted = r.fit?.unshifted || refused !== undefined;
-    const fit: FitState = {
-      foldedUpTo: fitted.foldedUpTo,
-      ...(fitted.recordAt !== undefined ? { recordAt: fitted.recordAt } : {}),
-      ...(unshifted ? { unshifted: true } : {}),
-      scale: counts.prompt ? counts.prompt / estimated : (r.fit?.scale ?? 1),
-      scales,
-      model: r.modelName,
-      prefix: key,
-      ...(window < r.window ? { window } : {}),
-    };
-    if (r.remember && moved(before, scales)) await r.remember(scales).catch(() => undefined);
+    const fit = fitAfter(r, s, laid, shifting, counts, estimated);
+    if (r.remember && moved(before, s.scales)) await r.remember(s.scales).catch(() => undefined);
     return {
       reply,
-      mode,
-      ...(fallback ? { fallback } : {}),
+      mode: s.mode,
+      ...(s.fallback ? { fallback: s.fallback } : {}),
       fit,
       ...usageOf(
         countsOf(counts, facts, expected),
-        reusedEstimate(r.fit, key, fixed, fitted) / estimated,
+        reusedEstimate(r.fit, laid.key, laid.fixed, laid.fitted) / estimated,
       ),
-      ...(cut ? { cut: cutOf(reply, budget, facts, atContextEnd ? window : undefined) } : {}),
+      ...(cut ? { cut: cutOf(reply, budget, facts, atContextEnd ? s.window : undefined) } : {}),
     };
   }
 }
 
+/** Lays out one request: the tools in the channel of `s.mode`, the conversation fitted to the window. */
+function layRequest(r: TurnRequest, s: Loop, shifting: number | undefined, budget: number): Laid {
+  const native = s.mode === "native" && r.tools.length > 0;
+  const toolBlock =
+    s.mode === "prompt" && r.tools.length > 0 ? TOOLS_IN_PROMPT(r.tools, r.format) : undefined;
+  const system = toolBlock ? `${r.system}\n${toolBlock}` : r.system;
+  const fixed = native ? `${system}\n${JSON.stringify(r.tools)}` : system;
+  const key = prefixKey(r.modelName, s.mode, fixed);
+  const shown = s.mode === "prompt" ? toPromptHistory(r.history) : r.history;
+  checkFloor(r.env, fixed, shown, r.pinned(), s.scales, s.window);
+  const fitted = fitToWindow(shown, {
+    fixed,
+    window: s.window,
+    pinned: r.pinned,
+    foldedUpTo: r.fit?.foldedUpTo ?? 0,
+    ...(r.fit?.recordAt !== undefined ? { recordAt: r.fit.recordAt } : {}),
+    ...(shifting ? { shift: true } : {}),
+    scales: s.scales,
+    ...(s.reserve ? { reserve: s.reserve } : {}),
+    ...(r.carried ? { carried: r.carried } : {}),
+  });
+  if (fitted.compacted) r.env.emit({ type: "compacted", ...fitted.compacted });
+  const messages = s.thought ? [...fitted.messages, s.thought] : fitted.messages;
+  const sent = fittedBudget(
+    budget,
+    s.window,
+    weighProfile(promptProfile(fixed, messages), s.scales),
+  );
+  return { native, toolBlock, system, fixed, key, fitted, messages, sent };
+}
+
+/** Sends the laid-out request over the wire, with the model-call retry policy. */
+function send(
+  r: TurnRequest,
+  s: Loop,
+  laid: Laid,
+  shifting: number | undefined,
+): Promise<{ value: AIMessage; facts: WireFacts }> {
+  const { native, toolBlock, system, messages } = laid;
+  // A structured request keeps the turn's tools (so its prompt is the turn's prompt) and adds `format`.
+  const runnable = native && !r.structured ? r.model.bindTools!(r.tools) : r.model;
+  const options = r.structured
+    ? {
+        ...structuredOptions(r.env.settings.provider, r.structured),
+        ...(native ? { tools: r.tools } : {}),
+      }
+    : {};
+  const thinking = messages
+    .filter((m) => AIMessage.isInstance(m))
+    .map((m) => m.additional_kwargs?.reasoning_content as string | undefined);
+  const wire: WireTurn = {
+    thinking,
+    maxTokens: laid.sent,
+    ...(s.thought ? { think: false } : r.thinkCut ? { thinkCut: r.thinkCut } : {}),
+    ...(toolBlock ? { instructions: toolBlock } : {}),
+    ...(shifting ? { cacheReuse: shifting } : {}),
+    ...(r.signal ? { signal: r.signal } : {}),
+  };
+  return withModelRetry(
+    () =>
+      callOverWire(wire, () =>
+        runnable.invoke([new SystemMessage(system), ...messages], {
+          signal: r.signal,
+          ...options,
+        }),
+      ),
+    r.env.policy,
+  );
+}
+
 /**
- * A fold laid out for a server that shifts its cache, answered without a shift: the server served
- * under half of what sat before the record (`kept`: the kept turns, still in its cache further on).
- * llama-server ignores `n_cache_reuse` for a model it cannot shift (sliding-window attention without
- * `--swa-full`, recurrent models) and says so only in its log; the thread then folds plainly.
+ * Whether a failed request is asked again, and how (`s` changed for it): a prompt the server
+ * refused as too long is refitted, a failed tool channel falls back to the tools in the prompt.
  */
-function shiftRefused(
-  fixed: string,
-  messages: BaseMessage[],
-  cached: number,
-  scales: readonly number[],
-): { kept: number } | undefined {
-  const at = recordIndex(messages);
-  if (at < 0) return undefined;
-  const kept = Math.round(weighProfile(promptProfile(fixed, messages.slice(0, at)), scales));
-  return cached < kept / 2 ? { kept } : undefined;
+function retriesAfter(err: unknown, env: NodeEnv, s: Loop, laid: Laid): boolean {
+  if (!(err instanceof ModelServerError)) return false;
+  const kind = err.kind;
+  const over = err.origin.context;
+  // A server that refuses an over-long prompt in words keel's error mapping did not read
+  // (vLLM's "maximum context length"), or without its count (Ollama asked not to truncate):
+  // refit and ask again.
+  const refused =
+    kind === "bad_request"
+      ? refusedPrompt(err.detail)
+      : kind === "truncated" && !over
+        ? {}
+        : undefined;
+  if (refused && s.refits++ < TRUNCATION_REFITS) {
+    const profile = promptProfile(laid.fixed, laid.fitted.messages);
+    env.emit({
+      type: "truncated",
+      ...(refused.tokens ? { reported: refused.tokens } : {}),
+      numCtx: s.window,
+      estimated: Math.round(weighProfile(profile, s.scales)),
+      refused: true,
+    });
+    s.scales = judgeRefusal(profile, refused.tokens, s.window, s.scales);
+    return true;
+  }
+  if (laid.native && (kind === "tool_parse" || kind === "no_tools" || kind === "schema")) {
+    s.fallback = { kind, reason: err.detail };
+    env.emit({ type: "tool-channel", reason: s.fallback.reason, pinned: kind !== "tool_parse" });
+    s.mode = "prompt";
+    return true;
+  }
+  // A prompt over the server's context, with its count and its n_ctx: refit to those.
+  if (kind === "truncated" && over && s.refits++ < TRUNCATION_REFITS) {
+    const profile = promptProfile(laid.fixed, laid.fitted.messages);
+    env.emit({
+      type: "truncated",
+      reported: over.prompt,
+      numCtx: over.window,
+      estimated: Math.round(weighProfile(profile, s.scales)),
+      refused: true,
+    });
+    s.scales = judgeRefusal(profile, over.prompt, over.window, s.scales);
+    s.window = Math.min(s.window, over.window);
+    return true;
+  }
+  return false;
+}
+
+/** A reply stopped while thinking at `thinkCut`: the turn is asked again with the thought so far. */
+function goOnFromThought(r: TurnRequest, s: Loop, thoughtCut: string): void {
+  const tokens = r.thinkCut ?? 0;
+  r.env.emit({ type: "thought-cut", tokens });
+  s.thoughtText = thoughtCut;
+  s.thought = new HumanMessage({ content: THOUGHT_NOTE(tokens, s.thoughtText), name: "keel" });
+}
+
+/** The error that ends a turn whose prompt the server still cut after the refits. */
+function truncatedError(
+  env: NodeEnv,
+  s: Loop,
+  reported: number,
+  expected: number,
+): ModelServerError {
+  return new ModelServerError(
+    "truncated",
+    env.settings.serverUrl,
+    env.settings.model,
+    `it counted ${reported} prompt tokens under num_ctx ${s.window} for a prompt keel estimated at ${expected} tokens, after ${TRUNCATION_REFITS} refits`,
+    s.refits,
+    { provider: env.settings.provider },
+  );
+}
+
+/** The thread's fit state after an answered request (an unshifted fold is noted and emitted). */
+function fitAfter(
+  r: TurnRequest,
+  s: Loop,
+  laid: Laid,
+  shifting: number | undefined,
+  counts: ServerCounts,
+  estimated: number,
+): FitState {
+  const { fitted } = laid;
+  const refused =
+    shifting !== undefined && fitted.compacted !== undefined && counts.cached !== undefined
+      ? shiftRefused(laid.fixed, fitted.messages, counts.cached, s.scales)
+      : undefined;
+  if (refused) r.env.emit({ type: "unshifted", cached: counts.cached!, kept: refused.kept });
+  const unshifted = r.fit?.unshifted || refused !== undefined;
+  return {
+    foldedUpTo: fitted.foldedUpTo,
+    ...(fitted.recordAt !== undefined ? { recordAt: fitted.recordAt } : {}),
+    ...(unshifted ? { unshifted: true } : {}),
+    scale: counts.prompt ? counts.prompt / estimated : (r.fit?.scale ?? 1),
+    scales: s.scales,
+    model: r.modelName,
+    prefix: laid.key,
+    ...(s.window < r.window ? { window: s.window } : {}),
+  };
 }
 
 /**
@@ -355,27 +425,4 @@ function checkFloor(
     1,
     { provider: env.settings.provider, ...(need ? { need } : {}) },
   );
-}
-
-/** The fit state to write after a request: only when it changed (every write is a row in the checkpointer). */
-export function fitUpdate(
-  before: FitState | undefined,
-  after: FitState | undefined,
-): { fit?: FitState } {
-  if (!after) return {};
-  const same =
-    before &&
-    before.foldedUpTo === after.foldedUpTo &&
-    before.recordAt === after.recordAt &&
-    before.unshifted === after.unshifted &&
-    before.model === after.model &&
-    before.prefix === after.prefix &&
-    before.window === after.window &&
-    !moved(scalesOf(before.scales), scalesOf(after.scales));
-  return same ? {} : { fit: after };
-}
-
-/** Whether a calibration changed enough to be worth a write (3% in any class). */
-function moved(before: readonly number[], after: readonly number[]): boolean {
-  return after.some((x, k) => Math.abs(x - before[k]!) > 0.03 * before[k]!);
 }
