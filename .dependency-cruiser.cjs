@@ -32,8 +32,8 @@ const LAYERS = [
   ],
   [{ name: "run/", path: "^src/run/" }],
   [
-    { name: "agent/", path: "^src/agent/" },
-    { name: "analysis/", path: "^src/analysis/" },
+    { name: "coder/", path: "^src/coder/" },
+    { name: "analyst/", path: "^src/analyst/" },
   ],
   [
     { name: "session/", path: "^src/session/" },
@@ -90,11 +90,11 @@ module.exports = {
     {
       name: "turn-below-nodes",
       comment:
-        "agent/turn/, agent/history/ and agent/learning/ serve the nodes; a node's own files " +
-        "(agent/nodes/) are not imported by them.",
+        "coder/turn/, coder/history/ and coder/learning/ serve the nodes; a node's own files " +
+        "(coder/nodes/) are not imported by them.",
       severity: "error",
-      from: { path: "^src/agent/(turn|history|learning)/" },
-      to: { path: "^src/agent/nodes/" },
+      from: { path: "^src/coder/(turn|history|learning)/" },
+      to: { path: "^src/coder/nodes/" },
     },
     {
       name: "layer: unknown",

@@ -9,8 +9,8 @@ import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { z } from "zod";
-import { runConfig } from "../src/agent/context.js";
-import { createCoderGraph } from "../src/agent/graph.js";
+import { runConfig } from "../src/coder/context.js";
+import { createCoderGraph } from "../src/coder/graph.js";
 import { readFileTool } from "../src/tools/fs-tools.js";
 import { ScriptedToolModel } from "./scripted-model.js";
 

@@ -2,9 +2,9 @@
 import { performance } from "node:perf_hooks";
 import { realpathSync } from "node:fs";
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
-import { analystRunConfig } from "../src/analysis/context.js";
-import { createAnalystGraph } from "../src/analysis/graph.js";
-import type { AnalystStateValue } from "../src/analysis/state.js";
+import { analystRunConfig } from "../src/analyst/context.js";
+import { createAnalystGraph } from "../src/analyst/graph.js";
+import type { AnalystStateValue } from "../src/analyst/state.js";
 import { startFakeOllama } from "../src/testing/fake-ollama/index.js";
 import { analystScript } from "../src/testing/script.js";
 import { generateRepo } from "../test/support/fixture-repo.js";

@@ -14,8 +14,8 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { ChatOllama } from "@langchain/ollama";
 import { createAgent } from "langchain";
-import { runConfig } from "../src/agent/context.js";
-import { createCoderGraph } from "../src/agent/graph.js";
+import { runConfig } from "../src/coder/context.js";
+import { createCoderGraph } from "../src/coder/graph.js";
 import {
   MACHINES,
   simulatedSeconds,

@@ -10,8 +10,8 @@
  */
 import { HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
-import { runConfig } from "../src/agent/context.js";
-import { createCoderGraph } from "../src/agent/graph.js";
+import { runConfig } from "../src/coder/context.js";
+import { createCoderGraph } from "../src/coder/graph.js";
 import { readEnv } from "../src/env.js";
 import { locateRealServers, startLlamaServer } from "../src/testing/real-servers.js";
 import { keelScript } from "../src/testing/script.js";

@@ -3,8 +3,8 @@
  * or store: the server brings both.
  */
 import { z } from "zod";
-import { AnalystContextSchema } from "../src/analysis/context.js";
-import { createAnalystGraph } from "../src/analysis/graph.js";
+import { AnalystContextSchema } from "../src/analyst/context.js";
+import { createAnalystGraph } from "../src/analyst/graph.js";
 import { servedGraph } from "./served.js";
 import { withSettingsForm } from "./settings-form.js";
 

@@ -3,9 +3,9 @@
  * the server brings its own.
  */
 import { z } from "zod";
-import { ContextSchema } from "../src/agent/context.js";
-import { createCoderGraph } from "../src/agent/graph.js";
-import { RUN_STATUSES } from "../src/agent/state.js";
+import { ContextSchema } from "../src/coder/context.js";
+import { createCoderGraph } from "../src/coder/graph.js";
+import { RUN_STATUSES } from "../src/coder/state.js";
 import { servedGraph } from "./served.js";
 import { MESSAGES_INPUT, withSettingsForm } from "./settings-form.js";
 

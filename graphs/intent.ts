@@ -1,7 +1,7 @@
 /** The intent classifier alone, for debugging it in LangGraph Studio. */
 import { z } from "zod";
-import { ContextSchema } from "../src/agent/context.js";
-import { createIntentGraph } from "../src/agent/intent-graph.js";
+import { ContextSchema } from "../src/coder/context.js";
+import { createIntentGraph } from "../src/coder/intent-graph.js";
 import { servedGraph } from "./served.js";
 import { MESSAGES_INPUT, withSettingsForm } from "./settings-form.js";
 

@@ -8,8 +8,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { format, resolveConfig } from "prettier";
 import { z } from "zod";
-import { ContextSchema } from "../src/agent/context.js";
-import { AnalystContextSchema } from "../src/analysis/context.js";
+import { ContextSchema } from "../src/coder/context.js";
+import { AnalystContextSchema } from "../src/analyst/context.js";
 import {
   defaultOf,
   innerType,

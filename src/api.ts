@@ -12,15 +12,15 @@ import {
   type BaseStore,
 } from "@langchain/langgraph";
 import { isolationNotice } from "./sandbox/runtime.js";
-import { runConfig, type SettingsInput } from "./agent/context.js";
-import { createCoderGraph } from "./agent/graph.js";
-import { recordRunEnd } from "./agent/learning/ledger.js";
+import { runConfig, type SettingsInput } from "./coder/context.js";
+import { createCoderGraph } from "./coder/graph.js";
+import { recordRunEnd } from "./coder/learning/ledger.js";
 import type { GraphDeps } from "./run/model.js";
-import type { CoderStateValue } from "./agent/state.js";
-import { analystRunConfig, type AnalystSettingsInput } from "./analysis/context.js";
-import { createAnalystGraph } from "./analysis/graph.js";
-import type { AnalysisReport } from "./analysis/report.js";
-import type { AnalystStateValue } from "./analysis/state.js";
+import type { CoderStateValue } from "./coder/state.js";
+import { analystRunConfig, type AnalystSettingsInput } from "./analyst/context.js";
+import { createAnalystGraph } from "./analyst/graph.js";
+import type { AnalysisReport } from "./analyst/report.js";
+import type { AnalystStateValue } from "./analyst/state.js";
 import { withMcpScope } from "./mcp/session.js";
 
 export interface RunAgentOptions extends SettingsInput, GraphDeps {

@@ -16,18 +16,18 @@
  * `keel-agent/testing`.
  */
 export { runAgent, runAnalysis, type RunAgentOptions, type RunAnalysisOptions } from "./api.js";
-export { createCoderGraph } from "./agent/graph.js";
-export { createIntentGraph } from "./agent/intent-graph.js";
-export { createAnalystGraph } from "./analysis/graph.js";
+export { createCoderGraph } from "./coder/graph.js";
+export { createIntentGraph } from "./coder/intent-graph.js";
+export { createAnalystGraph } from "./analyst/graph.js";
 export {
   AnalystContextSchema,
   analystRunConfig,
   type AnalystSettings,
   type AnalystSettingsInput,
-} from "./analysis/context.js";
-export { AnalystState, type AnalystStateValue } from "./analysis/state.js";
-export type { AnalysisReport } from "./analysis/report.js";
-export { enumerateUnits, type FileUnit, type Enumeration } from "./analysis/enumerate.js";
+} from "./analyst/context.js";
+export { AnalystState, type AnalystStateValue } from "./analyst/state.js";
+export type { AnalysisReport } from "./analyst/report.js";
+export { enumerateUnits, type FileUnit, type Enumeration } from "./analyst/enumerate.js";
 export { SqliteStore } from "./persistence/sqlite-store.js";
 export { createStore } from "./persistence/store.js";
 export { openPersistence, PersistenceError, type Persistence } from "./persistence/open.js";
@@ -38,10 +38,10 @@ export {
   recursionLimitFor,
   type Settings,
   type SettingsInput,
-} from "./agent/context.js";
-export { CoderState, type CoderStateValue } from "./agent/state.js";
-export { NODE } from "./agent/routing.js";
-export type { KeelEvent } from "./agent/runtime.js";
+} from "./coder/context.js";
+export { CoderState, type CoderStateValue } from "./coder/state.js";
+export { NODE } from "./coder/routing.js";
+export type { KeelEvent } from "./coder/runtime.js";
 export type { GraphDeps } from "./run/model.js";
 export { ALL_TOOLS, toolsForIntent, lookupTool, validateArgs } from "./tools/registry.js";
 export type { KeelTool, ToolResult, ToolContext, ToolClass } from "./tools/types.js";

@@ -4,7 +4,7 @@
  */
 import cliProgress from "cli-progress";
 import pc from "picocolors";
-import type { AnalysisProgress } from "../analysis/runtime.js";
+import type { AnalysisProgress } from "../analyst/runtime.js";
 import type { ProfileUse } from "../run/profile-use.js";
 import { printableName } from "../printable.js";
 

@@ -12,10 +12,10 @@ import {
   AnalystContextSchema,
   analystSettingsFrom,
   type AnalystSettingsInput,
-} from "../analysis/context.js";
-import { createAnalystGraph } from "../analysis/graph.js";
-import type { AnalysisProgress } from "../analysis/runtime.js";
-import type { AnalystStateValue } from "../analysis/state.js";
+} from "../analyst/context.js";
+import { createAnalystGraph } from "../analyst/graph.js";
+import type { AnalysisProgress } from "../analyst/runtime.js";
+import type { AnalystStateValue } from "../analyst/state.js";
 import { resolveDeps, type GraphDeps } from "../run/model.js";
 import { describeProfileUse, profileOf, type ProfileUse } from "../run/profile-use.js";
 import { ModelServerError } from "../models/errors.js";

@@ -4,7 +4,7 @@
  */
 import { Command, InvalidArgumentError } from "commander";
 import pc from "picocolors";
-import { ContextSchema } from "../agent/context.js";
+import { ContextSchema } from "../coder/context.js";
 import { calibrate } from "../eval/calibrate/run.js";
 import { EVAL_TASKS } from "../eval/tasks.js";
 import { readEnv } from "../env.js";

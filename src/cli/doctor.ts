@@ -16,7 +16,7 @@ import { openPersistence } from "../persistence/open.js";
 import { readServer } from "../run/server-memory.js";
 import { checkPath, type Finding } from "../models/path-check.js";
 import { describeProfileUse, profileOf, type ProfileUse } from "../run/profile-use.js";
-import { ContextSchema } from "../agent/context.js";
+import { ContextSchema } from "../coder/context.js";
 
 export interface DoctorReport {
   node: string;

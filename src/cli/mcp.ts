@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import pc from "picocolors";
 import { UsageError } from "../session/session.js";
-import { settingsFrom } from "../agent/context.js";
+import { settingsFrom } from "../coder/context.js";
 import { createInterface } from "node:readline/promises";
 import { question } from "./question.js";
 import { readEnv } from "../env.js";

@@ -10,7 +10,7 @@ import { QUIRKS, SERVER_KINDS } from "../models/openai/quirks.js";
 import type { Provider } from "../models/provider.js";
 import { withModelRetry, type RetryPolicy } from "../models/retry.js";
 import { describeProfileUse, profileOf, type ProfileUse } from "../run/profile-use.js";
-import { ContextSchema } from "../agent/context.js";
+import { ContextSchema } from "../coder/context.js";
 
 export interface ModelRow extends ModelProfile {
   toolMode: ToolMode;

@@ -4,7 +4,7 @@ import { createInterface } from "node:readline/promises";
 import { question } from "./question.js";
 import { Command } from "commander";
 import pc from "picocolors";
-import { ContextSchema } from "../agent/context.js";
+import { ContextSchema } from "../coder/context.js";
 import { readEnv } from "../env.js";
 import { installCtrlC } from "./interrupt.js";
 import { plural } from "./table.js";

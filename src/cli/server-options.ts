@@ -4,8 +4,8 @@
  * `keel analyze`, `keel models`, `keel doctor` and `keel eval`; the flags themselves come from the
  * settings table (setting-flags.ts).
  */
-import { ContextSchema } from "../agent/context.js";
-import { AnalystContextSchema } from "../analysis/context.js";
+import { ContextSchema } from "../coder/context.js";
+import { AnalystContextSchema } from "../analyst/context.js";
 import { noticeRefusals, runLayers } from "../run/layered.js";
 import { foldLayers } from "../run/settings-layers.js";
 import { ModelSettingsSchema, parseSettings } from "../run/settings.js";

@@ -10,7 +10,7 @@ import { storeExists } from "../persistence/checkpointer.js";
 import { UsageError } from "../session/session.js";
 import { openPersistence } from "../persistence/open.js";
 import { collectRuns } from "../stats/collect.js";
-import { allLessons } from "../agent/learning/ledger.js";
+import { allLessons } from "../coder/learning/ledger.js";
 import { EVAL_NAMESPACE, type EvalReport } from "../eval/run.js";
 import { statsPage } from "../stats/html.js";
 import {

@@ -14,7 +14,7 @@ import { runWorker } from "../distributed/worker.js";
 import { WorkerSession } from "../distributed/worker-session.js";
 import { openPersistence } from "../persistence/open.js";
 import { PROVIDERS, type Provider } from "../models/provider.js";
-import { AnalystContextSchema } from "../analysis/context.js";
+import { AnalystContextSchema } from "../analyst/context.js";
 import { collect, positiveInt } from "./options.js";
 import { addSettingFlags, flagSettings } from "./setting-flags.js";
 import { UsageError } from "../session/session.js";

@@ -1,5 +1,5 @@
 /** What `keel analyze --postgres URL --workers` adds to a run: the queue and the units step that uses it. */
-import type { AnalystGraphOptions } from "../analysis/graph.js";
+import type { AnalystGraphOptions } from "../analyst/graph.js";
 import { createDispatchUnitsNode } from "./dispatch-units.js";
 import { openQueue, type UnitQueue } from "./queue.js";
 import type { WorkerRow } from "./queue.js";

@@ -9,14 +9,14 @@
  * sent: units done stay done, units still queued or running are waited for, not sent again.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { FileUnit } from "../analysis/enumerate.js";
-import { createAnalyzeUnitsNode } from "../analysis/nodes/analyze-units.js";
-import { foldFolder } from "../analysis/nodes/summarize-folders.js";
-import { folderIndex } from "../analysis/records.js";
-import { analystStep, nothingToDo } from "../analysis/runtime.js";
-import type { AnalystStateUpdate, AnalystStateValue } from "../analysis/state.js";
-import { factsOf, NO_FACTS } from "../analysis/structure.js";
-import { unitTextReader } from "../analysis/unit-text.js";
+import type { FileUnit } from "../analyst/enumerate.js";
+import { createAnalyzeUnitsNode } from "../analyst/nodes/analyze-units.js";
+import { foldFolder } from "../analyst/nodes/summarize-folders.js";
+import { folderIndex } from "../analyst/records.js";
+import { analystStep, nothingToDo } from "../analyst/runtime.js";
+import type { AnalystStateUpdate, AnalystStateValue } from "../analyst/state.js";
+import { factsOf, NO_FACTS } from "../analyst/structure.js";
+import { unitTextReader } from "../analyst/unit-text.js";
 import type { GraphDeps } from "../run/model.js";
 import { FoldPlan } from "./fold-plan.js";
 import { JOB_FORMAT, UNIT_ATTEMPTS, unitJobKey, type UnitJob, type UnitOutcome } from "./jobs.js";

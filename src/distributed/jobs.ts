@@ -6,8 +6,8 @@
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { ANALYSIS_DEPTHS, type AnalysisDepth } from "../analysis/analyze-unit.js";
-import { isInsidePath } from "../analysis/manifest.js";
+import { ANALYSIS_DEPTHS, type AnalysisDepth } from "../analyst/analyze-unit.js";
+import { isInsidePath } from "../analyst/manifest.js";
 
 /** The pg-boss queue keel's unit jobs live in; the suffix is the job format's version. */
 export const UNIT_QUEUE = "keel-analyze-units-v2";

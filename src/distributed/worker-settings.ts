@@ -4,7 +4,7 @@
  * settings file, and never a path a job names: a job is data any peer of the queue could have
  * written, and a worker is no part of the analysed codebase (it may not even have its files).
  */
-import { analystRunConfig, type AnalystSettingsInput } from "../analysis/context.js";
+import { analystRunConfig, type AnalystSettingsInput } from "../analyst/context.js";
 import type { LayerName } from "../run/layered.js";
 
 /** What a worker's settings are read from beneath its flags: never a project's file. */

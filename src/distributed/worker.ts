@@ -10,13 +10,13 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import type { BaseStore } from "@langchain/langgraph";
-import { analyzeUnit } from "../analysis/analyze-unit.js";
-import { AnalystContextSchema } from "../analysis/context.js";
-import { ManifestError } from "../analysis/manifest.js";
+import { analyzeUnit } from "../analyst/analyze-unit.js";
+import { AnalystContextSchema } from "../analyst/context.js";
+import { ManifestError } from "../analyst/manifest.js";
 import { profileOf } from "../run/profile-use.js";
-import { AnalysisRecords, type UnitRecord } from "../analysis/records.js";
-import { analystEnv } from "../analysis/runtime.js";
-import { factsOf } from "../analysis/structure.js";
+import { AnalysisRecords, type UnitRecord } from "../analyst/records.js";
+import { analystEnv } from "../analyst/runtime.js";
+import { factsOf } from "../analyst/structure.js";
 import { ModelServerError } from "../models/errors.js";
 import { resolveDeps, type GraphDeps } from "../run/model.js";
 import { BadJobError, checkUnitJob, sha1, type UnitJob, type UnitOutcome } from "./jobs.js";

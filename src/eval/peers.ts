@@ -11,7 +11,7 @@ import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import type { createAgent } from "langchain";
-import { isolationOf, settingsFrom, type SettingsInput } from "../agent/context.js";
+import { isolationOf, settingsFrom, type SettingsInput } from "../coder/context.js";
 import { toolResultLimit } from "../guard/context-budget.js";
 import { createChatModel, loadProvider } from "../models/chat-model.js";
 import { ALL_TOOLS, toolsForIntent } from "../tools/registry.js";

@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { settingsFrom, type SettingsInput } from "../agent/context.js";
+import { settingsFrom, type SettingsInput } from "../coder/context.js";
 import { createCapabilityProbe } from "../models/probe.js";
 import { retryPolicy } from "../run/model.js";
 import { runSession } from "../session/session.js";
@@ -16,7 +16,7 @@ import { RUNGS, type Rung } from "../guard/ladder.js";
 import { TOOL_MODES, type ToolMode } from "../models/capabilities.js";
 import { openPersistence } from "../persistence/open.js";
 import { collectRuns } from "../stats/collect.js";
-import type { RunRecord } from "../agent/learning/run-record.js";
+import type { RunRecord } from "../coder/learning/run-record.js";
 import type { ToolFailureKind } from "../tools/types.js";
 import { runPeer, type EvalAgent, type PeerOutcome } from "./peers.js";
 import { EVAL_TASKS, setUp, type EvalTask } from "./tasks.js";
@@ -82,7 +82,7 @@ export interface EvalReport {
 
 const ratio = (a: number, b: number) => (b === 0 ? 0 : a / b);
 
-/** An attempt's numbers from its run record (agent/learning/run-record.ts) and its check. */
+/** An attempt's numbers from its run record (coder/learning/run-record.ts) and its check. */
 export function scoreAttempt(
   base: Pick<Attempt, "task" | "mode" | "attempt" | "thread" | "seconds">,
   run: RunRecord | undefined,

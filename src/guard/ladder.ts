@@ -18,7 +18,7 @@ export const FAILURE_KINDS = [
   "prose",
   "unparseable",
   "cut",
-  /** A final answer without the effect the request asked for (agent/requested-effect.ts). */
+  /** A final answer without the effect the request asked for (coder/requested-effect.ts). */
   "unmet",
   "budget",
 ] as const;

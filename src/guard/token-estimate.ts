@@ -10,7 +10,7 @@
  * tokenizer: English 4.64 characters per token, TypeScript 3.93, JSON 2.84, Chinese 1.57;
  * OpenAI's cl100k: base64 1.38, hex 1.75, emoji 2–4 tokens each), so a prompt keel thinks
  * fits does fit before any calibration. A tokenizer that splits finer (byte fallback for rare
- * CJK characters) is learned per class from the server's own counts (agent/history/calibrate.ts).
+ * CJK characters) is learned per class from the server's own counts (coder/history/calibrate.ts).
  */
 
 /** The run classes, in the order of a `TokenProfile`'s entries. */

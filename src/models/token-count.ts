@@ -4,7 +4,7 @@
  * `{"count", "tokens", "max_model_len"}` (both at the server's root, beside `/v1`). Ollama has no
  * such endpoint (ollama issues 3582, 12031; PRs 7412 closed, 12030 and 16820 open), nor has LM
  * Studio's REST API (its SDK counts tokens over its own socket protocol): for those keel keeps its
- * calibrated estimate (guard/token-estimate.ts, agent/history/calibrate.ts).
+ * calibrated estimate (guard/token-estimate.ts, coder/history/calibrate.ts).
  *
  * Used for the big items only (a file read's tool result), never per small message.
  */

@@ -2,9 +2,9 @@
  * What a `keel run` reports when it stops: the outcome the CLI prints (for people, or as JSON), read
  * from the thread's state. Pure.
  */
-import { callCount, callRecords, notesOf } from "../agent/call-tally.js";
-import { NO_TURNS, type TurnUsage } from "../agent/turn-sums.js";
-import type { CoderStateValue, CoderStatus, IntentResult } from "../agent/state.js";
+import { callCount, callRecords, notesOf } from "../coder/call-tally.js";
+import { NO_TURNS, type TurnUsage } from "../coder/turn-sums.js";
+import type { CoderStateValue, CoderStatus, IntentResult } from "../coder/state.js";
 
 /**
  * How a session ended: the run's status once it stopped, an error that stopped it, or a person

@@ -2,14 +2,14 @@
  * The live timeline: one line per event of a run (node, tool call, error fed back, guard hit).
  * Pure formatting of LangGraph `updates` / `custom` chunks; the caller decides where lines go.
  */
-import type { TurnUsage } from "../agent/turn-sums.js";
+import type { TurnUsage } from "../coder/turn-sums.js";
 import { printable, printableName } from "../printable.js";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import pc from "picocolors";
 import { END } from "@langchain/langgraph";
-import { NODE, recoverGoesTo } from "../agent/routing.js";
-import type { KeelEvent } from "../agent/runtime.js";
-import type { CoderStateUpdate, Failure } from "../agent/state.js";
+import { NODE, recoverGoesTo } from "../coder/routing.js";
+import type { KeelEvent } from "../coder/runtime.js";
+import type { CoderStateUpdate, Failure } from "../coder/state.js";
 import { createStreamFilter } from "./stream-filter.js";
 
 /**

@@ -5,10 +5,10 @@
  * loaded into state.
  */
 import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph";
-import { createCoderGraph } from "../agent/graph.js";
-import { UNDONE_NOTE } from "../agent/rewind.js";
-import type { CoderStateValue } from "../agent/state.js";
-import { runRecord, type RunRecord } from "../agent/learning/run-record.js";
+import { createCoderGraph } from "../coder/graph.js";
+import { UNDONE_NOTE } from "../coder/rewind.js";
+import type { CoderStateValue } from "../coder/state.js";
+import { runRecord, type RunRecord } from "../coder/learning/run-record.js";
 
 export async function collectRuns(
   checkpointer: BaseCheckpointSaver,

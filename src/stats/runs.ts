@@ -1,10 +1,10 @@
 /**
  * What keel stats counts, pure: the table per model × tool over many run records
- * (agent/learning/run-record.ts), and the filters that choose them.
+ * (coder/learning/run-record.ts), and the filters that choose them.
  */
-import type { LessonState } from "../agent/learning/lessons.js";
-import type { RepairKind } from "../agent/call-tally.js";
-import type { RunRecord } from "../agent/learning/run-record.js";
+import type { LessonState } from "../coder/learning/lessons.js";
+import type { RepairKind } from "../coder/call-tally.js";
+import type { RunRecord } from "../coder/learning/run-record.js";
 import type { Rung } from "../guard/ladder.js";
 import type { ToolFailureKind } from "../tools/types.js";
 
@@ -61,7 +61,7 @@ export interface Stats {
   stopped: Array<{ at: string; thread: string; model: string; error: string }>;
   /** Outcomes per day (UTC), for the chart over time. */
   days: Array<{ day: string; outcomes: Record<string, number> }>;
-  /** Learned description lines per model, active or retired (agent/learning/lessons.ts). */
+  /** Learned description lines per model, active or retired (coder/learning/lessons.ts). */
   lessons?: Array<LessonState & { model: string }>;
   /** keel eval reports in the store: when, which model, k, and pass^k per tool channel. */
   evals?: Array<{

@@ -51,7 +51,7 @@ export function musing(tokens: number, seed = 1): string {
   return words.join(" ");
 }
 
-/** The note keel sends with a thought it cut (agent/turn/ask.ts). */
+/** The note keel sends with a thought it cut (coder/turn/ask.ts). */
 const THOUGHT_CUT = /Your thinking was stopped after/;
 
 /** One profile's reply to a model turn of an eval task (structured calls are keelScript's). */

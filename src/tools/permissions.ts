@@ -2,7 +2,7 @@
  * Who decides whether a tool call runs, in one place and pure: keel's own folder, protected paths,
  * the approval mode, the user's rules and `--yes` (`decideCall`); and whether `--yes` answers what
  * a tool declares it needs of a person beyond that (`answeredByYes`). The gate
- * (agent/nodes/tool-gate.ts) is the one place that asks a person, where these say "ask".
+ * (coder/nodes/tool-gate.ts) is the one place that asks a person, where these say "ask".
  *
  * The rules' order (`decide`, the first that applies decides):
  *   1. a deny rule → refused, in every mode, whatever `--yes` says;

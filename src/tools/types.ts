@@ -39,7 +39,7 @@ export type ToolResult =
   | { ok: false; kind: ToolFailureKind; message: string };
 
 /**
- * What a tool declares about a call before it runs, for the gate (agent/nodes/tool-gate.ts), which
+ * What a tool declares about a call before it runs, for the gate (coder/nodes/tool-gate.ts), which
  * alone decides and asks a person: nothing (the approval policy decides), a refusal (`refuse`: why),
  * or a question for a person (`ask`). A tool never asks; it acts on what the gate decided
  * (`ToolContext.approved`).

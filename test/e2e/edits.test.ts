@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { UNDONE_NOTE } from "../../src/agent/rewind.js";
+import { UNDONE_NOTE } from "../../src/coder/rewind.js";
 import { runKeel } from "../support/cli.js";
 import {
   call,

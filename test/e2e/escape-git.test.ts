@@ -10,7 +10,7 @@
  * is as it was, byte for byte, and the person's own `git checkout .`, `reset --hard`,
  * `checkout -`, `pull` and `submodule update` write nothing planted.
  */
-import { wholeConversation } from "../../src/agent/history/whole.js";
+import { wholeConversation } from "../../src/coder/history/whole.js";
 import { createHash } from "node:crypto";
 import {
   existsSync,

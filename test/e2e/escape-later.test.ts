@@ -7,7 +7,7 @@
  * repository the model made, runs nothing; no unapproved MCP server starts; nothing outside the
  * workspace was written; nothing outside reached the model.
  */
-import { wholeConversation } from "../../src/agent/history/whole.js";
+import { wholeConversation } from "../../src/coder/history/whole.js";
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {

@@ -19,7 +19,7 @@ import { homedir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ScriptedCall } from "../../src/testing/fake-ollama/index.js";
-import { wholeConversation } from "../../src/agent/history/whole.js";
+import { wholeConversation } from "../../src/coder/history/whole.js";
 import {
   call,
   calls,

@@ -5,15 +5,15 @@
  * on. Through the keel command (a streamed run), on Ollama's and llama.cpp's fakes, and through a
  * graph invoked from code, where nobody listens to the stream.
  */
-import type { TurnUsage } from "../../src/agent/turn-sums.js";
+import type { TurnUsage } from "../../src/coder/turn-sums.js";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
-import { runConfig, type SettingsInput } from "../../src/agent/context.js";
-import { createCoderGraph } from "../../src/agent/graph.js";
-import type { CoderStateValue } from "../../src/agent/state.js";
+import { runConfig, type SettingsInput } from "../../src/coder/context.js";
+import { createCoderGraph } from "../../src/coder/graph.js";
+import type { CoderStateValue } from "../../src/coder/state.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../../src/testing/fake-openai/index.js";
 import { runKeel } from "../support/cli.js";
 import { call, calls, fakeOllamaPerTest, keelScript, tempWorkspace } from "../support/harness.js";

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runConfig } from "../../src/agent/context.js";
+import { runConfig } from "../../src/coder/context.js";
 import { startFakeOpenAI } from "../../src/testing/fake-openai/index.js";
 import { runKeel } from "../support/cli.js";
 import { call, calls, fakeOllamaPerTest, keelScript, tempWorkspace } from "../support/harness.js";

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it, vi } from "vitest";
-import type { SettingsInput } from "../../src/agent/context.js";
+import type { SettingsInput } from "../../src/coder/context.js";
 import { workspaceState } from "../../src/files/state.js";
 import { outcome } from "../../src/session/outcome.js";
 import {

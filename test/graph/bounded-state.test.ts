@@ -9,14 +9,14 @@ import path from "node:path";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
-import { createCoderGraph } from "../../src/agent/graph.js";
-import { SNAPSHOT_EVERY } from "../../src/agent/channels.js";
-import { TRAIL_WINDOW } from "../../src/agent/call-tally.js";
-import { runRecord } from "../../src/agent/learning/run-record.js";
-import { wholeConversation } from "../../src/agent/history/whole.js";
-import type * as Archive from "../../src/agent/history/archive.js";
-import { ARCHIVE_BATCH } from "../../src/agent/history/archive.js";
-import type { CoderStateValue } from "../../src/agent/state.js";
+import { createCoderGraph } from "../../src/coder/graph.js";
+import { SNAPSHOT_EVERY } from "../../src/coder/channels.js";
+import { TRAIL_WINDOW } from "../../src/coder/call-tally.js";
+import { runRecord } from "../../src/coder/learning/run-record.js";
+import { wholeConversation } from "../../src/coder/history/whole.js";
+import type * as Archive from "../../src/coder/history/archive.js";
+import { ARCHIVE_BATCH } from "../../src/coder/history/archive.js";
+import type { CoderStateValue } from "../../src/coder/state.js";
 import { KeelSqliteSaver } from "../../src/persistence/sqlite-saver.js";
 import { KeelPostgresSaver } from "../../src/persistence/postgres-saver.js";
 import { ScriptedToolModel } from "../../bench/scripted-model.js";
@@ -25,7 +25,7 @@ import { notesWorkspace, readingRunConfig } from "../support/long-thread.js";
 
 /** Turns `off` keeps every message in state (the thread as it was before the move existed). */
 const moves = vi.hoisted(() => ({ off: false }));
-vi.mock("../../src/agent/history/archive.js", async (load) => {
+vi.mock("../../src/coder/history/archive.js", async (load) => {
   const real = await load<typeof Archive>();
   return {
     ...real,

@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { createCoderGraph } from "../../src/agent/graph.js";
+import { createCoderGraph } from "../../src/coder/graph.js";
 import { KeelSqliteSaver } from "../../src/persistence/sqlite-saver.js";
 import { ScriptedToolModel } from "../../bench/scripted-model.js";
 import { notesWorkspace, readingRunConfig } from "../support/long-thread.js";

@@ -13,9 +13,9 @@ import {
   type OperationResults,
 } from "@langchain/langgraph";
 import { beforeAll, describe, expect, it } from "vitest";
-import { analystRunConfig } from "../../src/analysis/context.js";
-import { createAnalystGraph } from "../../src/analysis/graph.js";
-import type { AnalystStateValue } from "../../src/analysis/state.js";
+import { analystRunConfig } from "../../src/analyst/context.js";
+import { createAnalystGraph } from "../../src/analyst/graph.js";
+import type { AnalystStateValue } from "../../src/analyst/state.js";
 import type { ChatBody } from "../../src/testing/fake-ollama/index.js";
 import { analystScript } from "../../src/testing/script.js";
 import { generateRepo, type FixtureInfo } from "../support/fixture-repo.js";

@@ -2,7 +2,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { instructionsBlock } from "../../src/agent/instructions.js";
+import { instructionsBlock } from "../../src/coder/instructions.js";
 import {
   call,
   calls,

@@ -7,9 +7,9 @@
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { runConfig } from "../../src/agent/context.js";
-import { createCoderGraph } from "../../src/agent/graph.js";
-import type { CoderStateValue } from "../../src/agent/state.js";
+import { runConfig } from "../../src/coder/context.js";
+import { createCoderGraph } from "../../src/coder/graph.js";
+import type { CoderStateValue } from "../../src/coder/state.js";
 import {
   call,
   calls,

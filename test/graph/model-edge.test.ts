@@ -4,7 +4,7 @@
  * conversation kept whole when a server repeats its completion id, the server's own cache counts,
  * and arguments encoded twice repaired on both providers (issue 27).
  */
-import type { TurnUsage } from "../../src/agent/turn-sums.js";
+import type { TurnUsage } from "../../src/coder/turn-sums.js";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
@@ -12,9 +12,9 @@ import { MemorySaver } from "@langchain/langgraph";
 import type { Callbacks } from "@langchain/core/callbacks/manager";
 import type { LLMResult } from "@langchain/core/outputs";
 import { afterEach, describe, expect, it } from "vitest";
-import { runConfig, type SettingsInput } from "../../src/agent/context.js";
-import { createCoderGraph } from "../../src/agent/graph.js";
-import type { CoderStateValue } from "../../src/agent/state.js";
+import { runConfig, type SettingsInput } from "../../src/coder/context.js";
+import { createCoderGraph } from "../../src/coder/graph.js";
+import type { CoderStateValue } from "../../src/coder/state.js";
 import { DEFAULT_BUDGET } from "../../src/models/budget.js";
 import { ModelServerError } from "../../src/models/errors.js";
 import { startFakeOllama } from "../../src/testing/fake-ollama/index.js";

@@ -11,9 +11,9 @@ import path from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
-import { runConfig } from "../../src/agent/context.js";
-import { createCoderGraph } from "../../src/agent/graph.js";
-import type { CoderStateValue } from "../../src/agent/state.js";
+import { runConfig } from "../../src/coder/context.js";
+import { createCoderGraph } from "../../src/coder/graph.js";
+import type { CoderStateValue } from "../../src/coder/state.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../../src/testing/fake-openai/index.js";
 import type { ScriptedCall } from "../../src/testing/fake-ollama/index.js";
 import {

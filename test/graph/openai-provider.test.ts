@@ -10,12 +10,12 @@ import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
 import { HumanMessage } from "@langchain/core/messages";
 import { runAnalysis } from "../../src/api.js";
-import { createCoderGraph } from "../../src/agent/graph.js";
+import { createCoderGraph } from "../../src/coder/graph.js";
 import { runAgent } from "../../src/api.js";
-import { runConfig, type SettingsInput } from "../../src/agent/context.js";
-import type { CoderStateValue } from "../../src/agent/state.js";
-import { readTallies } from "../../src/agent/learning/ledger.js";
-import { runRecord } from "../../src/agent/learning/run-record.js";
+import { runConfig, type SettingsInput } from "../../src/coder/context.js";
+import type { CoderStateValue } from "../../src/coder/state.js";
+import { readTallies } from "../../src/coder/learning/ledger.js";
+import { runRecord } from "../../src/coder/learning/run-record.js";
 import { ModelServerError } from "../../src/models/errors.js";
 import type { ServerKind } from "../../src/models/openai/quirks.js";
 import {

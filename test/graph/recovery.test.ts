@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
-import { PLAN_NOTE_HEADER } from "../../src/agent/turn/setup.js";
+import { PLAN_NOTE_HEADER } from "../../src/coder/turn/setup.js";
 import { describe, expect, it } from "vitest";
 import { ModelServerError } from "../../src/models/errors.js";
 import type { ChatBody, FakeOllama } from "../../src/testing/fake-ollama/index.js";

@@ -6,9 +6,9 @@
 import { HumanMessage } from "@langchain/core/messages";
 import { InMemoryStore, MemorySaver, type BaseStore } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
-import { runConfig } from "../../src/agent/context.js";
-import { createCoderGraph } from "../../src/agent/graph.js";
-import type { CoderStateValue } from "../../src/agent/state.js";
+import { runConfig } from "../../src/coder/context.js";
+import { createCoderGraph } from "../../src/coder/graph.js";
+import type { CoderStateValue } from "../../src/coder/state.js";
 import { ModelServerError } from "../../src/models/errors.js";
 import type { ServerKind } from "../../src/models/openai/quirks.js";
 import { readServer } from "../../src/run/server-memory.js";

@@ -1,8 +1,8 @@
 /** Environment defaults (KEEL_MODEL, OLLAMA_HOST) work the same for every entry point, not only the CLI. */
 import { afterEach, describe, expect, it } from "vitest";
-import { settingsFrom } from "../../src/agent/context.js";
+import { settingsFrom } from "../../src/coder/context.js";
 import { runAgent } from "../../src/api.js";
-import { analystSettingsFrom } from "../../src/analysis/context.js";
+import { analystSettingsFrom } from "../../src/analyst/context.js";
 import { call, calls, fakeOllamaPerTest, keelScript, tempWorkspace } from "../support/harness.js";
 
 const startFake = fakeOllamaPerTest();

@@ -3,13 +3,13 @@
  * `/props` and `/slots`; no request names a slot (`id_slot`): left to the server, each thread's
  * request finds its prefix in a slot or in the server's prompt cache.
  */
-import type { TurnUsage } from "../../src/agent/turn-sums.js";
+import type { TurnUsage } from "../../src/coder/turn-sums.js";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
-import { runConfig } from "../../src/agent/context.js";
-import { createCoderGraph } from "../../src/agent/graph.js";
-import type { CoderStateValue } from "../../src/agent/state.js";
+import { runConfig } from "../../src/coder/context.js";
+import { createCoderGraph } from "../../src/coder/graph.js";
+import type { CoderStateValue } from "../../src/coder/state.js";
 import { describeOpenAIModel } from "../../src/models/openai/probe.js";
 import { startFakeOpenAI } from "../../src/testing/fake-openai/index.js";
 import { call, calls, keelScript, tempWorkspace } from "../support/harness.js";

@@ -1,6 +1,6 @@
-/** The file tools' gate (agent/nodes/tool-gate.ts) asked of one write, with no person there. */
-import type { NodeEnv } from "../../src/agent/runtime.js";
-import { gate } from "../../src/agent/nodes/tool-gate.js";
+/** The file tools' gate (coder/nodes/tool-gate.ts) asked of one write, with no person there. */
+import type { NodeEnv } from "../../src/coder/runtime.js";
+import { gate } from "../../src/coder/nodes/tool-gate.js";
 
 /**
  * What the gate does with `write_file rel` (`content` written) under `--yes`, auto mode and an

@@ -4,9 +4,9 @@ import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { Command, MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { afterEach, expect } from "vitest";
-import { createCoderGraph } from "../../src/agent/graph.js";
-import { runConfig, type SettingsInput } from "../../src/agent/context.js";
-import type { CoderStateValue } from "../../src/agent/state.js";
+import { createCoderGraph } from "../../src/coder/graph.js";
+import { runConfig, type SettingsInput } from "../../src/coder/context.js";
+import type { CoderStateValue } from "../../src/coder/state.js";
 import { startFakeOllama, type FakeOllama } from "../../src/testing/fake-ollama/index.js";
 import { call, calls, keelScript } from "../../src/testing/script.js";
 

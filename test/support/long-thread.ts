@@ -4,7 +4,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { runConfig } from "../../src/agent/context.js";
+import { runConfig } from "../../src/coder/context.js";
 import { tempWorkspace } from "./harness.js";
 
 /** A fresh workspace of `files` notes, `notes/n0.txt`…, twenty lines each. */

@@ -7,7 +7,7 @@
 import { AIMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { readReply } from "../../src/agent/nodes/act/channel.js";
+import { readReply } from "../../src/coder/nodes/act/channel.js";
 import { schemaForModel } from "../../src/mcp/config.js";
 import { keptRaw } from "../../src/models/server-calls.js";
 import { repairCall, schemasOf } from "../../src/tools/call-repair.js";

@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { enumerateUnits, lineCount } from "../../src/analysis/enumerate.js";
+import { enumerateUnits, lineCount } from "../../src/analyst/enumerate.js";
 import { tempWorkspace } from "../support/harness.js";
 
 describe("enumerateUnits", () => {

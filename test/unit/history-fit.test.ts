@@ -5,10 +5,10 @@ import {
   judgeRefusal,
   refusedPrompt,
   unitScales,
-} from "../../src/agent/history/calibrate.js";
+} from "../../src/coder/history/calibrate.js";
 import { TOKEN_CLASSES, emptyProfile, weighProfile } from "../../src/guard/token-estimate.js";
-import { estimatePrompt, fitToWindow, promptBudget } from "../../src/agent/history/fit.js";
-import { toPromptHistory } from "../../src/agent/history/prompt-form.js";
+import { estimatePrompt, fitToWindow, promptBudget } from "../../src/coder/history/fit.js";
+import { toPromptHistory } from "../../src/coder/history/prompt-form.js";
 import { Slots } from "../../src/testing/fake-openai/slots.js";
 
 const request = new HumanMessage("Read every note and summarise them");

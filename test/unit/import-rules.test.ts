@@ -57,8 +57,8 @@ describe("the import rules", () => {
       "src/env.ts": "export const env = 1;\n",
       "src/guard/loop.ts": 'import { env } from "../env.js";\nexport const loop = env;\n',
       "src/models/retry.ts": 'import { loop } from "../guard/loop.js";\nexport const r = loop;\n',
-      "src/agent/graph.ts": 'import { r } from "../models/retry.js";\nexport const g = r;\n',
-      "src/cli/main.ts": 'import { g } from "../agent/graph.js";\nexport const main = g;\n',
+      "src/coder/graph.ts": 'import { r } from "../models/retry.js";\nexport const g = r;\n',
+      "src/cli/main.ts": 'import { g } from "../coder/graph.js";\nexport const main = g;\n',
       "src/tools/types.ts": 'import { main } from "../cli/main.js";\nexport const t = main;\n',
     });
     expect(status).not.toBe(0);
@@ -98,22 +98,22 @@ describe("the import rules", () => {
     const { status, violations } = cruise({
       "src/cli/session.ts": "export const s = 1;\n",
       "src/eval/run.ts": 'import { s } from "../cli/session.js";\nexport const e = s;\n',
-      "src/analysis/graph.ts": "export const a = 1;\n",
-      "src/agent/graph.ts": 'import { a } from "../analysis/graph.js";\nexport const g = a;\n',
+      "src/analyst/graph.ts": "export const a = 1;\n",
+      "src/coder/graph.ts": 'import { a } from "../analyst/graph.js";\nexport const g = a;\n',
       "test/support/harness.ts": "export const h = 1;\n",
       "src/undo/record.ts":
         'import { h } from "../../test/support/harness.js";\nexport const u = h;\n',
-      "src/agent/nodes/act/prompt.ts": "export const p = 1;\n",
-      "src/agent/turn/setup.ts":
+      "src/coder/nodes/act/prompt.ts": "export const p = 1;\n",
+      "src/coder/turn/setup.ts":
         'import { p } from "../nodes/act/prompt.js";\nexport const t = p;\n',
     });
     expect(status).not.toBe(0);
     expect(edges(violations).sort()).toEqual(
       [
-        "layer: agent/: src/agent/graph.ts → src/analysis/graph.ts",
+        "layer: agent/: src/coder/graph.ts → src/analyst/graph.ts",
         "layer: eval/: src/eval/run.ts → src/cli/session.ts",
         "no-src-to-tests-or-tools: src/undo/record.ts → test/support/harness.ts",
-        "turn-below-nodes: src/agent/turn/setup.ts → src/agent/nodes/act/prompt.ts",
+        "turn-below-nodes: src/coder/turn/setup.ts → src/coder/nodes/act/prompt.ts",
       ].sort(),
     );
   });

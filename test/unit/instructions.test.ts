@@ -3,7 +3,7 @@ import { readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { readInstructions } from "../../src/agent/instructions.js";
+import { readInstructions } from "../../src/coder/instructions.js";
 
 const workspace = (files: Record<string, string>) => {
   const dir = mkdtempSync(path.join(tmpdir(), "keel-instructions-"));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { classifyByRules } from "../../src/agent/nodes/intent-classify/rules.js";
-import { GO_ON } from "../../src/agent/nodes/intent-classify/words.js";
+import { classifyByRules } from "../../src/coder/nodes/intent-classify/rules.js";
+import { GO_ON } from "../../src/coder/nodes/intent-classify/words.js";
 
 /** Phrasings people actually type, with the intent the rules must give (confidence ≥ 0.7). */
 const TABLE: Array<[string, string]> = [

@@ -5,9 +5,9 @@ import {
   JUDGE_AFTER_CALLS,
   tallyOf,
   type Tally,
-} from "../../src/agent/learning/lessons.js";
-import { repairKind } from "../../src/agent/call-tally.js";
-import type { RunRecord } from "../../src/agent/learning/run-record.js";
+} from "../../src/coder/learning/lessons.js";
+import { repairKind } from "../../src/coder/call-tally.js";
+import type { RunRecord } from "../../src/coder/learning/run-record.js";
 
 const tally = (thread: string, calls: number, misuses: number, shown = false): Tally => ({
   thread,

@@ -22,8 +22,8 @@ import {
 import path from "node:path";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { execFileSync, spawnSync } from "node:child_process";
-import { readInstructions } from "../../src/agent/instructions.js";
-import { enumerateUnits } from "../../src/analysis/enumerate.js";
+import { readInstructions } from "../../src/coder/instructions.js";
+import { enumerateUnits } from "../../src/analyst/enumerate.js";
 import { ALL_TOOLS } from "../../src/tools/registry.js";
 import type { ToolContext, ToolResult } from "../../src/tools/types.js";
 import { resolveInWorkspace } from "../../src/tools/workspace-path.js";

@@ -5,7 +5,7 @@
 import { AIMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { serverCounts } from "../../src/models/server-counts.js";
-import { usageOf } from "../../src/agent/turn/usage.js";
+import { usageOf } from "../../src/coder/turn/usage.js";
 import { cutAtBudget, describeCut, GenerationBudgetSchema } from "../../src/models/budget.js";
 import { noteServerFigures } from "../../src/models/openai/chat-model.js";
 import {

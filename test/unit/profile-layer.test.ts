@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ContextSchema } from "../../src/agent/context.js";
+import { ContextSchema } from "../../src/coder/context.js";
 import { layered } from "../../src/run/layered.js";
 import { profileOf } from "../../src/run/profile-use.js";
 import { writeProfile, type Profile } from "../../src/run/profiles.js";

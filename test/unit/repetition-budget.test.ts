@@ -1,8 +1,8 @@
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { toPromptHistory } from "../../src/agent/history/prompt-form.js";
-import { fitToWindow as fit, type Fitted } from "../../src/agent/history/fit.js";
-import { compactTargets } from "../../src/agent/history/record.js";
+import { toPromptHistory } from "../../src/coder/history/prompt-form.js";
+import { fitToWindow as fit, type Fitted } from "../../src/coder/history/fit.js";
+import { compactTargets } from "../../src/coder/history/record.js";
 import { estimateTokens, replyReserve } from "../../src/guard/context-budget.js";
 import { findRepetition, loopingTail } from "../../src/guard/repetition.js";
 

@@ -1,8 +1,8 @@
-import { tallyOfTrail } from "../../src/agent/call-tally.js";
+import { tallyOfTrail } from "../../src/coder/call-tally.js";
 import { describe, expect, it } from "vitest";
-import { unmetEffect } from "../../src/agent/nodes/act/effect.js";
-import { asksToRun, classifyByRules } from "../../src/agent/nodes/intent-classify/rules.js";
-import { requestedEffect, unwritten } from "../../src/agent/requested-effect.js";
+import { unmetEffect } from "../../src/coder/nodes/act/effect.js";
+import { asksToRun, classifyByRules } from "../../src/coder/nodes/intent-classify/rules.js";
+import { requestedEffect, unwritten } from "../../src/coder/requested-effect.js";
 import { toolsForIntent } from "../../src/tools/registry.js";
 
 /** Questions and analyses that also ask for a file, and the file each names (null: "a file"). */

@@ -3,7 +3,7 @@ import { END, Overwrite } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { runConfig, settingsFrom } from "../../src/agent/context.js";
+import { runConfig, settingsFrom } from "../../src/coder/context.js";
 import { PROJECT_SETTINGS } from "../../src/run/settings-file.js";
 import { tempWorkspace } from "../support/harness.js";
 import {
@@ -12,9 +12,9 @@ import {
   routeAfterIntent,
   routeAfterRecover,
   routeAfterToolExecute,
-} from "../../src/agent/routing.js";
-import type { CoderStateValue } from "../../src/agent/state.js";
-import { pinsOf, planNote } from "../../src/agent/turn/setup.js";
+} from "../../src/coder/routing.js";
+import type { CoderStateValue } from "../../src/coder/state.js";
+import { pinsOf, planNote } from "../../src/coder/turn/setup.js";
 
 const base = (): CoderStateValue =>
   ({

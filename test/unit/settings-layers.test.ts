@@ -3,7 +3,7 @@
  * (the table walk in settings-table.test.ts covers every entry through a run's config).
  */
 import { describe, expect, it } from "vitest";
-import { ContextSchema } from "../../src/agent/context.js";
+import { ContextSchema } from "../../src/coder/context.js";
 import { foldLayers, type SettingsLayer } from "../../src/run/settings-layers.js";
 
 const person = (values: Record<string, unknown>): SettingsLayer => ({

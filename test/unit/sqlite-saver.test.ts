@@ -10,8 +10,8 @@ import { HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { describe, expect, it, vi } from "vitest";
-import { runConfig } from "../../src/agent/context.js";
-import { createCoderGraph } from "../../src/agent/graph.js";
+import { runConfig } from "../../src/coder/context.js";
+import { createCoderGraph } from "../../src/coder/graph.js";
 import { KeelSqliteSaver } from "../../src/persistence/sqlite-saver.js";
 import {
   ALONG,

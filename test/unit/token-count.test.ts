@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ToolMessage } from "@langchain/core/messages";
 import { afterEach, describe, expect, it } from "vitest";
-import { estimatePrompt } from "../../src/agent/history/fit.js";
+import { estimatePrompt } from "../../src/coder/history/fit.js";
 import { TOKEN_CLASSES } from "../../src/guard/token-estimate.js";
 import { serverTokenCounter } from "../../src/models/token-count.js";
 

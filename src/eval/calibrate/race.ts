@@ -6,7 +6,7 @@
  * well-formed call on the first task — with the first two tool channels, or every candidate of
  * another choice — ends the search: nothing later can be told apart.
  */
-import type { SettingsInput } from "../../agent/context.js";
+import type { SettingsInput } from "../../coder/context.js";
 import type { ProfileSettings, Profile, Trial } from "../../run/profiles.js";
 import { runAttempt, type Attempt } from "../run.js";
 import type { EvalTask } from "../tasks.js";

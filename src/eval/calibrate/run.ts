@@ -12,7 +12,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { settingsFrom, type SettingsInput } from "../../agent/context.js";
+import { settingsFrom, type SettingsInput } from "../../coder/context.js";
 import { readEnv } from "../../env.js";
 import { chooseToolMode, windowFor, type ModelProfile } from "../../models/capabilities.js";
 import type { CanaryServer } from "../../models/canary.js";

@@ -5,7 +5,7 @@
 import type { Attempt } from "../run.js";
 import type { ModelProfile } from "../../models/capabilities.js";
 import type { FormatName } from "../../models/tool-calls/types.js";
-import { promptFormat } from "../../agent/turn/tool-prompt.js";
+import { promptFormat } from "../../coder/turn/tool-prompt.js";
 import type { ProfileSettings, Trial } from "../../run/profiles.js";
 
 /** The choices calibration searches, in the order it settles them. */

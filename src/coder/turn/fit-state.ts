@@ -1,5 +1,5 @@
 /**
- * The thread's fit state across requests (agent/state.ts `FitState`): when it is worth a write, and
+ * The thread's fit state across requests (coder/state.ts `FitState`): when it is worth a write, and
  * whether a server asked to shift its cache did.
  */
 import type { BaseMessage } from "@langchain/core/messages";

@@ -1,6 +1,6 @@
 /**
  * Whether the run produced what its request asked to change, before act lets a final answer end
- * it `done` (agent/requested-effect.ts reads the request).
+ * it `done` (coder/requested-effect.ts reads the request).
  */
 import { existsSync } from "node:fs";
 import path from "node:path";

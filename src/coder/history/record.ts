@@ -139,7 +139,7 @@ function describe(t: Tally): string {
 /**
  * Targets named in fewer tokens, in the order first seen: a run of three or more names that differ
  * only by consecutive numbers as one range (`notes/n{0..67}.txt`), then names in one folder as one
- * group (`src/agent/{graph.ts,state.ts}`). Both are shell brace forms, which models read.
+ * group (`src/coder/{graph.ts,state.ts}`). Both are shell brace forms, which models read.
  */
 export function compactTargets(targets: readonly string[]): string[] {
   // 1. Numbered runs: names alike but for their last number (up to 15 digits, no leading zero),

@@ -123,7 +123,7 @@ export function hotspots(units: FileUnit[], facts: Map<string, UnitFacts>, top =
   };
 }
 
-/** Import edges between folders ("src/cli" → "src/agent"), with how many imports each carries. */
+/** Import edges between folders ("src/cli" → "src/coder"), with how many imports each carries. */
 export function folderGraph(
   facts: Map<string, UnitFacts>,
 ): Array<{ from: string; to: string; imports: number }> {
