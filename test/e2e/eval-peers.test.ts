@@ -15,7 +15,7 @@ import { fakeOllamaPerTest, tempWorkspace } from "../support/harness.js";
 const startFake = fakeOllamaPerTest();
 
 describe("keel eval --agent", () => {
-  it("scores the bare agents on the same tasks: steady 5/5, sloppy loses the two tasks whose first call keel repairs, texty 0/5", async () => {
+  it("scores the bare agents on the same tasks: steady 6/6, sloppy loses the two tasks whose first call keel repairs, texty 0/6", async () => {
     const fake = await startFake({ models: EVAL_MODELS, script: evalModelScript() });
     const db = `sqlite:${path.join(tempWorkspace(), "eval.db")}`;
     const evaluate = async (agent: string, model: string) => {
@@ -40,11 +40,13 @@ describe("keel eval --agent", () => {
       const steady = await evaluate(agent, "steady");
       expect(steady.agent).toBe(agent);
       expect(steady.modes).toEqual(["native"]);
-      expect(steady.passK).toEqual({ native: { tasks: 5, passed: 5 } });
-      // the scripted calls per task: create 1, edit 2, analyse 1, run 1, recover 4; all well formed
+      expect(steady.passK).toEqual({ native: { tasks: 6, passed: 6 } });
+      // the scripted calls per task: create 1, edit 2, analyse 1, analyse-long 1, run 1, recover 4;
+      // all well formed
       expect(steady.attempts.map((a) => [a.calls, a.wellFormed, a.repaired])).toEqual([
         [1, 1, 0],
         [2, 2, 0],
+        [1, 1, 0],
         [1, 1, 0],
         [1, 1, 0],
         [4, 4, 0],
@@ -57,11 +59,11 @@ describe("keel eval --agent", () => {
         "create-greet",
         "run-tests",
       ]);
-      expect(sloppy.attempts.map((a) => a.calls - a.wellFormed)).toEqual([1, 1, 0, 1, 1]);
+      expect(sloppy.attempts.map((a) => a.calls - a.wellFormed)).toEqual([1, 1, 0, 0, 1, 1]);
 
       // texty: calls written as text are not calls to a bare agent
       const texty = await evaluate(agent, "texty");
-      expect(texty.passK).toEqual({ native: { tasks: 5, passed: 0 } });
+      expect(texty.passK).toEqual({ native: { tasks: 6, passed: 0 } });
       expect(texty.attempts.every((a) => a.calls === 0)).toBe(true);
     }
   }, 120_000);

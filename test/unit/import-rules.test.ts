@@ -110,7 +110,7 @@ describe("the import rules", () => {
     expect(status).not.toBe(0);
     expect(edges(violations).sort()).toEqual(
       [
-        "layer: agent/: src/coder/graph.ts → src/analyst/graph.ts",
+        "layer: coder/: src/coder/graph.ts → src/analyst/graph.ts",
         "layer: eval/: src/eval/run.ts → src/cli/session.ts",
         "no-src-to-tests-or-tools: src/undo/record.ts → test/support/harness.ts",
         "turn-below-nodes: src/coder/turn/setup.ts → src/coder/nodes/act/prompt.ts",
