@@ -138,16 +138,28 @@ async function measureServer(
   const held = await measureHeld(server, window);
   lines.window = held.ok
     ? `held ${window}: the server counted ${held.counted ?? "?"} tokens of a prompt keel estimated at ${held.estimated}`
-    : `not held at ${window}: ${held.error ?? "?"}`;
+    : held.answered
+      ? `not held at ${window}: ${held.error ?? "?"}`
+      : `not measured at ${window}: the server did not answer (${held.error ?? "?"})`;
   say(`server   ${lines.window}`);
-  const recall = await measureRecall(server, held.serverWindow ?? window, mode, (w, ok) =>
-    say(`canary   window ${w}: the model ${ok ? "repeated" : "did not repeat"} the marker`),
+  const recall = await measureRecall(
+    server,
+    held.serverWindow ?? window,
+    mode,
+    (w, ok) =>
+      say(`canary   window ${w}: the model ${ok ? "repeated" : "did not repeat"} the marker`),
+    held,
   );
   lines.recall =
     recall.window !== undefined
       ? `the model repeats the marker at ${recall.window} (tried ${recall.tried.map((t) => t.window).join(", ")})`
       : `the model did not repeat the marker at any window tried (${recall.tried.map((t) => t.window).join(", ")}): its recall is not measured, the window stays keel's`;
-  const conc = await measureConcurrency(server, held.serverWindow ?? window, mode);
+  const conc = await measureConcurrency(
+    server,
+    held.serverWindow ?? window,
+    mode,
+    held.tokensPerSecond,
+  );
   lines.concurrency = conc.tried
     .map(
       (t) =>
