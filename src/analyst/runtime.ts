@@ -44,7 +44,7 @@ export function analystEnv(config: LangGraphRunnableConfig, deps: GraphDeps): An
     throw new Error(
       "the analyst graph needs a store for its findings: compile it with { store } (the LangGraph server provides one)",
     );
-  const { model, policy } = runModel(config, deps, settings);
+  const { model, policy } = runModel(config.signal, deps, settings);
   let fitted: Promise<{ window: number; fit: ModelFit }> | undefined;
   return {
     settings,

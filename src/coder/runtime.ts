@@ -5,7 +5,14 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { RetryPolicy } from "../models/retry.js";
-import { customEmitter, runModel, type GraphDeps, type ModelFit } from "../run/model.js";
+import {
+  customEmitter,
+  modelFitOf,
+  runModel,
+  type GraphDeps,
+  type ModelFit,
+} from "../run/model.js";
+import { serverTokenCounter, type TokenCounter } from "../models/token-count.js";
 import type { ServerSettings } from "../run/settings.js";
 import { approveHint } from "../mcp/approval.js";
 import { mcpServersOf, type McpServerSet } from "../mcp/servers.js";
@@ -57,7 +64,8 @@ export type KeelEvent =
 
 export interface NodeEnv {
   settings: Settings & ServerSettings;
-  model: (fit?: ModelFit) => BaseChatModel;
+  /** The run's model, its fit and what follows for every call (`RunFit`), asked once a run. */
+  fit: () => Promise<RunFit>;
   policy: RetryPolicy;
   workspace: string;
   emit: (e: KeelEvent) => void;
@@ -67,57 +75,111 @@ export interface NodeEnv {
   store: BaseStore | undefined;
 }
 
-/** Runs (settings objects) whose MCP failures were already reported. */
-const reported = new WeakSet<object>();
-
-/** The workspace's real path, resolved once per run (per settings object). */
-const workspaces = new WeakMap<object, string>();
-function runWorkspace(settings: Settings): string {
-  let dir = workspaces.get(settings);
-  if (dir === undefined) workspaces.set(settings, (dir = realWorkspace(settings.workspace)));
-  return dir;
-}
+/**
+ * `modelFitOf`'s answer for the run (window, fit, name, profile), the chat model built with that
+ * fit, and the server's own token counter for big tool results, where it has one.
+ */
+export type RunFit = Awaited<ReturnType<typeof modelFitOf>> & {
+  chat: BaseChatModel;
+  counter?: TokenCounter;
+};
 
 /**
- * The run's MCP servers, read once per run (per settings object): a `.mcp.json` the agent writes
- * mid-run does not change the run's servers, and a turn does not read the file again.
+ * What a run resolves once and each of its steps reuses: the workspace's real path, the model, its
+ * fit, the MCP tools, the retry policy but for the step's signal. A run is its settings object
+ * (parsed once per run, `parseSettings`) and the stream it reports to: a step of another graph
+ * (other deps) or of another invoke of the same context (another writer) resolves its own.
  */
-const mcpSets = new WeakMap<object, McpServerSet>();
-function runMcpServers(settings: Settings, workspace: string): McpServerSet {
-  let set = mcpSets.get(settings);
-  if (!set) mcpSets.set(settings, (set = mcpServersOf(workspace, settings.mcpServers)));
-  return set;
+interface RunWorld extends Omit<NodeEnv, "settings" | "store"> {
+  writer: LangGraphRunnableConfig["writer"];
 }
+const worlds = new WeakMap<object, WeakMap<GraphDeps, RunWorld>>();
 
 export function nodeEnv(config: LangGraphRunnableConfig, deps: GraphDeps): NodeEnv {
   const settings = settingsFrom(config);
+  let byDeps = worlds.get(settings);
+  if (!byDeps) worlds.set(settings, (byDeps = new WeakMap()));
+  let world = byDeps.get(deps);
+  if (!world || world.writer !== config.writer)
+    byDeps.set(deps, (world = runWorld(config, deps, settings)));
+  const { writer: _, ...env } = world;
+  // the step's signal (LangGraph gives each step its own), the rest of the run's policy
+  const policy = config.signal ? { ...env.policy, signal: config.signal } : env.policy;
+  return { ...env, settings, policy, store: config.store };
+}
+
+/** A run's world (`RunWorld`), resolved at its first step. */
+function runWorld(
+  config: LangGraphRunnableConfig,
+  deps: GraphDeps,
+  settings: Settings & ServerSettings,
+): RunWorld {
   const emit = customEmitter<KeelEvent>(config);
-  const { model, policy } = runModel(config, deps, settings, ({ attempt, delayMs, error }) =>
+  const { model, policy } = runModel(undefined, deps, settings, ({ attempt, delayMs, error }) =>
     emit({ type: "retry", attempt, delayMs, error: `${error.kind}: ${error.message}` }),
   );
-  const workspace = runWorkspace(settings);
-  const mcpTools = async () => {
-    const set = runMcpServers(settings, workspace);
+  const workspace = realWorkspace(settings.workspace);
+  let fitted: Promise<RunFit> | undefined;
+  const fit = () =>
+    (fitted ??= runFitOf(settings, { model, policy, store: config.store }, deps).catch((e: unknown) => {
+      fitted = undefined; // a server down at the first step is asked again at the next
+      throw e;
+    }));
+  const mcpTools = runMcpTools(settings, workspace, emit);
+  return { writer: config.writer, fit, policy, workspace, emit, mcpTools };
+}
+
+/** `RunFit`: the model's fit, the model built with it, the server's token counter. */
+async function runFitOf(
+  settings: Settings & ServerSettings,
+  run: {
+    model: (fit: ModelFit) => BaseChatModel;
+    policy: RetryPolicy;
+    store: BaseStore | undefined;
+  },
+  deps: GraphDeps,
+): Promise<RunFit> {
+  const fitted = await modelFitOf({ settings, policy: run.policy, store: run.store }, deps);
+  const counter = serverTokenCounter({
+    provider: settings.provider,
+    ...(fitted.profile?.server ? { server: fitted.profile.server } : {}),
+    baseUrl: settings.serverUrl,
+    ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
+    model: settings.model,
+  });
+  return { ...fitted, chat: run.model(fitted.fit), ...(counter ? { counter } : {}) };
+}
+
+/**
+ * The run's MCP tools: its servers read once (a `.mcp.json` the agent writes mid-run does not
+ * change the run's servers); with none, no session. A session belongs to the MCP scope of the
+ * invoke (mcp/session.ts), so each step asks for it; what failed or waits for approval is
+ * reported once a run.
+ */
+function runMcpTools(
+  settings: Settings,
+  workspace: string,
+  emit: (e: KeelEvent) => void,
+): () => Promise<KeelTool[]> {
+  let set: McpServerSet | undefined;
+  let reported = false;
+  return async () => {
+    set ??= mcpServersOf(workspace, settings.mcpServers);
+    if (!Object.keys(set.servers).length && !set.unapproved.length) return [];
     const session = await mcpSession(set.servers, workspace, new Set(ALL_TOOLS.map((t) => t.name)));
-    if (!reported.has(settings)) {
-      reported.add(settings);
-      if (set.unapproved.length)
-        emit({
-          type: "mcp-unapproved",
-          servers: set.unapproved,
-          approve: approveHint(set.unapproved),
-        });
-      for (const f of session.failures) emit({ type: "mcp-failed", ...f });
-      const tokens = session.servers.reduce((n, s) => n + s.tokens, 0);
-      if (session.tools.length)
-        emit({
-          type: "mcp-tools",
-          tools: session.tools.length,
-          tokens,
-          share: tokens / settings.contextWindow,
-        });
-    }
+    if (reported) return session.tools;
+    reported = true;
+    if (set.unapproved.length)
+      emit({ type: "mcp-unapproved", servers: set.unapproved, approve: approveHint(set.unapproved) });
+    for (const f of session.failures) emit({ type: "mcp-failed", ...f });
+    const tokens = session.servers.reduce((n, s) => n + s.tokens, 0);
+    if (session.tools.length)
+      emit({
+        type: "mcp-tools",
+        tools: session.tools.length,
+        tokens,
+        share: tokens / settings.contextWindow,
+      });
     return session.tools;
   };
-  return { settings, model, workspace, emit, policy, mcpTools, store: config.store };
 }

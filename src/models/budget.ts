@@ -8,7 +8,7 @@
  */
 import type { AIMessage } from "@langchain/core/messages";
 import { z } from "zod";
-import { rawArguments } from "./server-calls.js";
+import { rawArguments } from "./reply-facts.js";
 import type { WireFacts } from "./wire.js";
 
 /** The kinds of model call keel makes; each has its own budget. */

@@ -3,7 +3,7 @@ import { HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/m
 import type { z } from "zod";
 import { estimateTokens } from "../guard/token-estimate.js";
 import { cutAtBudget, fittedBudget } from "./budget.js";
-import { serverCounts } from "./server-counts.js";
+import { serverCounts } from "./reply-facts.js";
 import { withModelRetry, type RetryPolicy } from "./retry.js";
 import { callOverWire } from "./wire.js";
 

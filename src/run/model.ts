@@ -96,7 +96,7 @@ export function retryPolicy(
  * when num_ctx changes.
  */
 export function runModel(
-  config: LangGraphRunnableConfig,
+  signal: AbortSignal | undefined,
   deps: GraphDeps,
   s: ModelSettings,
   onRetry?: RetryPolicy["onRetry"],
@@ -111,7 +111,7 @@ export function runModel(
         ...(fit?.server ? { server: fit.server } : {}),
         ...(fit?.memory ? { memory: fit.memory } : {}),
       })),
-    policy: retryPolicy(s, config.signal, onRetry),
+    policy: retryPolicy(s, signal, onRetry),
   };
 }
 

@@ -5,8 +5,8 @@ import { clipResult, toolResultLimit } from "../../guard/context-budget.js";
 import { detectLoop, loopHint, type TrailEntry } from "../../guard/loop.js";
 import { callParts, callSignature, resultHash } from "../../guard/signature.js";
 import { CallJournal, INTERRUPTED_CALL, settleOrphan } from "../../persistence/journal.js";
-import { modelFitOf, type GraphDeps } from "../../run/model.js";
-import { EXACT_COUNT_FROM, serverTokenCounter } from "../../models/token-count.js";
+import type { GraphDeps } from "../../run/model.js";
+import { EXACT_COUNT_FROM } from "../../models/token-count.js";
 import { checkArgs, toolsForIntent, unknownTool } from "../../tools/registry.js";
 import { withCheck } from "../../tools/post-edit.js";
 import { STOPPED_WITH_KEEL } from "../../tools/run-command.js";
@@ -39,7 +39,7 @@ export function createToolExecuteNode(deps: GraphDeps) {
     if (!call) return {};
     const env = nodeEnv(config, deps);
     // Results are cut to the run's window: the model's, not only the one asked for.
-    const { window, profile } = await modelFitOf(env, deps);
+    const { window, counter } = await env.fit();
     const update: CoderStateUpdate = {};
     const step = resolve(call, state, env, await env.mcpTools());
     let result: ToolResult;
@@ -74,13 +74,6 @@ export function createToolExecuteNode(deps: GraphDeps) {
     }
     const unread = call.id ? state.replyNotes?.[call.id]?.unread : undefined;
     if (unread) result = prepend(result, `${unread}\n`);
-    const counter = serverTokenCounter({
-      provider: env.settings.provider,
-      ...(profile?.server ? { server: profile.server } : {}),
-      baseUrl: env.settings.serverUrl,
-      ...(env.settings.apiKey ? { apiKey: env.settings.apiKey } : {}),
-      model: env.settings.model,
-    });
     return answer(state, call, step.entry, result, update, pending.length, env, window, (text) =>
       // A big result is counted by the server's own tokenizer where it has one (one request each).
       counter && text.length >= EXACT_COUNT_FROM ? counter(text, config.signal) : undefined,

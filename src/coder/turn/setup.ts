@@ -10,11 +10,10 @@ import { cacheShift } from "../../models/openai/quirks.js";
 import { toolDefinition, toolsForIntent } from "../../tools/registry.js";
 import { ACT_SYSTEM } from "./prompt.js";
 import { promptFormat } from "./tool-prompt.js";
-import { type NodeEnv } from "../runtime.js";
-import { modelFitOf, type GraphDeps } from "../../run/model.js";
+import type { NodeEnv, RunFit } from "../runtime.js";
 import type { CoderStateValue } from "../state.js";
 import type { TurnRequest } from "./ask.js";
-import { learnedScales, rememberScales } from "../history/calibration-store.js";
+import { learnedScales, rememberScales } from "../history/calibrate.js";
 
 /** How a plan note (the plan node's message after the request) begins. */
 export const PLAN_NOTE_HEADER = "[keel] The plan for this request:";
@@ -82,25 +81,21 @@ export function withLesson(def: ReturnType<typeof toolDefinition>, line: string 
 export async function turnSetup(
   state: CoderStateValue,
   env: NodeEnv,
-  deps: GraphDeps,
   config: LangGraphRunnableConfig,
 ) {
-  const { profile, window, fit, name: model } = await modelFitOf(env, deps);
-  const mode = state.toolChannel?.pinned
-    ? "prompt"
-    : chooseToolMode(profile, env.settings.toolMode);
-  const chosen = env.settings.toolFormat;
-  const format = promptFormat(chosen !== "auto" ? chosen : (profile?.format ?? "hermes"));
+  const run = await env.fit();
+  const { window, fit, name: model } = run;
+  const { channel, format, reuse } = drivingOf(run, env.settings);
+  const mode = state.toolChannel?.pinned ? "prompt" : channel;
   const intent = state.intent?.intent ?? "build";
   const plan = env.settings.approval === "plan";
   const toolset = toolsForIntent(intent, await env.mcpTools(), plan);
   const tools = toolset.map((t) => withLesson(toolDefinition(t), state.lessons[t.name]?.line));
   // The store's calibration matters only to a thread without its own for this model.
   const learned = state.fit?.model === model ? undefined : await learnedScales(config.store, model);
-  const reuse = cacheShift({ ...fit, cacheReuse: env.settings.cacheReuse });
   const base: Omit<TurnRequest, "history" | "tools" | "mode" | "kind"> = {
     env,
-    model: env.model(fit),
+    model: run.chat,
     modelName: model,
     ...(learned ? { learned } : {}),
     remember: (scales) => rememberScales(config.store, model, scales),
@@ -115,6 +110,25 @@ export async function turnSetup(
     ...(config.signal ? { signal: config.signal } : {}),
   };
   return { intent, tools, toolset, mode, format, base };
+}
+
+/**
+ * How the run drives its model, the same every turn: the tool channel, the prompt-mode format, the
+ * server's cache shift. Worked out once per run (per `RunFit`, which the run keeps).
+ */
+const driving = new WeakMap<RunFit, ReturnType<typeof driveOf>>();
+function drivingOf(run: RunFit, settings: NodeEnv["settings"]) {
+  let d = driving.get(run);
+  if (!d) driving.set(run, (d = driveOf(run, settings)));
+  return d;
+}
+function driveOf({ profile, fit }: RunFit, settings: NodeEnv["settings"]) {
+  const chosen = settings.toolFormat;
+  return {
+    channel: chooseToolMode(profile, settings.toolMode),
+    format: promptFormat(chosen !== "auto" ? chosen : (profile?.format ?? "hermes")),
+    reuse: cacheShift({ ...fit, cacheReuse: settings.cacheReuse }),
+  };
 }
 
 /** What `turnSetup` gives a turn. */

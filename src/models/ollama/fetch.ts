@@ -1,5 +1,5 @@
 import type { ThinkField } from "../capabilities.js";
-import { keptRaw } from "../server-calls.js";
+import { keptRaw } from "../reply-facts.js";
 import {
   createWireFetch,
   currentWireTurn,

@@ -29,7 +29,7 @@ export function createActNode(deps: GraphDeps) {
         },
       };
     }
-    const setup = await turnSetup(state, env, deps, config);
+    const setup = await turnSetup(state, env, config);
     const { summaryFor } = state;
     const update = summaryFor
       ? await summaryTurn({ ...state, summaryFor }, env, setup)

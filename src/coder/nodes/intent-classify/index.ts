@@ -6,7 +6,7 @@ import { Overwrite, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { structuredCall } from "../../../models/structured.js";
 import { nodeEnv, type NodeEnv } from "../../runtime.js";
 import { readInstructions } from "../../instructions.js";
-import { modelFitOf, type GraphDeps } from "../../../run/model.js";
+import type { GraphDeps } from "../../../run/model.js";
 import type { CoderStateUpdate, CoderStateValue, IntentResult } from "../../state.js";
 import { INTENT_SYSTEM } from "./prompt.js";
 import { classifyByRules } from "./rules.js";
@@ -64,9 +64,9 @@ export function createIntentClassifyNode(deps: GraphDeps) {
     // One listing serves the prompt's description and the look for instruction files; it is read
     // while the request is classified.
     const listed = readdir(env.workspace).catch(() => [] as string[]);
-    const intent = goOn ?? (await classify(request, env, deps));
+    const intent = goOn ?? (await classify(request, env));
     const listing = await listed;
-    const { window, name } = await modelFitOf(env, deps);
+    const { window, name } = await env.fit();
     const fresh: CoderStateUpdate = {
       request,
       requestAt,
@@ -102,12 +102,12 @@ export function createIntentClassifyNode(deps: GraphDeps) {
 }
 
 /** The rules' intent when they are sure, else the model's structured answer (else the rules' guess). */
-async function classify(request: string, env: NodeEnv, deps: GraphDeps): Promise<IntentResult> {
+async function classify(request: string, env: NodeEnv): Promise<IntentResult> {
   const rules = classifyByRules(request);
   if (rules.confidence >= SURE || !request.trim()) return { ...rules, source: "rules" };
-  const { fit, window } = await modelFitOf(env, deps);
+  const { chat, window } = await env.fit();
   const answer = await structuredCall(
-    env.model(fit),
+    chat,
     IntentAnswer,
     INTENT_SYSTEM,
     request,
