@@ -7,6 +7,7 @@
  *
  *   npm run docs:call-map            rewrite the doc's list
  *   npm run docs:call-map -- --check  compare only
+ *   npm run docs:call-map -- --functions  also print each file's functions that ran, with counts
  */
 import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
@@ -25,7 +26,7 @@ const START = "<!-- call-map:start (npm run docs:call-map writes this list) -->"
 const END = "<!-- call-map:end -->";
 
 interface Coverage {
-  result: { url: string; functions: { ranges: { count: number }[] }[] }[];
+  result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[];
 }
 
 /** The `src/` files (relative to it) any of whose functions ran since the last take. */
@@ -34,13 +35,25 @@ function take(session: Session): string[] {
   // a session on this thread answers synchronously
   session.post("Profiler.takePreciseCoverage", (err, res) => {
     if (err) throw err;
-    ran = (res as Coverage).result
+    const scripts = (res as Coverage).result;
+    ran = scripts
       .filter((s) => s.url.startsWith(SRC) && s.functions.some((f) => f.ranges[0]!.count > 0))
       .map((s) => s.url.slice(SRC.length).replace(/\?.*$/, ""))
       .filter((f) => !f.startsWith("testing/"));
+    functions = new Map(
+      scripts.map((s) => [
+        s.url.slice(SRC.length).replace(/\?.*$/, ""),
+        s.functions
+          .filter((f) => f.ranges[0]!.count > 0)
+          .map((f) => `${f.functionName || "(anonymous)"} ×${f.ranges[0]!.count}`),
+      ]),
+    );
   });
   return ran;
 }
+
+/** Each file's functions that ran in the last take, with their call counts (`--functions`). */
+let functions = new Map<string, string[]>();
 
 /** Runs the traced turn; the files that ran between the two model requests. */
 async function trace(): Promise<string[]> {
@@ -99,6 +112,8 @@ function render(files: string[]): string {
 }
 
 const files = await trace();
+if (process.argv.includes("--functions"))
+  for (const f of files) console.log(`${f}: ${functions.get(f)!.join(", ")}`);
 const doc = readFileSync(DOC, "utf8");
 const [from, to] = [doc.indexOf(START), doc.indexOf(END)];
 if (from < 0 || to < from) throw new Error(`${DOC} has no call-map markers`);

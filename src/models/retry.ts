@@ -1,3 +1,16 @@
+/**
+ * A model call that fails, tried again: a request whose connection dropped before any answer is
+ * sent again at once (`resendingDropped`); a transient failure is retried with backoff
+ * (`withModelRetry`).
+ *
+ * Resending: llama-server closes its connection after every response while announcing keep-alive
+ * (`Keep-Alive: timeout=5, max=100`): a request the client sends on that pooled connection before
+ * it has read the close meets "other side closed". On a real llama-server this was 3 of 9 turns
+ * of a run, each costing a retry's backoff (0.4–0.6 s) and a "request failed" line. The server
+ * never read such a request, so sending it again is safe, and is done without a wait, a few times
+ * (the client's pool can hold several connections the server closed, each dropping one send);
+ * any other failure is the retry's.
+ */
 import { setTimeout as delay } from "node:timers/promises";
 import type { Provider } from "./provider.js";
 import { classifyModelError, ModelServerError, type ClassifiedError } from "./errors.js";
@@ -53,4 +66,31 @@ export async function withModelRetry<T>(call: () => Promise<T>, policy: RetryPol
       if (policy.signal?.aborted) throw err;
     }
   }
+}
+
+/** How many times one request is sent again after drops: more than a pool holds dead connections. */
+const RESENDS = 4;
+
+/** Whether a fetch failed because its connection was closed or reset before any answer. */
+export function closedUnanswered(err: unknown): boolean {
+  const code = (err as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return code === "UND_ERR_SOCKET" || code === "ECONNRESET";
+}
+
+/** `base`, sending a request again at once when its connection closed before any answer. */
+export function resendingDropped(base: typeof fetch): typeof fetch {
+  return async (input, init) => {
+    // a Request carries a body that cannot be read twice; a stream body neither
+    const again =
+      !(input instanceof Request) &&
+      (init?.body === undefined || init.body === null || typeof init.body === "string");
+    for (let resends = 0; ; resends++) {
+      try {
+        return await base(input, init);
+      } catch (err) {
+        if (!again || resends === RESENDS || init?.signal?.aborted || !closedUnanswered(err))
+          throw err;
+      }
+    }
+  };
 }

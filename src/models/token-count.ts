@@ -11,7 +11,7 @@
 import type { ServerKind } from "./openai/quirks.js";
 import type { Provider } from "./provider.js";
 import { serverRoot } from "./openai/probe.js";
-import { resendingDropped } from "./resend.js";
+import { resendingDropped } from "./retry.js";
 
 /** Counts `text`'s tokens on the server; undefined when the server could not say. */
 export type TokenCounter = (text: string, signal?: AbortSignal) => Promise<number | undefined>;

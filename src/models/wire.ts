@@ -15,7 +15,7 @@ import { echoWatch } from "../guard/echo.js";
 import { estimateTokens } from "../guard/token-estimate.js";
 import { loopingTail } from "../guard/repetition.js";
 import { refusedForRoom, type ContextGate } from "./shared-context.js";
-import { resendingDropped } from "./resend.js";
+import { resendingDropped } from "./retry.js";
 
 /** What one model call adds on the wire that the client library cannot carry. */
 export interface WireTurn {

@@ -17,7 +17,7 @@
  */
 import { argumentsFromText } from "../models/tool-calls/parse.js";
 import type { ArgSchemas } from "../models/tool-calls/types.js";
-import { rawArguments } from "../models/server-calls.js";
+import { rawArguments } from "../models/reply-facts.js";
 import { checkArgs, lookupTool, toolDefinition } from "./registry.js";
 import { repairArguments } from "./repair.js";
 import type { KeelTool } from "./types.js";

@@ -10,6 +10,7 @@
  * reads defines.
  */
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -17,7 +18,6 @@ import { promisify } from "node:util";
 import { deflateSync } from "node:zlib";
 import { FileRefused, readIn } from "../files/door.js";
 import { ensureStateFolder, openWorkspaceState } from "../files/state.js";
-import { blobId } from "../sandbox/git-parse.js";
 
 const run = promisify(execFile);
 
@@ -35,6 +35,16 @@ const SHADOW_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\
 const REDIRECTS = ["commondir", "gitdir", "objects/info/alternates", "config.worktree"];
 /** git's name for "no file". */
 const ABSENT = /^0+$/;
+
+/**
+ * git's id of content as a blob (`git hash-object`), in the repository's hash, which its ids'
+ * length says (SHA-1 unless 64).
+ */
+export const blobId = (bytes: Buffer, idLength = 40) =>
+  createHash(idLength === 64 ? "sha256" : "sha1")
+    .update(`blob ${bytes.length}\0`)
+    .update(bytes)
+    .digest("hex");
 
 /** One file a step changed: its blob before and after (null: it did not exist). */
 export interface FileChange {

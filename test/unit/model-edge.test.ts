@@ -4,7 +4,7 @@
  */
 import { AIMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { serverCounts } from "../../src/models/server-counts.js";
+import { keptRaw, serverCounts } from "../../src/models/reply-facts.js";
 import { usageOf } from "../../src/coder/turn/usage.js";
 import { cutAtBudget, describeCut, GenerationBudgetSchema } from "../../src/models/budget.js";
 import { noteServerFigures } from "../../src/models/openai/chat-model.js";
@@ -16,7 +16,6 @@ import {
 import { slotWindow } from "../../src/models/openai/slots.js";
 import { argumentsFromText } from "../../src/models/tool-calls/parse.js";
 import type { WireFacts } from "../../src/models/wire.js";
-import { keptRaw } from "../../src/models/server-calls.js";
 
 describe("generation budget", () => {
   it("defaults per call kind; a setting overrides one kind and keeps the others", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { classifyModelError, ProtocolError } from "../../src/models/errors.js";
 import { addToolIdentity, repairResponseLine } from "../../src/models/ollama/fetch.js";
-import { keptRaw, withServerCallIds } from "../../src/models/server-calls.js";
+import { keptRaw, withServerCallIds } from "../../src/models/reply-facts.js";
 import type { WireFacts } from "../../src/models/wire.js";
 
 describe("addToolIdentity", () => {

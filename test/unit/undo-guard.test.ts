@@ -17,8 +17,7 @@ import {
 import path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { workspaceState } from "../../src/files/state.js";
-import { blobId } from "../../src/sandbox/git-parse.js";
-import { ShadowRepo } from "../../src/undo/shadow.js";
+import { blobId, ShadowRepo } from "../../src/undo/shadow.js";
 import { applyUndo, planThreadUndo, UndoError } from "../../src/undo/undo.js";
 import { tempWorkspace } from "../support/harness.js";
 

@@ -4,8 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { lastThread, type StepRecord, type UndoRecord } from "../../src/undo/journal.js";
 import { planUndo } from "../../src/undo/plan.js";
-import { blobId } from "../../src/sandbox/git-parse.js";
-import { ShadowRepo } from "../../src/undo/shadow.js";
+import { blobId, ShadowRepo } from "../../src/undo/shadow.js";
 import { NothingToUndoError, threadDiff } from "../../src/undo/undo.js";
 import { tempWorkspace } from "../support/harness.js";
 

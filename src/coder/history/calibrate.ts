@@ -10,7 +10,13 @@
  * many server tokens an estimated token is worth for this model: the estimate is conservative,
  * and a tokenizer denser or sparser for CJK, code or blobs than it assumes is learned class by
  * class (normalised least mean squares over the prompt's profile).
+ *
+ * What is learned is remembered in the run's LangGraph store, under ["keel", "calibration"] keyed
+ * by the model's name: a new thread with a model keel has seen starts from what its server counted
+ * before, instead of the conservative prices. Stored by class name, so a changed class list keeps
+ * what still applies. A store that cannot be read or written is no failure of the run.
  */
+import type { BaseStore } from "@langchain/langgraph";
 import { COUNTED, TOKEN_CLASSES, weighProfile } from "../../guard/token-estimate.js";
 
 export interface PromptVerdict {
@@ -110,4 +116,44 @@ export function judgeRefusal(
   const expected = Math.max(1, weighProfile(profile, s));
   const f = Math.max(1.25, (Math.max(counted ?? 0, numCtx + 1) / expected) * 1.1);
   return scalesOf(s.map((x, k) => (profile[k]! > 0 ? clamp(x * f) : x)));
+}
+
+const NS = ["keel", "calibration"];
+
+interface Stored {
+  model: string;
+  /** Server tokens per keel-estimated token, by class name. */
+  scales: Record<string, number>;
+  at: string;
+}
+
+/** The model's remembered calibration (indexed as `TOKEN_CLASSES`), or undefined when none. */
+export async function learnedScales(
+  store: BaseStore | undefined,
+  model: string,
+): Promise<number[] | undefined> {
+  if (!store) return undefined;
+  try {
+    const item = await store.get(NS, model);
+    const v = item?.value as Stored | undefined;
+    if (!v?.scales) return undefined;
+    return scalesOf(TOKEN_CLASSES.map((c) => v.scales[c] ?? 1));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Remembers `scales` (indexed as `TOKEN_CLASSES`) for `model`. */
+export async function rememberScales(
+  store: BaseStore | undefined,
+  model: string,
+  scales: readonly number[],
+): Promise<void> {
+  if (!store) return;
+  const value: Stored = {
+    model,
+    scales: Object.fromEntries(TOKEN_CLASSES.map((c, k) => [c, scales[k] ?? 1])),
+    at: new Date().toISOString(),
+  };
+  await store.put(NS, model, value as unknown as Record<string, unknown>).catch(() => undefined);
 }

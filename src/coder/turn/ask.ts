@@ -26,7 +26,6 @@ import type { ToolMode } from "../../models/capabilities.js";
 import { structuredOptions } from "../../models/chat-model.js";
 import { ModelServerError } from "../../models/errors.js";
 import { callOverWire, type WireFacts, type WireTurn } from "../../models/wire.js";
-import { withServerCallIds } from "../../models/server-calls.js";
 import { cutAtBudget, cutOf, fittedBudget, type CallKind, type Cut } from "../../models/budget.js";
 import { withModelRetry } from "../../models/retry.js";
 import type { FormatName } from "../../models/tool-calls/types.js";
@@ -34,9 +33,8 @@ import type { toolDefinition } from "../../tools/registry.js";
 import type { NodeEnv } from "../runtime.js";
 import type { FitState } from "../state.js";
 import { TOOLS_IN_PROMPT } from "./tool-prompt.js";
-import { serverCounts, type ServerCounts } from "../../models/server-counts.js";
-import { countsOf, reusedEstimate, usageOf } from "./usage.js";
-import { moved, shiftRefused } from "./fit-state.js";
+import { serverCounts, withServerCallIds, type ServerCounts } from "../../models/reply-facts.js";
+import { countsOf, moved, reusedEstimate, shiftRefused, usageOf } from "./usage.js";
 
 /** Refits after a cut prompt before the run stops with an error naming the truncation. */
 const TRUNCATION_REFITS = 2;

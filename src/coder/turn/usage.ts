@@ -1,12 +1,16 @@
 /**
  * A turn's token figures: what the server counted (prompt, generated, cached), and the reused
- * tokens — the server's own cache count where it reports one, else keel's estimate.
+ * tokens — the server's own cache count where it reports one, else keel's estimate; and what they
+ * mean for the thread's fit state across requests (coder/state.ts `FitState`): when it is worth a
+ * write, and whether a server asked to shift its cache did.
  */
 import type { TurnUsage } from "../turn-sums.js";
-import { AIMessage } from "@langchain/core/messages";
-import { estimatePrompt, type fitToWindow } from "../history/fit.js";
+import { AIMessage, type BaseMessage } from "@langchain/core/messages";
+import { scalesOf } from "../history/calibrate.js";
+import { estimatePrompt, promptProfile, type fitToWindow } from "../history/fit.js";
 import { recordIndex } from "../history/record.js";
-import type { ServerCounts } from "../../models/server-counts.js";
+import { weighProfile } from "../../guard/token-estimate.js";
+import type { ServerCounts } from "../../models/reply-facts.js";
 import type { WireFacts } from "../../models/wire.js";
 import type { FitState } from "../state.js";
 
@@ -73,4 +77,45 @@ export function usageOf(
       ...(byKeel ? { countedBy: "keel" as const } : {}),
     },
   };
+}
+
+/**
+ * A fold laid out for a server that shifts its cache, answered without a shift: the server served
+ * under half of what sat before the record (`kept`: the kept turns, still in its cache further on).
+ * llama-server ignores `n_cache_reuse` for a model it cannot shift (sliding-window attention without
+ * `--swa-full`, recurrent models) and says so only in its log; the thread then folds plainly.
+ */
+export function shiftRefused(
+  fixed: string,
+  messages: BaseMessage[],
+  cached: number,
+  scales: readonly number[],
+): { kept: number } | undefined {
+  const at = recordIndex(messages);
+  if (at < 0) return undefined;
+  const kept = Math.round(weighProfile(promptProfile(fixed, messages.slice(0, at)), scales));
+  return cached < kept / 2 ? { kept } : undefined;
+}
+
+/** The fit state to write after a request: only when it changed (every write is a row in the checkpointer). */
+export function fitUpdate(
+  before: FitState | undefined,
+  after: FitState | undefined,
+): { fit?: FitState } {
+  if (!after) return {};
+  const same =
+    before &&
+    before.foldedUpTo === after.foldedUpTo &&
+    before.recordAt === after.recordAt &&
+    before.unshifted === after.unshifted &&
+    before.model === after.model &&
+    before.prefix === after.prefix &&
+    before.window === after.window &&
+    !moved(scalesOf(before.scales), scalesOf(after.scales));
+  return same ? {} : { fit: after };
+}
+
+/** Whether a calibration changed enough to be worth a write (3% in any class). */
+export function moved(before: readonly number[], after: readonly number[]): boolean {
+  return after.some((x, k) => Math.abs(x - before[k]!) > 0.03 * before[k]!);
 }

@@ -7,11 +7,10 @@ import { ownSummary, SUMMARY_REQUEST } from "../../../guard/ladder.js";
 import type { NodeEnv } from "../../runtime.js";
 import type { CoderStateUpdate, CoderStateValue } from "../../state.js";
 import { askTurn } from "../../turn/ask.js";
-import { fitUpdate } from "../../turn/fit-state.js";
+import { fitUpdate } from "../../turn/usage.js";
 import type { TurnSetup } from "../../turn/setup.js";
 import { readReply } from "./channel.js";
-import { visibleText } from "./classify.js";
-import { turnMetadata } from "./metadata.js";
+import { turnMetadata, visibleText } from "./reply.js";
 
 export async function summaryTurn(
   state: CoderStateValue & { summaryFor: NonNullable<CoderStateValue["summaryFor"]> },

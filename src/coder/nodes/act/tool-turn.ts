@@ -10,13 +10,12 @@ import { withCallIds } from "../../conversation.js";
 import type { NodeEnv } from "../../runtime.js";
 import type { CoderStateUpdate, CoderStateValue, ReplyNotes } from "../../state.js";
 import { askTurn, type TurnAnswer } from "../../turn/ask.js";
-import { fitUpdate } from "../../turn/fit-state.js";
+import { fitUpdate } from "../../turn/usage.js";
 import type { TurnSetup } from "../../turn/setup.js";
 import { readReply, rejectedNote, type ReadReply } from "./channel.js";
-import { classifyReply, visibleText } from "./classify.js";
+import { classifyReply, turnMetadata, visibleText } from "./reply.js";
 import { unmetEffect } from "./effect.js";
 import { mutated, ranCommand } from "../../call-tally.js";
-import { turnMetadata } from "./metadata.js";
 
 /** Failures of the server's own tool-call parser after which the run stays in prompt mode. */
 const PARSE_FAILURES_TO_PIN = 2;

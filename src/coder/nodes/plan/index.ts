@@ -6,7 +6,7 @@ import { type GraphDeps } from "../../../run/model.js";
 import type { CoderStateUpdate, CoderStateValue } from "../../state.js";
 import { repairNote } from "../../../models/structured.js";
 import { askTurn } from "../../turn/ask.js";
-import { fitUpdate } from "../../turn/fit-state.js";
+import { fitUpdate } from "../../turn/usage.js";
 import { planNote, turnSetup } from "../../turn/setup.js";
 import { PLAN_ASK } from "./prompt.js";
 import { PlanAnswer } from "./schema.js";
@@ -37,7 +37,7 @@ export function createPlanNode(deps: GraphDeps) {
     config: LangGraphRunnableConfig,
   ): Promise<CoderStateUpdate> => {
     const env = nodeEnv(config, deps);
-    const { intent, tools, mode, base } = await turnSetup(state, env, deps, config);
+    const { intent, tools, mode, base } = await turnSetup(state, env, config);
     const previous = state.planSteps.map((s) => s.title);
     const ask = new HumanMessage({
       content: PLAN_ASK(intent, state.replanReason, previous),
