@@ -53,7 +53,7 @@ export const FitStateSchema = z.object({
   recordAt: z.number().optional(),
   /**
    * The server took `n_cache_reuse` but did not shift (a model llama-server cannot shift): folds
-   * are plain from then on (turn/fit-state.ts `shiftRefused`).
+   * are plain from then on (turn/usage.ts `shiftRefused`).
    */
   unshifted: z.boolean().optional(),
   /** Server tokens per uncalibrated keel-estimated token in the last counted prompt (for reports). */

@@ -47,7 +47,7 @@ export const NO_TURNS: TurnSums = {
   salvaged: 0,
 };
 
-/** What an AI message keeps of its turn (act/metadata.ts). */
+/** What an AI message keeps of its turn (act/reply.ts). */
 export interface TurnMeta {
   keel_usage?: TurnUsage;
   keel_turn?: { model?: string; salvaged?: boolean };

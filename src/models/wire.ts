@@ -69,7 +69,7 @@ export interface WireFacts {
   echoed?: true;
   /**
    * The ids the server gave the reply's calls, in order, where the client library replaces them
-   * with its own (ChatOllama: a random UUID for Ollama's `call_` id): server-calls.ts.
+   * with its own (ChatOllama: a random UUID for Ollama's `call_` id): reply-facts.ts.
    */
   callIds?: Array<string | undefined>;
   /**

@@ -4,7 +4,7 @@
  * message (so the conversation, and the server that reads it back, hold calls it can parse):
  *
  * 1. arguments that arrived as text (an OpenAI-compatible server's unparsable `arguments`, or
- *    Ollama's string the wire kept: models/server-calls.ts) are read: JSON, JSON encoded twice,
+ *    Ollama's string the wire kept: models/reply-facts.ts) are read: JSON, JSON encoded twice,
  *    the XML-style parameters of some servers, typed by the tool's schema
  *    (models/tool-calls `argumentsFromText`). Unreadable: the call is left out;
  * 2. a foreign or mis-cased tool name is mapped to one of ours (repair.ts `repairToolName`);
