@@ -121,10 +121,12 @@ function runWorld(
   const workspace = realWorkspace(settings.workspace);
   let fitted: Promise<RunFit> | undefined;
   const fit = () =>
-    (fitted ??= runFitOf(settings, { model, policy, store: config.store }, deps).catch((e: unknown) => {
-      fitted = undefined; // a server down at the first step is asked again at the next
-      throw e;
-    }));
+    (fitted ??= runFitOf(settings, { model, policy, store: config.store }, deps).catch(
+      (e: unknown) => {
+        fitted = undefined; // a server down at the first step is asked again at the next
+        throw e;
+      },
+    ));
   const mcpTools = runMcpTools(settings, workspace, emit);
   return { writer: config.writer, fit, policy, workspace, emit, mcpTools };
 }
@@ -170,7 +172,11 @@ function runMcpTools(
     if (reported) return session.tools;
     reported = true;
     if (set.unapproved.length)
-      emit({ type: "mcp-unapproved", servers: set.unapproved, approve: approveHint(set.unapproved) });
+      emit({
+        type: "mcp-unapproved",
+        servers: set.unapproved,
+        approve: approveHint(set.unapproved),
+      });
     for (const f of session.failures) emit({ type: "mcp-failed", ...f });
     const tokens = session.servers.reduce((n, s) => n + s.tokens, 0);
     if (session.tools.length)

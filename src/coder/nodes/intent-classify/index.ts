@@ -106,14 +106,10 @@ async function classify(request: string, env: NodeEnv): Promise<IntentResult> {
   const rules = classifyByRules(request);
   if (rules.confidence >= SURE || !request.trim()) return { ...rules, source: "rules" };
   const { chat, window } = await env.fit();
-  const answer = await structuredCall(
-    chat,
-    IntentAnswer,
-    INTENT_SYSTEM,
-    request,
-    env.policy,
-    { maxTokens: env.settings.generationBudget.classify, window },
-  );
+  const answer = await structuredCall(chat, IntentAnswer, INTENT_SYSTEM, request, env.policy, {
+    maxTokens: env.settings.generationBudget.classify,
+    window,
+  });
   return answer
     ? { intent: answer.intent, confidence: 0.8, source: "model" }
     : { ...rules, source: "rules" };
