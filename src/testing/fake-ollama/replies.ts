@@ -120,44 +120,63 @@ function violation(t: ReplyTarget, why: string): void {
   sendError(t.res, 500, `fake-ollama: ${why}`);
 }
 
-async function writeAnswer(r: AnswerReply, t: ReplyTarget, malformed = false): Promise<void> {
-  const { res, view } = t;
-  const text = r.content ?? "";
+/** The script's call to a tool the request did not offer, said as a violation; undefined if none. */
+export function unofferedCall(r: AnswerReply, view: ChatView): string | undefined {
   const unknown = (r.toolCalls ?? []).find(
     (c) => !r.allowUnknownTools && !view.toolNames.includes(c.name),
   );
-  if (unknown) {
-    return violation(
-      t,
-      `script called tool "${unknown.name}" which the request did not offer (offered: ${view.toolNames.join(", ") || "none"})`,
-    );
-  }
+  if (!unknown) return undefined;
+  return `script called tool "${unknown.name}" which the request did not offer (offered: ${view.toolNames.join(", ") || "none"})`;
+}
+
+/** What the script got wrong for this request (an unoffered tool, non-JSON when structured). */
+function scriptMistake(r: AnswerReply, view: ChatView, text: string): string | undefined {
+  const unoffered = unofferedCall(r, view);
+  if (unoffered) return unoffered;
   if (view.structured && !r.allowInvalidJson) {
     try {
       JSON.parse(text);
     } catch {
-      return violation(
-        t,
-        `script answered a structured request with content that is not JSON: ${text.slice(0, 80)}`,
-      );
+      return `script answered a structured request with content that is not JSON: ${text.slice(0, 80)}`;
     }
   }
-  if (r.delayMs) await sleep(r.delayMs);
-  const whole: WireToolCall[] = (r.toolCalls ?? []).map((c, index) => ({
-    id: callId(),
-    function: { index, name: c.name, arguments: c.arguments },
-  }));
+  return undefined;
+}
+
+/** The tokens the reply may generate (-1: no limit), from num_predict and, with `shift: false`, the window. */
+function generationLimit(r: AnswerReply, view: ChatView): number {
   // num_predict stops generation: the text so far, no call, done_reason "length". So does the end
   // of the window when the request says `shift: false` (by default the runner shifts the context
   // and goes on, dropping the prompt's middle).
   const predict = Number(view.body.options?.num_predict ?? -1);
   // (The token sampled as the window filled is counted too: prompt + reply = num_ctx + 1.)
   const room = view.body.shift === false ? Math.max(1, view.numCtx - view.promptTokens + 1) : -1;
-  const limit = r.ignoreBudget
+  return r.ignoreBudget
     ? -1
     : predict >= 0 && room >= 0
       ? Math.min(predict, room)
       : Math.max(predict, room);
+}
+
+/** The reply as generated within `limit`: what is sent, whether it was cut, and the tokens to account. */
+interface Generated {
+  thinking: string;
+  content: string;
+  calls: WireToolCall[];
+  /** Cut at the limit (done_reason "length", no calls). */
+  over: boolean;
+  /** Tokens generated, when not left to the account to count from the reply. */
+  tokens: number | undefined;
+}
+
+/** Cuts thinking, content and calls at `limit` tokens, thinking first (it counts toward num_predict). */
+function generate(
+  r: AnswerReply,
+  text: string,
+  whole: WireToolCall[],
+  thinks: boolean,
+  limit: number,
+): Generated {
   const callText = whole
     .map(
       (c) =>
@@ -165,20 +184,43 @@ async function writeAnswer(r: AnswerReply, t: ReplyTarget, malformed = false): P
     )
     .join("");
   // Thinking is generated first and counts toward num_predict (eval_count includes it).
-  const thought = t.thinks ? (r.thinking ?? "") : "";
+  const thought = thinks ? (r.thinking ?? "") : "";
   const thoughtTokens = thought ? countTokens(thought) : 0;
   const thinking = limit >= 0 && thoughtTokens > limit ? cutToTokens(thought, limit) : thought;
   const left = limit >= 0 ? Math.max(0, limit - thoughtTokens) : -1;
   const over = limit >= 0 && (thoughtTokens > limit || countTokens(text + callText) > left);
   const content = over ? cutToTokens(text, left) : text;
-  const calls = over ? [] : whole;
-  const record = t.account(
-    { content, ...(calls.length ? { tool_calls: calls } : {}) },
-    over ? limit : thoughtTokens ? thoughtTokens + countTokens(content + callText) : undefined,
-  );
+  return {
+    thinking,
+    content,
+    calls: over ? [] : whole,
+    over,
+    tokens: over
+      ? limit
+      : thoughtTokens
+        ? thoughtTokens + countTokens(content + callText)
+        : undefined,
+  };
+}
+
+/** Answers with a scripted reply: checked, cut to its budget, accounted, then sent whole or streamed. */
+async function writeAnswer(r: AnswerReply, t: ReplyTarget, malformed = false): Promise<void> {
+  const { res, view } = t;
+  const text = r.content ?? "";
+  const mistake = scriptMistake(r, view, text);
+  if (mistake) return violation(t, mistake);
+  if (r.delayMs) await sleep(r.delayMs);
+  const whole: WireToolCall[] = (r.toolCalls ?? []).map((c, index) => ({
+    id: callId(),
+    function: { index, name: c.name, arguments: c.arguments },
+  }));
+  const limit = generationLimit(r, view);
+  const g = generate(r, text, whole, t.thinks, limit);
+  const { thinking, content, calls } = g;
+  const record = t.account({ content, ...(calls.length ? { tool_calls: calls } : {}) }, g.tokens);
   const final = {
     ...chunk(view.body.model, {}, true),
-    done_reason: over ? "length" : (r.doneReason ?? "stop"),
+    done_reason: g.over ? "length" : (r.doneReason ?? "stop"),
     ...metrics(record, t.machine),
   };
   if (!t.stream) {
@@ -190,6 +232,23 @@ async function writeAnswer(r: AnswerReply, t: ReplyTarget, malformed = false): P
     };
     return sendJson(res, 200, { ...final, message });
   }
+  return streamAnswer(r, t, g, record, final, malformed);
+}
+
+/**
+ * Streams the reply as NDJSON: thinking, then content, in pieces (paced when the script says so),
+ * the calls in their own line or the final one, and the final line. A client that leaves stops it,
+ * and the record says after how many content pieces.
+ */
+async function streamAnswer(
+  r: AnswerReply,
+  t: ReplyTarget,
+  { thinking, content, calls }: Generated,
+  record: PrefillRecord,
+  final: object,
+  malformed: boolean,
+): Promise<void> {
+  const { res, view } = t;
   res.writeHead(200, { "Content-Type": "application/x-ndjson" });
   const line = (obj: unknown) => res.write(`${JSON.stringify(obj)}\n`);
   for (const [i, piece] of split(thinking, r.thinkingPieces ?? 2).entries()) {

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
-import type { ChatBody, WireMessage } from "../fake-ollama/types.js";
+import type { ChatBody, RecordedRequest, WireMessage } from "../fake-ollama/types.js";
 import type { ServerKind } from "../../models/openai/quirks.js";
 import type { OpenAIChatBody } from "./types.js";
 
@@ -49,6 +49,33 @@ export function sendJson(res: ServerResponse, status: number, obj: unknown): voi
   const text = JSON.stringify(obj);
   res.writeHead(status, { "Content-Type": "application/json; charset=utf-8" });
   res.end(text);
+}
+
+/** An error status with the body `server` sends for it. */
+export function sendError(
+  res: ServerResponse,
+  server: ServerKind,
+  status: number,
+  message: string,
+  extra?: Record<string, unknown>,
+): void {
+  sendJson(res, status, errorBody(server, status, message, extra));
+}
+
+/** llama-server's 500 when the requests in flight do not fit its KV cache together. */
+const CONTEXT_FULL = "Context size has been exceeded.";
+
+/** No room in the shared KV cache: a 500, or for a stream (already answered 200) its error event. */
+export function sendNoRoom(
+  res: ServerResponse,
+  server: ServerKind,
+  stream: boolean,
+  recorded: RecordedRequest,
+): void {
+  if (!stream) return sendError(res, server, 500, CONTEXT_FULL);
+  recorded.streamedError = CONTEXT_FULL;
+  res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+  res.end(`data: ${JSON.stringify(errorBody(server, 500, CONTEXT_FULL))}\n\n`);
 }
 
 /** The request as a script sees it: Ollama's shape (arguments as objects, tools by name). */

@@ -1,6 +1,8 @@
-/** The fake OpenAI-compatible server's options, models and request shape. */
+/** The fake OpenAI-compatible server's options, models, request shape and the state it keeps. */
+import type { ServerResponse } from "node:http";
 import type { ServerKind } from "../../models/openai/quirks.js";
 import type { ChatBody, RecordedRequest, Reply, Script } from "../fake-ollama/types.js";
+import type { Slots } from "./slots.js";
 
 export interface FakeOpenAIModel {
   /** The context the server was started with (llama-server -c, vLLM --max-model-len). */
@@ -93,4 +95,39 @@ export interface FakeOpenAI {
   setScript(script: Script): void;
   inject(...replies: Reply[]): void;
   close(): Promise<void>;
+}
+
+/** A request in flight on llama-server's one KV cache: its prompt tokens, and whether its batch failed. */
+export interface Flight {
+  tokens: number;
+  failed: boolean;
+}
+
+/** One fake's settings, resolved from its options, and everything it keeps between requests. */
+export interface FakeOpenAIState {
+  kind: ServerKind;
+  opts: FakeOpenAIOptions;
+  models: Record<string, FakeOpenAIModel>;
+  /** The server imitated is llama.cpp's llama-server. */
+  llama: boolean;
+  /** The model llama-server serves (the first one) and its name. */
+  served: string;
+  servedModel: FakeOpenAIModel;
+  rejectStreamOptions: boolean;
+  /** The served model's tokenizer. */
+  count: (text: string) => number;
+  slotCount: number;
+  /** Without -np, llama-server shares one KV cache among its slots (`kv_unified`). */
+  unifiedKv: boolean;
+  slots: Slots;
+  /** The requests in flight and their prompt tokens: on one KV cache they share the context. */
+  flights: Set<Flight>;
+  script: Script;
+  /** Injected replies, answered before the script is asked again. */
+  queue: Reply[];
+  requests: RecordedRequest[];
+  violations: string[];
+  answers: FakeOpenAI["answers"];
+  /** Responses left hanging, closed with the server. */
+  hanging: Set<ServerResponse>;
 }
