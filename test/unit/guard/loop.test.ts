@@ -6,9 +6,9 @@ import {
   loopHint,
   type Candidate,
   type TrailEntry,
-} from "../../src/guard/loop.js";
-import { callParts, callSignature, resultHash } from "../../src/guard/signature.js";
-import type { ToolClass } from "../../src/tools/types.js";
+} from "../../../src/guard/loop.js";
+import { callParts, callSignature, resultHash } from "../../../src/guard/signature.js";
+import type { ToolClass } from "../../../src/tools/types.js";
 
 const CLASS: Record<string, ToolClass> = {
   list_dir: "explore",

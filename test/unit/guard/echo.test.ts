@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ECHO_SPAN, echoWatch } from "../../src/guard/echo.js";
-import { TOOLS_IN_PROMPT } from "../../src/coder/turn/tool-prompt.js";
-import { toolDefinition, toolsForIntent } from "../../src/tools/registry.js";
+import { ECHO_SPAN, echoWatch } from "../../../src/guard/echo.js";
+import { TOOLS_IN_PROMPT } from "../../../src/coder/turn/tool-prompt.js";
+import { toolDefinition, toolsForIntent } from "../../../src/tools/registry.js";
 
 const block = TOOLS_IN_PROMPT(toolsForIntent("build", [], false).map(toolDefinition), "hermes");
 
