@@ -2,7 +2,7 @@
 import { PassThrough } from "node:stream";
 import { createInterface } from "node:readline/promises";
 import { describe, expect, it, vi } from "vitest";
-import { question } from "../../src/cli/question.js";
+import { question } from "../../../src/cli/question.js";
 
 const terminal = () => {
   const input = new PassThrough();
