@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createStreamFilter } from "../../src/session/stream-filter.js";
+import { createStreamFilter } from "../../../src/session/stream-filter.js";
 
 /** Feeds text in the given pieces and returns everything shown. */
 function shown(pieces: string[]): string {

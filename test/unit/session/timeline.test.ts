@@ -2,9 +2,9 @@
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
-import { FailureSchema } from "../../src/coder/state.js";
-import { keelNote } from "../../src/coder/nodes/recover.js";
-import { describeUpdate as describeColored, FAILURE_LABEL } from "../../src/session/timeline.js";
+import { FailureSchema } from "../../../src/coder/state.js";
+import { keelNote } from "../../../src/coder/nodes/recover.js";
+import { describeUpdate as describeColored, FAILURE_LABEL } from "../../../src/session/timeline.js";
 
 /** The lines as read, whether or not this terminal colours them (CI's does). */
 const describeUpdate = (...args: Parameters<typeof describeColored>) =>
