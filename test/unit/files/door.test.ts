@@ -23,8 +23,8 @@ import {
   readSmall,
   writeIn,
   type RefusalReason,
-} from "../../src/files/door.js";
-import { tempWorkspace } from "../support/harness.js";
+} from "../../../src/files/door.js";
+import { tempWorkspace } from "../../support/harness.js";
 
 let root: string;
 let ws: string;
@@ -131,5 +131,16 @@ describe("writing through the door", () => {
     expect(readFileSync(path.join(ws, "run.sh"), "utf8")).toBe("echo new\n");
     expect(statSync(path.join(ws, "run.sh")).mode & 0o777).toBe(0o750);
     expect(readFileSync(path.join(root, "other-name.sh"), "utf8")).toBe("echo old\n");
+  });
+});
+
+describe("readSmall", () => {
+  it("keel never reads a kernel file a command links to (it would block and drain it)", () => {
+    const w = path.join(tempWorkspace("keel-links-kmsg-"), "ws");
+    mkdirSync(w, { recursive: true });
+    symlinkSync("/proc/kmsg", path.join(w, "k"));
+    expect(readSmall(path.join(w, "k"))).toBeUndefined();
+    writeFileSync(path.join(w, "ok"), "fine");
+    expect(readSmall(path.join(w, "ok"))).toBe("fine");
   });
 });
