@@ -31,8 +31,6 @@ import { cleanAfter } from "../../src/sandbox/aftercare.js";
 import { gitFoldersOn } from "../../src/sandbox/git-folders.js";
 import { markWorkspace, nestedDenies } from "../../src/sandbox/look.js";
 import { protectedEntry } from "../../src/sandbox/protected.js";
-import { recordStep } from "../../src/undo/record.js";
-import { applyUndo, planThreadUndo, UndoError } from "../../src/undo/undo.js";
 import { PERSON_GIT_ENV } from "../support/git.js";
 import { tempWorkspace } from "../support/harness.js";
 
@@ -612,30 +610,5 @@ describe("keel's own clean-up and undo never follow a link", () => {
       "(keel checked only the first 40 entries of the workspace: files past them that run code later were not looked for)",
     ]);
     expect(markWorkspace(w).incomplete).toBeUndefined();
-  });
-
-  it("keel undo does not restore a file through a link that now leads into .git/hooks", async () => {
-    const dir = tempWorkspace("keel-links-undo-");
-    const w = path.join(dir, "ws");
-    execFileSync("git", ["init", "-q", w]);
-    const step = (n: number, paths: string[] | undefined, fn: () => void) =>
-      recordStep(
-        { workspace: w, thread: "t1", callId: `c${n}`, messages: n, label: `step ${n}`, paths },
-        () => Promise.resolve(fn()),
-        (why) => {
-          throw new Error(why);
-        },
-      );
-    mkdirSync(path.join(w, "docs"));
-    const hook = "#!/bin/sh\ntouch pwned\n";
-    // step 1 writes the "document", step 2 deletes it; then the folder becomes a link to the hooks
-    await step(1, ["docs/pre-commit"], () => writeFileSync(path.join(w, "docs/pre-commit"), hook));
-    await step(2, ["docs/pre-commit"], () => unlinkSync(path.join(w, "docs/pre-commit")));
-    rmSync(path.join(w, "docs"), { recursive: true });
-    symlinkSync(".git/hooks", path.join(w, "docs"));
-    const attempt = async () => applyUndo(w, await planThreadUndo(w, { thread: "t1", from: 2 }));
-    await expect(attempt()).rejects.toThrow(UndoError);
-    await expect(attempt()).rejects.toThrow(/link now leads it to \.git\/hooks\/pre-commit/);
-    expect(existsSync(path.join(w, ".git/hooks/pre-commit"))).toBe(false);
   });
 });
