@@ -23,7 +23,6 @@ import path from "node:path";
 import { execFileSync, spawnSync } from "node:child_process";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { readInstructions } from "../../src/coder/instructions.js";
-import { enumerateUnits } from "../../src/analyst/enumerate.js";
 import { ALL_TOOLS } from "../../src/tools/registry.js";
 import type { ToolContext, ToolResult } from "../../src/tools/types.js";
 import { resolveInWorkspace } from "../../src/tools/workspace-path.js";
@@ -103,16 +102,19 @@ describe("walks never follow a link out", () => {
     // the workspace's own file through its own link is still found
     expect(text(await run("grep", { pattern: "const a" }))).toContain("src/a.ts:1");
   });
+
   it("glob lists no names outside", async () => {
     const r = await run("glob", { pattern: "**/*" });
     expect(text(r)).not.toMatch(/passwd|secret|hostname/);
     expect(text(r)).toContain("src/a.ts");
   });
+
   it("analyze_code on a folder reads nothing through a link", async () => {
     const r = await run("analyze_code", { path: "src" });
     expect(text(r)).not.toContain("secret-link");
     expect(text(r)).not.toContain("dir-out");
   });
+
   it("project instructions are not read through a link out (AGENTS.md → a secret)", async () => {
     const other = path.join(root, "other-ws");
     mkdirSync(other);
@@ -122,10 +124,7 @@ describe("walks never follow a link out", () => {
     expect(text).not.toContain(SECRET);
     expect(text).toContain("Use tabs.");
   });
-  it("the analyst's enumeration skips every link", async () => {
-    const e = await enumerateUnits(ws);
-    expect(e.files.map((f) => f.path)).toEqual(["src/a.ts"]);
-  });
+
   it("a hard link shares its file: it cannot be made to a file outside the sandbox's view", () => {
     // A hard link is the same file under a second name, so no tool can tell it from an ordinary
     // one. What holds: a command cannot make one to a file outside (the sandbox shows none of
