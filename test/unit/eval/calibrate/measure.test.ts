@@ -9,9 +9,9 @@ import {
   measureConcurrency,
   measureHeld,
   measureRecall,
-} from "../../src/eval/calibrate/measure.js";
-import type { CanaryServer } from "../../src/models/canary.js";
-import { estimateTokens } from "../../src/guard/token-estimate.js";
+} from "../../../../src/eval/calibrate/measure.js";
+import type { CanaryServer } from "../../../../src/models/canary.js";
+import { estimateTokens } from "../../../../src/guard/token-estimate.js";
 
 interface Seen {
   window: number;
