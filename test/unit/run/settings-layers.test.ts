@@ -1,10 +1,10 @@
 /**
  * foldLayers with literal layers: what an untrusted layer's value does beside the person's own
- * (the table walk in settings-table.test.ts covers every entry through a run's config).
+ * (the table walk in setting-meta.test.ts covers every entry through a run's config).
  */
 import { describe, expect, it } from "vitest";
-import { ContextSchema } from "../../src/coder/context.js";
-import { foldLayers, type SettingsLayer } from "../../src/run/settings-layers.js";
+import { ContextSchema } from "../../../src/coder/context.js";
+import { foldLayers, type SettingsLayer } from "../../../src/run/settings-layers.js";
 
 const person = (values: Record<string, unknown>): SettingsLayer => ({
   source: "person",

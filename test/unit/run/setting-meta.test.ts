@@ -1,3 +1,4 @@
+// Walks setting-meta.ts's table through every source it names (files, environment, the flags of cli/): one file by design.
 /**
  * The settings table, walked entry by entry: every run setting of the coder and the analyst reaches
  * a run's config from each source its entry names — the user's file, its environment variable, and
@@ -12,14 +13,14 @@ import path from "node:path";
 import type { Command } from "commander";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { ContextSchema, runConfig } from "../../src/coder/context.js";
-import { AnalystContextSchema, analystRunConfig } from "../../src/analyst/context.js";
-import { analyzeCommand } from "../../src/cli/analyze.js";
-import { evalCommand } from "../../src/cli/eval.js";
-import { runCommandDef } from "../../src/cli/run.js";
-import { resolvedServer } from "../../src/cli/server-options.js";
-import { flagSettings } from "../../src/cli/setting-flags.js";
-import { workerCommand } from "../../src/cli/worker.js";
+import { ContextSchema, runConfig } from "../../../src/coder/context.js";
+import { AnalystContextSchema, analystRunConfig } from "../../../src/analyst/context.js";
+import { analyzeCommand } from "../../../src/cli/analyze.js";
+import { evalCommand } from "../../../src/cli/eval.js";
+import { runCommandDef } from "../../../src/cli/run.js";
+import { resolvedServer } from "../../../src/cli/server-options.js";
+import { flagSettings } from "../../../src/cli/setting-flags.js";
+import { workerCommand } from "../../../src/cli/worker.js";
 import {
   defaultOf,
   innerType,
@@ -28,10 +29,10 @@ import {
   TRUST,
   type SettingCommand,
   type Trust,
-} from "../../src/run/setting-meta.js";
-import { SettingsFileError } from "../../src/run/settings-file.js";
-import { callerContext } from "../../src/run/settings.js";
-import { SETTINGS_DOC, settingsDoc } from "../../scripts/docs-settings.js";
+} from "../../../src/run/setting-meta.js";
+import { SettingsFileError } from "../../../src/run/settings-file.js";
+import { callerContext } from "../../../src/run/settings.js";
+import { SETTINGS_DOC, settingsDoc } from "../../../scripts/docs-settings.js";
 
 const GRAPHS = [
   {

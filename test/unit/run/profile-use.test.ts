@@ -1,16 +1,18 @@
 /**
  * The calibration profile as a settings layer: the lowest, beneath the settings files, the
- * environment and the run's own; and chosen by the server the person's own settings name — a
- * project's file can neither point the lookup at another server nor raise what the profile set.
+ * environment and the run's own; what it gives, applied and overridden; and chosen by the server
+ * the person's own settings name — a project's file can neither point the lookup at another server
+ * nor raise what the profile set.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ContextSchema } from "../../src/coder/context.js";
-import { layered } from "../../src/run/layered.js";
-import { profileOf } from "../../src/run/profile-use.js";
-import { writeProfile, type Profile } from "../../src/run/profiles.js";
+import { z } from "zod";
+import { ContextSchema } from "../../../src/coder/context.js";
+import { layered } from "../../../src/run/layered.js";
+import { profileOf, profileLayer } from "../../../src/run/profile-use.js";
+import { writeProfile, type Profile } from "../../../src/run/profiles.js";
 
 /** A workspace whose project settings file says `settings`. */
 function project(settings: Record<string, unknown>): string {
@@ -89,5 +91,38 @@ describe("the calibration profile's layer", () => {
     expect(mine.use.status).toBe("unchecked");
     expect(asked.length).toBeGreaterThan(0);
     expect(asked.every((u) => u.startsWith(ELSEWHERE))).toBe(true);
+  });
+});
+
+describe("profiles", () => {
+  it("its layer: what it gives beneath, what it applied, what the sources above set; objects merge beneath", () => {
+    const schema = z.object({
+      contextWindow: z.number().optional(),
+      generationBudget: z.record(z.string(), z.number()).optional(),
+      toolMode: z.string().optional(),
+    });
+    const layer = profileLayer(
+      { contextWindow: 4096, generationBudget: { act: 2048, plan: 512 }, concurrency: 1 },
+      schema,
+      { generationBudget: { act: 16000 } },
+    );
+    expect(layer.beneath).toEqual({
+      contextWindow: 4096,
+      generationBudget: { act: 2048, plan: 512 },
+    });
+    expect(layer.applied).toEqual(["contextWindow", "generationBudget (plan)"]);
+    expect(layer.overridden).toEqual(["generationBudget"]);
+    // layered: the flags' value over the profile's, its kinds merged
+    expect(
+      layered(
+        schema,
+        { generationBudget: { act: 16000 }, toolMode: "native" },
+        { profile: layer.beneath },
+      ),
+    ).toMatchObject({
+      contextWindow: 4096,
+      generationBudget: { act: 16000, plan: 512 },
+      toolMode: "native",
+    });
   });
 });
