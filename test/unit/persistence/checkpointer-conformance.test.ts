@@ -1,3 +1,4 @@
+// LangGraph's conformance suite over every saver checkpointer.ts configures (memory, SQLite, Postgres): one file by design.
 /**
  * LangGraph's own checkpoint conformance suite against every saver keel configures: memory,
  * SQLite (keel's saver, a fresh file per instance) and Postgres (a fresh schema per instance, on
@@ -19,10 +20,10 @@ import {
 } from "@langchain/langgraph-checkpoint-validation";
 import * as vitest from "vitest";
 import { describe, expect, inject, it } from "vitest";
-import { closeCheckpointer, createCheckpointer } from "../../src/persistence/checkpointer.js";
-import { KeelPostgresSaver } from "../../src/persistence/postgres-saver.js";
-import { KeelSqliteSaver } from "../../src/persistence/sqlite-saver.js";
-import { tempWorkspace } from "../support/harness.js";
+import { closeCheckpointer, createCheckpointer } from "../../../src/persistence/checkpointer.js";
+import { KeelPostgresSaver } from "../../../src/persistence/postgres-saver.js";
+import { KeelSqliteSaver } from "../../../src/persistence/sqlite-saver.js";
+import { tempWorkspace } from "../../support/harness.js";
 
 // The suite calls vitest's describe/it/beforeAll as globals.
 Object.assign(globalThis, {

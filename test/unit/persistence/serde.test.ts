@@ -8,7 +8,7 @@ import {
 } from "@langchain/core/messages";
 import { DeltaSnapshot, JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
-import { KeelSerializer } from "../../src/persistence/serde.js";
+import { KeelSerializer } from "../../../src/persistence/serde.js";
 
 const stock = new JsonPlusSerializer();
 const keel = new KeelSerializer();

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { SqliteStore } from "../../src/persistence/sqlite-store.js";
-import { tempWorkspace } from "../support/harness.js";
+import { SqliteStore } from "../../../src/persistence/sqlite-store.js";
+import { tempWorkspace } from "../../support/harness.js";
 
 describe("SqliteStore", () => {
   it("puts, gets, searches by prefix and filter, deletes, and survives reopening", async () => {

@@ -4,10 +4,10 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import pg from "pg";
-import { PersistenceError } from "../../src/persistence/open.js";
-import { lockThread, ThreadBusyError } from "../../src/persistence/thread-lock.js";
-import { closedPort } from "../support/cli.js";
-import { tempWorkspace } from "../support/harness.js";
+import { PersistenceError } from "../../../src/persistence/open.js";
+import { lockThread, ThreadBusyError } from "../../../src/persistence/thread-lock.js";
+import { closedPort } from "../../support/cli.js";
+import { tempWorkspace } from "../../support/harness.js";
 
 /** A store in a fresh folder, and a lock file for thread `t` held by `pid`. */
 async function storeWithOwner(pid: number, host = hostname()) {

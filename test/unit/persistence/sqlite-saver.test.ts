@@ -10,9 +10,9 @@ import { HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { describe, expect, it, vi } from "vitest";
-import { runConfig } from "../../src/coder/context.js";
-import { createCoderGraph } from "../../src/coder/graph.js";
-import { KeelSqliteSaver } from "../../src/persistence/sqlite-saver.js";
+import { runConfig } from "../../../src/coder/context.js";
+import { createCoderGraph } from "../../../src/coder/graph.js";
+import { KeelSqliteSaver } from "../../../src/persistence/sqlite-saver.js";
 import {
   ALONG,
   CHECKPOINT,
@@ -20,9 +20,9 @@ import {
   SEEDED,
   VALUES,
   WRITES,
-} from "../../src/persistence/sqlite-saver-sql.js";
-import { ScriptedToolModel } from "../../bench/scripted-model.js";
-import { tempWorkspace } from "../support/harness.js";
+} from "../../../src/persistence/sqlite-saver-sql.js";
+import { ScriptedToolModel } from "../../../bench/scripted-model.js";
+import { tempWorkspace } from "../../support/harness.js";
 
 const TURNS = 30;
 
