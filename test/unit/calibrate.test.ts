@@ -7,7 +7,6 @@ import { describe, expect, it } from "vitest";
 import { fittedBudget } from "../../src/models/budget.js";
 import { canaryPrompt, readAnswer } from "../../src/models/canary.js";
 import { estimateTokens } from "../../src/guard/token-estimate.js";
-import { keepAliveMs } from "../../src/testing/fake-ollama/residency.js";
 
 describe("the canary", () => {
   it("a prompt of about the tokens asked for, opening with the marker, that asks it back", () => {
@@ -57,16 +56,6 @@ describe("the canary", () => {
         true,
       ),
     ).toMatchObject({ counted: 12, generated: 1, loadNs: 5, reply: "hi" });
-  });
-
-  it("keep_alive as Ollama reads it: Go durations, seconds, negative for ever", () => {
-    expect(keepAliveMs("5m")).toBe(300_000);
-    expect(keepAliveMs("1h30m")).toBe(5_400_000);
-    expect(keepAliveMs("250ms")).toBe(250);
-    expect(keepAliveMs(30)).toBe(30_000);
-    expect(keepAliveMs("0")).toBe(0);
-    expect(keepAliveMs("-1")).toBe(Infinity);
-    expect(keepAliveMs("soon")).toBeUndefined();
   });
 });
 

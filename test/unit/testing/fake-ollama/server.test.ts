@@ -1,14 +1,15 @@
+// The fake Ollama's fidelity, over HTTP and through ChatOllama (keel's fetch as the control): one file by design.
 /**
  * The fake server must be faithful to Ollama (docs/ollama-protocol.md), or every other test proves
  * nothing. These tests speak raw HTTP to it, and drive the real ChatOllama through it.
  */
-import { keptRaw } from "../../src/models/server-calls.js";
+import { keptRaw } from "../../../../src/models/server-calls.js";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { ChatOllama } from "@langchain/ollama";
 import { describe, expect, it } from "vitest";
-import { createOllamaFetch } from "../../src/models/ollama/fetch.js";
-import type { FakeOllama } from "../../src/testing/fake-ollama/index.js";
-import { call, fakeOllamaPerTest } from "../support/harness.js";
+import { createOllamaFetch } from "../../../../src/models/ollama/fetch.js";
+import type { FakeOllama } from "../../../../src/testing/fake-ollama/index.js";
+import { call, fakeOllamaPerTest } from "../../../support/harness.js";
 
 let fake: FakeOllama | undefined;
 const startFake = fakeOllamaPerTest({ checkViolations: false });

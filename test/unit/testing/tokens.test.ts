@@ -1,6 +1,7 @@
+/** The fake servers' tokenizer: densities near a real Qwen2 tokenizer's, heads and tails by tokens. */
 import { describe, expect, it } from "vitest";
-import { countTokens, cutToTokens, tailToTokens } from "../../src/testing/tokens.js";
-import { chineseLines, PROSE } from "../support/texts.js";
+import { countTokens, cutToTokens, tailToTokens } from "../../../src/testing/tokens.js";
+import { chineseLines, PROSE } from "../../support/texts.js";
 
 describe("the fake servers' tokenizer (testing/tokens.ts)", () => {
   it("counts pure texts near the densities a real Qwen2 tokenizer gave (docs/real-servers.md)", () => {
