@@ -1,9 +1,10 @@
 /**
  * parseToolCalls against outputs in each family's real format: single and multiple calls, text
- * around calls, thinking blocks, and negatives that must yield no call.
+ * around calls, thinking blocks, and negatives that must yield no call; and arguments encoded twice.
  */
 import { describe, expect, it } from "vitest";
-import { parseToolCalls } from "../../src/models/tool-calls/index.js";
+import { parseToolCalls } from "../../../../src/models/tool-calls/index.js";
+import { argumentsFromText } from "../../../../src/models/tool-calls/parse.js";
 
 const W = { path: "src/app.py", content: "print('hi')\n" };
 const R = { path: "README.md" };
@@ -405,5 +406,16 @@ describe("malformed markup stays content and is described", () => {
     expect(r.content).toBe(text);
     expect(r.format).toBe(format);
     expect(r.problem).toMatch(problem);
+  });
+});
+
+describe("arguments encoded twice", () => {
+  it("a JSON string holding the object (twice or three times) is the object", () => {
+    const args = { path: "a.txt", content: 'say "hi"\n' };
+    expect(argumentsFromText("write_file", JSON.stringify(JSON.stringify(args)))).toEqual(args);
+    expect(
+      argumentsFromText("write_file", JSON.stringify(JSON.stringify(JSON.stringify(args)))),
+    ).toEqual(args);
+    expect(argumentsFromText("write_file", JSON.stringify(args))).toEqual(args);
   });
 });

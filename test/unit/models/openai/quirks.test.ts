@@ -1,7 +1,7 @@
 /** The OpenAI-compatible servers' quirks as data: their error texts → kind and fix; which server it is. */
 import { describe, expect, it } from "vitest";
-import { classifyModelError, ModelServerError } from "../../src/models/errors.js";
-import { QUIRKS, serverKindOf, SERVER_KINDS } from "../../src/models/openai/quirks.js";
+import { classifyModelError, ModelServerError } from "../../../../src/models/errors.js";
+import { QUIRKS, serverKindOf, SERVER_KINDS } from "../../../../src/models/openai/quirks.js";
 
 /** An error as the openai SDK throws it: `status` and the server's message. */
 const sdkError = (status: number, message: string) =>

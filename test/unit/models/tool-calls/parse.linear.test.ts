@@ -11,8 +11,8 @@ import {
   MAX_CALLS_PER_REPLY,
   Meter,
   parseToolCalls,
-} from "../../src/models/tool-calls/index.js";
-import { STEPS_PER_CHAR } from "../../src/models/tool-calls/meter.js";
+} from "../../../../src/models/tool-calls/index.js";
+import { STEPS_PER_CHAR } from "../../../../src/models/tool-calls/meter.js";
 
 /** `unit` repeated to about `size` characters. */
 const fill = (unit: string, size: number) =>

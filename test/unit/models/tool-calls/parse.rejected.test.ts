@@ -4,7 +4,7 @@
  * with a problem. And GLM's rule for values: JSON unless the schema says string.
  */
 import { describe, expect, it } from "vitest";
-import { parseToolCalls } from "../../src/models/tool-calls/index.js";
+import { parseToolCalls } from "../../../../src/models/tool-calls/index.js";
 
 const W = '{"location": "Paris"}';
 

@@ -1,12 +1,7 @@
-/**
- * The pure parts of calibration: candidates, racing and winning, profiles (reading, matching,
- * staleness, what they may set), the profile's layer beneath the other settings, the canary's
- * prompt and answers, keep_alive durations, and budgets that fit the window.
- */
+/** Calibration's canary: its prompt, and what the server's answer says. */
 import { describe, expect, it } from "vitest";
-import { fittedBudget } from "../../src/models/budget.js";
-import { canaryPrompt, readAnswer } from "../../src/models/canary.js";
-import { estimateTokens } from "../../src/guard/token-estimate.js";
+import { canaryPrompt, readAnswer } from "../../../src/models/canary.js";
+import { estimateTokens } from "../../../src/guard/token-estimate.js";
 
 describe("the canary", () => {
   it("a prompt of about the tokens asked for, opening with the marker, that asks it back", () => {
@@ -56,16 +51,5 @@ describe("the canary", () => {
         true,
       ),
     ).toMatchObject({ counted: 12, generated: 1, loadNs: 5, reply: "hi" });
-  });
-});
-
-describe("budgets that fit the window", () => {
-  it("the call's budget, or what the window leaves after the prompt and a margin, whichever is less", () => {
-    expect(fittedBudget(8192, 16384, 1500)).toBe(8192);
-    // 4096 - 2500 - (16 + 250)
-    expect(fittedBudget(8192, 4096, 2500)).toBe(1330);
-    expect(fittedBudget(256, 4096, 2500)).toBe(256);
-    // a prompt that leaves nothing still gets the least budget a request may have
-    expect(fittedBudget(8192, 4096, 4000)).toBe(16);
   });
 });

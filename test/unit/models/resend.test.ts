@@ -7,9 +7,9 @@ import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closedUnanswered, resendingDropped } from "../../src/models/resend.js";
-import { createWireFetch } from "../../src/models/wire.js";
-import { serverTokenCounter } from "../../src/models/token-count.js";
+import { closedUnanswered, resendingDropped } from "../../../src/models/resend.js";
+import { createWireFetch } from "../../../src/models/wire.js";
+import { serverTokenCounter } from "../../../src/models/token-count.js";
 
 /**
  * A server that answers the first request of each connection and keeps it open, and drops every

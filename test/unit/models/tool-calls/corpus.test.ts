@@ -1,3 +1,4 @@
+// keel's corpus over every format's reader (parse.ts, formats.ts) and the stream filter: one file by design.
 /**
  * parseToolCalls on keel's own corpus (test/fixtures/tool-call-corpus.ts): every family the
  * auto mode must read, variants, and negatives that must yield no call; and a streamed reply in
@@ -5,10 +6,10 @@
  */
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { createStreamFilter } from "../../src/session/stream-filter.js";
-import { FORMATS } from "../../src/models/tool-calls/formats.js";
-import { argumentsFromText, parseToolCalls } from "../../src/models/tool-calls/index.js";
-import { CORPUS, CORPUS_SCHEMAS } from "../fixtures/tool-call-corpus.js";
+import { createStreamFilter } from "../../../../src/session/stream-filter.js";
+import { FORMATS } from "../../../../src/models/tool-calls/formats.js";
+import { argumentsFromText, parseToolCalls } from "../../../../src/models/tool-calls/index.js";
+import { CORPUS, CORPUS_SCHEMAS } from "../../../fixtures/tool-call-corpus.js";
 
 describe("the corpus, format auto", () => {
   /** Per family: cases read right, and cases. Printed at the end, as the rate the issue tracks. */

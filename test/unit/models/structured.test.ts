@@ -5,9 +5,9 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createChatModel, loadProvider } from "../../src/models/chat-model.js";
-import { structuredCall } from "../../src/models/structured.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../../src/testing/fake-openai/index.js";
+import { createChatModel, loadProvider } from "../../../src/models/chat-model.js";
+import { structuredCall } from "../../../src/models/structured.js";
+import { startFakeOpenAI, type FakeOpenAI } from "../../../src/testing/fake-openai/index.js";
 
 const servers: FakeOpenAI[] = [];
 afterAll(async () => {

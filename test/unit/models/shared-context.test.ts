@@ -4,8 +4,8 @@
  * and an answer nobody finishes reading does not hold the server's next request forever.
  */
 import { describe, expect, it } from "vitest";
-import { ContextGate, refusedForRoom } from "../../src/models/shared-context.js";
-import { createWireFetch } from "../../src/models/wire.js";
+import { ContextGate, refusedForRoom } from "../../../src/models/shared-context.js";
+import { createWireFetch } from "../../../src/models/wire.js";
 
 const sse = (...events: string[]) =>
   new Response(

@@ -1,3 +1,4 @@
+// The one list of reasoning markers, through the stream filter, the parser and the history's visible text: one file by design.
 /**
  * Reasoning in every dialect of the one list (REASONING_MARKERS): the stream filter never shows it,
  * however the stream is split (markers included); the parser never reads a call inside it and still
@@ -5,10 +6,10 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { visibleText } from "../../src/coder/nodes/act/classify.js";
-import { createStreamFilter } from "../../src/session/stream-filter.js";
-import { parseToolCalls } from "../../src/models/tool-calls/index.js";
-import { REASONING_MARKERS, stripReasoning } from "../../src/models/tool-calls/reasoning.js";
+import { visibleText } from "../../../../src/coder/nodes/act/classify.js";
+import { createStreamFilter } from "../../../../src/session/stream-filter.js";
+import { parseToolCalls } from "../../../../src/models/tool-calls/index.js";
+import { REASONING_MARKERS, stripReasoning } from "../../../../src/models/tool-calls/reasoning.js";
 
 const SECRET = "SECRET-PLAN";
 const BAIT = '<tool_call>{"name": "rm", "arguments": {"path": "/"}}</tool_call>';

@@ -6,7 +6,7 @@
  * twice) stays text; the well-formed block beside each is read.
  */
 import { describe, expect, it } from "vitest";
-import { parseToolCalls } from "../../src/models/tool-calls/index.js";
+import { parseToolCalls } from "../../../../src/models/tool-calls/index.js";
 
 /** Qwen3-Coder's block, as its template writes it: `<tool_call>`, the function, its parameters. */
 const block = (inner: string, open = "<tool_call>\n", close = "\n</tool_call>") =>

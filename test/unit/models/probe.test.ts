@@ -1,7 +1,7 @@
 /** The probe's deadline: a server that never replies is given up on once, named, and not retried. */
 import { describe, expect, it } from "vitest";
-import { classifyModelError, ModelServerError, NoReplyError } from "../../src/models/errors.js";
-import { createCapabilityProbe, withReplyDeadline } from "../../src/models/probe.js";
+import { classifyModelError, ModelServerError, NoReplyError } from "../../../src/models/errors.js";
+import { createCapabilityProbe, withReplyDeadline } from "../../../src/models/probe.js";
 
 /** A fetch that answers nothing until its signal aborts it. */
 const silent =
