@@ -15,8 +15,6 @@ import { ALL_TOOLS, toolsForIntent } from "../../src/tools/registry.js";
 import { defineTool, ok, type KeelTool } from "../../src/tools/types.js";
 
 const tools = ALL_TOOLS;
-const read = (ai: AIMessage, mode: "native" | "prompt" = "native") =>
-  readReply(ai, { mode, format: "hermes", tools, schemas: schemasOf(tools) });
 
 describe("repairCall", () => {
   it("leaves a valid call as it came, with no notes", () => {
@@ -133,64 +131,5 @@ describe("repairCall on a tool from an MCP server (its own JSON schema)", () => 
       { name: "calc__add", args: { a: 2, b: 40 }, id: "m1", type: "tool_call" },
     ]);
     expect(r.repairs).toEqual([["called calc__add for CALC__ADD", 'a: "2" → 2']]);
-  });
-});
-
-describe("readReply: one pass for every channel", () => {
-  const misnamed = { file_path: "a.txt", text: "x" };
-  const expected = { name: "write_file", args: { path: "a.txt", content: "x" } };
-  const notes = [
-    "called write_file for create_file",
-    "used file_path as path",
-    "used text as content",
-  ];
-
-  it("Ollama native, object and kept-text arguments, in the server's order", () => {
-    const r = read(
-      new AIMessage({
-        content: "",
-        tool_calls: [
-          { id: "o1", name: "create_file", args: misnamed },
-          { id: "o2", name: "create_file", args: keptRaw(JSON.stringify(misnamed)) },
-          { id: "o3", name: "read_file", args: keptRaw("{") },
-        ],
-      }),
-    );
-    expect(r.calls).toEqual([
-      { ...expected, id: "o1", type: "tool_call" },
-      { ...expected, id: "o2", type: "tool_call" },
-    ]);
-    expect(r.repairs).toEqual([notes, notes]);
-  });
-
-  it("OpenAI-compatible native, with a call its client could not parse, in the server's order", () => {
-    const r = read(
-      new AIMessage({
-        content: "",
-        tool_calls: [{ id: "b", name: "read_file", args: { path: "b" } }],
-        invalid_tool_calls: [
-          {
-            id: "a",
-            name: "create_file",
-            args: "<parameter=file_path>a.txt</parameter><parameter=text>x</parameter>",
-            type: "invalid_tool_call",
-          },
-        ],
-        additional_kwargs: { tool_calls: [{ id: "a" }, { id: "b" }] as never },
-      }),
-    );
-    expect(r.calls.map((c) => [c.id, c.name, c.args])).toEqual([
-      ["a", "write_file", { path: "a.txt", content: "x" }],
-      ["b", "read_file", { path: "b" }],
-    ]);
-    expect(r.repairs).toEqual([notes, []]);
-  });
-
-  it("prompt mode: a call written as text", () => {
-    const text = `<tool_call>\n${JSON.stringify({ name: "create_file", arguments: misnamed })}\n</tool_call>`;
-    const r = read(new AIMessage({ content: text }), "prompt");
-    expect(r.fromText).toBe(true);
-    expect(r.calls).toEqual([{ ...expected, type: "tool_call" }]);
-    expect(r.repairs).toEqual([notes]);
   });
 });

@@ -22,7 +22,6 @@ import {
 import path from "node:path";
 import { execFileSync, spawnSync } from "node:child_process";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { readInstructions } from "../../src/coder/instructions.js";
 import { ALL_TOOLS } from "../../src/tools/registry.js";
 import type { ToolContext, ToolResult } from "../../src/tools/types.js";
 import { resolveInWorkspace } from "../../src/tools/workspace-path.js";
@@ -113,16 +112,6 @@ describe("walks never follow a link out", () => {
     const r = await run("analyze_code", { path: "src" });
     expect(text(r)).not.toContain("secret-link");
     expect(text(r)).not.toContain("dir-out");
-  });
-
-  it("project instructions are not read through a link out (AGENTS.md → a secret)", async () => {
-    const other = path.join(root, "other-ws");
-    mkdirSync(other);
-    symlinkSync(path.join(root, "secret.txt"), path.join(other, "AGENTS.md"));
-    writeFileSync(path.join(other, "CLAUDE.md"), "Use tabs.");
-    const text = await readInstructions(other, 16_384);
-    expect(text).not.toContain(SECRET);
-    expect(text).toContain("Use tabs.");
   });
 
   it("a hard link shares its file: it cannot be made to a file outside the sandbox's view", () => {

@@ -1,20 +1,15 @@
-import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+/** The coder graph's routers read what their node decided (state, update). */
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { END, Overwrite } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { mkdirSync, writeFileSync } from "node:fs";
-import path from "node:path";
-import { runConfig, settingsFrom } from "../../src/coder/context.js";
-import { PROJECT_SETTINGS } from "../../src/run/settings-file.js";
-import { tempWorkspace } from "../support/harness.js";
 import {
   NODE,
   routeAfterAct,
   routeAfterIntent,
   routeAfterRecover,
   routeAfterToolExecute,
-} from "../../src/coder/routing.js";
-import type { CoderStateValue } from "../../src/coder/state.js";
-import { pinsOf, planNote } from "../../src/coder/turn/setup.js";
+} from "../../../src/coder/routing.js";
+import type { CoderStateValue } from "../../../src/coder/state.js";
 
 const base = (): CoderStateValue =>
   ({
@@ -86,65 +81,5 @@ describe("the routers read what their node decided (state, update)", () => {
     expect(routeAfterIntent(base(), { intent: { ...chat, intent: "build" } })).toBe(NODE.plan);
     // a follow-up that keeps the thread's intent writes none
     expect(routeAfterIntent({ ...base(), intent: chat }, {})).toBe(NODE.act);
-  });
-});
-
-describe("run settings", () => {
-  it("are parsed once per run context and frozen", () => {
-    const context = { model: "m:1", maxTurns: 7 };
-    const a = settingsFrom({ context, configurable: { thread_id: "t" } });
-    const b = settingsFrom({ context, configurable: { thread_id: "t", checkpoint_ns: "x" } });
-    expect(b).toBe(a);
-    expect(a.maxTurns).toBe(7);
-    expect(Object.isFrozen(a)).toBe(true);
-    // another context, or a setting changed through configurable, is parsed again
-    expect(settingsFrom({ context: { ...context } })).not.toBe(a);
-    const shared = {};
-    expect(settingsFrom({ context: shared, configurable: { maxTurns: 3 } }).maxTurns).toBe(3);
-    expect(settingsFrom({ context: shared, configurable: { maxTurns: 5 } }).maxTurns).toBe(5);
-  });
-
-  it("of a run made by runConfig are the ones it parsed: the run's nodes read no settings file", () => {
-    const ws = tempWorkspace();
-    const file = path.join(ws, PROJECT_SETTINGS);
-    mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, JSON.stringify({ model: "from-the-file:1" }));
-    const config = runConfig("t", { workspace: ws });
-    const fresh = settingsFrom({ ...config, context: { ...config.context } });
-    // The file broken after the run started (the agent writes there): the run's nodes, which
-    // ask for the settings at every step, go on with the ones it started with.
-    writeFileSync(file, "{ not json");
-    const s = settingsFrom(config);
-    expect(s.model).toBe("from-the-file:1");
-    expect(s).toEqual(fresh);
-    expect(settingsFrom(config)).toBe(s);
-    expect(Object.isFrozen(s)).toBe(true);
-    // A context parsed anew reads the file, and names it.
-    expect(() => settingsFrom({ ...config, context: { ...config.context } })).toThrow(
-      /settings\.json/,
-    );
-  });
-});
-
-describe("pinsOf: the messages a fold keeps, from the positions kept in state", () => {
-  const request = new HumanMessage({ id: "r", content: "fix it" });
-  const plan = planNote(["read", "fix"]);
-  const messages = [
-    new HumanMessage("earlier"),
-    call("c0"),
-    result("c0"),
-    request,
-    plan,
-    call("c1"),
-  ];
-  it("takes the request's and the plan note's positions without scanning", () => {
-    const state = { messages, request: "fix it", requestAt: 3, planAt: 4 };
-    expect(pinsOf(state)).toEqual([3, 4]);
-    // A plan note position that is not a plan note is not pinned.
-    expect(pinsOf({ ...state, planAt: 5 })).toEqual([3]);
-  });
-  it("scans a thread saved before the positions were kept, or whose position is stale", () => {
-    expect(pinsOf({ messages, request: "fix it", requestAt: -1, planAt: -1 })).toEqual([3, 4]);
-    expect(pinsOf({ messages, request: "fix it", requestAt: 0, planAt: -1 })).toEqual([3, 4]);
   });
 });

@@ -1,6 +1,11 @@
+/** The intent rules: phrasings people type and the intent each gets, routing by the requested effect, and asksToRun. */
 import { describe, expect, it } from "vitest";
-import { classifyByRules } from "../../src/coder/nodes/intent-classify/rules.js";
-import { GO_ON } from "../../src/coder/nodes/intent-classify/words.js";
+import {
+  classifyByRules,
+  asksToRun,
+} from "../../../../../src/coder/nodes/intent-classify/rules.js";
+import { toolsForIntent } from "../../../../../src/tools/registry.js";
+import { ASKS_TO_WRITE, ASKS_NOTHING } from "../../../../support/requests.js";
 
 /** Phrasings people actually type, with the intent the rules must give (confidence ≥ 0.7). */
 const TABLE: Array<[string, string]> = [
@@ -323,20 +328,41 @@ describe("classifyByRules", () => {
   );
 });
 
-describe("GO_ON: a follow-up that only says to go on", () => {
+describe("routing by the requested effect", () => {
+  for (const [request] of ASKS_TO_WRITE) {
+    it(`a toolset with write_file: ${request}`, () => {
+      const v = classifyByRules(request);
+      expect(v.confidence).toBeGreaterThanOrEqual(0.7);
+      expect(toolsForIntent(v.intent, [], false).map((t) => t.name)).toContain("write_file");
+    });
+  }
+  it("a question that asks for nothing stays read-only analysis", () => {
+    for (const request of ["which module exports the logger?", ...ASKS_NOTHING.slice(0, 5)]) {
+      const v = classifyByRules(request);
+      expect(v.intent === "analyze" || v.intent === "chat").toBe(true);
+      expect(toolsForIntent(v.intent, [], false).map((t) => t.name)).not.toContain("write_file");
+    }
+  });
+});
+
+describe("asksToRun: a request that asks for something to be run", () => {
   it.each([
-    "continue",
-    "ok, continue",
-    "Keep going please",
-    "try again",
-    "weiter",
-    "continúa.",
-    "go on!",
-  ])("goes on: %s", (text) => expect(GO_ON.test(text)).toBe(true));
+    "Create hi.sh that prints hi, then run it",
+    "Fix the failing test in parse.py and run the tests",
+    "can you run the tests?",
+    "Install lodash and use it in utils.js",
+    "Write hello.py and execute it",
+    "Erstelle hallo.py und führe es aus",
+    "Create a branch called feature-x",
+  ])("asks: %s", (request) => expect(asksToRun(request)).toBe(true));
   it.each([
-    "continue the parser so it handles errors",
-    "go on and explain the cache",
-    "try again with a smaller file",
-    "resume the download in fetch.ts",
-  ])("is a request of its own: %s", (text) => expect(GO_ON.test(text)).toBe(false));
+    "How do I run the tests?",
+    "Explain how to run the tests",
+    "What does npm test run?",
+    "Write a Makefile with install and test targets",
+    "Write a function that runs the tests",
+    "Install instructions: write them to INSTALL.md",
+    "Stop using var in app.js",
+    "npm test fails, fix it",
+  ])("does not: %s", (request) => expect(asksToRun(request)).toBe(false));
 });

@@ -1,9 +1,11 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+/** The project instructions: read from the workspace's listing, and never through a link out. */
+import { mkdtempSync, writeFileSync, mkdirSync, symlinkSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
-import { readInstructions } from "../../src/coder/instructions.js";
+import { describe, expect, it, beforeAll } from "vitest";
+import { readInstructions } from "../../../src/coder/instructions.js";
+import { SECRET, linkedWorkspace } from "../../support/links.js";
 
 const workspace = (files: Record<string, string>) => {
   const dir = mkdtempSync(path.join(tmpdir(), "keel-instructions-"));
@@ -24,5 +26,22 @@ describe("readInstructions with the workspace's listing", () => {
     const dir = workspace({ "AGENTS.md": "rules" });
     expect(await readInstructions(dir, 16_384, ["README.md"])).toBe("");
     expect(await readInstructions(dir, 16_384, ["agents.md"])).toContain("rules");
+  });
+});
+
+let root: string;
+beforeAll(() => {
+  root = linkedWorkspace().root;
+});
+
+describe("walks never follow a link out", () => {
+  it("project instructions are not read through a link out (AGENTS.md → a secret)", async () => {
+    const other = path.join(root, "other-ws");
+    mkdirSync(other);
+    symlinkSync(path.join(root, "secret.txt"), path.join(other, "AGENTS.md"));
+    writeFileSync(path.join(other, "CLAUDE.md"), "Use tabs.");
+    const text = await readInstructions(other, 16_384);
+    expect(text).not.toContain(SECRET);
+    expect(text).toContain("Use tabs.");
   });
 });

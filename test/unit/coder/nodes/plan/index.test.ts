@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { withoutNumbers } from "../../src/coder/nodes/plan/index.js";
+import { withoutNumbers } from "../../../../../src/coder/nodes/plan/index.js";
 
 describe("plan steps as the model writes them", () => {
   it("lose the list markers it copied from the plan it was shown, not numbers that are content", () => {

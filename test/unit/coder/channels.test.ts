@@ -3,7 +3,7 @@ import { HumanMessage, RemoveMessage, type BaseMessage } from "@langchain/core/m
 import { messagesDeltaReducer } from "@langchain/langgraph";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { appendMessages, mergeSeen, SEEN_WINDOW } from "../../src/coder/channels.js";
+import { appendMessages, mergeSeen, SEEN_WINDOW } from "../../../src/coder/channels.js";
 
 const msg = (id: string, text = id) => new HumanMessage({ id, content: text });
 const view = (ms: BaseMessage[]) => ms.map((m) => `${m.id}:${m.text}`);

@@ -1,15 +1,21 @@
+/**
+ * fitToWindow: the history folded into a record to fit the window — prefix-stable between folds,
+ * kind to a server that shifts its cache, the record the same size however long the thread; and
+ * a message the server counted priced at its count.
+ */
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
+import { unitScales } from "../../../../src/coder/history/calibrate.js";
+import { TOKEN_CLASSES } from "../../../../src/guard/token-estimate.js";
 import {
-  judgePrompt,
-  judgeRefusal,
-  refusedPrompt,
-  unitScales,
-} from "../../src/coder/history/calibrate.js";
-import { TOKEN_CLASSES, emptyProfile, weighProfile } from "../../src/guard/token-estimate.js";
-import { estimatePrompt, fitToWindow, promptBudget } from "../../src/coder/history/fit.js";
-import { toPromptHistory } from "../../src/coder/history/prompt-form.js";
-import { Slots } from "../../src/testing/fake-openai/slots.js";
+  estimatePrompt,
+  fitToWindow,
+  promptBudget,
+  type Fitted,
+} from "../../../../src/coder/history/fit.js";
+import { toPromptHistory } from "../../../../src/coder/history/prompt-form.js";
+import { Slots } from "../../../../src/testing/fake-openai/slots.js";
+import { estimateTokens, replyReserve } from "../../../../src/guard/context-budget.js";
 
 const request = new HumanMessage("Read every note and summarise them");
 const turn = (i: number, size: number): BaseMessage[] => [
@@ -70,6 +76,8 @@ function cacheOf(prompts: string[], reuse: number) {
   const slots = new Slots(1, (t) => Math.ceil(t.length / 4));
   return prompts.map((p) => slots.take(p, reuse));
 }
+
+const one = unitScales();
 
 describe("fitToWindow: a prefix-stable prompt", () => {
   it("between folds each prompt extends the previous one; folds are rare and spaced", () => {
@@ -179,14 +187,6 @@ describe("fitToWindow: folds on a server that shifts its cache (n_cache_reuse)",
   });
 });
 
-/** A profile of `n` estimated tokens of one class. */
-const only = (cls: (typeof TOKEN_CLASSES)[number], n: number) => {
-  const p = emptyProfile();
-  p[TOKEN_CLASSES.indexOf(cls)] = n;
-  return p;
-};
-const one = unitScales();
-
 describe("fitToWindow: a record that stays put", () => {
   it("between folds the record is the same text when the calibration moves (it is shaped by the window)", () => {
     // enough folded reads that the record cannot name them all: how many it names depends on its size
@@ -205,62 +205,156 @@ describe("fitToWindow: a record that stays put", () => {
   });
 });
 
-describe("judgePrompt", () => {
-  it("takes a count near half the window, far below the estimate, as Ollama's front truncation", () => {
-    const v = judgePrompt(only("word", 6000), 4098, 8192, one);
-    expect(v.truncated).toBe(true);
-    expect(weighProfile(only("word", 6000), v.scales)).toBeGreaterThan(8192);
+/** A first fit (nothing folded before) with the old positional arguments. */
+const firstFit = (
+  h: BaseMessage[],
+  fixed: string,
+  window: number,
+  findRequest: () => number,
+  foldedUpTo = 0,
+): Fitted => fitToWindow(h, { fixed, window, pinned: () => [findRequest()], foldedUpTo });
+
+describe("fitToWindow", () => {
+  const turn = (i: number, size: number) => [
+    new AIMessage({
+      content: "",
+      tool_calls: [{ id: `c${i}`, name: "read_file", args: { path: `f${i}` } }],
+    }),
+    new ToolMessage({ content: "x".repeat(size), tool_call_id: `c${i}`, name: "read_file" }),
+  ];
+  const request = new HumanMessage("Summarise every file");
+
+  it("leaves a history that fits alone", () => {
+    const h = [request, ...turn(1, 100)];
+    expect(firstFit(h, "system", 4096, () => 0)).toEqual({ messages: h, foldedUpTo: 0 });
   });
-  it("takes a count at the window as truncation", () => {
-    expect(judgePrompt(only("word", 3000), 8190, 8192, one).truncated).toBe(true);
-  });
-  it("learns dense text from honest counts, and leaves a prompt without a count alone", () => {
-    const v = judgePrompt(only("word", 3000), 4500, 8192, one);
-    expect(v.truncated).toBe(false);
-    // an under-estimate is learned all the way at once
-    expect(weighProfile(only("word", 3000), v.scales)).toBeCloseTo(4500, 0);
-    expect(judgePrompt(only("word", 3000), undefined, 8192, one)).toEqual({
-      truncated: false,
-      scales: one,
+
+  it("folds the oldest turns into a record, keeping the request and the newest turns, under the budget", () => {
+    const h = [request, ...Array.from({ length: 12 }, (_, i) => turn(i, 3000)).flat()];
+    const fitted = firstFit(h, "system", 4096, () => 0);
+    const budget = 4096 - replyReserve(4096);
+    const size =
+      fitted.messages.reduce((a, m) => a + estimateTokens(m.text) + 8, 0) +
+      estimateTokens("system");
+    expect(size).toBeLessThanOrEqual(budget);
+    expect(fitted.messages[0]).toBe(request);
+    // The record tallies the oldest folded turns and spells out the newer ones, each from its call.
+    const record = fitted.messages[1]!.text.split("\n");
+    expect(record[0]).toMatch(/^\[keel\] Earlier turns were compacted/);
+    // …naming what they read (a numbered run as one range), so the model knows which files it has seen
+    expect(record[1]).toMatch(/^- \d+ earlier messages; calls: read_file ×\d+ \(f\{0\.\.\d+\}\)$/);
+    expect(record[2]).toMatch(/^- you called read_file\(\{"path":"f\d+"\}\)$/);
+    const lastFolded = Number(/f(\d+)/.exec(record.at(-2)!)![1]);
+    expect(fitted.messages[2]).toBeInstanceOf(AIMessage);
+    expect((fitted.messages[2] as AIMessage).tool_calls![0]!.args).toEqual({
+      path: `f${lastFolded + 1}`,
     });
+    expect(fitted.messages.at(-1)).toBeInstanceOf(ToolMessage);
+    expect((fitted.messages.at(-1) as ToolMessage).tool_call_id).toBe("c11");
+    // every kept tool result still follows its call
+    for (let i = 0; i < fitted.messages.length; i++) {
+      const m = fitted.messages[i]!;
+      if (m instanceof ToolMessage) expect(fitted.messages[i - 1]).toBeInstanceOf(AIMessage);
+    }
+    expect(fitted.compacted!.folded).toBeGreaterThan(0);
   });
-  it("does not mistake an honest prompt near half the window for a cut one", () => {
-    expect(judgePrompt(only("word", 4000), 4100, 8192, one).truncated).toBe(false);
+
+  it("keeps the record the same size however long the thread grows", () => {
+    const recordOf = (turns: number) => {
+      const h = [request, ...Array.from({ length: turns }, (_, i) => turn(i, 400)).flat()];
+      const fitted = firstFit(h, "system", 16_384, () => 0);
+      const budget = 16_384 - replyReserve(16_384);
+      const size = fitted.messages.reduce((a, m) => a + estimateTokens(m.text) + 8, 0);
+      expect(size).toBeLessThanOrEqual(budget);
+      expect(fitted.messages[0]).toBe(request);
+      return fitted.messages[1]!.text;
+    };
+    const at3000 = recordOf(3000);
+    const at6000 = recordOf(6000);
+    expect(at6000.split("\n")).toHaveLength(at3000.split("\n").length);
+    expect(Math.abs(at6000.length - at3000.length)).toBeLessThan(200);
+    expect(at6000.length).toBeLessThan(9000);
+    expect(at3000).toMatch(
+      /- \d{4} earlier messages; calls: read_file ×\d{4} \(f\{0\.\.\d+\}, and \d{4} more calls\)/,
+    );
   });
-  it("learns per script class: a CJK-heavy prompt moves the CJK scale, not the prose one", () => {
-    const p = only("cjk", 6000);
-    p[TOKEN_CLASSES.indexOf("word")] = 600;
-    // Qwen2 counts 0.64 tokens per CJK character where keel prices 1: an over-estimate, learned halfway
-    const v = judgePrompt(p, Math.round(6000 * 0.64 + 600), 16384, one);
-    expect(v.truncated).toBe(false);
-    const cjk = v.scales[TOKEN_CLASSES.indexOf("cjk")]!;
-    const word = v.scales[TOKEN_CLASSES.indexOf("word")]!;
-    expect(cjk).toBeLessThan(0.85);
-    expect(cjk).toBeGreaterThan(0.64);
-    expect(word).toBeGreaterThan(0.95);
+
+  it("gives the same answer turn after turn as from scratch (what it keeps between turns is exact)", () => {
+    const failing = (i: number) => [
+      turn(i, 300)[0]!,
+      new ToolMessage({
+        content: "no such file",
+        tool_call_id: `c${i}`,
+        name: "read_file",
+        status: "error",
+      }),
+    ];
+    const all = [
+      request,
+      ...Array.from({ length: 400 }, (_, i) => (i % 7 ? turn(i, 300) : failing(i))).flat(),
+    ];
+    // The same conversation made of other message objects: nothing kept applies to it.
+    const copy = (m: BaseMessage) =>
+      ToolMessage.isInstance(m)
+        ? new ToolMessage({
+            content: m.content,
+            tool_call_id: m.tool_call_id,
+            name: m.name,
+            status: m.status,
+          })
+        : AIMessage.isInstance(m)
+          ? new AIMessage({ content: m.content, tool_calls: m.tool_calls ?? [] })
+          : new HumanMessage(m.text);
+    let folded = 0;
+    for (let n = 101; n <= all.length; n += 37) {
+      const grown = firstFit(all.slice(0, n), "system", 8192, () => 0, folded);
+      const fresh = firstFit(all.slice(0, n).map(copy), "system", 8192, () => 0, folded);
+      expect(grown.messages.map((m) => m.text)).toEqual(fresh.messages.map((m) => m.text));
+      expect(grown.compacted).toEqual(fresh.compacted);
+      expect(grown.foldedUpTo).toBe(fresh.foldedUpTo);
+      folded = grown.foldedUpTo;
+    }
+    const last = firstFit(all, "system", 8192, () => 0).messages[1]!.text;
+    expect(last).toMatch(/calls: read_file ×\d+ \(f\{0\.\.\d+\}.*\); \d+ failed/);
   });
-  it("the issue's CJK case: a count at Ollama's keep size for a prompt estimated far above it is a cut", () => {
-    // 8,279 tokens of Chinese and prose sent, num_ctx 8192: Ollama evaluated 4,098
-    const p = only("cjk", 7000);
-    p[TOKEN_CLASSES.indexOf("word")] = 1500;
-    expect(judgePrompt(p, 4098, 8192, one).truncated).toBe(true);
+
+  it("keeps a follow-up request before the record, and names calls in prompt mode", () => {
+    const earlier = Array.from({ length: 60 }, (_, i) => turn(i, 300)).flat();
+    const followUp = new HumanMessage("Now count the files");
+    const h = toPromptHistory([
+      request,
+      ...earlier,
+      followUp,
+      ...Array.from({ length: 30 }, (_, i) => turn(100 + i, 300)).flat(),
+    ]);
+    const at = h.indexOf(followUp);
+    const fitted = firstFit(h, "system", 4096, () => at);
+    // the pinned request first, then the record: both change only at a fold
+    expect(fitted.messages[0]).toBe(followUp);
+    expect(fitted.messages[1]!.text).toMatch(/^\[keel\] Earlier turns were compacted/);
+    // prompt mode shows calls as text, yet the record still knows what they read
+    expect(fitted.messages[1]!.text).toMatch(/calls: read_file ×\d+ \(f\{0\.\.\d+\}/);
+    expect(fitted.messages[1]!.text).toMatch(/- you called read_file\(\{"path":"f1\d\d"\}\)/);
+    // folded: every message but the request, less those kept (all shown but the record and the request)
+    expect(fitted.compacted!.folded).toBe(h.length - 1 - (fitted.messages.length - 2));
   });
-  it("reads a server's refusal of an over-long prompt, with its size when named", () => {
+});
+
+describe("a message the server counted", () => {
+  it("is priced at the server's count, untouched by the calibration", () => {
+    const text = "你好".repeat(3000);
+    const counted = new ToolMessage({
+      content: text,
+      tool_call_id: "c1",
+      response_metadata: { keel_tokens: 4000 },
+    });
+    const estimated = new ToolMessage({ content: text, tool_call_id: "c1" });
+    const double = TOKEN_CLASSES.map(() => 2);
+    expect(estimatePrompt("", [counted], double) - estimatePrompt("", [], double)).toBe(
+      4000 + 8 * 2,
+    );
     expect(
-      refusedPrompt(
-        "request (3053 tokens) exceeds the available context size (512 tokens), try increasing it",
-      ),
-    ).toEqual({ tokens: 3053 });
-    expect(
-      refusedPrompt(
-        "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens in the messages.",
-      ),
-    ).toEqual({ tokens: 5000 });
-    expect(
-      refusedPrompt("the request exceeds the available context size, try increasing it"),
-    ).toEqual({});
-    expect(refusedPrompt("Unrecognized request argument supplied: stream_options")).toBeUndefined();
-    const after = judgeRefusal(only("cjk", 2000), 3053, 2048, one);
-    expect(weighProfile(only("cjk", 2000), after)).toBeGreaterThan(3053);
+      estimatePrompt("", [estimated], double) - estimatePrompt("", [], double),
+    ).toBeGreaterThan(12000);
   });
 });

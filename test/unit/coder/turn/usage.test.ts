@@ -1,11 +1,8 @@
-/**
- * The model edge's pure parts: generation budgets and cut replies, the server's cache figures,
- * a rejected request argument, llama-server's slots, arguments encoded twice.
- */
+/** A turn's reused tokens: the server's count where it reports one, else keel's estimate (marked). */
 import { AIMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { serverCounts } from "../../src/models/server-counts.js";
-import { usageOf } from "../../src/coder/turn/usage.js";
+import { serverCounts } from "../../../../src/models/server-counts.js";
+import { usageOf } from "../../../../src/coder/turn/usage.js";
 
 describe("the server's cache figures", () => {
   it("reused tokens: the server's count where reported, else the estimate (marked)", () => {

@@ -1,3 +1,4 @@
+/** Learned description lines: made from the same misuse in two threads, kept while they help. */
 import { describe, expect, it } from "vitest";
 import {
   activeLines,
@@ -5,9 +6,8 @@ import {
   JUDGE_AFTER_CALLS,
   tallyOf,
   type Tally,
-} from "../../src/coder/learning/lessons.js";
-import { repairKind } from "../../src/coder/call-tally.js";
-import type { RunRecord } from "../../src/coder/learning/run-record.js";
+} from "../../../../src/coder/learning/lessons.js";
+import type { RunRecord } from "../../../../src/coder/learning/run-record.js";
 
 const tally = (thread: string, calls: number, misuses: number, shown = false): Tally => ({
   thread,
@@ -59,17 +59,5 @@ describe("learned description lines", () => {
     expect(judgeLessons(threads, fields)[0]!.line).toBe(
       "Right: write_file with exactly these fields and types: write_file fields. Wrong: other field names, or missing fields.",
     );
-  });
-
-  it("classify repair notes by kind", () => {
-    expect(
-      [
-        "called list_dir for ls",
-        "used file_path as path",
-        "parsed the arguments from a JSON string",
-        'limit: "5" → 5',
-        "?",
-      ].map(repairKind),
-    ).toEqual(["tool name", "field alias", "JSON string", "type", "other"]);
   });
 });
