@@ -15,10 +15,10 @@ import {
   personalNames,
   programPaths,
   type ConfigEntry,
-} from "../../src/sandbox/git-named.js";
-import { protectedEntry } from "../../src/sandbox/protected.js";
-import { decideCall } from "../../src/tools/permissions.js";
-import { tempWorkspace } from "../support/harness.js";
+} from "../../../src/sandbox/git-named.js";
+import { protectedEntry } from "../../../src/sandbox/protected.js";
+import { decideCall } from "../../../src/tools/permissions.js";
+import { tempWorkspace } from "../../support/harness.js";
 
 const at = { workspace: "/w", top: "/w", home: "/home/ann" };
 const entry = (key: string, value: string, file = "/w/.git/config"): ConfigEntry => ({

@@ -6,11 +6,11 @@
 import { mkdirSync, writeFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { cleanAfter } from "../../src/sandbox/aftercare.js";
-import { markWorkspace, nestedDenies } from "../../src/sandbox/look.js";
-import { yarnNamedOn, yarnValues } from "../../src/sandbox/yarn-named.js";
-import { gateDecision } from "../support/gate.js";
-import { tempWorkspace } from "../support/harness.js";
+import { cleanAfter } from "../../../src/sandbox/aftercare.js";
+import { markWorkspace, nestedDenies } from "../../../src/sandbox/look.js";
+import { yarnNamedOn, yarnValues } from "../../../src/sandbox/yarn-named.js";
+import { gateDecision } from "../../support/gate.js";
+import { tempWorkspace } from "../../support/harness.js";
 
 describe("yarnValues", () => {
   it("reads yarnPath and plugins (a path or an entry's path) as YAML, yarn-path as yarn 1 does", () => {

