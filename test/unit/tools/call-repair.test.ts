@@ -1,18 +1,16 @@
 /**
- * The one repair pass (tools/call-repair.ts): every channel's calls — Ollama's native calls (with
- * string arguments the wire kept as text), an OpenAI-compatible server's (with arguments its client
- * could not parse), and calls written as text in prompt mode — are read and repaired by the same
- * function, in act, before the reply becomes a message.
+ * The one repair pass (tools/call-repair.ts): a call's name and arguments repaired, each repair
+ * said, what the model wrote kept; on keel's tools and on an MCP server's (its own JSON schema).
  */
 import { AIMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { readReply } from "../../src/coder/nodes/act/channel.js";
-import { schemaForModel } from "../../src/mcp/config.js";
-import { keptRaw } from "../../src/models/server-calls.js";
-import { repairCall, schemasOf } from "../../src/tools/call-repair.js";
-import { ALL_TOOLS, toolsForIntent } from "../../src/tools/registry.js";
-import { defineTool, ok, type KeelTool } from "../../src/tools/types.js";
+import { readReply } from "../../../src/coder/nodes/act/channel.js";
+import { schemaForModel } from "../../../src/mcp/config.js";
+import { keptRaw } from "../../../src/models/server-calls.js";
+import { repairCall, schemasOf } from "../../../src/tools/call-repair.js";
+import { ALL_TOOLS, toolsForIntent } from "../../../src/tools/registry.js";
+import { defineTool, ok, type KeelTool } from "../../../src/tools/types.js";
 
 const tools = ALL_TOOLS;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkCommand, gitWriteOf, maxCommandLength } from "../../src/tools/command-policy.js";
+import { checkCommand, gitWriteOf, maxCommandLength } from "../../../src/tools/command-policy.js";
 
 const ws = "/work/ws";
 

@@ -1,24 +1,7 @@
-import { readFileSync, writeFileSync } from "node:fs";
-import path from "node:path";
+/** edit_file's matching cascade: exact, whitespace, indentation, escapes, anchors; CRLF and the last newline kept. */
 import { describe, expect, it } from "vitest";
-import { applyEdit, reindent, unescape } from "../../src/tools/edit-match.js";
-import { editFileTool } from "../../src/tools/edit-file.js";
-import { contentHash } from "../../src/tools/fs-tools.js";
-import type { ToolContext } from "../../src/tools/types.js";
-import { tempWorkspace } from "../support/harness.js";
-
-const PY = [
-  "class Shop:",
-  "    def total(self, items):",
-  "        s = 0",
-  "        for i in items:",
-  "            s += i.price",
-  "        return s",
-  "",
-  "    def count(self, items):",
-  "        return len(items)",
-  "",
-].join("\n");
+import { applyEdit, reindent, unescape } from "../../../src/tools/edit-match.js";
+import { PY } from "../../support/tools.js";
 
 describe("the matching cascade", () => {
   it("applies an exact match and keeps everything else byte for byte", () => {
@@ -134,79 +117,5 @@ describe("the matching cascade", () => {
       "  y",
       "  z",
     ]);
-  });
-});
-
-describe("edit_file", () => {
-  const setup = (content: string, seen?: Record<string, string>) => {
-    const workspace = tempWorkspace();
-    writeFileSync(path.join(workspace, "a.py"), content);
-    const ctx: ToolContext = {
-      workspace,
-      commandTimeoutMs: 5000,
-      outputLimit: 4000,
-      seen: seen ?? { "a.py": contentHash(content) },
-    };
-    const edit = (old_text: string, new_text: string, extra: Partial<ToolContext> = {}) =>
-      editFileTool.run({ path: "a.py", old_text, new_text }, { ...ctx, ...extra });
-    const disk = () => readFileSync(path.join(workspace, "a.py"), "utf8");
-    return { ctx, edit, disk };
-  };
-
-  it("reports how it matched and what the model now knows of the file", async () => {
-    const { edit, disk } = setup(PY);
-    const r = await edit(
-      "def count(self, items):\n    return len(items)",
-      "def count(self):\n    return 0",
-    );
-    expect(r).toMatchObject({ ok: true, filesWritten: ["a.py"] });
-    expect(r.ok && r.output).toBe(
-      "edited a.py at lines 8-9 (matched after normalising indentation; new_text was re-indented to the file's)",
-    );
-    expect(disk()).toContain("    def count(self):\n        return 0\n");
-    expect(r.ok && r.seen).toEqual({ "a.py": contentHash(disk()) });
-  });
-
-  it("refuses a file the thread has not read, and one changed on disk since", async () => {
-    const { edit, disk, ctx } = setup(PY, {});
-    const unread = await edit("s = 0", "s = 1");
-    expect(unread).toMatchObject({ ok: false, kind: "refused" });
-    expect(!unread.ok && unread.message).toContain(
-      "call read_file on a.py first".replace("call", "Call"),
-    );
-    writeFileSync(path.join(ctx.workspace, "a.py"), PY + "# a person was here\n");
-    const stale = await edit("s = 0", "s = 1", { seen: { "a.py": contentHash(PY) } });
-    expect(!stale.ok && stale.message).toContain("changed on disk since it was last read");
-    expect(disk()).toBe(PY + "# a person was here\n");
-  });
-
-  it("a file named constructor is unread until read (no key inherited from Object)", async () => {
-    const { ctx } = setup(PY, {});
-    writeFileSync(path.join(ctx.workspace, "constructor"), "x = 1\n");
-    const r = await editFileTool.run(
-      { path: "constructor", old_text: "x = 1", new_text: "x = 2" },
-      ctx,
-    );
-    expect(!r.ok && r.message).toContain("constructor has not been read in this conversation");
-  });
-
-  it("names both places of an ambiguous edit and changes nothing", async () => {
-    const { edit, disk } = setup(PY);
-    const r = await edit("return", "yield");
-    expect(!r.ok && r.message).toContain(
-      "matches 2 places in a.py (line 6 and line 9, matching exactly)",
-    );
-    expect(disk()).toBe(PY);
-  });
-
-  it("steers to write_file: small files at once, any file after a failed edit", async () => {
-    const { edit } = setup(PY);
-    const small = await edit("nothing like it", "x");
-    expect(!small.ok && small.message).toContain("a.py is small (10 lines): write_file");
-    const big = setup(PY.repeat(10).replaceAll("class Shop", "class Shop2"));
-    const again = await big.edit("nothing like it", "x", { failuresOnTarget: 1 });
-    expect(!again.ok && again.message).toContain(
-      'Editing a.py has failed before: call write_file with path "a.py"',
-    );
   });
 });

@@ -9,7 +9,7 @@ import {
   parseRule,
   type CallFacts,
   type Rules,
-} from "../../src/tools/permissions.js";
+} from "../../../src/tools/permissions.js";
 
 const NONE: Rules = { allow: [], ask: [], deny: [] };
 const read: CallFacts = { tool: "read_file", toolClass: "explore", path: "src/a.ts" };

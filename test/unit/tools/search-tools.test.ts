@@ -1,19 +1,36 @@
 /**
- * grep and glob in linear time (issue 45): globs are matched segment by segment with RE2, never by
- * a backtracking RegExp, and list what the walk listed before (tinyglobby, kept as the oracle for
- * ordinary patterns); grep's patterns run on RE2, and what RE2 cannot run in linear time is
- * refused with the reason the model reads.
+ * grep and glob: matches with line numbers; globs list what the walk listed before (tinyglobby,
+ * kept as the oracle for ordinary patterns); grep refuses, with the reason the model reads, what
+ * RE2 cannot run in linear time (issue 45); and neither walks a link out of the workspace.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
+import { describe, expect, it, beforeAll } from "vitest";
 import { glob as tinyglob } from "tinyglobby";
-import { beforeAll, describe, expect, it } from "vitest";
-import { compileGlob, expandBraces, MAX_BRACE_ALTERNATIVES } from "../../src/tools/glob-match.js";
-import { grepSource } from "../../src/tools/grep-pattern.js";
-import { files } from "../../src/tools/search-tools.js";
-import { globTool, grepTool } from "../../src/tools/search-tools.js";
-import type { ToolContext } from "../../src/tools/types.js";
-import { tempWorkspace } from "../support/harness.js";
+import type { ToolContext, ToolResult } from "../../../src/tools/types.js";
+import { tempWorkspace } from "../../support/harness.js";
+import { files, globTool, grepTool } from "../../../src/tools/search-tools.js";
+import { tool, run, context } from "../../support/tools.js";
+import { SECRET, linkedWorkspace } from "../../support/links.js";
+
+describe("file tools", () => {
+  it("grep finds matches with line numbers; glob lists files", async () => {
+    const ctx = context();
+    await run(
+      "write_file",
+      { path: "src/a.ts", content: "const a = 1;\nexport function findMe() {}\n" },
+      ctx,
+    );
+    expect(await run("grep", { pattern: "findMe", glob: "*.ts" }, ctx)).toEqual({
+      ok: true,
+      output: "src/a.ts:2: export function findMe() {}",
+    });
+    expect(await run("glob", { pattern: "**/*.ts" }, ctx)).toEqual({
+      ok: true,
+      output: "src/a.ts",
+    });
+  });
+});
 
 const TREE = [
   "a.ts",
@@ -81,6 +98,8 @@ beforeAll(() => {
   }
 });
 
+const ctx = (): ToolContext => ({ workspace: root, commandTimeoutMs: 5000, outputLimit: 50_000 });
+
 describe("glob, matched without backtracking", () => {
   it.each(PATTERNS)("%s lists what the walk listed before", async (pattern) => {
     const before = await tinyglob(pattern, {
@@ -92,39 +111,7 @@ describe("glob, matched without backtracking", () => {
     });
     expect(await files(root, pattern, root)).toEqual(before.sort());
   });
-
-  it("`*a*a*…b` against a 200-character name is answered, and right", () => {
-    const m = compileGlob(`${"*a".repeat(20)}*b`);
-    if ("refused" in m) throw new Error(m.refused);
-    expect(m.matches(`${"a".repeat(199)}.txt`)).toBe(false);
-    expect(m.matches(`${"a".repeat(199)}b`)).toBe(true);
-    expect(m.matches(`x/${"a".repeat(199)}b`)).toBe(false);
-  });
-
-  it("a wildcard never matches a leading dot; a written dot does", () => {
-    const m = compileGlob("**/*.ts");
-    const d = compileGlob("**/.*");
-    if ("refused" in m || "refused" in d) throw new Error("refused");
-    expect(m.matches("src/.x.ts")).toBe(false);
-    expect(m.matches(".src/x.ts")).toBe(false);
-    expect(m.matches("src/x.ts")).toBe(true);
-    expect(d.matches("src/.x.ts")).toBe(true);
-  });
-
-  it("refuses what it cannot match, with the reason", () => {
-    expect(compileGlob("+(a|b).ts")).toEqual({
-      refused: expect.stringContaining("extended globs"),
-    });
-    expect(compileGlob("!(x).ts")).toEqual({ refused: expect.stringContaining("extended globs") });
-    expect(compileGlob("!*.ts")).toEqual({ refused: expect.stringContaining("negated") });
-    const braces = "{a,b}".repeat(9); // 512 alternatives
-    expect(expandBraces(braces)).toEqual(
-      expect.stringContaining(`more than ${MAX_BRACE_ALTERNATIVES}`),
-    );
-  });
 });
-
-const ctx = (): ToolContext => ({ workspace: root, commandTimeoutMs: 5000, outputLimit: 50_000 });
 
 describe("grep, in linear time", () => {
   it.each([
@@ -142,11 +129,6 @@ describe("grep, in linear time", () => {
   it("keeps JavaScript's syntax errors as they were", async () => {
     const r = await grepTool.run({ pattern: "a(" }, ctx());
     expect(!r.ok && r.message).toMatch(/^grep: pattern is not a valid regular expression: /);
-  });
-
-  it("runs what is linear: classes, lookbehind, \\k as a letter where no group is named", () => {
-    expect(grepSource("(?<=con)tent\\s+of")).toHaveProperty("source");
-    expect(grepSource("\\k")).toHaveProperty("source");
   });
 
   it("finds what it found before, line by line, with a glob", async () => {
@@ -169,5 +151,32 @@ describe("grep, in linear time", () => {
       ok: false,
       kind: "invalid_arguments",
     });
+  });
+});
+
+let linked: ToolContext;
+beforeAll(() => {
+  linked = linkedWorkspace().ctx;
+});
+const runLinked = (name: string, args: Record<string, unknown>): Promise<ToolResult> =>
+  tool(name).run(tool(name).schema.parse(args), linked);
+const text = (r: ToolResult) => (r.ok ? r.output : r.message);
+
+describe("walks never follow a link out", () => {
+  it("grep over the workspace finds nothing outside (the secret, /etc/passwd)", async () => {
+    for (const pattern of ["SECRET-BESIDE", "root:"]) {
+      const r = await runLinked("grep", { pattern });
+      expect(r.ok).toBe(true);
+      expect(text(r)).not.toContain(SECRET);
+      expect(text(r)).not.toMatch(/root:.*:0:0/);
+    }
+    // the workspace's own file through its own link is still found
+    expect(text(await runLinked("grep", { pattern: "const a" }))).toContain("src/a.ts:1");
+  });
+
+  it("glob lists no names outside", async () => {
+    const r = await runLinked("glob", { pattern: "**/*" });
+    expect(text(r)).not.toMatch(/passwd|secret|hostname/);
+    expect(text(r)).toContain("src/a.ts");
   });
 });

@@ -1,13 +1,18 @@
-/** Sandbox escapes through every path-taking tool: nothing outside the workspace is read or written. */
+// The escape corpus against resolveInWorkspace and through every path-taking tool: one file by design.
+/**
+ * Sandbox escapes through every path-taking tool: nothing outside the workspace is read or written;
+ * a link inside the workspace is followed, and its real path is what the rules see.
+ */
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ALL_TOOLS } from "../../src/tools/registry.js";
-import { printableName } from "../../src/printable.js";
-import { sandboxed } from "../../src/tools/fs-tools.js";
-import { resolveInWorkspace } from "../../src/tools/workspace-path.js";
-import type { ToolContext } from "../../src/tools/types.js";
-import { tempWorkspace } from "../support/harness.js";
+import { ALL_TOOLS } from "../../../src/tools/registry.js";
+import { printableName } from "../../../src/printable.js";
+import { sandboxed } from "../../../src/tools/fs-tools.js";
+import { resolveInWorkspace } from "../../../src/tools/workspace-path.js";
+import type { ToolContext } from "../../../src/tools/types.js";
+import { tempWorkspace } from "../../support/harness.js";
+import { linkedWorkspace } from "../../support/links.js";
 
 let root: string;
 let ws: string;
@@ -166,5 +171,26 @@ describe("every path-taking tool refuses escapes", () => {
     const grep = ALL_TOOLS.find((t) => t.name === "grep")!;
     expect((await glob.run({ pattern: "../outside/*" }, ctx)).ok).toBe(false);
     expect((await grep.run({ pattern: "SECRET", glob: "../**/*.txt" }, ctx)).ok).toBe(false);
+  });
+});
+
+let linked: string;
+beforeAll(() => {
+  linked = linkedWorkspace().ws;
+});
+
+describe("file tools act on the real path", () => {
+  it("a link inside the workspace is followed, and the real path is what the rules see", () => {
+    expect(resolveInWorkspace(linked, "inside-link.ts")).toMatchObject({
+      ok: true,
+      rel: "src/a.ts",
+    });
+    // a link to a protected folder names the folder itself: the gate sees .vscode/tasks.json
+    expect(resolveInWorkspace(linked, "editor/tasks.json").ok).toBe(false); // dangling until it exists
+    mkdirSync(path.join(linked, ".vscode"));
+    expect(resolveInWorkspace(linked, "editor/tasks.json")).toMatchObject({
+      ok: true,
+      rel: ".vscode/tasks.json",
+    });
   });
 });
