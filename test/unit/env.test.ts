@@ -1,4 +1,4 @@
-/** The OS sandbox's policy as data: what commands may read, write and reach, and what the model is told. */
+/** The environment a command gets: PATH, HOME, locale and toolchain variables, nothing secret. */
 import { describe, expect, it } from "vitest";
 import { commandEnv } from "../../src/env.js";
 
