@@ -1,4 +1,4 @@
-import { mkdtempSync, realpathSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
@@ -39,6 +39,13 @@ let counter = 0;
 /** A fresh empty workspace under the OS temp folder. */
 export function tempWorkspace(prefix = "keel-ws-"): string {
   return realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
+}
+
+/** A fresh empty workspace `ws` inside a fresh temp folder (room beside it for what must stay out). */
+export function freshWorkspace(prefix: string): string {
+  const w = path.join(tempWorkspace(prefix), "ws");
+  mkdirSync(w);
+  return w;
 }
 
 export interface RunOptions {

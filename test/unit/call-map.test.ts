@@ -1,3 +1,4 @@
+// At the top of test/unit/: the call map spans all of src/ (scripts/call-map.ts, docs/ARCHITECTURE.md).
 /**
  * docs/ARCHITECTURE.md's list of the files one tool call crosses is what `scripts/call-map.ts`
  * measures today (V8 coverage of one native write_file call): a change that adds or drops a file on

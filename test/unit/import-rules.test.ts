@@ -1,3 +1,4 @@
+// At the top of test/unit/: the import rules are over all of src/.
 /**
  * The import rules bite: `npm run lint:deps` runs depcruise with .dependency-cruiser.cjs, and here
  * the same command runs on a small tree laid out like keel's. A downward import passes; an upward
