@@ -1,6 +1,6 @@
 /**
  * `npm run docs:settings`: writes docs/settings.md's table of every run setting from the schemas
- * and the settings table (src/run/setting-meta.ts). test/unit/settings-table.test.ts fails when
+ * and the settings table (src/run/setting-meta.ts). test/unit/run/setting-meta.test.ts fails when
  * the file is out of date.
  */
 import { readFileSync, writeFileSync } from "node:fs";

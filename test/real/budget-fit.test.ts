@@ -5,10 +5,12 @@
  * llama-server at -c 4096 ran to the context's end with the 8,192-token act budget. The model is the random tiny-qwen2 (it
  * rambles on every reply, and fast): keel's own budgets are sent, no cap of the server's.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeOllama } from "../../src/testing/fake-ollama/index.js";
+import { call, calls, keelScript } from "../../src/testing/script.js";
 import { runKeel } from "../support/cli.js";
 import { realServers, REAL, type Exchange, type RealServer } from "./support.js";
 
@@ -56,6 +58,62 @@ const budgetOf = (kind: RealServer["kind"], e: Exchange) =>
       : e.body?.max_tokens,
   );
 
+/** The request of the real case: long, so each reply is left a few hundred tokens of the window. */
+function longRequest(ws: string, flags: string[]): string[] {
+  const notes = Array.from(
+    { length: 75 },
+    (_, i) => `Note ${i}: the tide at pier ${i % 9} rose ${(i * 7) % 31} cm on day ${i % 28}.`,
+  ).join("\n");
+  return [
+    "run",
+    `Create notes.txt summarising these notes in three lines:\n${notes}`,
+    "-w",
+    ws,
+    ...flags,
+    "--checkpoints",
+    "memory",
+    "--context-window",
+    String(CONTEXT),
+    "--max-turns",
+    "1",
+    "--retries",
+    "0",
+    "--json",
+  ];
+}
+
+// The same run against keel's fake Ollama (held to the real one by test/contract/), with or
+// without real servers on the machine: each request's budget against the prompt the fake counted.
+describe(`budgets that fit on keel's fake Ollama at a ${CONTEXT}-token context`, () => {
+  it("each budget is at most what the window leaves after the prompt the server counted", async () => {
+    const fake = await startFakeOllama({
+      script: keelScript((req) =>
+        req.turn === 0
+          ? calls(call("write_file", { path: "notes.txt", content: "one\ntwo\nthree\n" }))
+          : { content: "Wrote notes.txt." },
+      ),
+    });
+    try {
+      const ws = mkdtempSync(path.join(tmpdir(), "keel-fake-fit-"));
+      const r = await runKeel(longRequest(ws, ["--ollama-url", fake.url]), {
+        env: { XDG_CONFIG_HOME: shortOtherCalls() },
+      });
+      expect(r.stderr).not.toMatch(/unexpected failure/);
+      const chats = fake.chatBodies();
+      expect(chats.length).toBeGreaterThanOrEqual(2);
+      expect(fake.prefill).toHaveLength(chats.length);
+      expect(readFileSync(path.join(ws, "notes.txt"), "utf8")).toBe("one\ntwo\nthree\n");
+      chats.forEach((body, i) => {
+        const prompt = fake.prefill[i]!.promptTokens;
+        expect(prompt).toBeGreaterThan(1000);
+        expect(Number(body.options?.num_predict)).toBeLessThanOrEqual(CONTEXT - prompt);
+      });
+    } finally {
+      await fake.close();
+    }
+  }, 120_000);
+});
+
 for (const real of REAL.ggufs["tiny-qwen2"] ? realServers() : []) {
   describe(`budgets that fit on a real ${real.kind} at a ${CONTEXT}-token context`, () => {
     let server: RealServer;
@@ -68,29 +126,9 @@ for (const real of REAL.ggufs["tiny-qwen2"] ? realServers() : []) {
       const ws = mkdtempSync(path.join(tmpdir(), "keel-real-fit-"));
       // A long request leaves each reply a few hundred tokens of the window: the random model
       // fills what it is given, and this keeps the test to minutes on a loaded CPU.
-      const notes = Array.from(
-        { length: 75 },
-        (_, i) => `Note ${i}: the tide at pier ${i % 9} rose ${(i * 7) % 31} cm on day ${i % 28}.`,
-      ).join("\n");
-      const r = await runKeel(
-        [
-          "run",
-          `Create notes.txt summarising these notes in three lines:\n${notes}`,
-          "-w",
-          ws,
-          ...server.flags,
-          "--checkpoints",
-          "memory",
-          "--context-window",
-          String(CONTEXT),
-          "--max-turns",
-          "1",
-          "--retries",
-          "0",
-          "--json",
-        ],
-        { env: { XDG_CONFIG_HOME: shortOtherCalls() } },
-      );
+      const r = await runKeel(longRequest(ws, server.flags), {
+        env: { XDG_CONFIG_HOME: shortOtherCalls() },
+      });
       expect(r.stderr).not.toMatch(/unexpected failure/);
       const answered = server.chats().filter((e) => e.status === 200);
       expect(answered.length).toBeGreaterThanOrEqual(2);

@@ -10,15 +10,15 @@ import { tempWorkspace } from "../../support/harness.js";
 /** Deps that count the models built and the probes asked; the probe fails its first `failing` asks. */
 function counted(failing = 0) {
   const n = { models: 0, probes: 0 };
-  const probe: CapabilityProbe = async (_url, model) => {
+  const probe: CapabilityProbe = (_url, model) => {
     n.probes++;
-    if (n.probes <= failing) throw new Error("connection refused");
-    return {
+    if (n.probes <= failing) return Promise.reject(new Error("connection refused"));
+    return Promise.resolve({
       model,
       capabilities: ["completion", "tools"],
       contextLength: 32_768,
       format: "hermes",
-    };
+    });
   };
   const deps: GraphDeps = {
     createModel: () => {

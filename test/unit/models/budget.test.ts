@@ -7,7 +7,7 @@ import {
   GenerationBudgetSchema,
   fittedBudget,
 } from "../../../src/models/budget.js";
-import { keptRaw } from "../../../src/models/server-calls.js";
+import { keptRaw } from "../../../src/models/reply-facts.js";
 
 describe("generation budget", () => {
   it("defaults per call kind; a setting overrides one kind and keeps the others", () => {

@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closedUnanswered, resendingDropped } from "../../../src/models/resend.js";
+import { closedUnanswered, resendingDropped } from "../../../src/models/retry.js";
 import { createWireFetch } from "../../../src/models/wire.js";
 import { serverTokenCounter } from "../../../src/models/token-count.js";
 

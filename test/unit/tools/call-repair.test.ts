@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { readReply } from "../../../src/coder/nodes/act/channel.js";
 import { schemaForModel } from "../../../src/mcp/config.js";
-import { keptRaw } from "../../../src/models/server-calls.js";
+import { keptRaw } from "../../../src/models/reply-facts.js";
 import { repairCall, schemasOf } from "../../../src/tools/call-repair.js";
 import { ALL_TOOLS, toolsForIntent } from "../../../src/tools/registry.js";
 import { defineTool, ok, type KeelTool } from "../../../src/tools/types.js";

@@ -14,8 +14,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { describe, expect, it, beforeEach } from "vitest";
-import { blobId } from "../../../src/sandbox/git-parse.js";
-import { ShadowRepo } from "../../../src/undo/shadow.js";
+import { blobId, ShadowRepo } from "../../../src/undo/shadow.js";
 import { tempWorkspace } from "../../support/harness.js";
 import { workspaceState } from "../../../src/files/state.js";
 

@@ -1,7 +1,7 @@
 /** A turn's reused tokens: the server's count where it reports one, else keel's estimate (marked). */
 import { AIMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { serverCounts } from "../../../../src/models/server-counts.js";
+import { serverCounts } from "../../../../src/models/reply-facts.js";
 import { usageOf } from "../../../../src/coder/turn/usage.js";
 
 describe("the server's cache figures", () => {

@@ -1,7 +1,7 @@
 /** keel's fetch for Ollama: tool messages paired with their calls, and the reply's lines repaired. */
 import { describe, expect, it } from "vitest";
 import { addToolIdentity, repairResponseLine } from "../../../../src/models/ollama/fetch.js";
-import { keptRaw, withServerCallIds } from "../../../../src/models/server-calls.js";
+import { keptRaw, withServerCallIds } from "../../../../src/models/reply-facts.js";
 import type { WireFacts } from "../../../../src/models/wire.js";
 
 describe("addToolIdentity", () => {

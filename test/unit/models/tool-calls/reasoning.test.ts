@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { visibleText } from "../../../../src/coder/nodes/act/classify.js";
+import { visibleText } from "../../../../src/coder/nodes/act/reply.js";
 import { createStreamFilter } from "../../../../src/session/stream-filter.js";
 import { parseToolCalls } from "../../../../src/models/tool-calls/index.js";
 import { REASONING_MARKERS, stripReasoning } from "../../../../src/models/tool-calls/reasoning.js";

@@ -3,7 +3,7 @@
  * The fake server must be faithful to Ollama (docs/ollama-protocol.md), or every other test proves
  * nothing. These tests speak raw HTTP to it, and drive the real ChatOllama through it.
  */
-import { keptRaw } from "../../../../src/models/server-calls.js";
+import { keptRaw } from "../../../../src/models/reply-facts.js";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { ChatOllama } from "@langchain/ollama";
 import { describe, expect, it } from "vitest";

@@ -6,7 +6,7 @@
 import { AIMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { readReply } from "../../../../../src/coder/nodes/act/channel.js";
-import { keptRaw } from "../../../../../src/models/server-calls.js";
+import { keptRaw } from "../../../../../src/models/reply-facts.js";
 import { schemasOf } from "../../../../../src/tools/call-repair.js";
 import { ALL_TOOLS } from "../../../../../src/tools/registry.js";
 
