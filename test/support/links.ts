@@ -4,8 +4,10 @@
  */
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { ToolContext } from "../../src/tools/types.js";
+import { beforeAll } from "vitest";
+import type { ToolContext, ToolResult } from "../../src/tools/types.js";
 import { tempWorkspace } from "./harness.js";
+import { tool } from "./tools.js";
 
 /** The text of root/secret.txt, beside the workspace: no tool may show it. */
 export const SECRET = "SECRET-BESIDE-THE-WORKSPACE";
@@ -30,3 +32,22 @@ export function linkedWorkspace(): { root: string; ws: string; ctx: ToolContext 
   symlinkSync("src/a.ts", path.join(ws, "inside-link.ts"));
   return { root, ws, ctx: { workspace: ws, commandTimeoutMs: 5000, outputLimit: 50_000 } };
 }
+
+/**
+ * A `linkedWorkspace` made once before the file's tests, and a tool run in it by name (`run`);
+ * `made()` gives the workspace itself.
+ */
+export function linkedTools() {
+  let made: ReturnType<typeof linkedWorkspace>;
+  beforeAll(() => {
+    made = linkedWorkspace();
+  });
+  return {
+    made: () => made,
+    run: (name: string, args: Record<string, unknown>): Promise<ToolResult> =>
+      tool(name).run(tool(name).schema.parse(args), made.ctx),
+  };
+}
+
+/** A tool result's text, whether it succeeded or not. */
+export const text = (r: ToolResult) => (r.ok ? r.output : r.message);

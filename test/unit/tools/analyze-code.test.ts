@@ -1,8 +1,7 @@
 /** analyze_code: TypeScript and Python read with tree-sitter, and nothing read through a link. */
-import { describe, expect, it, beforeAll } from "vitest";
-import type { ToolContext, ToolResult } from "../../../src/tools/types.js";
-import { tool, run, context } from "../../support/tools.js";
-import { linkedWorkspace } from "../../support/links.js";
+import { describe, expect, it } from "vitest";
+import { run, context } from "../../support/tools.js";
+import { linkedTools, text } from "../../support/links.js";
 
 describe("file tools", () => {
   it("analyze_code parses TypeScript and Python with tree-sitter", async () => {
@@ -37,13 +36,7 @@ describe("file tools", () => {
   });
 });
 
-let linked: ToolContext;
-beforeAll(() => {
-  linked = linkedWorkspace().ctx;
-});
-const runLinked = (name: string, args: Record<string, unknown>): Promise<ToolResult> =>
-  tool(name).run(tool(name).schema.parse(args), linked);
-const text = (r: ToolResult) => (r.ok ? r.output : r.message);
+const { run: runLinked } = linkedTools();
 
 describe("walks never follow a link out", () => {
   it("analyze_code on a folder reads nothing through a link", async () => {

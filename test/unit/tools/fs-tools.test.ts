@@ -5,10 +5,9 @@
 import { readFileSync, writeFileSync, existsSync, linkSync, statSync } from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
-import { describe, expect, it, beforeAll } from "vitest";
-import type { ToolContext, ToolResult } from "../../../src/tools/types.js";
-import { tool, run, context, runWithin, withBigFile } from "../../support/tools.js";
-import { linkedWorkspace } from "../../support/links.js";
+import { describe, expect, it } from "vitest";
+import { run, context, runWithin, withBigFile } from "../../support/tools.js";
+import { linkedTools, text } from "../../support/links.js";
 
 describe("file tools", () => {
   it("read_file pages by lines and points folders at list_dir", async () => {
@@ -102,22 +101,14 @@ describe("files of ordinary size read as before", () => {
   });
 });
 
-let root: string;
-let ws: string;
-let linked: ToolContext;
-beforeAll(() => {
-  ({ root, ws, ctx: linked } = linkedWorkspace());
-});
-const runLinked = (name: string, args: Record<string, unknown>): Promise<ToolResult> =>
-  tool(name).run(tool(name).schema.parse(args), linked);
-const text = (r: ToolResult) => (r.ok ? r.output : r.message);
+const { run: runLinked, made } = linkedTools();
 
 describe("file tools act on the real path", () => {
   it("writing through a dangling link creates nothing outside", async () => {
     const r = await runLinked("write_file", { path: "dangling.txt", content: "x" });
     expect(r.ok).toBe(false);
     expect(text(r)).toMatch(/leads nowhere/);
-    expect(existsSync(path.join(root, "created-through-link.txt"))).toBe(false);
+    expect(existsSync(path.join(made().root, "created-through-link.txt"))).toBe(false);
     expect((await runLinked("write_file", { path: "dangling.txt/x", content: "x" })).ok).toBe(
       false,
     );
@@ -137,6 +128,7 @@ describe("hard links", () => {
     // one. What holds: a command cannot make one to a file outside (the sandbox shows none of
     // them, and link() across its mounts fails), so here it is made by the test, as a person
     // could, and it reads as the workspace's own file.
+    const { ws } = made();
     linkSync(path.join(ws, "src", "a.ts"), path.join(ws, "hard.ts"));
     expect(readFileSync(path.join(ws, "hard.ts"), "utf8")).toContain("const a");
     expect(statSync(path.join(ws, "hard.ts")).nlink).toBe(2);

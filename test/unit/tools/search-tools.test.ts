@@ -7,11 +7,11 @@ import { writeFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it, beforeAll } from "vitest";
 import { glob as tinyglob } from "tinyglobby";
-import type { ToolContext, ToolResult } from "../../../src/tools/types.js";
+import type { ToolContext } from "../../../src/tools/types.js";
 import { tempWorkspace } from "../../support/harness.js";
 import { files, globTool, grepTool } from "../../../src/tools/search-tools.js";
-import { tool, run, context } from "../../support/tools.js";
-import { SECRET, linkedWorkspace } from "../../support/links.js";
+import { run, context } from "../../support/tools.js";
+import { SECRET, linkedTools, text } from "../../support/links.js";
 
 describe("file tools", () => {
   it("grep finds matches with line numbers; glob lists files", async () => {
@@ -154,13 +154,7 @@ describe("grep, in linear time", () => {
   });
 });
 
-let linked: ToolContext;
-beforeAll(() => {
-  linked = linkedWorkspace().ctx;
-});
-const runLinked = (name: string, args: Record<string, unknown>): Promise<ToolResult> =>
-  tool(name).run(tool(name).schema.parse(args), linked);
-const text = (r: ToolResult) => (r.ok ? r.output : r.message);
+const { run: runLinked } = linkedTools();
 
 describe("walks never follow a link out", () => {
   it("grep over the workspace finds nothing outside (the secret, /etc/passwd)", async () => {
