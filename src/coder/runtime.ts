@@ -153,8 +153,15 @@ async function runFitOf(
 }
 
 /**
- * The run's MCP tools: its servers read once (a `.mcp.json` the agent writes mid-run does not
- * change the run's servers); with none, no session. A session belongs to the MCP scope of the
+ * The run's MCP servers, read once per run (per settings object, across its invokes: a resumed
+ * run too): a `.mcp.json` the agent writes mid-run does not change the run's servers, and a turn
+ * does not read the file again. Runs whose failures and unapproved servers were reported.
+ */
+const mcpSets = new WeakMap<object, McpServerSet>();
+const reported = new WeakSet<object>();
+
+/**
+ * The run's MCP tools; with no server, no session. A session belongs to the MCP scope of the
  * invoke (mcp/session.ts), so each step asks for it; what failed or waits for approval is
  * reported once a run.
  */
@@ -163,14 +170,13 @@ function runMcpTools(
   workspace: string,
   emit: (e: KeelEvent) => void,
 ): () => Promise<KeelTool[]> {
-  let set: McpServerSet | undefined;
-  let reported = false;
   return async () => {
-    set ??= mcpServersOf(workspace, settings.mcpServers);
+    let set = mcpSets.get(settings);
+    if (!set) mcpSets.set(settings, (set = mcpServersOf(workspace, settings.mcpServers)));
     if (!Object.keys(set.servers).length && !set.unapproved.length) return [];
     const session = await mcpSession(set.servers, workspace, new Set(ALL_TOOLS.map((t) => t.name)));
-    if (reported) return session.tools;
-    reported = true;
+    if (reported.has(settings)) return session.tools;
+    reported.add(settings);
     if (set.unapproved.length)
       emit({
         type: "mcp-unapproved",
