@@ -12,7 +12,11 @@ import {
   type GraphDeps,
   type ModelFit,
 } from "../run/model.js";
+import { chooseToolMode, type ToolMode } from "../models/capabilities.js";
+import { cacheShift } from "../models/openai/quirks.js";
 import { serverTokenCounter, type TokenCounter } from "../models/token-count.js";
+import type { FormatName } from "../models/tool-calls/types.js";
+import { promptFormat } from "./turn/tool-prompt.js";
 import type { ServerSettings } from "../run/settings.js";
 import { approveHint } from "../mcp/approval.js";
 import { mcpServersOf, type McpServerSet } from "../mcp/servers.js";
@@ -77,10 +81,12 @@ export interface NodeEnv {
 
 /**
  * `modelFitOf`'s answer for the run (window, fit, name, profile), the chat model built with that
- * fit, and the server's own token counter for big tool results, where it has one.
+ * fit, how the run drives it (`drive`: the tool channel before any pin, the prompt-mode format, the
+ * server's cache shift), and the server's own token counter for big tool results, where it has one.
  */
 export type RunFit = Awaited<ReturnType<typeof modelFitOf>> & {
   chat: BaseChatModel;
+  drive: { channel: ToolMode; format: FormatName; reuse: number | undefined };
   counter?: TokenCounter;
 };
 
@@ -131,7 +137,7 @@ function runWorld(
   return { writer: config.writer, fit, policy, workspace, emit, mcpTools };
 }
 
-/** `RunFit`: the model's fit, the model built with it, the server's token counter. */
+/** `RunFit`: the model's fit, the model built with it, how it is driven, the token counter. */
 async function runFitOf(
   settings: Settings & ServerSettings,
   run: {
@@ -149,7 +155,13 @@ async function runFitOf(
     ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
     model: settings.model,
   });
-  return { ...fitted, chat: run.model(fitted.fit), ...(counter ? { counter } : {}) };
+  const chosen = settings.toolFormat;
+  const drive = {
+    channel: chooseToolMode(fitted.profile, settings.toolMode),
+    format: promptFormat(chosen !== "auto" ? chosen : (fitted.profile?.format ?? "hermes")),
+    reuse: cacheShift({ ...fitted.fit, cacheReuse: settings.cacheReuse }),
+  };
+  return { ...fitted, chat: run.model(fitted.fit), drive, ...(counter ? { counter } : {}) };
 }
 
 /**

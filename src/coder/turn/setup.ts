@@ -5,12 +5,9 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
-import { chooseToolMode } from "../../models/capabilities.js";
-import { cacheShift } from "../../models/openai/quirks.js";
 import { toolDefinition, toolsForIntent } from "../../tools/registry.js";
 import { ACT_SYSTEM } from "./prompt.js";
-import { promptFormat } from "./tool-prompt.js";
-import type { NodeEnv, RunFit } from "../runtime.js";
+import type { NodeEnv } from "../runtime.js";
 import type { CoderStateValue } from "../state.js";
 import type { TurnRequest } from "./ask.js";
 import { learnedScales, rememberScales } from "../history/calibrate.js";
@@ -85,7 +82,7 @@ export async function turnSetup(
 ) {
   const run = await env.fit();
   const { window, fit, name: model } = run;
-  const { channel, format, reuse } = drivingOf(run, env.settings);
+  const { channel, format, reuse } = run.drive;
   const mode = state.toolChannel?.pinned ? "prompt" : channel;
   const intent = state.intent?.intent ?? "build";
   const plan = env.settings.approval === "plan";
@@ -110,25 +107,6 @@ export async function turnSetup(
     ...(config.signal ? { signal: config.signal } : {}),
   };
   return { intent, tools, toolset, mode, format, base };
-}
-
-/**
- * How the run drives its model, the same every turn: the tool channel, the prompt-mode format, the
- * server's cache shift. Worked out once per run (per `RunFit`, which the run keeps).
- */
-const driving = new WeakMap<RunFit, ReturnType<typeof driveOf>>();
-function drivingOf(run: RunFit, settings: NodeEnv["settings"]) {
-  let d = driving.get(run);
-  if (!d) driving.set(run, (d = driveOf(run, settings)));
-  return d;
-}
-function driveOf({ profile, fit }: RunFit, settings: NodeEnv["settings"]) {
-  const chosen = settings.toolFormat;
-  return {
-    channel: chooseToolMode(profile, settings.toolMode),
-    format: promptFormat(chosen !== "auto" ? chosen : (profile?.format ?? "hermes")),
-    reuse: cacheShift({ ...fit, cacheReuse: settings.cacheReuse }),
-  };
 }
 
 /** What `turnSetup` gives a turn. */
