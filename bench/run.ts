@@ -3,7 +3,7 @@
  * analyst's throughput and the text tool-call parser. Prints a table and writes bench/results.json.
  * Figures and ratios only — machines are shared and noisy, so nothing here is a pass/fail test.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
@@ -14,8 +14,13 @@ import { benchParserScale } from "./parser-scale.js";
 import { benchTokenEstimate } from "./token-estimate.js";
 import { benchUndo } from "./undo.js";
 import { benchPrefill, PREFILL_LENGTHS } from "./prefill.js";
-import { benchThreads, byteCounter, parseThreadArgs, sqliteSaverFor } from "./threads.js";
-import { benchTemp } from "./temp.js";
+import {
+  benchThreads,
+  byteCounter,
+  notesWorkspace,
+  parseThreadArgs,
+  sqliteSaverFor,
+} from "./threads.js";
 
 const quick = process.argv.includes("--quick");
 const TURNS = quick ? [10, 50] : [10, 100, 300];
@@ -23,14 +28,6 @@ const LOADS = quick ? [10, 100] : [10, 300, 1000];
 /** Long runs per agent and checkpointer; each window's figure is the median over them. */
 const LONG_RUNS = quick ? 1 : 5;
 const ms = (n: number) => Math.round(n * 100) / 100;
-
-function workspace(files: number): string {
-  const dir = benchTemp("keel-bench-");
-  mkdirSync(path.join(dir, "notes"));
-  for (let i = 0; i < files; i++)
-    writeFileSync(path.join(dir, `notes/n${i}.txt`), `note ${i}\n`.repeat(20));
-  return dir;
-}
 
 type Kind = "memory" | "sqlite";
 /** The checkpointer for a run: keel on its own SQLite saver, the peers on LangGraph's. */
@@ -52,7 +49,7 @@ interface Mark {
 
 /** Runs `turns` turns and records time and stored bytes at every turn. */
 async function run(agent: AgentName, turns: number, kind: Kind) {
-  const ws = workspace(turns);
+  const ws = notesWorkspace(turns);
   const file = path.join(ws, "bench.db");
   const s = saver(kind, file, agent);
   const storedBytes = kind === "sqlite" ? byteCounter(s) : () => NaN;
@@ -118,7 +115,7 @@ function acrossRuns(runs: Mark[][], t: number): ReturnType<typeof window> {
  * them alike, and the first five rounds are discarded (JIT).
  */
 async function shortRuns(kind: Kind, reps: number): Promise<Record<AgentName, number>> {
-  const ws = workspace(10);
+  const ws = notesWorkspace(10);
   const times = Object.fromEntries(AGENTS.map((a) => [a, [] as number[]])) as Record<
     AgentName,
     number[]

@@ -80,7 +80,8 @@ const AGENTS_MD = Array.from(
   (_, i) => `- rule ${String(i).padStart(3, "0")}: keep functions short and name things well`,
 ).join("\n");
 
-function workspace(files: number, agentsMd: boolean): string {
+/** A fresh workspace of `files` notes (notes/n0.txt …) for the scripted model to read, one a turn. */
+export function notesWorkspace(files: number, agentsMd = false): string {
   const dir = benchTemp("keel-bench-");
   mkdirSync(path.join(dir, "notes"));
   for (let i = 0; i < files; i++)
@@ -132,7 +133,7 @@ const isTurn = (chunk: unknown) =>
 
 /** One thread: ms and bytes after every turn (measuring excluded), and its file to load again. */
 async function thread(agent: AgentName, turns: number, agentsMd: boolean) {
-  const ws = workspace(turns, agentsMd);
+  const ws = notesWorkspace(turns, agentsMd);
   const file = path.join(ws, "bench.db");
   const saver = sqliteSaverFor(agent, file);
   const bytes = byteCounter(saver);
