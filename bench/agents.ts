@@ -7,6 +7,7 @@ import { tool } from "@langchain/core/tools";
 import { HumanMessage } from "@langchain/core/messages";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { createAgent } from "langchain";
 import { z } from "zod";
 import { runConfig } from "../src/coder/context.js";
@@ -29,8 +30,14 @@ export function buildAgent(
   saver: BaseCheckpointSaver,
   workspace: string,
   thread: string,
+  /**
+   * bench/steps.ts's: handlers that time each node, and a peer run at keel's durability ("sync":
+   * each step on disk before the next); the timed benches give neither.
+   */
+  watch: { callbacks?: BaseCallbackHandler[]; peerDurability?: "sync" } = {},
 ): Runnable {
   const model = new ScriptedToolModel(turns);
+  const callbacks = watch.callbacks ? { callbacks: watch.callbacks } : {};
   const request = "hello, read the notes one by one";
   if (name === "keel") {
     const graph = createCoderGraph({ createModel: () => model }).compile({ checkpointer: saver });
@@ -45,7 +52,7 @@ export function buildAgent(
       stream: () =>
         graph.stream(
           { messages: [new HumanMessage(request)] },
-          { ...config, streamMode: "updates" },
+          { ...config, streamMode: "updates", ...callbacks },
         ),
       getState: () => graph.getState(config),
     };
@@ -64,7 +71,11 @@ export function buildAgent(
       schema: z.object({ path: z.string() }),
     },
   );
-  const config = { configurable: { thread_id: thread }, recursionLimit: turns * 3 + 20 };
+  const config = {
+    configurable: { thread_id: thread },
+    recursionLimit: turns * 3 + 20,
+    ...(watch.peerDurability ? { durability: watch.peerDurability } : {}),
+  };
   const graph =
     name === "createAgent"
       ? createAgent({ model, tools: [readFile], checkpointer: saver })
@@ -73,7 +84,7 @@ export function buildAgent(
     stream: () =>
       graph.stream(
         { messages: [new HumanMessage(request)] },
-        { ...config, streamMode: "updates" },
+        { ...config, streamMode: "updates", ...callbacks },
       ) as Promise<AsyncIterable<unknown>>,
     getState: () => graph.getState(config),
   };
