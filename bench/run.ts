@@ -17,6 +17,7 @@ import { benchPrefill, PREFILL_LENGTHS } from "./prefill.js";
 import {
   benchThreads,
   byteCounter,
+  median,
   notesWorkspace,
   parseThreadArgs,
   sqliteSaverFor,
@@ -71,8 +72,6 @@ async function run(agent: AgentName, turns: number, kind: Kind) {
   if (turn !== turns) throw new Error(`${agent} ran ${turn} turns, expected ${turns}`);
   return { marks, file, ws };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /**
  * ms and KB per turn over the ten turns ending at `t` (the mean, and the median turn — one garbage

@@ -18,7 +18,8 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { AGENTS, buildAgent, type AgentName } from "./agents.js";
-import { notesWorkspace, sqliteSaverFor } from "./threads.js";
+import { option } from "./args.js";
+import { closeSaver, median, notesWorkspace, round, sqliteSaverFor } from "./threads.js";
 
 const TURNS = 10;
 /** The saver's part of a run (its writes happen between the nodes, as LangGraph's steps end). */
@@ -114,16 +115,12 @@ async function once(lane: Lane, watch: boolean) {
   const t0 = performance.now();
   for await (const chunk of await run.stream()) void chunk;
   const wall = performance.now() - t0;
-  (saver as { db?: { close(): void } }).db?.close();
+  closeSaver(saver);
   return { wall, timer };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-const round = (n: number) => Math.round(n * 100) / 100;
-
 async function main() {
-  const at = process.argv.indexOf("--runs");
-  const runs = at >= 0 ? Number(process.argv[at + 1]) : 40;
+  const runs = Number(option("--runs") ?? 40);
   if (!Number.isInteger(runs) || runs < 1) throw new Error("--runs takes a whole number ≥ 1");
   type Run = Awaited<ReturnType<typeof once>>;
   const seen = new Map(LANES.map((l) => [l, { watched: [] as Run[], plain: [] as number[] }]));

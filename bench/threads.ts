@@ -90,6 +90,11 @@ export function notesWorkspace(files: number, agentsMd = false): string {
   return dir;
 }
 
+/** Closes a saver's database file (both savers hold one as `db`). */
+export function closeSaver(saver: BaseCheckpointSaver): void {
+  (saver as { db?: { close(): void } }).db?.close();
+}
+
 /** The saver an agent runs on: keel's own, LangGraph's SqliteSaver for the peers. */
 export function sqliteSaverFor(agent: AgentName, file: string): BaseCheckpointSaver {
   return agent === "keel" ? new KeelSqliteSaver(file) : SqliteSaver.fromConnString(file);
@@ -152,7 +157,7 @@ async function thread(agent: AgentName, turns: number, agentsMd: boolean) {
     }
     paused += performance.now() - now;
   }
-  (saver as { db?: { close(): void } }).db?.close();
+  closeSaver(saver);
   if (ms.length !== turns + 1) throw new Error(`${agent} ran ${ms.length - 1} turns, not ${turns}`);
   return { ms, stored, ws, file };
 }
@@ -171,7 +176,7 @@ async function loadOnce(agent: AgentName, turns: number, ws: string, file: strin
   const t0 = performance.now();
   await r.getState();
   const ms = performance.now() - t0;
-  (saver as { db?: { close(): void } }).db?.close();
+  closeSaver(saver);
   return ms;
 }
 
@@ -194,8 +199,10 @@ async function loadTimes(stored: Stored[]) {
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const round = (n: number) => Math.round(n * 100) / 100;
+/** The middle value of `xs` (the upper middle of an even count). */
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** `n` to two decimals, as the benches print milliseconds and kilobytes. */
+export const round = (n: number) => Math.round(n * 100) / 100;
 /** Per-turn ms of turns (from, to]: the mean, and the median single turn. */
 const span = (ms: number[], from: number, to: number) => {
   const each = ms.slice(from + 1, to + 1).map((t, i) => t - ms[from + i]!);
